@@ -1,0 +1,1 @@
+"""Streamlit pages of pmap-lab and the UI helpers they share."""

@@ -1,0 +1,20 @@
+import streamlit as st
+
+from labs.i18n import texts
+from labs.registry import LABS, script_path
+
+T = texts("home")
+
+st.title(T("heading"))
+st.markdown(T("intro"))
+st.markdown(T("formula_intro"))
+st.latex(r"b = \frac{B}{D}, \qquad \bar g = \frac{1}{D}\sum_{d=1}^{D} g_d, \qquad w \leftarrow w - \eta\,\bar g")
+
+st.subheader(T("labs"))
+for lab in LABS:
+    lab_texts = texts(lab.script)
+    with st.container(border=True):
+        st.page_link(script_path(lab), label=lab_texts("title"), icon=lab.icon)
+        st.caption(lab_texts("summary"))
+
+st.info(T("pmap_status"), icon="ℹ️")

@@ -1,0 +1,8 @@
+import streamlit as st
+
+from labs.i18n import texts
+
+T = texts("jit_composition")
+
+st.title(T("title"))
+st.markdown(T("summary"))

@@ -1,0 +1,1 @@
+"""Text tables, one module per page; see labs/i18n.py."""

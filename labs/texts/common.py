@@ -1,0 +1,65 @@
+TEXTS = {
+    "app_title": {"en": "pmap-lab", "zh": "pmap 实验室"},
+    "language": {"en": "Language", "zh": "语言"},
+    "section.start": {"en": "Start", "zh": "开始"},
+    "section.concepts": {"en": "Concepts", "zh": "概念"},
+    "section.training": {"en": "Training", "zh": "训练"},
+    "section.practice": {"en": "Practice", "zh": "实践"},
+    "yes": {"en": "yes", "zh": "是"},
+    "no": {"en": "no", "zh": "否"},
+    "show_code": {"en": "Show the code", "zh": "查看代码"},
+    "queued": {
+        "en": "Queued: other sessions are running heavy work on this server. Yours starts as soon as a slot frees up.",
+        "zh": "排队中：本服务器上其他会话正在运行繁重任务，空出位置后立即开始你的任务。",
+    },
+    "url_value_ignored": {
+        "en": "The link's value `{value}` for `{name}` is not allowed here, so the default is used.",
+        "zh": "链接中 `{name}` 的值 `{value}` 不在允许范围内，已改用默认值。",
+    },
+    "runtime.title": {"en": "Device runtime", "zh": "设备运行时"},
+    "runtime.body": {
+        "en": "- JAX **{jax}**, backend **{backend}**\n- device kind **{kind}**, **{devices}** devices\n"
+              "- simulated: **{simulated}**\n- physical CPU cores: **{cores}**",
+        "zh": "- JAX **{jax}**，后端 **{backend}**\n- 设备类型 **{kind}**，共 **{devices}** 台设备\n"
+              "- 模拟设备：**{simulated}**\n- 物理 CPU 核数：**{cores}**",
+    },
+    "runtime.simulated_note": {
+        "en": "These devices are simulated on the CPU and share its {cores} cores.",
+        "zh": "这些设备由 CPU 模拟，共享它的 {cores} 个核。",
+    },
+    "hardware_note.simulated": {
+        "en": "Hardware note: the {devices} devices here are simulated on a CPU with {cores} physical cores. "
+              "They share those cores, so D devices can never run more than min(D, {cores})× faster than one. "
+              "This is not GPU scaling.",
+        "zh": "硬件说明：这里的 {devices} 台设备是在 {cores} 个物理核的 CPU 上模拟的。它们共享这些核，"
+              "因此 D 台设备最多比 1 台快 min(D, {cores}) 倍。这不是 GPU 上的扩展效果。",
+    },
+    "hardware_note.real": {
+        "en": "Hardware note: {devices} real {kind} devices; the ideal speedup of D devices is D×.",
+        "zh": "硬件说明：{devices} 台真实的 {kind} 设备；D 台设备的理想加速比为 D 倍。",
+    },
+    "error.unexpected": {
+        "en": "Something went wrong while running this lab ({kind}: {detail}). The server is fine; try other settings.",
+        "zh": "运行本实验时出错（{kind}：{detail}）。服务器运行正常，请换一组设置再试。",
+    },
+    "error.not_whole_number": {
+        "en": "`{name}` must be a whole number (got `{value}`).",
+        "zh": "`{name}` 必须是整数（收到 `{value}`）。",
+    },
+    "error.not_a_number": {
+        "en": "`{name}` must be a finite number (got `{value}`).",
+        "zh": "`{name}` 必须是有限的数（收到 `{value}`）。",
+    },
+    "error.out_of_range": {
+        "en": "`{name}` must be between {low} and {high} (got {value}).",
+        "zh": "`{name}` 必须在 {low} 到 {high} 之间（收到 {value}）。",
+    },
+    "error.too_many_devices": {
+        "en": "You asked for {devices} devices, but this runtime has only {available}.",
+        "zh": "你请求了 {devices} 台设备，但当前运行时只有 {available} 台。",
+    },
+    "error.too_large": {
+        "en": "`{name}` would hold {count:,} values, over this deployment's limit of {limit:,}. Choose smaller sizes.",
+        "zh": "`{name}` 将包含 {count:,} 个数值，超过本部署的上限 {limit:,}。请选择更小的规模。",
+    },
+}

@@ -1,0 +1,194 @@
+"""Streamlit helpers every lab shares: URL-backed widgets, error display,
+show-the-code, the process-wide limit on heavy work, the runtime sidebar."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import streamlit as st
+
+from labs.i18n import Texts
+from pmap_core import LabInputError, RuntimeInfo, describe_runtime
+
+log = logging.getLogger("pmap_lab")
+
+# How many heavy jobs (training, sweeps, benchmarks) may run at once in this
+# server process; the others wait in a visible queue. Defaults to one per core.
+HEAVY_JOBS_ENV = "PMAP_LAB_HEAVY_JOBS"
+
+
+# --- widgets whose value lives in the URL -----------------------------------
+#
+# A lab's settings are its query parameters, so a link reproduces what a person
+# sees. The session-state key carries the page's prefix; the URL uses the plain
+# name (…/collectives?op=psum&devices=4). Values in the URL are language-free.
+
+
+def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) -> Any:
+    raw = st.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return parse(raw)
+    except (TypeError, ValueError):
+        st.warning(T("url_value_ignored", name=name, value=raw))
+        return default
+
+
+def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
+                draw: Callable[[str], Any], to_url: Callable[[Any], str] = str) -> Any:
+    key = f"{T.page}.{name}"
+    if key not in st.session_state:
+        st.session_state[key] = _from_url(T, name, parse, default)
+    value = draw(key)
+    st.query_params[name] = to_url(value)
+    return value
+
+
+def _bounded(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
+    def parse(raw: str) -> Any:
+        value = kind(raw)
+        if not low <= value <= high:
+            raise ValueError(raw)
+        return value
+    return parse
+
+
+def url_int(T: Texts, name: str, default: int, low: int, high: int, *,
+            slider: bool = True, step: int = 1, sidebar: bool = False) -> int:
+    """An int setting in [low, high]; a value outside it in the URL is refused with a warning."""
+    where = st.sidebar if sidebar else st
+    widget = where.slider if slider else where.number_input
+    return _url_widget(
+        T, name, _bounded(int, low, high), min(max(default, low), high),
+        lambda key: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
+                           help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+    )
+
+
+def url_float(T: Texts, name: str, default: float, low: float, high: float, *,
+              step: float | None = None, fmt: str = "%g") -> float:
+    """A float setting in [low, high], typed in a number box."""
+    return _url_widget(
+        T, name, _bounded(float, low, high), default,
+        lambda key: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
+                                    format=fmt, key=key),
+    )
+
+
+def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
+               radio: bool = False, horizontal: bool = True) -> str:
+    """One of `options` (language-free ids); each shows as T("w.<name>.<option>") when defined."""
+    options = list(options)
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(raw)
+        return raw
+
+    def label(option: str) -> str:
+        key = f"w.{name}.{option}"
+        return T(key) if T.has(key) else option
+
+    def draw(key: str) -> str:
+        if radio:
+            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal)
+        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key)
+
+    return _url_widget(T, name, parse, default, draw)
+
+
+def url_bool(T: Texts, name: str, default: bool) -> bool:
+    def parse(raw: str) -> bool:
+        if raw not in ("true", "false"):
+            raise ValueError(raw)
+        return raw == "true"
+
+    return _url_widget(T, name, parse, default, lambda key: st.toggle(T(f"w.{name}"), key=key),
+                       to_url=lambda value: "true" if value else "false")
+
+
+# --- errors, code, heavy work ------------------------------------------------
+
+
+def input_error_text(T: Texts, error: LabInputError) -> str:
+    key = f"error.{error.code}"
+    return T(key, **error.params) if T.has(key) else str(error)
+
+
+@contextlib.contextmanager
+def guard(T: Texts) -> Iterator[None]:
+    """Turn what a lab raises into a message on the page, never a traceback.
+
+    A LabInputError is the reader's input: say what is wrong with it. Anything
+    else is our fault: log it for the operator and tell the reader briefly.
+    """
+    try:
+        yield
+    except LabInputError as error:
+        st.error(input_error_text(T, error), icon="⚠️")
+    except Exception as error:  # noqa: BLE001 - the page must survive for other users
+        log.exception("lab %s failed", T.page)
+        st.error(T("error.unexpected", kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
+
+
+def show_code(T: Texts, *objects: Any) -> None:
+    """The `pmap_core` code a lab ran, read from the source itself."""
+    with st.expander(T("show_code")):
+        for obj in objects:
+            st.code(inspect.getsource(obj), language="python")
+
+
+@st.cache_resource
+def _heavy_slots() -> threading.BoundedSemaphore:
+    slots = int(os.environ.get(HEAVY_JOBS_ENV) or os.cpu_count() or 1)
+    return threading.BoundedSemaphore(max(1, slots))
+
+
+@contextlib.contextmanager
+def heavy_job(T: Texts) -> Iterator[None]:
+    """Hold one of the process-wide slots for heavy work; show 'queued' while waiting."""
+    slots = _heavy_slots()
+    if not slots.acquire(blocking=False):
+        notice = st.info(T("queued"), icon="⏳")
+        slots.acquire()
+        notice.empty()
+    try:
+        yield
+    finally:
+        slots.release()
+
+
+# --- the runtime, shown on every page ----------------------------------------
+
+
+@st.cache_resource
+def runtime_info() -> RuntimeInfo:
+    return describe_runtime()
+
+
+def runtime_sidebar(T: Texts) -> None:
+    info = runtime_info()
+    with st.sidebar.expander(T("runtime.title"), expanded=False):
+        st.markdown(T(
+            "runtime.body", jax=info.jax_version, backend=info.backend, kind=info.device_kind,
+            devices=info.device_count, cores=info.physical_cores,
+            simulated=T("yes") if info.simulated else T("no"),
+        ))
+        if info.simulated:
+            st.caption(T("runtime.simulated_note", cores=info.physical_cores))
+
+
+def hardware_note(T: Texts) -> None:
+    """Beside every scaling figure: what the best possible speedup is on this runtime."""
+    info = runtime_info()
+    if info.simulated:
+        st.info(T("hardware_note.simulated", devices=info.device_count, cores=info.physical_cores), icon="🖥️")
+    else:
+        st.info(T("hardware_note.real", devices=info.device_count, kind=info.device_kind), icon="🚀")

@@ -1,0 +1,13 @@
+"""pmap-lab's core: data parallelism with jax.pmap, free of any UI.
+
+Importing the package fixes the device runtime (see `runtime`) before any JAX
+operation, so every entry point — the app, the CLI, the tests — sees the same
+devices and is safe from the collective deadlock described there.
+"""
+
+from pmap_core.runtime import RuntimeInfo, configure_runtime, describe_runtime
+from pmap_core.validation import LabInputError
+
+configure_runtime()
+
+__all__ = ["LabInputError", "RuntimeInfo", "configure_runtime", "describe_runtime"]

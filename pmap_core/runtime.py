@@ -1,0 +1,106 @@
+"""The device runtime: fixed once per process, before the first JAX operation.
+
+JAX decides how many devices exist when its backend starts. Everything that
+shapes that decision therefore lives here and runs before ``import jax`` does
+any work: the simulated CPU device count and the size of XLA's CPU worker pool.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+DEVICE_COUNT_ENV = "PMAP_LAB_DEVICES"
+DEFAULT_CPU_DEVICES = 8
+MAX_CPU_DEVICES = 64
+
+# XLA's CPU worker pool has max(NPROC or cores, devices) threads. With 8
+# simulated devices on 2 cores, back-to-back unblocked collectives can leave a
+# device without a thread to reach the rendezvous, and after 40 s XLA aborts the
+# process (jax-ml/jax#25861). A pool of at least twice the device count (and
+# never under 16) removes the starvation; tests/test_runtime.py proves it.
+MIN_WORKER_THREADS = 16
+
+_configured_count: int | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class RuntimeInfo:
+    jax_version: str
+    backend: str
+    device_kind: str
+    device_count: int
+    simulated: bool
+    physical_cores: int
+
+    def hardware_ceiling(self, devices: int) -> float:
+        """Best possible speedup of `devices` devices over one on this runtime."""
+        if self.simulated:
+            return float(min(devices, self.physical_cores))
+        return float(devices)
+
+
+def requested_cpu_devices() -> int:
+    raw = os.environ.get(DEVICE_COUNT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_CPU_DEVICES
+    try:
+        count = int(raw)
+    except ValueError:
+        raise ValueError(f"{DEVICE_COUNT_ENV} must be a whole number, got {raw!r}") from None
+    if not 1 <= count <= MAX_CPU_DEVICES:
+        raise ValueError(f"{DEVICE_COUNT_ENV} must be between 1 and {MAX_CPU_DEVICES}, got {count}")
+    return count
+
+
+def configure_runtime() -> int:
+    """Fix the simulated CPU device count and the worker pool. Idempotent.
+
+    Real accelerators are used as they are: the CPU device count only shapes
+    the CPU backend, which is the default backend only when nothing else exists.
+    Returns the CPU device count in force.
+    """
+    global _configured_count
+    if _configured_count is not None:
+        return _configured_count
+    count = requested_cpu_devices()
+    threads = max(MIN_WORKER_THREADS, 2 * count)
+    current = os.environ.get("NPROC", "")
+    if not current.isdigit() or int(current) < threads:
+        os.environ["NPROC"] = str(threads)
+
+    import jax
+    from jax._src import xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        if jax.config.jax_num_cpu_devices not in (count, -1) or len(jax.devices("cpu")) != count:
+            raise RuntimeError(
+                "JAX started before pmap_core could fix the device count; "
+                "import pmap_core before any JAX operation"
+            )
+    else:
+        jax.config.update("jax_num_cpu_devices", count)
+    _configured_count = count
+    return count
+
+
+def physical_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def describe_runtime() -> RuntimeInfo:
+    import jax
+
+    devices = jax.devices()
+    backend = jax.default_backend()
+    return RuntimeInfo(
+        jax_version=jax.__version__,
+        backend=backend,
+        device_kind=devices[0].device_kind,
+        device_count=len(devices),
+        simulated=backend == "cpu",
+        physical_cores=physical_cores(),
+    )
