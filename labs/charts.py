@@ -1,0 +1,63 @@
+"""Small Altair chart builders the labs share. Each takes a tidy pandas DataFrame
+and the column names to draw, plus already-translated axis titles."""
+
+from __future__ import annotations
+
+import altair as alt
+import pandas as pd
+
+# Device colours stay the same on every chart: device d is always the same hue.
+DEVICE_SCHEME = "tableau10"
+
+
+def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, x_title: str, y_title: str,
+            value_title: str, title: str = "", labels: bool = True, height: int | None = None) -> alt.Chart:
+    """A grid of coloured cells (e.g. device × element), with the value written in each cell."""
+    base = alt.Chart(df, title=title).encode(
+        x=alt.X(f"{x}:O", title=x_title),
+        y=alt.Y(f"{y}:O", title=y_title),
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color(f"{value}:Q", title=value_title, scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True)),
+        tooltip=[x, y, alt.Tooltip(f"{value}:Q", format=".4g")],
+    )
+    chart = cells
+    if labels:
+        chart = cells + base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=".3g"))
+    return chart.properties(height=height) if height else chart
+
+
+def device_strip(df: pd.DataFrame, x: str, device: str, *, x_title: str, device_title: str,
+                 title: str = "") -> alt.Chart:
+    """One coloured cell per item (e.g. sample), coloured by the device that owns it."""
+    return alt.Chart(df, title=title).mark_rect(stroke="white").encode(
+        x=alt.X(f"{x}:O", title=x_title),
+        color=alt.Color(f"{device}:N", title=device_title, scale=alt.Scale(scheme=DEVICE_SCHEME)),
+        tooltip=list(df.columns),
+    ).properties(height=60)
+
+
+def bar(df: pd.DataFrame, x: str, y: str, *, x_title: str, y_title: str, color: str | None = None,
+        color_title: str = "", title: str = "", stack: bool = True) -> alt.Chart:
+    """Bars of y per x (e.g. per device), optionally stacked by `color` (e.g. compute + communication)."""
+    encoding = {
+        "x": alt.X(f"{x}:O", title=x_title),
+        "y": alt.Y(f"{y}:Q", title=y_title, stack="zero" if stack else None),
+        "tooltip": list(df.columns),
+    }
+    if color is not None:
+        encoding["color"] = alt.Color(f"{color}:N", title=color_title, scale=alt.Scale(scheme=DEVICE_SCHEME))
+    return alt.Chart(df, title=title).mark_bar().encode(**encoding)
+
+
+def line(df: pd.DataFrame, x: str, y: str, *, x_title: str, y_title: str, color: str | None = None,
+         color_title: str = "", title: str = "") -> alt.Chart:
+    """Lines with points, e.g. a metric against the device count or the step."""
+    encoding = {
+        "x": alt.X(f"{x}:Q", title=x_title),
+        "y": alt.Y(f"{y}:Q", title=y_title),
+        "tooltip": list(df.columns),
+    }
+    if color is not None:
+        encoding["color"] = alt.Color(f"{color}:N", title=color_title)
+    return alt.Chart(df, title=title).mark_line(point=True).encode(**encoding)
