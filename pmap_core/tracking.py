@@ -1,0 +1,267 @@
+"""MLflow tracking behind a small interface: explicit run ids, batched writes, a local fallback.
+
+Every call names its run id: nothing relies on MLflow's thread-local "active
+run", so two sessions of one server can train at once without mixing runs.
+
+When the tracking server cannot be reached, the tracker switches to a local
+sqlite store (`fell_back_to`) and replays what the run had already logged
+there, so the user's training still completes and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+FALLBACK_TRACKING_URI = "sqlite:///mlflow-fallback.db"
+EXPERIMENT = "pmap-lab"
+
+# MLflow's defaults retry an unreachable server for about four minutes per call.
+# These make a dead server known within seconds; the user can still override them.
+HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+REACHABILITY_TIMEOUT_S = 3.0
+MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
+
+FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
+
+
+def tracking_uri() -> str:
+    """`MLFLOW_TRACKING_URI` when set, otherwise the local sqlite store."""
+    return os.environ.get("MLFLOW_TRACKING_URI", "").strip() or DEFAULT_TRACKING_URI
+
+
+def ui_command(uri: str | None = None) -> str:
+    """The shell command that opens the MLflow UI on the same store."""
+    uri = uri or tracking_uri()
+    if uri.startswith(("http://", "https://")):
+        return f"# the runs are on the server itself: open {uri} in a browser"
+    return f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
+
+
+def runtime_tags(lab: str) -> dict[str, str]:
+    """Tags that say where a run ran, so laptop and GPU runs can be told apart."""
+    from pmap_core.runtime import describe_runtime
+
+    info = describe_runtime()
+    return {
+        "jax_version": info.jax_version,
+        "backend": info.backend,
+        "device_kind": info.device_kind,
+        "device_count": str(info.device_count),
+        "simulated": str(info.simulated).lower(),
+        "physical_cores": str(info.physical_cores),
+        "lab": lab,
+    }
+
+
+def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
+    """True for local stores; for an http(s) server, whether /health answers within `timeout_s`."""
+    if not uri.startswith(("http://", "https://")):
+        return True
+    try:
+        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s) as response:
+            return response.status == 200
+    except (urllib.error.URLError, socket.timeout, ConnectionError, OSError):
+        return False
+
+
+@dataclasses.dataclass
+class _RunRecord:
+    """What was sent for one run, kept so it can be replayed into the fallback store."""
+
+    name: str
+    params: dict[str, str]
+    tags: dict[str, str]
+    parent_run_id: str | None
+    metrics: list[tuple[str, float, int | None]] = dataclasses.field(default_factory=list)
+    store_run_id: str = ""  # the run's id in the store currently in use
+    status: str | None = None  # set once the run has ended
+
+
+class Tracker:
+    """Logs runs to one MLflow store through `MlflowClient`, with explicit run ids.
+
+    `uri` defaults to `tracking_uri()`. If the store cannot be reached (at start
+    or in the middle of a run), logging continues in `fallback_uri`, and
+    `fell_back_to` names it so the user can be told where the runs went.
+    """
+
+    def __init__(self, uri: str | None = None, experiment: str = EXPERIMENT,
+                 fallback_uri: str = FALLBACK_TRACKING_URI):
+        for name, value in HTTP_ENV_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+        self.uri = uri or tracking_uri()
+        self.experiment = experiment
+        self.fallback_uri = fallback_uri
+        self.fell_back_to: str | None = None
+        self.fallback_reason: str | None = None
+        self._runs: dict[str, _RunRecord] = {}
+        self._lock = threading.Lock()
+        self._client: Any = None
+        self._experiment_id: str | None = None
+        if not server_reachable(self.uri):
+            self._fall_back(f"{self.uri} did not answer within {REACHABILITY_TIMEOUT_S:g} s")
+
+    @property
+    def active_uri(self) -> str:
+        """The store runs are written to now: `uri`, or the fallback after a failure."""
+        return self.fell_back_to or self.uri
+
+    # -- the interface shared with NullTracker ------------------------------------
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str:
+        """Create a run with its params and tags; returns the run id to pass to every other call."""
+        record = _RunRecord(name, {k: str(v) for k, v in params.items()},
+                            {k: str(v) for k, v in (tags or {}).items()}, parent_run_id)
+        with self._lock:
+            self._guarded(lambda: self._create(record))
+            self._runs[record.store_run_id] = record
+        return record.store_run_id
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Log several metrics at once (one request)."""
+        entries = [(key, float(value), step) for key, value in metrics.items()]
+        self._log(run_id, entries)
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None:
+        """Log a metric history (e.g. the loss per step) in batches of up to 1000 points."""
+        entries = [(key, float(value), start_step + i) for i, value in enumerate(values)]
+        self._log(run_id, entries)
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None:
+        with self._lock:
+            record = self._runs[run_id]
+            self._guarded(lambda: self.client.set_terminated(record.store_run_id, status=status))
+            record.status = status
+
+    @contextlib.contextmanager
+    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+            parent_run_id: str | None = None) -> Iterator[str]:
+        """A run that always ends: FINISHED, FAILED on an exception, KILLED on Ctrl-C."""
+        run_id = self.start_run(name, params, tags, parent_run_id)
+        status = FAILED
+        try:
+            yield run_id
+            status = FINISHED
+        except KeyboardInterrupt:
+            status = KILLED
+            raise
+        finally:
+            self.end_run(run_id, status)
+
+    def store_run_id(self, run_id: str) -> str:
+        """The id under which `run_id` lives in `active_uri` (differs after a fallback)."""
+        return self._runs[run_id].store_run_id
+
+    # -- internals --------------------------------------------------------------------
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            from mlflow.tracking import MlflowClient
+
+            self._client = MlflowClient(tracking_uri=self.active_uri)
+        return self._client
+
+    def _experiment(self) -> str:
+        if self._experiment_id is None:
+            found = self.client.get_experiment_by_name(self.experiment)
+            self._experiment_id = found.experiment_id if found else self.client.create_experiment(self.experiment)
+        return self._experiment_id
+
+    def _create(self, record: _RunRecord) -> None:
+        tags = dict(record.tags)
+        parent = self._runs.get(record.parent_run_id) if record.parent_run_id else None
+        if record.parent_run_id:
+            tags["mlflow.parentRunId"] = parent.store_run_id if parent else record.parent_run_id
+        run = self.client.create_run(self._experiment(), tags=tags, run_name=record.name)
+        record.store_run_id = run.info.run_id
+        self._write_params(record)
+
+    def _write_params(self, record: _RunRecord) -> None:
+        from mlflow.entities import Param
+
+        params = [Param(k, v) for k, v in record.params.items()]
+        for start in range(0, len(params), 100):  # MLflow accepts 100 params per batch
+            self.client.log_batch(record.store_run_id, params=params[start:start + 100])
+
+    def _write_metrics(self, record: _RunRecord, entries: Sequence[tuple[str, float, int | None]]) -> None:
+        from mlflow.entities import Metric
+
+        now = int(time.time() * 1000)
+        metrics = [Metric(key, value, now, step or 0) for key, value, step in entries]
+        for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
+            self.client.log_batch(record.store_run_id, metrics=metrics[start:start + MAX_METRICS_PER_BATCH])
+
+    def _log(self, run_id: str, entries: list[tuple[str, float, int | None]]) -> None:
+        if not entries:
+            return
+        with self._lock:
+            record = self._runs[run_id]
+            self._guarded(lambda: self._write_metrics(record, entries))
+            record.metrics.extend(entries)
+
+    def _guarded(self, write: Any) -> None:
+        """Run one write; if the remote store fails, move to the fallback and write there."""
+        try:
+            write()
+        except Exception as error:  # noqa: BLE001 - any failure of a remote store
+            if self.fell_back_to is not None or not self.uri.startswith(("http://", "https://")):
+                raise
+            self._fall_back(f"{type(error).__name__}: {error}"[:300])
+            write()
+
+    def _fall_back(self, reason: str) -> None:
+        """Switch to the local fallback store and replay every run logged so far."""
+        self.fell_back_to = self.fallback_uri
+        self.fallback_reason = reason
+        self._client = None
+        self._experiment_id = None
+        # Children refer to their parent's new id, so replay parents first (insertion order).
+        for record in self._runs.values():
+            self._create(record)
+            if record.metrics:
+                self._write_metrics(record, record.metrics)
+            if record.status:
+                self.client.set_terminated(record.store_run_id, status=record.status)
+
+
+class NullTracker:
+    """The Tracker interface that logs nothing: for tests and offline use."""
+
+    uri = "none"
+    active_uri = "none"
+    fell_back_to: str | None = None
+    fallback_reason: str | None = None
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str:
+        self._count += 1
+        return f"null-{self._count}"
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None:
+        pass
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None:
+        pass
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None:
+        pass
+
+    run = Tracker.run
+
+    def store_run_id(self, run_id: str) -> str:
+        return run_id
