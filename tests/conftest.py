@@ -15,11 +15,14 @@ APP = os.path.join(os.path.dirname(__file__), "..", "streamlit_app.py")
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
     """Run the app on one lab (a file under labs/) with the given query parameters."""
     at = AppTest.from_file(APP, default_timeout=120)
-    if script is not None:
-        at.switch_page(f"labs/{script}.py")
     at.query_params["lang"] = lang
     for name, value in query.items():
         at.query_params[name] = str(value)
+    if script is not None:
+        # st.navigation registers the pages (with their url_path) on the first
+        # run; switching before it finds only pages whose url_path is the filename.
+        at.run()
+        at.switch_page(f"labs/{script}.py")
     return at.run()
 
 
