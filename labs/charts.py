@@ -11,19 +11,26 @@ DEVICE_SCHEME = "tableau10"
 
 
 def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, x_title: str, y_title: str,
-            value_title: str, title: str = "", labels: bool = True, height: int | None = None) -> alt.Chart:
-    """A grid of coloured cells (e.g. device × element), with the value written in each cell."""
+            value_title: str, title: str = "", text: str | None = None, by_device: bool = False,
+            height: int | None = None) -> alt.Chart:
+    """A grid of coloured cells (e.g. device × element) with a number written in each cell.
+
+    Colour shows `value` (a diverging scale), or with `by_device` the device in column `value`;
+    the number written is column `text` (default: `value`). `text=""` writes nothing.
+    """
     base = alt.Chart(df, title=title).encode(
         x=alt.X(f"{x}:O", title=x_title),
         y=alt.Y(f"{y}:O", title=y_title),
     )
-    cells = base.mark_rect().encode(
-        color=alt.Color(f"{value}:Q", title=value_title, scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True)),
-        tooltip=[x, y, alt.Tooltip(f"{value}:Q", format=".4g")],
-    )
-    chart = cells
-    if labels:
-        chart = cells + base.mark_text(fontSize=10).encode(text=alt.Text(f"{value}:Q", format=".3g"))
+    if by_device:
+        color = alt.Color(f"{value}:N", title=value_title, scale=alt.Scale(scheme=DEVICE_SCHEME))
+    else:
+        color = alt.Color(f"{value}:Q", title=value_title,
+                          scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True))
+    chart = base.mark_rect().encode(color=color, tooltip=list(df.columns))
+    label = value if text is None else text
+    if label:
+        chart = chart + base.mark_text(fontSize=10).encode(text=alt.Text(f"{label}:Q", format=".4g"))
     return chart.properties(height=height) if height else chart
 
 

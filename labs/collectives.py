@@ -1,8 +1,77 @@
+"""Collectives: each device's values before and after, from real execution, checked against NumPy."""
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
+from labs import charts, ui
 from labs.i18n import texts
+from pmap_core import collectives
 
 T = texts("collectives")
+PAGE_MAX_SIZE = 32  # values per device that still read as a grid
+LABELLED_CELLS = 160  # above this many cells, numbers are left to the tooltip
+
+# What device d holds afterwards; x_s is device s's input (LaTeX reads the same in every language).
+FORMULAS = {
+    "pmean": r"\bar g = \frac{1}{D}\sum_{s=0}^{D-1} x_s \quad\text{on every device}",
+    "psum": r"y_d = \sum_{s=0}^{D-1} x_s",
+    "pmax": r"y_d = \max_{s} x_s \quad\text{(element-wise)}",
+    "pmin": r"y_d = \min_{s} x_s \quad\text{(element-wise)}",
+    "all_gather": r"y_d = \begin{bmatrix} x_0 \\ x_1 \\ \vdots \\ x_{D-1} \end{bmatrix} \in \mathbb{R}^{D \times n}",
+    "all_gather_tiled": r"y_d = x_0 \,\Vert\, x_1 \,\Vert \cdots \Vert\, x_{D-1} \in \mathbb{R}^{D n}",
+    "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)[\text{chunk } d] \in \mathbb{R}^{n/D}",
+    "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)[\,d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\,]",
+    "ppermute": r"y_{(d+1) \bmod D} = x_d",
+    "all_to_all": r"y_d[\text{chunk } s] = x_s[\text{chunk } d]",
+}
+
+
+@st.cache_data(show_spinner=False, max_entries=512)
+def cached_run(op: str, devices: int, size: int, seed: int) -> collectives.CollectiveRun:
+    return collectives.run_collective(op, devices, size, seed)
+
+
+def grid(values: np.ndarray) -> pd.DataFrame:
+    """(D, ...) values as one row per (device, element), each device's values flattened."""
+    flat = values.reshape(values.shape[0], -1)
+    return pd.DataFrame([(d, e, float(v)) for d, row in enumerate(flat) for e, v in enumerate(row)],
+                        columns=["device", "element", "value"])
+
+
+def draw(values: np.ndarray, title: str) -> None:
+    frame = grid(values)
+    st.altair_chart(charts.heatmap(
+        frame, "element", "device", "value", title=title, text=None if len(frame) <= LABELLED_CELLS else "",
+        x_title=T("chart.element"), y_title=T("chart.device"), value_title=T("chart.value"),
+    ), width="stretch")
+
 
 st.title(T("title"))
-st.markdown(T("summary"))
+st.markdown(T("intro"))
+
+available = ui.runtime_info().device_count
+left, right = st.columns(2)
+with left:
+    op = ui.url_choice(T, "op", collectives.OPS, "pmean")
+    devices = ui.url_int(T, "devices", min(4, available), 1, available)
+with right:
+    size = ui.url_int(T, "size", 8, 1, PAGE_MAX_SIZE)
+    seed = ui.url_int(T, "seed", 0, 0, 9_999, slider=False)
+
+st.markdown(T("formula"))
+st.latex(FORMULAS[op])
+st.markdown(T(f"use.{op}"))
+
+with ui.guard(T):
+    run = cached_run(op, devices, size, seed)
+    st.caption(T("shapes", inp=run.per_device_in, out=run.per_device_out))
+    draw(run.before, T("before"))
+    draw(run.after, T("after"))
+    if run.ok:
+        st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
+    else:
+        st.error(T("check.bad", error=run.max_abs_error))
+
+ui.show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
+             collectives.run_collective)

@@ -177,8 +177,16 @@ class DeviceRow:
     process_index: int
 
 
-def device_table() -> tuple[DeviceRow, ...]:
-    return tuple(DeviceRow(d.id, d.platform, d.device_kind, d.process_index) for d in jax.devices())
+@dataclasses.dataclass(frozen=True)
+class DeviceInventory:
+    rows: tuple[DeviceRow, ...]  # jax.devices(): every device of every process
+    local_device_count: int  # jax.local_device_count(): this process's devices
+    process_count: int
+
+
+def device_inventory() -> DeviceInventory:
+    rows = tuple(DeviceRow(d.id, d.platform, d.device_kind, d.process_index) for d in jax.devices())
+    return DeviceInventory(rows, jax.local_device_count(), jax.process_count())
 
 
 @dataclasses.dataclass(frozen=True)
@@ -197,6 +205,7 @@ class LeadingAxisMap:
     output_shape: tuple[int, ...]
     sharding: str
     owners: tuple[ShardOwner, ...]
+    in_device_order: bool  # slice d is held by jax.devices()[d], for every d
 
 
 def mapped_fn(x: jax.Array) -> jax.Array:
@@ -233,4 +242,5 @@ def map_leading_axis(devices: int, per_device: int) -> LeadingAxisMap:
         output_shape=tuple(out.shape),
         sharding=str(out.sharding),
         owners=owners,
+        in_device_order=[o.device_id for o in owners] == [d.id for d in jax.devices()[:devices]],
     )
