@@ -1,0 +1,175 @@
+"""The tutorial's demo program, step by step, written for current JAX.
+
+Five steps: count the devices, pmap a function over a batch, average across
+devices with `pmean`, collect every shard with `all_gather(tiled=True)`, and
+fit y = 3x + 1 with data-parallel gradient descent. The tutorial's own version
+fails on current JAX in three places; `tutorial_*` reproduce each failure on
+the devices the reader picked, so the error shown is the one JAX raises here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from pmap_core.pitfalls import Captured, capture
+from pmap_core.validation import LabInputError, MAX_STEPS, check_devices, check_float, check_int
+
+MAX_PER_DEVICE = 64
+
+
+def _devices(devices: int) -> list:
+    return jax.devices()[:devices]
+
+
+def batch(devices: int, per_device: int) -> jnp.ndarray:
+    """The demo's batch, already shaped (devices, per_device): one row per device."""
+    return jnp.arange(float(devices * per_device)).reshape(devices, per_device)
+
+
+# --- the corrected program, one step per function -------------------------------
+
+def step_devices(devices: int) -> dict[str, Any]:
+    return {"local_device_count": jax.local_device_count(),
+            "devices": [str(d) for d in jax.devices()], "using": [str(d) for d in _devices(devices)]}
+
+
+def double_plus_one(v):
+    return v * 2 + 1
+
+
+def average(v):
+    return lax.pmean(v, "data")  # all-reduce: mean over devices, result on every device
+
+
+def gather_all(v):
+    return lax.all_gather(v, "data", tiled=True)  # concatenate every device's shard along axis 0
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(fn, devices: int):
+    """pmap of `fn` on the first `devices` devices, built once: reruns never recompile."""
+    return jax.pmap(fn, axis_name="data", devices=_devices(devices))
+
+
+def step_map(devices: int, per_device: int) -> dict[str, Any]:
+    x = batch(devices, per_device)
+    out = _compiled(double_plus_one, devices)(x)
+    return {"x": np.asarray(x), "output": np.asarray(out), "output_shape": out.shape}
+
+
+def step_pmean(devices: int, per_device: int) -> dict[str, Any]:
+    out = _compiled(average, devices)(batch(devices, per_device))
+    return {"output": np.asarray(out), "output_shape": out.shape}
+
+
+def step_all_gather(devices: int, per_device: int) -> dict[str, Any]:
+    x = batch(devices, per_device)  # every device holds shape (per_device,): an axis to concatenate on
+    out = _compiled(gather_all, devices)(x)
+    return {"output": np.asarray(out), "output_shape": out.shape}
+
+
+def _loss(params, x, y):
+    return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
+
+
+@functools.lru_cache(maxsize=None)
+def _train_step(devices: int):
+    """One compiled step per device count; the same shapes never compile twice."""
+    def train_step(params, x, y, learning_rate):
+        loss, grads = jax.value_and_grad(_loss)(params, x, y)
+        grads = lax.pmean(grads, "data")  # every device now holds the global mean gradient
+        params = jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
+        return params, lax.pmean(loss, "data")
+
+    # in_axes=None: one copy of params and learning rate goes to every device.
+    # out_axes=None: after pmean the new params are equal everywhere, so one copy comes back.
+    return jax.pmap(train_step, axis_name="data", in_axes=(None, 0, 0, None), out_axes=(None, None),
+                    devices=_devices(devices))
+
+
+def step_train(devices: int, per_device: int, steps: int, learning_rate: float) -> dict[str, Any]:
+    x = batch(devices, per_device) / (devices * per_device)  # x in [0, 1): keeps the step size stable
+    y = 3.0 * x + 1.0
+    params = {"w": jnp.float32(0.0), "b": jnp.float32(0.0)}
+    step = _train_step(devices)
+    losses = []
+    for _ in range(steps):
+        params, loss = step(params, x, y, learning_rate)
+        losses.append(loss)
+    return {"x_shape": x.shape, "w": float(params["w"]), "b": float(params["b"]),
+            "losses": np.asarray(jax.device_get(losses), dtype=np.float64)}
+
+
+# --- the tutorial's three lines that fail on current JAX -------------------------
+
+def tutorial_batch(devices: int) -> dict[str, Any]:
+    x = jnp.arange(8.0)  # the tutorial's batch: shape (8,), right only when there are exactly 8 devices
+    return {"output": np.asarray(jax.pmap(lambda v: v * 2 + 1, devices=_devices(devices))(x))}
+
+
+def doubled_batch(devices: int) -> dict[str, Any]:
+    x = jnp.arange(2.0 * devices)  # twice as many samples as devices, still a flat (2D,) array
+    return {"output": jax.pmap(lambda v: v * 2 + 1, devices=_devices(devices))(x)}
+
+
+def tutorial_all_gather(devices: int) -> dict[str, Any]:
+    x = jnp.arange(float(devices))  # flat: every device receives a scalar
+    out = jax.pmap(lambda v: lax.all_gather(v, "data", tiled=True), axis_name="data",
+                   devices=_devices(devices))(x)
+    return {"output": np.asarray(out)}
+
+
+def tutorial_params(devices: int) -> dict[str, Any]:
+    x = batch(devices, 2)
+    w = jnp.array([0.0])  # one copy; pmap maps axis 0 of every argument unless told otherwise
+
+    def train_step(w, x_local, y_local):
+        g = jax.grad(lambda w: jnp.mean((w * x_local - y_local) ** 2))(w)
+        return w - 0.01 * lax.pmean(g, "data")
+
+    return {"w": np.asarray(jax.pmap(train_step, axis_name="data", devices=_devices(devices))(w, x, 3 * x + 1))}
+
+
+BROKEN = {"batch": tutorial_batch, "doubled_batch": doubled_batch,
+          "all_gather": tutorial_all_gather, "params": tutorial_params}
+
+
+# --- everything the lab shows, in one call ------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class DemoRun:
+    devices: int
+    per_device: int
+    steps: dict[str, dict[str, Any]]  # step name -> its outputs
+    broken: dict[str, Captured]  # tutorial line -> what JAX did with it here
+
+
+def run_demo(devices: int, per_device: int, steps: int, learning_rate: float) -> DemoRun:
+    devices = check_devices(devices)
+    per_device = check_int("per_device", per_device, 1, MAX_PER_DEVICE)
+    steps = check_int("steps", steps, 1, MAX_STEPS)
+    learning_rate = check_float("learning_rate", learning_rate, 1e-4, 1.5)
+    if devices * per_device < 2:
+        raise LabInputError("demo_one_sample", "a line needs at least 2 samples, got {count}",
+                            count=devices * per_device)
+    outputs = {
+        "devices": step_devices(devices),
+        "map": step_map(devices, per_device),
+        "pmean": step_pmean(devices, per_device),
+        "all_gather": step_all_gather(devices, per_device),
+        "train": step_train(devices, per_device, steps, learning_rate),
+    }
+    broken = {name: capture(functools.partial(fn, devices)) for name, fn in BROKEN.items()}
+    return DemoRun(devices, per_device, outputs, broken)
+
+
+STEP_FUNCTIONS = {"devices": (step_devices,), "map": (double_plus_one, step_map),
+                  "pmean": (average, step_pmean), "all_gather": (gather_all, step_all_gather),
+                  "train": (_loss, _train_step, step_train)}
