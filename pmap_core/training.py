@@ -86,6 +86,10 @@ def validate(config: TrainConfig) -> TrainConfig:
         seed=check_int("seed", config.seed, 0, MAX_SEED),
         chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
     )
+    if jax.process_count() > 1 and checked.devices != jax.device_count():
+        raise LabInputError("distributed_devices",
+                            "a multi-process run trains on all {available} devices of its processes, got {devices}",
+                            available=jax.device_count(), devices=checked.devices)
     if checked.global_batch % checked.devices:
         raise LabInputError(
             "batch_not_divisible",
@@ -142,8 +146,10 @@ def compiled_chunk(model: str, devices: int, per_device_batch: int, features: in
     devs = tuple(jax.devices()[:devices])
     local = sum(d.process_index == jax.process_index() for d in devs)
 
-    def spec(shape: tuple[int, ...]) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct((local, *shape), np.float32)
+    def spec(shape: tuple[int, ...]) -> np.ndarray:
+        # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to
+        # global arrays even when lowering, which needs real arrays.
+        return np.zeros((local, *shape), np.float32)
 
     params = jax.tree.map(lambda p: spec(p.shape), models.init_params(model, features, hidden, 0))
     pmapped = jax.pmap(chunk_step_fn(model, steps), axis_name=AXIS, in_axes=(0, 0, 0, None), devices=devs)
