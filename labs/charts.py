@@ -45,15 +45,20 @@ def device_strip(df: pd.DataFrame, x: str, device: str, *, x_title: str, device_
 
 
 def bar(df: pd.DataFrame, x: str, y: str, *, x_title: str, y_title: str, color: str | None = None,
-        color_title: str = "", title: str = "", stack: bool = True) -> alt.Chart:
-    """Bars of y per x (e.g. per device), optionally stacked by `color` (e.g. compute + communication)."""
+        color_title: str = "", title: str = "", stack: bool = True, order: str | None = None) -> alt.Chart:
+    """Bars of y per x (e.g. per device), optionally stacked by `color` (e.g. compute + communication)
+    in the order of column `order`."""
     encoding = {
         "x": alt.X(f"{x}:O", title=x_title),
         "y": alt.Y(f"{y}:Q", title=y_title, stack="zero" if stack else None),
         "tooltip": list(df.columns),
     }
     if color is not None:
-        encoding["color"] = alt.Color(f"{color}:N", title=color_title, scale=alt.Scale(scheme=DEVICE_SCHEME))
+        sort = alt.EncodingSortField(field=order, op="min") if order else "ascending"
+        encoding["color"] = alt.Color(f"{color}:N", title=color_title, sort=sort,
+                                      scale=alt.Scale(scheme=DEVICE_SCHEME))
+    if order is not None:
+        encoding["order"] = alt.Order(f"{order}:Q")
     return alt.Chart(df, title=title).mark_bar().encode(**encoding)
 
 

@@ -116,35 +116,36 @@ def manual_shards(batch: int, devices: int, features: int) -> ManualShards:
     return ManualShards(plan, (batch, features), (plan.devices, plan.per_device, features))
 
 
-def measure_sync_cost(batch: int = 840, features: int = 64, hidden: int = 64, max_devices: int | None = None,
-                      repeats: int = 10, on_progress: Callable[[int, int], None] | None = None) -> SyncCost:
-    """Time the step split into dispatch, compute and communication for D = 1 … max_devices.
+def measure_step(batch: int, features: int, hidden: int, devices: int, repeats: int = 10) -> SyncRow:
+    """Time dispatch, compute and communication of one step on D devices (global batch B fixed)."""
+    batch, features, hidden = check_sizes(batch, features, hidden)
+    devices = check_devices(devices)
+    repeats = check_int("repeats", repeats, 1, MAX_SYNC_REPEATS)
+    params, x, y = make_problem(batch, features, hidden)
+    plan = plan_shards(batch, devices, "pad")
+    xs, mask = shard_batch(x, plan)
+    ys, _ = shard_batch(y, plan)
+    timings = {kind: time_call(compiled_step(kind, devices), params, xs, ys, mask, repeats=repeats)
+               for kind in STEPS}
+    dispatch = timings["dispatch"].median_s
+    without, with_sync = timings["compute"].median_s, timings["step"].median_s
+    return SyncRow(
+        devices=devices,
+        per_device_batch=plan.per_device,
+        dispatch_s=dispatch,
+        # Differences of medians can dip below zero in noise; a cost is never negative.
+        compute_s=max(without - dispatch, 0.0),
+        comm_s=max(with_sync - without, 0.0),
+        step_s=with_sync,
+        compile_s=timings["step"].compile_s,
+    )
 
-    Strong scaling: the global batch B stays fixed, each device gets b = ceil(B / D).
-    """
+
+def measure_sync_cost(batch: int = 840, features: int = 64, hidden: int = 64, max_devices: int | None = None,
+                      repeats: int = 10) -> SyncCost:
+    """`measure_step` for D = 1 … max_devices: strong scaling, each device gets b = ceil(B / D)."""
     batch, features, hidden = check_sizes(batch, features, hidden)
     max_devices = check_devices(jax.device_count() if max_devices is None else max_devices)
     repeats = check_int("repeats", repeats, 1, MAX_SYNC_REPEATS)
-    params, x, y = make_problem(batch, features, hidden)
-    rows = []
-    for devices in range(1, max_devices + 1):
-        plan = plan_shards(batch, devices, "pad")
-        xs, mask = shard_batch(x, plan)
-        ys, _ = shard_batch(y, plan)
-        args = (params, xs, ys, mask)
-        timings = {kind: time_call(compiled_step(kind, devices), *args, repeats=repeats) for kind in STEPS}
-        dispatch = timings["dispatch"].median_s
-        without, with_sync = timings["compute"].median_s, timings["step"].median_s
-        rows.append(SyncRow(
-            devices=devices,
-            per_device_batch=plan.per_device,
-            dispatch_s=dispatch,
-            # Differences of medians can dip below zero in noise; a cost is never negative.
-            compute_s=max(without - dispatch, 0.0),
-            comm_s=max(with_sync - without, 0.0),
-            step_s=with_sync,
-            compile_s=timings["step"].compile_s,
-        ))
-        if on_progress is not None:
-            on_progress(devices, max_devices)
-    return SyncCost(batch, features, hidden, repeats, tuple(rows))
+    rows = tuple(measure_step(batch, features, hidden, d, repeats) for d in range(1, max_devices + 1))
+    return SyncCost(batch, features, hidden, repeats, rows)
