@@ -1,8 +1,82 @@
+import inspect
+
+import altair as alt
+import numpy as np
+import pandas as pd
 import streamlit as st
 
+from labs import ui
 from labs.i18n import texts
+from pmap_core import demo
+from pmap_core.pitfalls import format_values
 
 T = texts("demo")
 
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def cached_demo(devices: int, per_device: int, steps: int, learning_rate: float) -> demo.DemoRun:
+    return demo.run_demo(devices, per_device, steps, learning_rate)
+
+
 st.title(T("title"))
-st.markdown(T("summary"))
+st.markdown(T("intro"))
+
+available = ui.runtime_info().device_count
+left, right = st.columns(2)
+with left:
+    devices = ui.url_int(T, "devices", min(8, available), 1, available)
+    per_device = ui.url_int(T, "per_device", 1, 1, demo.MAX_PER_DEVICE)
+with right:
+    steps = ui.url_int(T, "steps", 300, 1, 2000)
+    learning_rate = ui.url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
+
+run = None
+with ui.guard(T):
+    with ui.heavy_job(T), st.spinner(T("running")):
+        run = cached_demo(devices, per_device, steps, learning_rate)
+
+if run is not None:
+    st.header(T("steps_heading"))
+    for number, (name, functions) in enumerate(demo.STEP_FUNCTIONS.items(), start=1):
+        st.subheader(T(f"step.{name}.title", n=number))
+        st.markdown(T(f"step.{name}.body", devices=devices, per_device=per_device,
+                      batch=devices * per_device))
+        code, output = st.columns(2)
+        with code:
+            st.code("\n\n".join(inspect.getsource(fn) for fn in functions), language="python")
+        with output:
+            st.caption(T("captured_output"))
+            st.code(format_values({k: v for k, v in run.steps[name].items() if k != "losses"}), language="text")
+
+    trained = run.steps["train"]
+    a, b, c = st.columns(3)
+    a.metric(T("metric.w"), f"{trained['w']:.4f}", f"{trained['w'] - 3.0:+.2e}", delta_color="off")
+    b.metric(T("metric.b"), f"{trained['b']:.4f}", f"{trained['b'] - 1.0:+.2e}", delta_color="off")
+    c.metric(T("metric.loss"), f"{trained['losses'][-1]:.3g}")
+    losses = pd.DataFrame({"step": np.arange(1, len(trained["losses"]) + 1),
+                           "loss": np.maximum(trained["losses"], 1e-16)})
+    st.altair_chart(alt.Chart(losses).mark_line().encode(
+        x=alt.X("step:Q", title=T("axis.step")),
+        y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title=T("axis.loss")),
+    ).properties(height=260), width="stretch")
+    if abs(trained["w"] - 3.0) > 0.05 or abs(trained["b"] - 1.0) > 0.05:
+        st.warning(T("not_converged"), icon="🐢")
+
+    st.header(T("broken_heading"))
+    st.markdown(T("broken_intro"))
+    for name, fn in demo.BROKEN.items():
+        captured = run.broken[name]
+        st.subheader(T(f"broken.{name}.title"))
+        code, output = st.columns(2)
+        with code:
+            st.code(inspect.getsource(fn), language="python")
+        with output:
+            st.caption(T("captured_error") if captured.raised else T("captured_ran"))
+            st.code(captured.as_text(), language="text")
+        if captured.raised:
+            st.markdown(T(f"broken.{name}.why", devices=devices))
+        else:
+            st.info(T(f"broken.{name}.ran", devices=devices), icon="🍀")
+        st.success(T(f"broken.{name}.fix"), icon="🔧")
+
+ui.show_code(T, demo.run_demo, demo.batch)

@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 # What a mistake does on the installed JAX.
 RAISES = "raises"  # an exception
 SILENT = "silent"  # runs, returns a wrong or surprising result
@@ -38,6 +40,25 @@ class Captured:
     def raised(self) -> bool:
         return self.error_type is not None
 
+    def as_text(self) -> str:
+        if self.raised:
+            return f"{self.error_type}: {self.error_message}"
+        return format_values(self.values or {})
+
+
+def format_values(values: dict[str, Any]) -> str:
+    """`name: value` lines, arrays printed the way NumPy prints them."""
+    def show(value: Any) -> str:
+        if isinstance(value, np.ndarray):
+            return np.array2string(value, precision=4, suppress_small=True, threshold=64)
+        if isinstance(value, float):
+            return f"{value:.6g}"
+        if isinstance(value, list):
+            return "[" + ", ".join(show(v) for v in value) + "]"
+        return str(value)
+
+    return "\n".join(f"{name}: {show(value)}" for name, value in values.items())
+
 
 def capture(fn: Callable[[], dict[str, Any]]) -> Captured:
     """Run `fn` and keep what it returned or the exception it raised (type and first lines)."""
@@ -63,6 +84,7 @@ class Pitfall:
     fix: Callable[[], dict[str, Any]]
     # What the lab says about the mistake, as a test on what was captured.
     claim: Callable[[Captured, Captured], bool]
+    helpers: tuple[Callable[..., Any], ...] = ()  # functions the two call, shown with them
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,14 +31,14 @@ PITFALLS = (
     Pitfall("leading_axis", RAISES, sh.leading_axis_mistake, sh.leading_axis_fix, _raises("ValueError")),
     Pitfall("indivisible", RAISES, sh.indivisible_mistake, sh.indivisible_fix, _raises("IndivisibleError")),
     Pitfall("late_config", RAISES, rt.late_config_mistake, rt.late_config_fix, lambda m, f: (
-        m.error_type == "RuntimeError" and not f.raised and f.values["devices"] == 4)),
+        m.error_type == "RuntimeError" and not f.raised and f.values["devices"] == 4), (rt.run_in_fresh_python,)),
     Pitfall("late_xla_flags", SILENT, rt.late_xla_flags_mistake, rt.late_xla_flags_fix, _values(
-        lambda m, f: m["devices_after"] == m["devices_before"] == 1 and f["devices"] == 4)),
+        lambda m, f: m["devices_after"] == m["devices_before"] == 1 and f["devices"] == 4), (rt.run_in_fresh_python,)),
     Pitfall("pmap_of_jit", WASTEFUL, rt.pmap_of_jit_mistake, rt.pmap_of_jit_fix, _values(
-        lambda m, f: m["same_compiled_hlo"])),
+        lambda m, f: m["same_compiled_hlo"]), (rt._hlo_without_names,)),
     Pitfall("jit_of_pmap", WASTEFUL, rt.jit_of_pmap_mistake, rt.jit_of_pmap_fix, _values(
         lambda m, f: _close(m["output"], f["output"]) and m["traces_for_3_calls"] == 1)),
-    Pitfall("unreplicated_params", RAISES, sh.unreplicated_mistake, sh.unreplicated_fix, _raises("ValueError")),
+    Pitfall("unreplicated_params", RAISES, sh.unreplicated_mistake, sh.unreplicated_fix, _raises("ValueError"), (sh._linear_step,)),
     Pitfall("device_put_replicated", RAISES, sh.device_put_replicated_mistake, sh.device_put_replicated_fix,
             _raises("AttributeError")),
     Pitfall("index_output", WASTEFUL, rt.index_output_mistake, rt.index_output_fix, _values(
@@ -52,11 +52,12 @@ PITFALLS = (
     Pitfall("same_key", SILENT, sh.same_key_mistake, sh.same_key_fix, _values(
         lambda m, f: m["distinct"] == 1 and f["distinct"] == len(f["with_split"]) > 1)),
     Pitfall("timing", SILENT, rt.timing_mistake, rt.timing_fix, _values(
-        lambda m, f: min(m.values()) > 0 and f["median_s"] > 0 and f["compile_s"] >= 0)),
+        lambda m, f: min(m.values()) > 0 and f["median_s"] > 0 and f["compile_s"] >= 0), (rt._heavy,)),
     Pitfall("shard_map_trap", SILENT, rt.shard_map_trap_mistake, rt.shard_map_trap_fix, _values(
         lambda m, f: _close(m["ratio"], m["devices"]) and all(
             _close(f[k], f["full_batch_gradient"])
-            for k in ("check_vma_false_plus_pmean", "pcast_plus_pmean", "no_collective_divide_by_D")))),
+            for k in ("check_vma_false_plus_pmean", "pcast_plus_pmean", "no_collective_divide_by_D"))),
+            (rt._loss, rt._shard_map_grad)),
     Pitfall("side_effects", SILENT, rt.side_effects_mistake, rt.side_effects_fix, _values(
         lambda m, f: m["appends"] == 1 and f["appends"] == 2 * len(set(f["values_seen"])))),
 )
