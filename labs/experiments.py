@@ -1,8 +1,110 @@
+import altair as alt
+import pandas as pd
 import streamlit as st
 
+from labs import charts, ui
 from labs.i18n import texts
+from pmap_core import experiments, models
+from pmap_core.tracking import server_reachable, tracking_uri
 
 T = texts("experiments")
+ALL = "all"
+TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "devices", "global_batch", "scaling",
+                 "throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend", "tags.simulated", "run_id"]
+
+
+def read_runs(uri: str) -> pd.DataFrame | None:
+    """Every run in the store, or None (with an error shown) when the store cannot be read."""
+    if not server_reachable(uri):
+        st.error(T("store.unreachable", uri=uri), icon="🔌")
+        return None
+    try:
+        with st.spinner(T("loading")):
+            return experiments.load_runs(uri)
+    except Exception as error:  # noqa: BLE001 - any failure of the store is shown, not raised
+        st.error(T("store.unreadable", uri=uri, kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
+        return None
+
+
+def group_label(row: pd.Series) -> str:
+    return f"{row['model']} · B={row['global_batch']} · {row['scaling']}"
+
+
+def scaling_charts(table: pd.DataFrame) -> None:
+    st.subheader(T("scaling.heading"))
+    frame = table.assign(group=table.apply(group_label, axis=1),
+                         devices=table["devices"].astype(int)).drop(columns=["tags.backend", "tags.simulated",
+                                                                            "tags.physical_cores"], errors="ignore")
+    left, right = st.columns(2)
+    left.altair_chart(charts.line(frame, "devices", "throughput", x_title="D", y_title=T("axis.throughput"),
+                                  color="group", color_title=T("axis.group"), title=T("scaling.throughput")),
+                      width="stretch")
+    with_efficiency = frame[frame["efficiency"].notna()]
+    ideal = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
+    efficiency = charts.line(with_efficiency, "devices", "efficiency", x_title="D", y_title=T("axis.efficiency"),
+                             color="group", color_title=T("axis.group"), title=T("scaling.efficiency"))
+    right.altair_chart(efficiency + ideal, width="stretch")
+    st.caption(T("scaling.note"))
+    ui.hardware_note(T)
+
+
+def loss_curves(runs: pd.DataFrame, uri: str) -> None:
+    st.subheader(T("loss.heading"))
+    trainings = runs[~runs["is_sweep"]]
+    names = dict(zip(trainings["run_id"], trainings["run_name"] + " · " + trainings["run_id"].str[:8]))
+    chosen = st.multiselect(T("loss.choose"), list(names), default=list(names)[:3], format_func=names.get,
+                            key="experiments.loss_runs")
+    if not chosen:
+        st.info(T("loss.none"), icon="👆")
+        return
+    history = experiments.loss_histories(chosen, uri)
+    if history.empty:
+        st.info(T("loss.empty"), icon="ℹ️")
+        return
+    history = history.assign(run=history["run_id"].map(names))
+    positive = bool((history["loss"] > 0).all())
+    chart = charts.line(history.drop(columns=["run_id"]), "step", "loss", x_title=T("axis.step"),
+                        y_title=T("axis.loss"), color="run", color_title=T("axis.run"))
+    chart = chart.mark_line().encode(y=alt.Y("loss:Q", title=T("axis.loss"),
+                                             scale=alt.Scale(type="log" if positive else "linear")))
+    st.altair_chart(chart, width="stretch")
+
 
 st.title(T("title"))
-st.markdown(T("summary"))
+st.markdown(T("intro"))
+
+uri = tracking_uri()
+st.markdown(T("store.uri", uri=uri))
+st.markdown(T("store.ui_command"))
+st.code(experiments.ui_command(uri), language="bash")
+
+runs = read_runs(uri)
+if runs is not None and runs.empty:
+    st.info(T("empty"), icon="🌱")
+    st.code("python -m pmap_core train --model linear --devices 8 --global-batch 256 --steps 300\n"
+            "python -m pmap_core sweep --model mlp --global-batch 512 --steps 200", language="bash")
+elif runs is not None:
+    cols = st.columns(2)
+    with cols[0]:
+        model = ui.url_choice(T, "model", [ALL, *models.MODELS], ALL)
+    batches = sorted({int(b) for b in runs["global_batch"].dropna()})
+    with cols[1]:
+        batch = ui.url_choice(T, "batch", [ALL, *map(str, batches)], ALL)
+    if model != ALL:
+        runs = runs[runs["model"] == model]
+    if batch != ALL:
+        runs = runs[runs["global_batch"] == int(batch)]
+    st.caption(T("count", runs=len(runs), sweeps=int(runs["is_sweep"].sum())))
+    if runs.empty:
+        st.info(T("filtered_empty"), icon="🔎")
+    else:
+        shown = [c for c in TABLE_COLUMNS if c in runs.columns]
+        st.dataframe(runs[shown], hide_index=True, width="stretch")
+        table = experiments.scaling_table(runs)
+        if table.empty:
+            st.info(T("scaling.none"), icon="ℹ️")
+        else:
+            scaling_charts(table)
+        loss_curves(runs, uri)
+
+ui.show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table)

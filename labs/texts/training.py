@@ -4,4 +4,145 @@ TEXTS = {
         "en": "Train on many devices, watch the loss, measure throughput and scaling.",
         "zh": "多设备训练，观察损失，测量吞吐量与扩展比。",
     },
+    "intro": {
+        "en": "Everything so far, in one training loop. The global batch B is split into D shards of b = B/D "
+              "samples (leading axis = device axis); every device holds a replica of the parameters, computes "
+              "the gradient on its shard, `lax.pmean` averages the gradients, and every device applies the same "
+              "update — so the replicas stay identical. Each run is tracked in MLflow.",
+        "zh": "把前面的内容串成一个完整的训练循环。全局批次 B 被切成 D 个分片，每片 b = B/D 个样本（前导维度即设备轴）；"
+              "每台设备持有一份参数副本，在自己的分片上计算梯度，`lax.pmean` 对梯度求平均，每台设备执行相同的更新——"
+              "因此各参数副本始终一致。每次运行都记录在 MLflow 中。",
+    },
+    "w.model": {"en": "Model", "zh": "模型"},
+    "w.model.linear": {"en": "linear regression y = 3x + 1", "zh": "线性回归 y = 3x + 1"},
+    "w.model.mlp": {"en": "small MLP (one hidden layer)", "zh": "小型 MLP（一个隐藏层）"},
+    "w.devices": {"en": "Devices D", "zh": "设备数 D"},
+    "w.scaling": {"en": "Scaling", "zh": "扩展方式"},
+    "w.scaling.strong": {"en": "strong (same global batch)", "zh": "强扩展（全局批次不变）"},
+    "w.scaling.weak": {"en": "weak (same per-device batch)", "zh": "弱扩展（每台设备批次不变）"},
+    "w.batch": {"en": "Global batch B", "zh": "全局批次 B"},
+    "w.lr": {"en": "Learning rate η", "zh": "学习率 η"},
+    "w.steps": {"en": "Steps", "zh": "训练步数"},
+    "w.hidden": {"en": "Hidden width (model size)", "zh": "隐藏层宽度（模型规模）"},
+    "w.seed": {"en": "Seed", "zh": "随机种子"},
+    "per_device": {
+        "en": "Per-device batch b = {batch} / {devices} = {per} samples.",
+        "zh": "每台设备批次 b = {batch} / {devices} = {per} 个样本。",
+    },
+    "button.train": {"en": "🏋️ Train", "zh": "🏋️ 开始训练"},
+    "button.sweep": {"en": "📈 Scaling sweep", "zh": "📈 扩展扫描"},
+    "button.sweep.help": {
+        "en": "Train the same settings on D = 1, 2, 4, … up to every device, and compare throughput.",
+        "zh": "用相同设置在 D = 1、2、4……直到全部设备上分别训练，并比较吞吐量。",
+    },
+    "nothing_yet": {
+        "en": "Choose settings and press Train. Training runs only when you press a button.",
+        "zh": "选好设置后点击“开始训练”。只有点击按钮时才会训练。",
+    },
+    "progress.compiling": {"en": "Compiling the training step…", "zh": "正在编译训练步……"},
+    "progress.steps": {"en": "Step {done} of {total}", "zh": "第 {done} / {total} 步"},
+    "progress.sweep": {"en": "Sweep: {done} of {total} runs done", "zh": "扫描：已完成 {done} / {total} 次运行"},
+    "axis.step": {"en": "step", "zh": "步"},
+    "axis.loss": {"en": "loss (mean squared error)", "zh": "损失（均方误差）"},
+    "axis.throughput": {"en": "throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "axis.efficiency": {"en": "efficiency E(D)", "zh": "扩展效率 E(D)"},
+    "result.heading": {
+        "en": "Last run: {model}, D = {devices}, B = {batch}",
+        "zh": "最近一次运行：{model}，D = {devices}，B = {batch}",
+    },
+    "tracking.where": {
+        "en": "MLflow run `{run_id}` in `{uri}` — compare it on the Experiments page.",
+        "zh": "MLflow 运行 `{run_id}`，存储于 `{uri}`——可在“实验对比”页比较。",
+    },
+    "tracking.fell_back": {
+        "en": "The tracking server could not be reached, so this run was written to the local fallback store "
+              "`{store}` instead. Nothing was lost; open that store to see it.",
+        "zh": "无法连接跟踪服务器，因此本次运行改为写入本地备用存储 `{store}`。没有任何数据丢失，打开该存储即可查看。",
+    },
+    "replicas.same": {
+        "en": "The {devices} per-device copies of the parameters are identical, bit for bit: every device applied the same averaged gradient.",
+        "zh": "{devices} 台设备上的参数副本逐位完全相同：每台设备都应用了同一个平均梯度。",
+    },
+    "replicas.differ": {
+        "en": "The per-device copies of the parameters differ (max difference {diff:.3g}): the gradients were not averaged identically.",
+        "zh": "各设备上的参数副本不一致（最大差 {diff:.3g}）：梯度没有被一致地平均。",
+    },
+    "param.w": {"en": "learned w", "zh": "学到的 w"},
+    "param.b": {"en": "learned b", "zh": "学到的 b"},
+    "param.true": {"en": "The data was generated with {value}.", "zh": "生成数据时的真实值为 {value}。"},
+    "param.name": {"en": "parameter", "zh": "参数"},
+    "param.shape": {"en": "shape", "zh": "形状"},
+    "param.norm": {"en": "L2 norm", "zh": "L2 范数"},
+    "metric.throughput": {"en": "Throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "metric.step_time": {"en": "Step time", "zh": "单步时间"},
+    "metric.compile_time": {"en": "Compile time", "zh": "编译时间"},
+    "metric.cached": {
+        "en": "The compiled program came from the cache: same shapes, no recompilation.",
+        "zh": "编译好的程序来自缓存：形状相同，无需重新编译。",
+    },
+    "metric.final_loss": {"en": "Final loss", "zh": "最终损失"},
+    "scaling.heading": {"en": "Scaling against one device ({mode})", "zh": "相对单设备的扩展（{mode}）"},
+    "scaling.explain.strong": {
+        "en": "Strong scaling: the same global batch B = {batch} on {devices} devices and on one device, timed just now in this process.",
+        "zh": "强扩展：{devices} 台设备与单台设备使用相同的全局批次 B = {batch}，刚刚在本进程中计时。",
+    },
+    "scaling.explain.weak": {
+        "en": "Weak scaling: the same per-device batch; B = {batch} on {devices} devices against B = {base_batch} on one device, timed just now in this process.",
+        "zh": "弱扩展：每台设备批次相同；{devices} 台设备用 B = {batch}，单台设备用 B = {base_batch}，刚刚在本进程中计时。",
+    },
+    "scaling.throughput": {"en": "Throughput, D = {devices}", "zh": "吞吐量，D = {devices}"},
+    "scaling.baseline": {"en": "Throughput, D = 1", "zh": "吞吐量，D = 1"},
+    "scaling.ratio": {"en": "Scaling ratio S(D)", "zh": "扩展比 S(D)"},
+    "scaling.efficiency": {"en": "Efficiency E(D)", "zh": "扩展效率 E(D)"},
+    "scaling.ceiling": {
+        "en": "Hardware ceiling for D = {devices} on this runtime: S ≤ {ceiling:g}.",
+        "zh": "本运行时在 D = {devices} 时的硬件上限：S ≤ {ceiling:g}。",
+    },
+    "scaling.slower": {
+        "en": "Here one device is faster than {devices}: S = {ratio:.2f}. One step takes {base_step:,.1f} µs on one "
+              "device and {step:,.1f} µs on {devices}.",
+        "zh": "这里单台设备比 {devices} 台更快：S = {ratio:.2f}。单台设备每步 {base_step:,.1f} 微秒，"
+              "{devices} 台设备每步 {step:,.1f} 微秒。",
+    },
+    "scaling.bounds": {
+        "en": "**What bounds the speedup here.** A step of this model is a few thousand multiply-adds — "
+              "microseconds of compute. Splitting it over D devices saves little, while every step still pays "
+              "for launching work on D devices and for the all-reduce that averages the gradients, a "
+              "synchronisation barrier where every device waits for the slowest. When T_comm + T_dispatch is "
+              "larger than the T_compute saved, more devices make training slower. Data parallelism pays off "
+              "when each device has much more work per step: bigger models, bigger batches, real accelerators.",
+        "zh": "**这里限制加速比的是什么。** 这个模型的一步只有几千次乘加——计算只需几微秒。把它分到 D 台设备上省不了多少，"
+              "但每一步仍要付出在 D 台设备上启动计算的开销，以及对梯度求平均的全归约——这是一道同步屏障，每台设备都要"
+              "等最慢的那台。当 T_comm + T_dispatch 大于节省下来的 T_compute 时，设备越多训练反而越慢。当每台设备每步的"
+              "工作量大得多时（更大的模型、更大的批次、真实的加速器），数据并行才划算。",
+    },
+    "series.measured": {"en": "measured", "zh": "实测"},
+    "series.ideal": {"en": "ideal (linear)", "zh": "理想（线性）"},
+    "series.ceiling": {"en": "hardware ceiling", "zh": "硬件上限"},
+    "sweep.heading": {"en": "Last scaling sweep ({mode})", "zh": "最近一次扩展扫描（{mode}）"},
+    "sweep.throughput": {"en": "Throughput against D", "zh": "吞吐量与 D"},
+    "sweep.efficiency": {"en": "Efficiency against D", "zh": "扩展效率与 D"},
+    "sweep.col.batch": {"en": "global batch", "zh": "全局批次"},
+    "sweep.col.ceiling": {"en": "ceiling S", "zh": "上限 S"},
+    "sweep.best": {
+        "en": "Highest throughput in this sweep: D = {devices} with {throughput:,.0f} samples/s.",
+        "zh": "本次扫描吞吐量最高的是 D = {devices}，{throughput:,.0f} 样本/秒。",
+    },
+    "error.batch_not_divisible": {
+        "en": "The global batch {batch} does not split evenly over {devices} devices. Choose a multiple of {devices}, for example {suggestion}.",
+        "zh": "全局批次 {batch} 不能被 {devices} 台设备整除。请选择 {devices} 的倍数，例如 {suggestion}。",
+    },
+    "error.too_much_work": {
+        "en": "This run would need {work:,} multiply-adds, over this server's limit of {limit:,}. Use fewer steps, a smaller batch or a narrower model.",
+        "zh": "本次运行需要 {work:,} 次乘加，超过本服务器的上限 {limit:,}。请减少步数、批次或模型宽度。",
+    },
+    "error.unknown_model": {"en": "Unknown model `{value}`; choose one of {options}.", "zh": "未知模型 `{value}`；请从 {options} 中选择。"},
+    "error.unknown_scaling": {
+        "en": "Unknown scaling mode `{value}`; choose one of {options}.",
+        "zh": "未知扩展方式 `{value}`；请从 {options} 中选择。",
+    },
+    "error.distributed_devices": {
+        "en": "A multi-process run trains on all {available} devices of its processes (asked for {devices}).",
+        "zh": "多进程运行会使用其所有进程的全部 {available} 台设备（请求了 {devices} 台）。",
+    },
 }

@@ -1,0 +1,121 @@
+"""The training and experiments pages: real runs tracked in a sqlite store, read back from it."""
+
+import numpy as np
+import pytest
+from conftest import assert_clean, open_lab
+
+from pmap_core import experiments
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One MLflow sqlite store for this module (creating a store costs seconds)."""
+    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MLFLOW_TRACKING_URI", uri)
+        yield uri
+
+
+def metrics(at):
+    return {m.label: m.value for m in at.metric}
+
+
+def test_training_page_waits_for_the_button(store):
+    at = open_lab("training")
+    assert_clean(at)
+    assert "training.last_run" not in at.session_state
+    assert any("press" in i.value for i in at.info)
+
+
+def test_train_click_runs_tracks_and_reads_back(store):
+    at = open_lab("training", batch=16, steps=200, lr=0.2, devices=4)
+    at.button(key="training.train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    tracked, run_id = at.session_state["training.last_run"]
+    result = tracked.result
+    assert result.config.devices == 4 and result.config.global_batch == 16
+    assert result.losses[-1] < result.losses[0] / 10  # it learned
+    assert abs(float(result.params["w"]) - 3.0) < 0.2 and abs(float(result.params["b"]) - 1.0) < 0.1
+    assert any("identical" in s.value for s in at.success)
+    shown = metrics(at)
+    assert shown["learned w"] == f"{float(result.params['w']):.4f}"
+    assert "Scaling ratio S(D)" in shown
+    assert any(run_id in c.value and store in c.value for c in at.caption)
+
+    runs = experiments.load_runs(store)
+    row = runs[runs["run_id"] == run_id].iloc[0]
+    assert row["status"] == "FINISHED" and row["devices"] == 4 and row["global_batch"] == 16
+    np.testing.assert_allclose(row["final_loss"], result.final_loss, rtol=1e-6)
+    np.testing.assert_allclose(row["scaling_ratio"], tracked.scaling.scaling_ratio, rtol=1e-6)
+    history = experiments.loss_histories([run_id], store)
+    np.testing.assert_allclose(history["loss"], result.losses, rtol=1e-6)
+
+
+def test_sweep_click_runs_every_device_count(store):
+    at = open_lab("training", model="mlp", batch=32, steps=20, hidden=8)
+    at.button(key="training.sweep").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    tracked, parent_id = at.session_state["training.last_sweep"]
+    assert [p.devices for p in tracked.sweep.points] == [1, 2, 4, 8]
+    table = at.dataframe[-1].value
+    assert list(table["D"]) == [1, 2, 4, 8]
+    assert table["S(D)"].iloc[0] == 1.0
+    runs = experiments.load_runs(store)
+    children = experiments.sweep_runs(runs, parent_id)
+    assert list(children["devices"]) == [1, 2, 4, 8]
+    np.testing.assert_allclose(children["throughput"], [p.result.throughput for p in tracked.sweep.points], rtol=1e-6)
+
+
+def test_experiments_page_shows_the_tracked_runs(store):
+    runs = experiments.load_runs(store)
+    assert len(runs) >= 6  # the training run, the sweep parent and its 4 children
+    at = open_lab("experiments")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert set(runs["run_id"]) == set(table["run_id"])
+    assert any(store in m.value for m in at.markdown)
+    assert any(c.value == experiments.ui_command(store) for c in at.code)
+    assert len(at.multiselect(key="experiments.loss_runs").value) > 0
+
+
+def test_experiments_filters_by_model_and_batch(store):
+    at = open_lab("experiments", model="mlp", batch=32)
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert set(table["model"]) == {"mlp"} and set(table["global_batch"]) == {32}
+    at.selectbox(key="experiments.model").set_value("linear").run()
+    assert any("No run matches" in i.value for i in at.info)
+
+
+def test_training_bad_inputs_are_explained(store):
+    at = open_lab("training", batch=63)
+    assert not at.exception
+    assert any("does not split evenly" in e.value and "56" in e.value for e in at.error)
+    assert at.button(key="training.train").disabled
+    at = open_lab("training", lr=-1, steps=99_999)
+    assert not at.exception
+    warned = " ".join(w.value for w in at.warning)
+    assert "`lr`" in warned and "`steps`" in warned
+
+
+def test_training_page_in_chinese(store):
+    at = open_lab("training", lang="zh", model="mlp")
+    assert_clean(at)
+    assert at.title[0].value == "训练实战"
+    assert at.number_input(key="training.hidden").label == "隐藏层宽度（模型规模）"
+
+
+def test_experiments_empty_store_in_chinese(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/empty.db")
+    at = open_lab("experiments", lang="zh")
+    assert_clean(at)
+    assert any("还没有运行记录" in i.value for i in at.info)
+
+
+def test_experiments_unreadable_store_is_a_clear_error(tmp_path, monkeypatch):
+    broken = tmp_path / "broken.db"
+    broken.write_text("this is not a database\n" * 100)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{broken}")
+    at = open_lab("experiments")
+    assert not at.exception
+    assert any("could not be read" in e.value for e in at.error)
