@@ -442,7 +442,9 @@ def train_tracked(config: TrainConfig, tracker: Any,
                            hardware_ceiling=scaling.hardware_ceiling)
         tracker.log_metrics(run_id, metrics)
     logging_s += chunk_logger.seconds + time.perf_counter() - start
-    return TrackedTraining(result, scaling, run_id, tracker.active_uri, tracker.fell_back_to, logging_s)
+    # After a fallback mid-run the run lives on under a new id: report where it can be found.
+    return TrackedTraining(result, scaling, tracker.store_run_id(run_id), tracker.active_uri,
+                           tracker.fell_back_to, logging_s)
 
 
 def sweep_tracked(config: TrainConfig, tracker: Any, device_counts: Sequence[int] | None = None,
@@ -478,4 +480,5 @@ def sweep_tracked(config: TrainConfig, tracker: Any, device_counts: Sequence[int
             if on_run is not None:
                 on_run(index, len(configs), result)
     result = SweepResult(validate(config), config.scaling, tuple(points))
-    return TrackedSweep(result, parent, tuple(child_ids), tracker.active_uri, tracker.fell_back_to, logging_s)
+    return TrackedSweep(result, tracker.store_run_id(parent), tuple(map(tracker.store_run_id, child_ids)),
+                        tracker.active_uri, tracker.fell_back_to, logging_s)

@@ -1,0 +1,192 @@
+"""MLflow tracking read back from real stores: a sqlite file and a real `mlflow server`."""
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pmap_core import experiments
+from pmap_core.tracking import NullTracker, Tracker, runtime_tags, ui_command
+from pmap_core.training import TrainConfig, sweep_tracked, train_tracked
+
+SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def template_db(tmp_path_factory):
+    """An empty store with MLflow's tables: copying it is instant, creating tables takes seconds."""
+    path = tmp_path_factory.mktemp("template") / "empty.db"
+    MlflowClient("sqlite:///" + str(path)).search_experiments()
+    return path
+
+
+def fresh_store(template_db, path):
+    shutil.copy(template_db, path)
+    return "sqlite:///" + str(path)
+
+
+@pytest.fixture(scope="module")
+def store(template_db, tmp_path_factory):
+    return fresh_store(template_db, tmp_path_factory.mktemp("mlruns") / "mlflow.db")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def mlflow_server(template_db, tmp_path_factory):
+    """A real `mlflow server`, started when the module starts so it boots while other tests run."""
+    folder = tmp_path_factory.mktemp("server")
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", fresh_store(template_db, folder / "server.db"),
+         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )
+    yield f"http://127.0.0.1:{port}", process
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(30)
+
+
+def wait_for_health(uri, process, timeout_s=120):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "mlflow server exited"
+        try:
+            with urllib.request.urlopen(uri + "/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    pytest.fail(f"mlflow server did not answer /health within {timeout_s} s")
+
+
+def test_a_training_run_is_read_back_with_params_metrics_and_tags(store):
+    tracked = train_tracked(SMALL, Tracker(store))
+    run = MlflowClient(store).get_run(tracked.run_id)
+    assert run.info.status == "FINISHED"
+    assert tracked.tracking_uri == store and tracked.fell_back_to is None
+    params = run.data.params
+    assert (params["model"], params["devices"], params["global_batch"], params["steps"]) == ("linear", "4", "64", "40")
+    assert float(params["learning_rate"]) == SMALL.learning_rate and params["scaling"] == "strong"
+    metrics = run.data.metrics
+    assert metrics["throughput"] == pytest.approx(tracked.result.throughput)
+    assert metrics["scaling_ratio"] == pytest.approx(tracked.scaling.scaling_ratio)
+    assert metrics["efficiency"] == pytest.approx(tracked.scaling.scaling_ratio / 4)
+    for key in ("step_time_s", "compile_time_s", "final_loss", "baseline_throughput", "hardware_ceiling"):
+        assert key in metrics
+    history = MlflowClient(store).get_metric_history(tracked.run_id, "loss")
+    assert [m.step for m in sorted(history, key=lambda m: m.step)] == list(range(40))
+    assert [m.value for m in sorted(history, key=lambda m: m.step)] == pytest.approx(tracked.result.losses)
+    assert {k: run.data.tags[k] for k in runtime_tags("training")} == runtime_tags("training")
+
+
+def test_a_sweep_is_a_parent_run_with_one_child_per_device_count(store):
+    tracked = sweep_tracked(TrainConfig(devices=4, global_batch=32, steps=20, chunk=10), Tracker(store))
+    client = MlflowClient(store)
+    children = [client.get_run(run_id) for run_id in tracked.child_run_ids]
+    assert [c.data.params["devices"] for c in children] == ["1", "2", "4"]
+    assert all(c.data.tags["mlflow.parentRunId"] == tracked.run_id for c in children)
+    by_devices = {m.step: m.value for m in client.get_metric_history(tracked.run_id, "scaling_ratio")}
+    assert by_devices == pytest.approx({p.devices: p.scaling_ratio for p in tracked.sweep.points})
+
+    runs = experiments.load_runs(store)
+    assert set(tracked.child_run_ids) <= set(runs["run_id"])
+    assert experiments.sweep_runs(runs, tracked.run_id)["devices"].tolist() == [1, 2, 4]
+    table = experiments.scaling_table(runs)
+    assert tracked.run_id not in set(table["run_id"])  # the parent holds no single D
+    curves = experiments.loss_histories(tracked.child_run_ids[:2], store)
+    assert curves.groupby("run_id").size().tolist() == [20, 20]
+    only_mlp = experiments.load_runs(store, model="mlp")
+    assert only_mlp.empty
+
+
+@pytest.mark.parametrize("interruption, status", [(RuntimeError("boom"), "FAILED"), (KeyboardInterrupt(), "KILLED")])
+def test_an_interrupted_run_ends_failed_or_killed_and_keeps_its_losses(store, interruption, status):
+    tracker = Tracker(store)
+
+    def stop_after_first_chunk(steps_done, losses):
+        raise interruption
+
+    with pytest.raises(type(interruption)):
+        train_tracked(SMALL, tracker, on_chunk=stop_after_first_chunk)
+    (run_id,) = tracker._runs  # the one run this tracker started
+    assert MlflowClient(store).get_run(run_id).info.status == status
+    assert len(MlflowClient(store).get_metric_history(run_id, "loss")) == 20
+
+
+def test_two_sessions_training_at_once_do_not_mix_runs(store):
+    results = {}
+
+    def session(rate):
+        results[rate] = train_tracked(TrainConfig(devices=2, global_batch=32, steps=20, chunk=5,
+                                                  learning_rate=rate), Tracker(store))
+
+    threads = [threading.Thread(target=session, args=(rate,)) for rate in (0.01, 0.2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    client = MlflowClient(store)
+    for rate, tracked in results.items():
+        run = client.get_run(tracked.run_id)
+        assert float(run.data.params["learning_rate"]) == rate
+        history = sorted(client.get_metric_history(tracked.run_id, "loss"), key=lambda m: m.step)
+        assert [m.value for m in history] == pytest.approx(tracked.result.losses)
+    assert results[0.01].result.final_loss != pytest.approx(results[0.2].result.final_loss)
+
+
+def test_an_unreachable_server_falls_back_to_a_named_local_store_within_seconds(template_db, tmp_path):
+    fallback = fresh_store(template_db, tmp_path / "fallback.db")
+    start = time.perf_counter()
+    tracker = Tracker(f"http://127.0.0.1:{free_port()}", fallback_uri=fallback)
+    assert tracker.fell_back_to == fallback and time.perf_counter() - start < 10
+    tracked = train_tracked(SMALL, tracker)
+    assert tracked.fell_back_to == fallback and tracked.tracking_uri == fallback
+    run = MlflowClient(fallback).get_run(tracked.run_id)
+    assert run.info.status == "FINISHED" and run.data.metrics["throughput"] == pytest.approx(tracked.result.throughput)
+
+
+def test_null_tracker_runs_the_same_code_path():
+    tracked = train_tracked(SMALL, NullTracker())
+    assert tracked.run_id.startswith("null-") and tracked.result.final_loss < tracked.result.losses[0]
+
+
+def test_ui_command_opens_the_same_store():
+    assert ui_command("sqlite:///x.db") == "mlflow ui --backend-store-uri sqlite:///x.db --host 127.0.0.1 --port 5000"
+
+
+def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server, template_db, tmp_path):
+    uri, process = mlflow_server
+    wait_for_health(uri, process)
+    fallback = fresh_store(template_db, tmp_path / "fallback.db")
+    tracker = Tracker(uri, fallback_uri=fallback)
+    first = train_tracked(SMALL, tracker)
+    assert first.fell_back_to is None
+    run = MlflowClient(uri).get_run(first.run_id)
+    assert run.info.status == "FINISHED" and run.data.params["devices"] == "4"
+    assert len(MlflowClient(uri).get_metric_history(first.run_id, "loss")) == 40
+
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(30)
+    start = time.perf_counter()
+    second = train_tracked(SMALL, tracker)
+    assert time.perf_counter() - start < 30
+    assert second.fell_back_to == fallback
+    # Nothing lost: both runs, the first one replayed, are in the fallback store.
+    client = MlflowClient(fallback)
+    replayed = client.get_run(tracker.store_run_id(first.run_id))
+    assert replayed.info.status == "FINISHED" and len(client.get_metric_history(replayed.info.run_id, "loss")) == 40
+    assert client.get_run(second.run_id).data.metrics["throughput"] > 0
