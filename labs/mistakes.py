@@ -1,8 +1,69 @@
+import inspect
+
 import streamlit as st
 
+from labs import ui
 from labs.i18n import texts
+from pmap_core import pitfalls
 
 T = texts("mistakes")
+RAN_KEY = "mistakes.ran"  # entries this session has run, so their results stay on screen
+
+
+@st.cache_data(show_spinner=False)
+def cached_run(pitfall_id: str) -> pitfalls.PitfallRun:
+    return pitfalls.run_pitfall(pitfall_id)
+
 
 st.title(T("title"))
-st.markdown(T("summary"))
+st.markdown(T("intro"))
+ids = pitfalls.pitfall_ids()
+kinds = [pitfalls.get_pitfall(i).kind for i in ids]
+st.caption(T("count", count=len(ids), raises=kinds.count(pitfalls.RAISES), silent=kinds.count(pitfalls.SILENT),
+             wasteful=kinds.count(pitfalls.WASTEFUL)))
+
+chosen = ui.url_choice(T, "entry", ids, ids[0])
+entry = pitfalls.get_pitfall(chosen)
+st.subheader(T(f"w.entry.{chosen}"))
+st.markdown(f"**{T(f'kind.{entry.kind}')}** — {T(f'entry.{chosen}.what')}")
+
+wrong, right = st.columns(2)
+with wrong:
+    st.caption(T("what_people_write"))
+    st.code(inspect.getsource(entry.mistake), language="python")
+with right:
+    st.caption(T("the_fix"))
+    st.code(inspect.getsource(entry.fix), language="python")
+if entry.helpers:
+    with st.expander(T("helpers")):
+        for helper in entry.helpers:
+            st.code(inspect.getsource(helper), language="python")
+
+ran = st.session_state.setdefault(RAN_KEY, set())
+if st.button(T("run"), key="mistakes.run", type="primary"):
+    ran.add(chosen)
+
+if chosen in ran:
+    result = None
+    with ui.guard(T):
+        with ui.heavy_job(T), st.spinner(T("running")):
+            result = cached_run(chosen)
+    if result is not None:
+        wrong, right = st.columns(2)
+        with wrong:
+            st.caption(T("captured_mistake"))
+            st.code(result.mistake.as_text(), language="text")
+        with right:
+            st.caption(T("captured_fix"))
+            st.code(result.fix.as_text(), language="text")
+        st.markdown(f"**{T('why')}** {T(f'entry.{chosen}.why')}")
+        st.markdown(f"**{T('fix')}** {T(f'entry.{chosen}.fix')}")
+        jax_version = ui.runtime_info().jax_version
+        if result.claim_holds:
+            st.success(T("claim_holds", jax=jax_version), icon="✅")
+        else:
+            st.warning(T("claim_differs", jax=jax_version), icon="⚠️")
+else:
+    st.info(T("press_run"), icon="👆")
+
+ui.show_code(T, pitfalls.capture, pitfalls.run_pitfall)
