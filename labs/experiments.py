@@ -5,7 +5,7 @@ import streamlit as st
 from labs import charts, ui
 from labs.i18n import texts
 from pmap_core import experiments, models
-from pmap_core.tracking import server_reachable, tracking_uri
+from pmap_core.tracking import FALLBACK_TRACKING_URI, server_reachable, tracking_uri
 
 T = texts("experiments")
 ALL = "all"
@@ -16,7 +16,7 @@ TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "devices", "global
 def read_runs(uri: str) -> pd.DataFrame | None:
     """Every run in the store, or None (with an error shown) when the store cannot be read."""
     if not server_reachable(uri):
-        st.error(T("store.unreachable", uri=uri), icon="🔌")
+        st.error(T("store.unreachable", uri=uri, fallback=FALLBACK_TRACKING_URI), icon="🔌")
         return None
     try:
         with st.spinner(T("loading")):

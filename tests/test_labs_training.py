@@ -119,3 +119,18 @@ def test_experiments_unreadable_store_is_a_clear_error(tmp_path, monkeypatch):
     at = open_lab("experiments")
     assert not at.exception
     assert any("could not be read" in e.value for e in at.error)
+
+
+def test_unreachable_server_falls_back_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the fallback store is created in the working directory
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:9")  # nothing listens on port 9
+    at = open_lab("training", batch=8, steps=10, devices=2)
+    at.button(key="training.train").click().run()
+    assert not at.exception
+    tracked, run_id = at.session_state["training.last_run"]
+    assert tracked.fell_back_to and "mlflow-fallback.db" in tracked.fell_back_to
+    assert any(tracked.fell_back_to in w.value for w in at.warning)
+    runs = experiments.load_runs(tracked.fell_back_to)
+    assert list(runs["run_id"]) == [run_id]  # the run id shown is the one in the fallback store
+    at = open_lab("experiments")
+    assert any("does not answer" in e.value and "mlflow-fallback.db" in e.value for e in at.error)

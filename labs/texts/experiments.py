@@ -19,9 +19,10 @@ TEXTS = {
     },
     "store.unreachable": {
         "en": "The tracking server `{uri}` does not answer. Start it, or point `MLFLOW_TRACKING_URI` at a "
-              "reachable server or a local store such as `sqlite:///mlflow.db`.",
+              "reachable server or a local store such as `sqlite:///mlflow.db`. Runs trained while the server was "
+              "down were written to the fallback store `{fallback}`.",
         "zh": "跟踪服务器 `{uri}` 没有响应。请启动它，或把 `MLFLOW_TRACKING_URI` 指向可访问的服务器或本地存储，"
-              "例如 `sqlite:///mlflow.db`。",
+              "例如 `sqlite:///mlflow.db`。服务器不可用期间训练的运行已写入备用存储 `{fallback}`。",
     },
     "store.unreadable": {
         "en": "The tracking store `{uri}` could not be read ({kind}: {detail}). Check that `MLFLOW_TRACKING_URI` "
