@@ -29,15 +29,13 @@ class Model:
     name: str
     params: float
     flops_per_sample: float  # one training step's FLOPs for one sample
-    source: str
 
 
 @dataclasses.dataclass(frozen=True)
 class Link:
     name: str
     bandwidth_gbps: float  # GB/s one way per device (β)
-    latency_us: float  # α, per hop
-    source: str
+    latency_us: float  # α, per hop: an assumed order of magnitude, not a vendor figure
 
 
 @dataclasses.dataclass(frozen=True)
@@ -45,7 +43,6 @@ class Accelerator:
     name: str
     peak_tflops: float  # dense BF16/FP16 tensor throughput
     memory_gb: float
-    source: str
 
 
 def transformer_flops_per_sample(params: float, tokens: int) -> float:
@@ -53,30 +50,32 @@ def transformer_flops_per_sample(params: float, tokens: int) -> float:
     return 6.0 * params * tokens
 
 
+# Sources (shown on the applications page): ResNet-50 — He et al. 2016, 3.8e9 multiply-adds forward per
+# 224×224 image (7.6e9 FLOPs; training ≈ 3 × forward), 25.6M parameters (torchvision); BERT-base — Devlin
+# et al. 2019, 110M, 512 tokens; GPT-2 — Radford et al. 2019, 1.5B, 1024 tokens; Llama-2-7B — Touvron et
+# al. 2023, 6.7B, 4096 tokens.
 MODELS = {
-    # CNN rule: a training step ≈ 3 × the forward pass; the paper counts 3.8e9 multiply-adds = 7.6e9 FLOPs.
-    "resnet50": Model("ResNet-50", 25.6e6, 3 * 7.6e9, "He et al. 2016 (224×224 image); torchvision: 25.6M parameters"),
-    "bert_base": Model("BERT-base", 110e6, transformer_flops_per_sample(110e6, 512),
-                       "Devlin et al. 2019: 110M parameters; 512 tokens per sample"),
-    "gpt2_xl": Model("GPT-2 (1.5B)", 1.5e9, transformer_flops_per_sample(1.5e9, 1024),
-                     "Radford et al. 2019: 1542M parameters; 1024 tokens per sample"),
-    "llama2_7b": Model("Llama-2-7B", 6.7e9, transformer_flops_per_sample(6.7e9, 4096),
-                       "Touvron et al. 2023: 7B class (6.7B parameters); 4096 tokens per sample"),
+    "resnet50": Model("ResNet-50", 25.6e6, 3 * 7.6e9),
+    "bert_base": Model("BERT-base", 110e6, transformer_flops_per_sample(110e6, 512)),
+    "gpt2_xl": Model("GPT-2 (1.5B)", 1.5e9, transformer_flops_per_sample(1.5e9, 1024)),
+    "llama2_7b": Model("Llama-2-7B", 6.7e9, transformer_flops_per_sample(6.7e9, 4096)),
 }
 
+# Bandwidth one way per device: PCI-SIG PCIe 4.0 (16 GT/s × 16 lanes ≈ 32 GB/s); NVIDIA H100 datasheet
+# (NVLink 900 GB/s per GPU, both directions); NVIDIA ConnectX-7 / InfiniBand NDR (400 Gb/s); IEEE 802.3 (100 Gb/s).
 LINKS = {
-    "pcie4_x16": Link("PCIe 4.0 x16", 32.0, 5.0, "PCI-SIG PCIe 4.0: 16 GT/s × 16 lanes ≈ 32 GB/s each way"),
-    "nvlink4_h100": Link("NVLink 4 (H100 SXM)", 450.0, 2.0,
-                         "NVIDIA H100 datasheet: 900 GB/s NVLink per GPU, both directions together"),
-    "ib_ndr": Link("InfiniBand NDR 400 Gb/s", 50.0, 5.0, "NVIDIA ConnectX-7 / IBTA NDR: 400 Gb/s = 50 GB/s"),
-    "eth_100g": Link("100 GbE", 12.5, 20.0, "IEEE 802.3 100 Gb/s Ethernet = 12.5 GB/s"),
+    "pcie4_x16": Link("PCIe 4.0 x16", 32.0, 5.0),
+    "nvlink4_h100": Link("NVLink 4 (H100 SXM)", 450.0, 2.0),
+    "ib_ndr": Link("InfiniBand NDR 400 Gb/s", 50.0, 5.0),
+    "eth_100g": Link("100 GbE", 12.5, 20.0),
 }
-LATENCY_NOTE = "α values are assumed orders of magnitude for one hop, not vendor figures."
 
+# NVIDIA datasheets: V100 SXM2 125 TFLOP/s tensor, 32 GB; A100 SXM 312 TFLOP/s BF16 dense, 80 GB;
+# H100 SXM 989 TFLOP/s BF16 dense, 80 GB.
 ACCELERATORS = {
-    "v100": Accelerator("NVIDIA V100 SXM2", 125.0, 32.0, "NVIDIA V100 datasheet: 125 TFLOP/s tensor, 32 GB"),
-    "a100": Accelerator("NVIDIA A100 SXM", 312.0, 80.0, "NVIDIA A100 datasheet: 312 TFLOP/s BF16 dense, 80 GB"),
-    "h100": Accelerator("NVIDIA H100 SXM", 989.0, 80.0, "NVIDIA H100 datasheet: 989 TFLOP/s BF16 dense, 80 GB"),
+    "v100": Accelerator("NVIDIA V100 SXM2", 125.0, 32.0),
+    "a100": Accelerator("NVIDIA A100 SXM", 312.0, 80.0),
+    "h100": Accelerator("NVIDIA H100 SXM", 989.0, 80.0),
 }
 
 
