@@ -1,0 +1,58 @@
+"""`python -m pmap_core train|sweep` as a user runs it: a subprocess, JSON on stdout, runs in MLflow."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pmap_core.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
+
+
+def run_cli(*args, cwd, devices=4, timeout=120):
+    env = {**os.environ, "PYTHONPATH": ROOT, "PMAP_LAB_DEVICES": str(devices)}
+    return subprocess.run([sys.executable, "-m", "pmap_core", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    return "sqlite:///" + str(tmp_path_factory.mktemp("cli") / "mlflow.db")
+
+
+def test_train_prints_one_json_object_and_logs_the_run(store, tmp_path):
+    done = run_cli("train", "--json", "--tracking-uri", store, *TINY, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)  # the whole of stdout is one JSON object
+    assert result["devices"] == 4 and result["global_batch"] == 32
+    for key in ("run_id", "throughput", "scaling_ratio", "efficiency", "final_loss"):
+        assert result[key] is not None, key
+    assert result["efficiency"] == pytest.approx(result["scaling_ratio"] / 4)
+    assert "step 20/20" in done.stderr  # progress goes to stderr
+    run = MlflowClient(store).get_run(result["run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.data.params["global_batch"] == "32" and run.data.params["steps"] == "20"
+    assert run.data.metrics["final_loss"] == pytest.approx(result["final_loss"])
+
+
+def test_sweep_json_lists_one_run_per_device_count(tmp_path):
+    done = run_cli("sweep", "--json", "--no-tracking", "--device-counts", "2,4", *TINY, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [run["devices"] for run in result["runs"]] == [1, 2, 4]
+    assert result["runs"][0]["scaling_ratio"] == 1.0
+    finals = [run["final_loss"] for run in result["runs"]]
+    assert finals == pytest.approx([finals[0]] * 3, rel=1e-5)  # strong scaling: the same problem on every D
+    assert result["run_id"] is None and "run 3/3: D = 4" in done.stderr
+
+
+def test_bad_input_is_one_line_on_stderr_and_exit_status_2(capfd):
+    status = main(["train", "--no-tracking", "--global-batch", "30", "--devices", "4"])
+    out, err = capfd.readouterr()
+    assert status == 2 and out == ""
+    assert err.strip() == "error: global_batch 30 does not split evenly over 4 devices; try 28"
