@@ -1,8 +1,192 @@
+"""Communication benchmark: collectives timed over message sizes and D, with the α-β ring model fitted."""
+
+import math
+
+import altair as alt
+import pandas as pd
 import streamlit as st
 
+from labs import ui
 from labs.i18n import texts
+from pmap_core import commbench, costfit
 
 T = texts("comm_benchmark")
+PREFIX = "comm_benchmark."
+SIZE_CHOICES = {"64K": 2**16, "256K": 2**18, "1M": 2**20, "4M": 2**22, "16M": 2**24, "64M": 2**26}
+OP_CHOICES = (*commbench.OPS, "all")
+AUTO_RUN_SECONDS = 30.0  # sweeps estimated below this run as soon as the page opens
+RUN_REQUESTED = PREFIX + "run_requested"
+RAN = PREFIX + "ran"  # settings this session has measured (their results are in the cache)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbench.SweepResult:
+    """Run a sweep once per settings; the progress bar is cleared when it is done."""
+    plan = commbench.plan_sweep(ops, devices, sizes, repeats)
+    with ui.heavy_job(T):
+        bar = st.progress(0.0, text=T("progress", done=0, total=plan.steps, label=""))
+
+        def report(done: int, total: int, label: str) -> None:
+            bar.progress(done / total, text=T("progress", done=done, total=total, label=label))
+
+        result = commbench.run_sweep(plan, on_progress=report)
+        bar.empty()
+    return result
+
+
+def request_full_sweep() -> None:
+    st.session_state[PREFIX + "op"] = "all"
+    st.session_state[PREFIX + "max_size"] = "64M"
+    st.session_state[PREFIX + "max_devices"] = min(8, ui.runtime_info().device_count)
+    st.session_state[RUN_REQUESTED] = True
+
+
+def powers_of_two(high: int) -> tuple[int, ...]:
+    return tuple(2**i for i in range(1, int(math.log2(high)) + 1))
+
+
+def op_label(op: str) -> str:
+    return T(f"w.op.{op}")
+
+
+def measurement_frame(result: commbench.SweepResult, fits: dict, view: str) -> pd.DataFrame:
+    """One row per op × D × size: the timing shown (median, min, max), busbw and the model."""
+    rows = []
+    for m in result.measurements:
+        median, low, high = ((m.seconds, m.seconds_min, m.seconds_max) if view == "chained"
+                             else (m.call_seconds, m.call_seconds_min, m.call_seconds_max))
+        factor = commbench.busbw_factor(m.op, m.devices)
+        fit = fits.get((m.op, m.devices))
+        model = fit.predict(m.devices, m.bytes) if fit else float("nan")
+        rows.append({"op": m.op, "D": str(m.devices), "bytes": m.bytes, "us": median * 1e6,
+                     "us_min": low * 1e6, "us_max": high * 1e6,
+                     "busbw": m.bytes / median * factor / 1e9, "busbw_low": m.bytes / high * factor / 1e9,
+                     "busbw_high": m.bytes / low * factor / 1e9,
+                     "model_us": model * 1e6, "model_busbw": m.bytes / model * factor / 1e9})
+    return pd.DataFrame(rows)
+
+
+def latency_chart(frame: pd.DataFrame, crossovers: pd.DataFrame, show_model: bool) -> alt.Chart:
+    x = alt.X("bytes:Q", scale=alt.Scale(type="log", base=2), title=T("axis.bytes"))
+    color = alt.Color("D:N", title=T("axis.devices"))
+    tooltip = ["D", "bytes", alt.Tooltip("us:Q", format=".1f"), alt.Tooltip("us_min:Q", format=".1f"),
+               alt.Tooltip("us_max:Q", format=".1f"), alt.Tooltip("model_us:Q", format=".1f")]
+    base = alt.Chart(frame).encode(x=x, color=color)
+    layers = [
+        base.mark_area(opacity=0.15).encode(y=alt.Y("us_min:Q", scale=alt.Scale(type="log")), y2="us_max:Q"),
+        base.mark_line(point=True).encode(
+            y=alt.Y("us:Q", scale=alt.Scale(type="log"), title=T("axis.latency")), tooltip=tooltip),
+    ]
+    if show_model:
+        layers.append(base.mark_line(strokeDash=[6, 4]).encode(y=alt.Y("model_us:Q", scale=alt.Scale(type="log"))))
+        layers.append(alt.Chart(crossovers).mark_rule(strokeDash=[2, 2]).encode(
+            x="bytes:Q", color=color, tooltip=["D", alt.Tooltip("bytes:Q", format=",.0f")]))
+    return alt.layer(*layers).properties(height=300, title=T("chart.latency"))
+
+
+def busbw_chart(frame: pd.DataFrame, copies: pd.DataFrame, show_model: bool) -> alt.Chart:
+    x = alt.X("bytes:Q", scale=alt.Scale(type="log", base=2), title=T("axis.bytes"))
+    color = alt.Color("D:N", title=T("axis.devices"))
+    base = alt.Chart(frame).encode(x=x, color=color)
+    layers = [
+        base.mark_errorbar().encode(y=alt.Y("busbw_low:Q", scale=alt.Scale(type="log"), title=T("axis.busbw")),
+                                    y2="busbw_high:Q"),
+        base.mark_line(point=True).encode(
+            y=alt.Y("busbw:Q", scale=alt.Scale(type="log")),
+            tooltip=["D", "bytes", alt.Tooltip("busbw:Q", format=".3f"), alt.Tooltip("model_busbw:Q", format=".3f")]),
+        alt.Chart(copies).mark_line(color="gray", strokeDash=[1, 3]).encode(
+            x="bytes:Q", y=alt.Y("busbw:Q", scale=alt.Scale(type="log")), tooltip=[alt.Tooltip("busbw:Q", format=".2f", title=T("copy_label"))]),
+    ]
+    if show_model:
+        layers.append(base.mark_line(strokeDash=[6, 4]).encode(y=alt.Y("model_busbw:Q", scale=alt.Scale(type="log"))))
+    return alt.layer(*layers).properties(height=300, title=T("chart.busbw"))
+
+
+def fit_table(fits: dict) -> pd.DataFrame:
+    rows = []
+    for (op, devices), fit in sorted(fits.items(), key=lambda kv: (kv[0][0], kv[0][1] or 1 << 20)):
+        rows.append({
+            T("col.op"): op_label(op), T("col.devices"): str(devices) if devices else T("all_d"),
+            T("col.alpha"): fit.alpha_s * 1e6, T("col.beta"): fit.beta_bytes_per_s / 1e9,
+            T("col.crossover"): fit.crossover_bytes(devices) / 1024 if devices else None,
+            T("col.r2"): fit.r2, T("col.r2_log"): fit.r2_log, T("col.worst"): fit.worst_ratio,
+        })
+    return pd.DataFrame(rows)
+
+
+def show_results(result: commbench.SweepResult, view: str) -> None:
+    fits = costfit.fit_measurements(result.measurements)
+    st.caption(T("ran", wall=result.wall_s, ceiling=result.copy_ceiling / 1e9))
+    frame = measurement_frame(result, fits, view)
+    copies = pd.DataFrame({"bytes": [m.bytes for m in result.copies],
+                           "busbw": [m.algbw / 1e9 for m in result.copies]})
+    ops = list(result.plan.ops)
+    for tab, op in zip(st.tabs([op_label(op) for op in ops]), ops):
+        with tab:
+            crossovers = pd.DataFrame([{"D": str(d), "bytes": fits[(op, d)].crossover_bytes(d)}
+                                       for d in result.plan.devices if (op, d) in fits])
+            show_model = view == "chained"  # the model is fitted to the collective itself
+            left, right = st.columns(2)
+            left.altair_chart(latency_chart(frame[frame.op == op], crossovers, show_model), width="stretch")
+            right.altair_chart(busbw_chart(frame[frame.op == op], copies, show_model), width="stretch")
+            st.markdown(T("legend"))
+    st.subheader(T("fit.title"))
+    st.markdown(T("fit.body"))
+    st.latex(r"t_{\mathrm{all\text{-}reduce}} \approx 2(D-1)\,\alpha + \frac{2(D-1)}{D}\,\frac{S}{\beta}"
+             r"\qquad t_{\mathrm{all\text{-}gather}},\,t_{\mathrm{reduce\text{-}scatter}} \approx (D-1)\,\alpha"
+             r" + \frac{D-1}{D}\,\frac{S}{\beta}\qquad S^{*} = D\,\alpha\,\beta")
+    st.dataframe(fit_table(fits), hide_index=True, width="stretch", column_config={
+        T("col.alpha"): st.column_config.NumberColumn(format="%.2f"),
+        T("col.beta"): st.column_config.NumberColumn(format="%.3f"),
+        T("col.crossover"): st.column_config.NumberColumn(format="%.0f"),
+        T("col.r2"): st.column_config.NumberColumn(format="%.3f"),
+        T("col.r2_log"): st.column_config.NumberColumn(format="%.3f"),
+        T("col.worst"): st.column_config.NumberColumn(format="%.2f"),
+    })
+    per_d = [fit.worst_ratio for (_, d), fit in fits.items() if d is not None and math.isfinite(fit.worst_ratio)]
+    if per_d:
+        worst = max(per_d)
+        (st.success if worst <= 2 else st.warning)(T("fit.worst", worst=worst))
+
 
 st.title(T("title"))
-st.markdown(T("summary"))
+st.markdown(T("intro"))
+with st.expander(T("method.title")):
+    st.markdown(T("method.body"))
+
+available = ui.runtime_info().device_count
+if available < 2:
+    st.warning(T("need_two", devices=available))
+    st.stop()
+
+left, right = st.columns(2)
+with left:
+    op = ui.url_choice(T, "op", OP_CHOICES, "psum")
+    max_size = ui.url_choice(T, "max_size", list(SIZE_CHOICES), "1M")
+    view = ui.url_choice(T, "view", ["chained", "per_call"], "chained", radio=True)
+with right:
+    max_devices = ui.url_int(T, "max_devices", min(8, available), 2, available)
+    repeats = ui.url_int(T, "repeats", 5, 1, commbench.MAX_REPEATS)
+    st.button(T("full"), on_click=request_full_sweep, help=T("full.help"))
+
+ui.hardware_note(T)
+st.caption(T("links_note"))
+
+with ui.guard(T):
+    ops = commbench.OPS if op == "all" else (op,)
+    sizes = tuple(s for s in commbench.FULL_SIZES if s <= SIZE_CHOICES[max_size])
+    plan = commbench.plan_sweep(ops, powers_of_two(max_devices), sizes, repeats)  # refuses before running
+    settings = (plan.ops, plan.devices, plan.sizes, plan.repeats)
+    ran = st.session_state.setdefault(RAN, set())
+    st.caption(T("plan", ops=", ".join(op_label(o) for o in plan.ops), devices=list(plan.devices),
+                 low=sizes[0] // 1024, high=sizes[-1] // 1024, repeats=repeats, estimate=plan.estimated_s))
+    requested = st.session_state.pop(RUN_REQUESTED, False)
+    if plan.estimated_s <= AUTO_RUN_SECONDS or settings in ran or requested or st.button(T("run"), type="primary"):
+        result = measured(*settings)
+        ran.add(settings)
+        show_results(result, view)
+    else:
+        st.info(T("press_run", estimate=plan.estimated_s))
+
+ui.show_code(T, commbench.plan_sweep, commbench.chained_program, commbench.measure_collective,
+             commbench.run_sweep, costfit.fit_ring)

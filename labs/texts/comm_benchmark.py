@@ -4,4 +4,167 @@ TEXTS = {
         "en": "Measure collectives and fit a latency–bandwidth model.",
         "zh": "测量集合通信并拟合延迟—带宽模型。",
     },
+    "intro": {
+        "en": "A data-parallel step costs compute **plus** communication: T_step = T_compute + T_comm. "
+              "Compute shrinks as D devices share the batch; the gradient all-reduce does not, and it grows "
+              "with D. This lab times the three collectives of data parallelism — all-reduce (`psum`, and "
+              "`pmean` = psum ÷ D), all-gather and reduce-scatter (`psum_scatter`) — over message sizes and "
+              "device counts, and fits the classic α-β ring model to what it measured.",
+        "zh": "数据并行的一步 = 计算 **加上** 通信：T_step = T_compute + T_comm。D 台设备分摊批次后计算变少，"
+              "而梯度的全归约并不会变少，反而随 D 增长。本实验测量数据并行的三种集合通信——全归约（`psum`，"
+              "以及 `pmean` = psum ÷ D）、全收集和归约散射（`psum_scatter`）——在不同消息大小和设备数下的耗时，"
+              "并用经典的 α-β 环形模型拟合测量结果。",
+    },
+    "method.title": {"en": "How it is measured", "zh": "测量方法"},
+    "method.body": {
+        "en": "- **Message size S** (nccl-tests convention): the per-device buffer for all-reduce; the per-device "
+              "*output* for all-gather (each device contributes S/D); the per-device *input* for reduce-scatter "
+              "(each keeps S/D). float32 values, S from 1 KiB to 64 MiB.\n"
+              "- **Every timing**: the first call (trace + compile + run) is kept apart, one untimed warm-up "
+              "call follows, then `repeats` timed calls, each ended by `block_until_ready` — dispatch is "
+              "asynchronous, so a clock read without it measures nothing.\n"
+              "- **Per call**: a pmapped program with one collective, dispatched from Python each time "
+              "(includes dispatch and allocating the output).\n"
+              "- **Chained**: one pmapped program running k collectives back to back in `lax.fori_loop` "
+              "(k = 32 for small S down to 2 for large S), each feeding the next; time ÷ k is the collective "
+              "itself. Its input is donated, so the loop works in place.\n"
+              "- **Shown**: the median of the repeats as the line, min…max as the band / error bars.\n"
+              "- **algbw** = S / t; **busbw** = algbw × 2(D−1)/D for all-reduce and × (D−1)/D for "
+              "all-gather and reduce-scatter: what each link of a ring carries, comparable across D.\n"
+              "- **Ceiling**: a jitted element-wise copy (y = x + 1: read S, write S) on one device, timed the "
+              "same way; S / t is the machine's memory-copy bandwidth (the grey dotted line).\n"
+              "- **Fit**: least squares for (α, 1/β) with each point weighted by 1/t, so every size counts by "
+              "its relative error; fitted to the chained medians, per collective and D, and once over all D.",
+        "zh": "- **消息大小 S**（沿用 nccl-tests 的约定）：全归约为每台设备的缓冲区；全收集为每台设备的*输出*"
+              "（每台设备贡献 S/D）；归约散射为每台设备的*输入*（每台设备保留 S/D）。数值为 float32，S 从 1 KiB 到 64 MiB。\n"
+              "- **每次计时**：第一次调用（追踪 + 编译 + 运行）单独计时，随后一次不计时的预热调用，再计时 `repeats` 次，"
+              "每次都以 `block_until_ready` 结束——派发是异步的，不等待结果的计时毫无意义。\n"
+              "- **逐次调用**：每次从 Python 派发一个只含一次集合通信的 pmap 程序（包含派发开销和分配输出的开销）。\n"
+              "- **串联**：一个 pmap 程序在 `lax.fori_loop` 中连续执行 k 次集合通信（小 S 时 k = 32，大 S 时降到 2），"
+              "前一次的输出是后一次的输入；总时间 ÷ k 即集合通信本身。其输入被捐赠（donate），循环原地更新。\n"
+              "- **展示**：折线为各次重复的中位数，阴影带 / 误差线为最小值…最大值。\n"
+              "- **algbw** = S / t；**busbw** = algbw × 2(D−1)/D（全归约）或 × (D−1)/D（全收集、归约散射）："
+              "即环上每条链路承载的带宽，可在不同 D 之间比较。\n"
+              "- **上限参照**：在一台设备上用 jit 编译的逐元素拷贝（y = x + 1：读 S、写 S），同样方式计时；"
+              "S / t 就是本机的内存拷贝带宽（灰色点线）。\n"
+              "- **拟合**：对 (α, 1/β) 做最小二乘，每个点按 1/t 加权，使各个大小按相对误差同等计入；"
+              "拟合对象是串联测量的中位数，按集合通信和 D 分别拟合，另对所有 D 合并拟合一次。",
+    },
+    "need_two": {
+        "en": "A collective needs at least 2 devices; this runtime has {devices}.",
+        "zh": "集合通信至少需要 2 台设备；当前运行时只有 {devices} 台。",
+    },
+    "w.op": {"en": "Collective", "zh": "集合通信"},
+    "w.op.psum": {"en": "all-reduce (psum / pmean)", "zh": "全归约（psum / pmean）"},
+    "w.op.all_gather": {"en": "all-gather", "zh": "全收集（all_gather）"},
+    "w.op.psum_scatter": {"en": "reduce-scatter (psum_scatter)", "zh": "归约散射（psum_scatter）"},
+    "w.op.all": {"en": "all three", "zh": "全部三种"},
+    "w.max_size": {"en": "Largest message S per device", "zh": "每台设备的最大消息 S"},
+    "w.max_size.64K": {"en": "64 KiB", "zh": "64 KiB"},
+    "w.max_size.256K": {"en": "256 KiB", "zh": "256 KiB"},
+    "w.max_size.1M": {"en": "1 MiB", "zh": "1 MiB"},
+    "w.max_size.4M": {"en": "4 MiB", "zh": "4 MiB"},
+    "w.max_size.16M": {"en": "16 MiB", "zh": "16 MiB"},
+    "w.max_size.64M": {"en": "64 MiB", "zh": "64 MiB"},
+    "w.view": {"en": "Timing shown", "zh": "展示的计时"},
+    "w.view.chained": {"en": "the collective itself (chained ÷ k)", "zh": "集合通信本身（串联 ÷ k）"},
+    "w.view.per_call": {"en": "one dispatched call", "zh": "单次派发调用"},
+    "w.max_devices": {"en": "Up to D devices", "zh": "最多 D 台设备"},
+    "w.max_devices.help": {
+        "en": "Measured at D = 2, 4, 8, … up to this number (powers of two, so every size splits evenly).",
+        "zh": "在 D = 2、4、8……直到该数处测量（取 2 的幂，保证每个大小都能均分）。",
+    },
+    "w.repeats": {"en": "Timed repeats per point", "zh": "每个点的计时重复次数"},
+    "full": {"en": "📡 Full sweep: 3 collectives, 1 KiB–64 MiB, D = 2, 4, 8",
+             "zh": "📡 完整扫描：3 种集合通信，1 KiB–64 MiB，D = 2、4、8"},
+    "full.help": {
+        "en": "About a minute or two on a 2-core machine; the result is cached for these settings.",
+        "zh": "在 2 核机器上约一两分钟；结果按设置缓存。",
+    },
+    "run": {"en": "▶️ Run this sweep", "zh": "▶️ 运行此扫描"},
+    "press_run": {
+        "en": "This sweep is estimated at up to {estimate:.0f} s, so it waits for the button above.",
+        "zh": "此扫描预计最多需要 {estimate:.0f} 秒，因此等你按上面的按钮再运行。",
+    },
+    "links_note": {
+        "en": "On simulated CPU devices there are no links: a \"transfer\" is a memory copy (and a sum) between "
+              "threads of one process, so β here is memory bandwidth shared by all devices, and α is thread "
+              "synchronisation. On GPUs/TPUs the same commands measure NVLink/ICI.",
+        "zh": "在 CPU 模拟的设备上并没有真正的链路：一次“传输”只是同一进程内线程之间的内存拷贝（和求和），"
+              "因此这里的 β 是所有设备共享的内存带宽，α 是线程同步的开销。在 GPU/TPU 上，同样的命令测量的是 NVLink/ICI。",
+    },
+    "plan": {
+        "en": "Sweep: {ops} · D = {devices} · S = {low} KiB … {high} KiB · {repeats} repeats · estimated ≤ {estimate:.0f} s",
+        "zh": "扫描：{ops} · D = {devices} · S = {low} KiB … {high} KiB · 重复 {repeats} 次 · 预计 ≤ {estimate:.0f} 秒",
+    },
+    "progress": {"en": "Measuring {done}/{total} {label}", "zh": "测量中 {done}/{total} {label}"},
+    "ran": {
+        "en": "Measured in {wall:.1f} s. Memory-copy ceiling on one device: {ceiling:.2f} GB/s.",
+        "zh": "测量用时 {wall:.1f} 秒。单设备内存拷贝上限：{ceiling:.2f} GB/s。",
+    },
+    "axis.bytes": {"en": "message size S (bytes per device, log)", "zh": "消息大小 S（每台设备字节数，对数）"},
+    "axis.devices": {"en": "D", "zh": "D"},
+    "axis.latency": {"en": "time per collective (µs, log)", "zh": "每次集合通信时间（微秒，对数）"},
+    "axis.busbw": {"en": "busbw (GB/s, log)", "zh": "busbw（GB/s，对数）"},
+    "chart.latency": {"en": "Latency: median, min–max band, model dashed", "zh": "延迟：中位数、最小–最大阴影带、模型为虚线"},
+    "chart.busbw": {"en": "Bus bandwidth, memory-copy ceiling dotted", "zh": "总线带宽，内存拷贝上限为点线"},
+    "copy_label": {"en": "memory copy GB/s", "zh": "内存拷贝 GB/s"},
+    "legend": {
+        "en": "Solid: measured median (band / error bars: min…max of the repeats). Dashed: the fitted ring model. "
+              "Thin vertical rules: the crossover S* = D·α·β where the bandwidth term overtakes the latency term. "
+              "Grey dotted: memory-copy bandwidth of one device.",
+        "zh": "实线：测量中位数（阴影带 / 误差线：各次重复的最小值…最大值）。虚线：拟合的环形模型。"
+              "细竖线：交叉点 S* = D·α·β，此后带宽项超过延迟项。灰色点线：单设备的内存拷贝带宽。",
+    },
+    "fit.title": {"en": "The α-β ring model, fitted", "zh": "拟合的 α-β 环形模型"},
+    "fit.body": {
+        "en": "A ring all-reduce takes 2(D−1) steps; each pays a per-hop latency α and sends S/D bytes at link "
+              "bandwidth β. All-gather and reduce-scatter are half a ring. Below the crossover S*, latency "
+              "dominates (fuse small gradients into one message); above it, bandwidth does.",
+        "zh": "环形全归约需要 2(D−1) 步，每步付出一次单跳延迟 α，并以链路带宽 β 发送 S/D 字节。"
+              "全收集和归约散射各是半个环。小于交叉点 S* 时延迟占主导（应把小梯度合并成一条消息）；大于它时带宽占主导。",
+    },
+    "col.op": {"en": "collective", "zh": "集合通信"},
+    "col.devices": {"en": "D", "zh": "D"},
+    "col.alpha": {"en": "α (µs per hop)", "zh": "α（微秒/跳）"},
+    "col.beta": {"en": "β (GB/s)", "zh": "β（GB/s）"},
+    "col.crossover": {"en": "crossover S* (KiB)", "zh": "交叉点 S*（KiB）"},
+    "col.r2": {"en": "R²", "zh": "R²"},
+    "col.r2_log": {"en": "R² of log t", "zh": "log t 的 R²"},
+    "col.worst": {"en": "worst ratio, S ≥ 64 KiB", "zh": "最差比值（S ≥ 64 KiB）"},
+    "all_d": {"en": "all", "zh": "全部"},
+    "fit.worst": {
+        "en": "Worst model/measurement ratio for S ≥ 64 KiB over the per-D fits: {worst:.2f}× "
+              "(either way). On a CPU the bandwidth falls once D × S outgrows the caches, which one β cannot follow; "
+              "on a loaded machine the large sizes also wait for cores.",
+        "zh": "按 D 分别拟合时，S ≥ 64 KiB 的模型/测量最差比值：{worst:.2f} 倍（双向取大）。"
+              "在 CPU 上，一旦 D × S 超出缓存，带宽就会下降，单一的 β 无法刻画；机器负载高时，大消息还要等待 CPU 核。",
+    },
+    "error.unknown_op": {"en": "Unknown collective `{op}`.", "zh": "未知的集合通信 `{op}`。"},
+    "error.no_ops": {"en": "Choose at least one collective.", "zh": "请至少选择一种集合通信。"},
+    "error.need_two_devices": {
+        "en": "A collective needs at least 2 devices (got {devices}).",
+        "zh": "集合通信至少需要 2 台设备（收到 {devices}）。",
+    },
+    "error.size_not_divisible": {
+        "en": "A message of {size} bytes cannot be split into {devices} equal float32 shards.",
+        "zh": "{size} 字节的消息无法均分成 {devices} 个 float32 分片。",
+    },
+    "error.sweep_too_big": {
+        "en": "This sweep would need about {need} MiB of memory, over this deployment's limit of {limit} MiB.",
+        "zh": "此扫描约需 {need} MiB 内存，超过本部署的上限 {limit} MiB。",
+    },
+    "error.sweep_too_long": {
+        "en": "This sweep would take about {estimate:.0f} s, over this deployment's limit of {limit:.0f} s. "
+              "Use a smaller largest size, fewer devices or fewer repeats.",
+        "zh": "此扫描约需 {estimate:.0f} 秒，超过本部署的上限 {limit:.0f} 秒。请减小最大消息、设备数或重复次数。",
+    },
+    "error.too_few_points": {
+        "en": "A fit needs at least 2 measurements (got {n}).",
+        "zh": "拟合至少需要 2 个测量点（收到 {n} 个）。",
+    },
+    "error.bad_points": {
+        "en": "The fit needs positive times and at least 2 devices.",
+        "zh": "拟合需要正的时间值且设备数至少为 2。",
+    },
 }

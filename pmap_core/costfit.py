@@ -1,0 +1,131 @@
+"""The α-β ring model of a collective, fitted to measured times.
+
+A ring all-reduce of S bytes over D devices takes 2(D−1) steps, each paying a
+per-hop latency α and moving S/D bytes over a link of bandwidth β:
+
+    all-reduce:                   t ≈ 2(D−1)·α + 2(D−1)/D · S/β
+    all-gather / reduce-scatter:  t ≈  (D−1)·α +  (D−1)/D · S/β
+
+Both are linear in (α, 1/β), so a least-squares fit is one `numpy.linalg.lstsq`.
+Each row is divided by its measured t, which minimises the *relative* error: a
+1 KiB and a 64 MiB message then count alike, instead of the largest dominating.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from pmap_core.validation import LabInputError
+
+RATIO_FROM_BYTES = 64 * 1024  # the worst-ratio check covers sizes from here up
+
+
+def hop_terms(op: str, devices: int) -> tuple[float, float]:
+    """(latency hops, bandwidth factor) of `op` on a ring of `devices`: t = hops·α + factor·S/β."""
+    if op == "psum":
+        return 2.0 * (devices - 1), 2.0 * (devices - 1) / devices
+    if op in ("all_gather", "psum_scatter"):
+        return float(devices - 1), (devices - 1) / devices
+    raise LabInputError("unknown_op", "the ring model has no formula for {op!r}", op=op)
+
+
+def predict(op: str, devices: int, size_bytes: float, alpha_s: float, beta_bytes_per_s: float) -> float:
+    hops, factor = hop_terms(op, devices)
+    return hops * alpha_s + factor * size_bytes / beta_bytes_per_s
+
+
+def crossover_bytes(alpha_s: float, beta_bytes_per_s: float, devices: int) -> float:
+    """The size S where the latency term equals the bandwidth term: S = D·α·β (every op above)."""
+    return devices * alpha_s * beta_bytes_per_s
+
+
+@dataclasses.dataclass(frozen=True)
+class RingFit:
+    """α (s per hop) and β (bytes/s per link) fitted to the points of one op (one D, or all D)."""
+
+    op: str
+    devices: tuple[int, ...]
+    alpha_s: float
+    beta_bytes_per_s: float
+    r2: float  # of the measured seconds (linear scale)
+    r2_log: float  # of log(seconds): how well the shape across sizes is matched
+    worst_ratio: float  # max of predicted/measured and measured/predicted, sizes >= 64 KiB
+    points: int
+
+    def predict(self, devices: int, size_bytes: float) -> float:
+        return predict(self.op, devices, size_bytes, self.alpha_s, self.beta_bytes_per_s)
+
+    def crossover_bytes(self, devices: int) -> float:
+        return crossover_bytes(self.alpha_s, self.beta_bytes_per_s, devices)
+
+    def as_dict(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "devices": list(self.devices)}
+
+
+def _solve(design: np.ndarray, seconds: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted least squares for (α, 1/β), both kept >= 0.
+
+    If the free solution makes one of them negative (noise can), that one is
+    fixed at 0 and the other refitted alone.
+    """
+    a, t = design * weights[:, None], seconds * weights
+    solution = np.linalg.lstsq(a, t, rcond=None)[0]
+    if np.all(solution >= 0):
+        return solution
+    best, best_error = np.zeros(2), np.inf
+    for keep in (0, 1):
+        column = a[:, keep]
+        value = max(float(column @ t / (column @ column)), 0.0)
+        candidate = np.zeros(2)
+        candidate[keep] = value
+        error = float(np.sum((a @ candidate - t) ** 2))
+        if error < best_error:
+            best, best_error = candidate, error
+    return best
+
+
+def fit_ring(op: str, devices: Sequence[int], sizes: Sequence[float], seconds: Sequence[float],
+             weighted: bool = True) -> RingFit:
+    """Fit α and β of the ring model to measured `seconds` of `op` at (`devices`, `sizes`)."""
+    d = np.asarray(devices, dtype=float)
+    s = np.asarray(sizes, dtype=float)
+    t = np.asarray(seconds, dtype=float)
+    if not (len(d) == len(s) == len(t)) or len(t) < 2:
+        raise LabInputError("too_few_points", "a fit needs at least 2 measurements, got {n}", n=len(t))
+    if np.any(t <= 0) or np.any(d < 2):
+        raise LabInputError("bad_points", "times must be positive and device counts at least 2")
+    terms = np.array([hop_terms(op, int(n)) for n in d])
+    design = np.column_stack([terms[:, 0], terms[:, 1] * s])
+    alpha, inverse_beta = _solve(design, t, 1.0 / t if weighted else np.ones_like(t))
+    beta = 1.0 / inverse_beta if inverse_beta > 0 else float("inf")
+    predicted = design @ np.array([alpha, inverse_beta])
+    big = s >= RATIO_FROM_BYTES
+    ratios = np.maximum(predicted / t, t / np.maximum(predicted, 1e-300))[big]
+    return RingFit(
+        op=op, devices=tuple(sorted({int(n) for n in d})), alpha_s=float(alpha), beta_bytes_per_s=float(beta),
+        r2=_r2(t, predicted), r2_log=_r2(np.log(t), np.log(np.maximum(predicted, 1e-300))),
+        worst_ratio=float(ratios.max()) if ratios.size else float("nan"), points=len(t),
+    )
+
+
+def _r2(measured: np.ndarray, predicted: np.ndarray) -> float:
+    total = float(np.sum((measured - measured.mean()) ** 2))
+    residual = float(np.sum((measured - predicted) ** 2))
+    return 1.0 - residual / total if total > 0 else float("nan")
+
+
+def fit_measurements(rows: Iterable[object], seconds_field: str = "seconds") -> dict[tuple[str, int | None], RingFit]:
+    """Fit every op per D, and per op over all D (key D = None), from rows with op/devices/bytes."""
+    groups: dict[tuple[str, int | None], list] = {}
+    for row in rows:
+        groups.setdefault((row.op, row.devices), []).append(row)
+        groups.setdefault((row.op, None), []).append(row)
+    return {
+        key: fit_ring(key[0], [r.devices for r in group], [r.bytes for r in group],
+                      [getattr(r, seconds_field) for r in group])
+        for key, group in groups.items()
+        if len(group) >= 2
+    }
