@@ -9,7 +9,7 @@ from pmap_core import sharding
 
 T = texts("basics")
 PAGE_MAX_BATCH = 4_096  # the sample chart stays readable and quick
-SHOWN_SAMPLES = 256
+SHOWN_CELLS = 256  # beyond this, the grid shows the first cells only
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -18,11 +18,15 @@ def cached_parallel_mean(batch: int, devices: int, policy: str) -> sharding.Para
 
 
 def owner_frame(result: sharding.ParallelMean) -> pd.DataFrame:
-    """One row per sample (and per padded slot): which device holds it."""
+    """One cell per slot of the (D, b) shards: the sample it holds; dropped samples get a row of their own."""
     plan = result.plan
-    rows = [(i, T("chart.dropped") if d < 0 else f"{T('chart.owner')} {d}") for i, d in enumerate(plan.owner)]
-    rows += [(plan.batch + i, T("chart.pad")) for i in range(plan.padded)]
-    return pd.DataFrame(rows[:SHOWN_SAMPLES], columns=["sample", "device"])
+    device = T("chart.owner")
+    cells = [(f"{device} {d}", i - d * plan.per_device, f"{device} {d}", str(i))
+             for i, d in enumerate(plan.owner) if d >= 0]
+    cells += [(f"{device} {plan.devices - 1}", plan.per_device - plan.padded + k, T("chart.pad"), "")
+              for k in range(plan.padded)]
+    cells += [(T("chart.dropped"), k, T("chart.dropped"), str(plan.kept + k)) for k in range(plan.dropped)]
+    return pd.DataFrame(cells[:SHOWN_CELLS], columns=["row", "slot", "holder", "sample"])
 
 
 st.title(T("title"))
@@ -44,17 +48,21 @@ with ui.guard(T):
     plan = result.plan
 
     st.subheader(T("plan.heading"))
-    st.latex(rf"b = \frac{{{plan.batch}}}{{{plan.devices}}} \;\rightarrow\; {plan.per_device}")
+    fraction = rf"\frac{{{plan.batch}}}{{{plan.devices}}}"
+    rounded = {"pad": rf"\left\lceil {fraction} \right\rceil", "drop": rf"\left\lfloor {fraction} \right\rfloor"}
+    st.latex(rf"b = {rounded.get(plan.policy, fraction) if plan.batch % plan.devices else fraction} = {plan.per_device}")
     cols = st.columns(4)
     cols[0].metric(T("metric.per_device"), plan.per_device)
     cols[1].metric(T("metric.dropped"), plan.dropped)
     cols[2].metric(T("metric.padded"), plan.padded)
     cols[3].metric(T("metric.shape"), str(result.sharded_shape))
     owners = owner_frame(result)
-    st.altair_chart(charts.device_strip(owners, "sample", "device", x_title=T("chart.sample"),
-                                        device_title=T("chart.owner")), width="stretch")
-    if len(plan.owner) + plan.padded > SHOWN_SAMPLES:
-        st.caption(T("chart.first_samples", shown=SHOWN_SAMPLES, total=len(plan.owner) + plan.padded))
+    st.altair_chart(charts.heatmap(owners, "slot", "row", "holder", text="sample", by_device=True,
+                                   x_title=T("chart.slot"), y_title="", value_title=T("chart.holder")),
+                    width="stretch")
+    cells = plan.devices * plan.per_device + plan.dropped
+    if cells > SHOWN_CELLS:
+        st.caption(T("chart.first_cells", shown=SHOWN_CELLS, total=cells))
 
     st.subheader(T("compute.heading"))
     st.markdown(T("compute.explain"))

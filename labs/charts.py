@@ -30,18 +30,10 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, x_title: str, y_tit
     chart = base.mark_rect().encode(color=color, tooltip=list(df.columns))
     label = value if text is None else text
     if label:
-        chart = chart + base.mark_text(fontSize=10).encode(text=alt.Text(f"{label}:Q", format=".4g"))
+        numeric = pd.api.types.is_numeric_dtype(df[label])
+        text = alt.Text(f"{label}:Q", format=".4~g") if numeric else alt.Text(f"{label}:N")
+        chart = chart + base.mark_text(fontSize=10).encode(text=text)
     return chart.properties(height=height) if height else chart
-
-
-def device_strip(df: pd.DataFrame, x: str, device: str, *, x_title: str, device_title: str,
-                 title: str = "") -> alt.Chart:
-    """One coloured cell per item (e.g. sample), coloured by the device that owns it."""
-    return alt.Chart(df, title=title).mark_rect(stroke="white").encode(
-        x=alt.X(f"{x}:O", title=x_title),
-        color=alt.Color(f"{device}:N", title=device_title, scale=alt.Scale(scheme=DEVICE_SCHEME)),
-        tooltip=list(df.columns),
-    ).properties(height=60)
 
 
 def bar(df: pd.DataFrame, x: str, y: str, *, x_title: str, y_title: str, color: str | None = None,

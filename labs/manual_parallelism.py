@@ -42,9 +42,11 @@ st.caption(T("limits", batch=sync_cost.MAX_SYNC_BATCH, features=sync_cost.MAX_SY
 with ui.guard(T):
     st.subheader(T("reshape.heading"))
     shards = [sync_cost.manual_shards(batch, d, features) for d in range(1, max_devices + 1)]
-    st.code(f"x.shape == {shards[-1].global_shape}\n"
-            f"x = pad(x, {shards[-1].plan.padded}).reshape({shards[-1].plan.devices}, "
-            f"{shards[-1].plan.per_device}, {features})  # -> {shards[-1].sharded_shape}", language="python")
+    last = shards[-1]
+    padding = f"pad(x, {last.plan.padded})" if last.plan.padded else "x"
+    st.code(f"x.shape == {last.global_shape}\n"
+            f"x = {padding}.reshape({last.plan.devices}, {last.plan.per_device}, {features})"
+            f"  # -> {last.sharded_shape}", language="python")
     st.dataframe(pd.DataFrame(
         [(s.plan.devices, s.plan.per_device, s.plan.padded, str(s.global_shape), str(s.sharded_shape)) for s in shards],
         columns=[T("col.devices"), T("col.per_device"), T("col.padded"), T("col.global"), T("col.sharded")],

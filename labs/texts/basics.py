@@ -52,15 +52,17 @@ TEXTS = {
     "metric.dropped": {"en": "dropped", "zh": "丢弃"},
     "metric.padded": {"en": "padded", "zh": "填充"},
     "metric.shape": {"en": "sharded shape", "zh": "分片后形状"},
-    "chart.sample": {"en": "sample", "zh": "样本"},
+    "chart.slot": {"en": "position in the shard (sample number written in the cell)",
+                   "zh": "分片内的位置（格中数字为样本编号）"},
     "chart.owner": {"en": "device", "zh": "设备"},
+    "chart.holder": {"en": "held by", "zh": "归属"},
     "chart.dropped": {"en": "dropped", "zh": "丢弃"},
-    "chart.pad": {"en": "pad", "zh": "填充"},
+    "chart.pad": {"en": "padding (mask 0)", "zh": "填充（掩码为 0）"},
     "chart.real": {"en": "real samples", "zh": "真实样本数"},
     "chart.partial": {"en": "masked sum on the device", "zh": "设备上的掩码求和"},
-    "chart.first_samples": {
-        "en": "Showing the first {shown} of {total} samples.",
-        "zh": "显示 {total} 个样本中的前 {shown} 个。",
+    "chart.first_cells": {
+        "en": "Showing the first {shown} of {total} cells.",
+        "zh": "显示 {total} 个格子中的前 {shown} 个。",
     },
     "compute.heading": {"en": "A real parallel computation", "zh": "一次真实的并行计算"},
     "compute.explain": {
