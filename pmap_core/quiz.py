@@ -217,4 +217,5 @@ def is_correct(question_id: str, prediction: Any, correct: Any) -> bool:
     if isinstance(prediction, bool) or not isinstance(prediction, (int, float)) or not math.isfinite(prediction):
         raise LabInputError("not_a_number", "{name} must be a finite number, got {value!r}",
                             name="prediction", value=prediction)
-    return math.isclose(float(prediction), float(correct), rel_tol=question.tolerance, abs_tol=1e-9)
+    # Relative to the computed answer, not to the larger of the two as math.isclose does.
+    return abs(float(prediction) - float(correct)) <= question.tolerance * abs(float(correct)) + 1e-9
