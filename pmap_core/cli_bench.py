@@ -9,6 +9,7 @@ Progress goes to stderr; the result to stdout.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from typing import Any
 
@@ -92,7 +93,7 @@ def run_collectives(args: argparse.Namespace) -> int:
         tracking = {"uri": tracker.active_uri, "run_id": tracker.store_run_id(run_id),
                     "fell_back_to": tracker.fell_back_to}
     per_d = [fit for (op, d), fit in fits.items() if d is not None]
-    emit({
+    emit(_finite({
         "results": commbench.result_rows(result, fits),
         "fits": [{**fit.as_dict(), "scope": "per D" if len(fit.devices) == 1 else "all D",
                   "alpha": fit.alpha_s, "beta": fit.beta_bytes_per_s,
@@ -106,8 +107,19 @@ def run_collectives(args: argparse.Namespace) -> int:
         "seconds_are": "one collective: median over repeats of a chained program's time / k",
         "bytes_are": "S per device (nccl-tests): all-reduce buffer, all-gather output, reduce-scatter input",
         "tracking": tracking,
-    } if args.json else _summary(result, fits, tracking), args.json)
+    }) if args.json else _summary(result, fits, tracking), args.json)
     return 0
+
+
+def _finite(value: Any) -> Any:
+    """NaN and infinity become null, so the output is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def _summary(result: Any, fits: dict, tracking: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,178 @@
+"""The communication benchmark: consistent rows, correct collectives, a fit that recovers α and β,
+the lab page, and the CLI's JSON read back from MLflow."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import assert_clean, open_lab
+
+from pmap_core import LabInputError, cli, commbench, costfit
+
+ROOT = os.path.join(os.path.dirname(__file__), "..")
+BUSBW = {"psum": lambda d: 2 * (d - 1) / d, "all_gather": lambda d: (d - 1) / d,
+         "psum_scatter": lambda d: (d - 1) / d}
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep():
+    plan = commbench.plan_sweep(commbench.OPS, (2, 4), (1024, 4096), repeats=2)
+    return commbench.run_sweep(plan)
+
+
+def test_rows_are_consistent(tiny_sweep):
+    rows = tiny_sweep.measurements
+    assert [(m.op, m.devices, m.bytes) for m in rows] == [
+        (op, d, s) for op in commbench.OPS for d in (2, 4) for s in (1024, 4096)]
+    for m in rows:
+        assert m.algbw == pytest.approx(m.bytes / m.seconds)
+        assert m.busbw == pytest.approx(m.algbw * BUSBW[m.op](m.devices))
+        assert 0 < m.seconds_min <= m.seconds <= m.seconds_max
+        assert 0 < m.call_seconds_min <= m.call_seconds <= m.call_seconds_max
+        assert m.chain == commbench.chain_length(m.bytes) >= 2
+    assert [c.bytes for c in tiny_sweep.copies] == [1024, 4096]
+    assert tiny_sweep.copy_ceiling == max(c.algbw for c in tiny_sweep.copies)
+
+
+@pytest.mark.parametrize("devices", [2, 8])
+def test_benchmarked_programs_compute_the_collectives(devices):
+    n = 64
+    x = np.arange(devices * n, dtype=np.float32).reshape(devices, n)
+    total = x.sum(axis=0)
+    chunk = n // devices
+    for op in commbench.OPS:
+        once, chained = (np.asarray(a) for a in commbench.check_outputs(op, devices, n))
+        if op == "psum":
+            np.testing.assert_allclose(once, np.broadcast_to(total, (devices, n)))
+            np.testing.assert_allclose(chained, once)
+        elif op == "all_gather":
+            np.testing.assert_allclose(once, np.broadcast_to(x.ravel(), (devices, devices * n)))
+            np.testing.assert_allclose(chained, np.broadcast_to(x[0], (devices, n)))  # loop keeps the first S/D
+        else:
+            expected = np.stack([total[d * chunk:(d + 1) * chunk] for d in range(devices)])
+            np.testing.assert_allclose(once, expected)
+            np.testing.assert_allclose(chained[:, :chunk], expected)  # written back in place
+            np.testing.assert_allclose(chained[:, chunk:], x[:, chunk:])
+
+
+@pytest.mark.parametrize("kwargs, code", [
+    ({"ops": commbench.OPS, "devices": (2, 4, 8), "sizes": commbench.FULL_SIZES, "repeats": 50}, "sweep_too_long"),
+    ({"ops": ("psum",), "devices": (3,), "sizes": (1024,), "repeats": 2}, "size_not_divisible"),
+    ({"ops": ("psum",), "devices": (1,), "sizes": (1024,), "repeats": 2}, "need_two_devices"),
+    ({"ops": ("ppermute",), "devices": (2,), "sizes": (1024,), "repeats": 2}, "unknown_op"),
+    ({"ops": ("psum",), "devices": (2,), "sizes": (2**27,), "repeats": 2}, "out_of_range"),
+])
+def test_plan_refuses_before_running(kwargs, code):
+    with pytest.raises(LabInputError) as caught:
+        commbench.plan_sweep(**kwargs)
+    assert caught.value.code == code
+
+
+def test_full_sweep_fits_the_budgets():
+    plan = commbench.plan_sweep(commbench.OPS, (2, 4, 8), commbench.FULL_SIZES, repeats=5)
+    assert plan.estimated_s <= commbench.MAX_SWEEP_SECONDS
+    assert plan.peak_bytes <= commbench.MAX_SWEEP_MEMORY
+
+
+@pytest.mark.parametrize("op", commbench.OPS)
+def test_fit_recovers_alpha_and_beta_from_noisy_model_times(op):
+    alpha, beta = 25e-6, 3e9
+    rng = np.random.default_rng(0)
+    points = [(d, s) for d in (2, 4, 8) for s in commbench.FULL_SIZES]
+    clean = np.array([costfit.predict(op, d, s, alpha, beta) for d, s in points])
+    noisy = clean * rng.lognormal(0.0, 0.05, size=len(points))  # 5 % multiplicative noise
+    fit = costfit.fit_ring(op, [d for d, _ in points], [s for _, s in points], noisy)
+    assert fit.alpha_s == pytest.approx(alpha, rel=0.05)
+    assert fit.beta_bytes_per_s == pytest.approx(beta, rel=0.05)
+    assert fit.r2_log > 0.99 and fit.worst_ratio < 1.25
+    # The crossover S* is where both terms are equal.
+    hops, factor = costfit.hop_terms(op, 4)
+    assert hops * fit.alpha_s == pytest.approx(factor * fit.crossover_bytes(4) / fit.beta_bytes_per_s)
+
+
+def test_fit_keeps_alpha_non_negative():
+    # Pure bandwidth with noise pulls the free solution's α below zero; it is clamped at 0.
+    sizes = [2**k for k in range(16, 27)]
+    seconds = [s / 1e9 * (1.3 if i % 2 else 0.8) for i, s in enumerate(sizes)]
+    fit = costfit.fit_ring("all_gather", [2] * len(sizes), sizes, seconds)
+    assert fit.alpha_s >= 0 and np.isfinite(fit.beta_bytes_per_s)
+
+
+def test_fit_measurements_groups_per_op_and_d(tiny_sweep):
+    fits = costfit.fit_measurements(tiny_sweep.measurements)
+    assert set(fits) == {(op, d) for op in commbench.OPS for d in (2, 4, None)}
+    assert fits[("psum", None)].points == 4 and fits[("psum", None)].devices == (2, 4)
+
+
+def test_page_runs_the_quick_sweep_and_draws_the_fit():
+    at = open_lab("comm_benchmark")
+    assert_clean(at)
+    assert "Communication benchmark" in at.title[0].value
+    assert len(at.get("vega_lite_chart")) == 2  # latency and busbw of the default collective
+    table = at.dataframe[0].value
+    assert list(table.iloc[:, 1]) == ["2", "4", "8", "all"]
+    assert (table["α (µs per hop)"] >= 0).all() and (table["β (GB/s)"] > 0).all()
+    assert any("Measured in" in c.value for c in at.caption)
+
+
+def test_page_changed_setting_measures_that_sweep():
+    at = open_lab("comm_benchmark", op="all_gather", max_size="64K", max_devices=4, view="per_call")
+    assert_clean(at)
+    assert any("S = 1 KiB … 64 KiB" in c.value and "D = [2, 4]" in c.value for c in at.caption)
+    assert list(at.dataframe[0].value.iloc[:, 1]) == ["2", "4", "all"]
+
+
+def test_page_bad_inputs_are_explained():
+    at = open_lab("comm_benchmark", repeats=999)  # out of the slider's range: default used, with a warning
+    assert not at.exception
+    assert any("999" in w.value for w in at.warning)
+    at = open_lab("comm_benchmark", op="all", max_size="64M", repeats=50)  # refused before running
+    assert not at.exception
+    assert len(at.error) == 1 and "limit of 180 s" in at.error[0].value
+    assert not at.get("vega_lite_chart")
+
+
+def test_page_in_chinese():
+    at = open_lab("comm_benchmark", lang="zh")
+    assert_clean(at)
+    assert at.title[0].value == "通信基准"
+    assert any("测量用时" in c.value for c in at.caption)
+
+
+def test_cli_rejects_a_bad_sweep(capsys):
+    assert cli.main(["bench", "collectives", "--devices", "1", "--no-track"]) == 2
+    assert "at least 2 devices" in capsys.readouterr().err
+
+
+def test_cli_json_is_logged_to_mlflow(tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'bench.db'}"
+    done = subprocess.run(
+        [sys.executable, "-m", "pmap_core", "bench", "collectives", "--ops", "psum,all_gather",
+         "--sizes", "1K,1M", "--devices", "2", "--repeats", "2", "--tracking-uri", uri, "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=180, check=True)
+    out = json.loads(done.stdout)
+    results = out["results"]
+    assert [(r["op"], r["devices"], r["bytes"]) for r in results] == [
+        ("psum", 2, 1024), ("psum", 2, 2**20), ("all_gather", 2, 1024), ("all_gather", 2, 2**20)]
+    for r in results:
+        assert r["busbw"] == pytest.approx(r["algbw"] * BUSBW[r["op"]](2))
+        assert r["alpha"] >= 0 and r["beta"] > 0
+    fits = {(f["op"], f["scope"]): f for f in out["fits"]}
+    assert fits[("psum", "per D")]["alpha"] == results[0]["alpha"]
+
+    client = MlflowClient(tracking_uri=uri)
+    run = client.get_run(out["tracking"]["run_id"])
+    assert run.info.status == "FINISHED"
+    assert run.data.tags["kind"] == "bench" and run.data.tags["lab"] == "comm_benchmark"
+    assert run.data.params["devices"] == "2" and run.data.params["sizes"] == "1024,1048576"
+    history = client.get_metric_history(run.info.run_id, "psum.D2.seconds")
+    history = sorted((h.step, h.value) for h in history)
+    assert [step for step, _ in history] == [1024, 2**20]
+    assert [value for _, value in history] == pytest.approx([results[0]["seconds"], results[1]["seconds"]])
+    assert run.data.metrics["psum.D2.alpha_s"] == pytest.approx(results[0]["alpha"])
+    assert run.data.metrics["all_gather.D2.beta_Bps"] == pytest.approx(results[2]["beta"])
