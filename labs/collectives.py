@@ -12,18 +12,18 @@ T = texts("collectives")
 PAGE_MAX_SIZE = 32  # values per device that still read as a grid
 LABELLED_CELLS = 160  # above this many cells, numbers are left to the tooltip
 
-# What device d holds afterwards; x_s is device s's input (LaTeX reads the same in every language).
+# What device d holds afterwards; x_s is device s's input, x_[c] its chunk c of n/D values.
 FORMULAS = {
-    "pmean": r"\bar g = \frac{1}{D}\sum_{s=0}^{D-1} x_s \quad\text{on every device}",
+    "pmean": r"y_d = \bar g = \frac{1}{D}\sum_{s=0}^{D-1} x_s",
     "psum": r"y_d = \sum_{s=0}^{D-1} x_s",
-    "pmax": r"y_d = \max_{s} x_s \quad\text{(element-wise)}",
-    "pmin": r"y_d = \min_{s} x_s \quad\text{(element-wise)}",
+    "pmax": r"y_d = \max_{s} x_s",
+    "pmin": r"y_d = \min_{s} x_s",
     "all_gather": r"y_d = \begin{bmatrix} x_0 \\ x_1 \\ \vdots \\ x_{D-1} \end{bmatrix} \in \mathbb{R}^{D \times n}",
     "all_gather_tiled": r"y_d = x_0 \,\Vert\, x_1 \,\Vert \cdots \Vert\, x_{D-1} \in \mathbb{R}^{D n}",
-    "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)[\text{chunk } d] \in \mathbb{R}^{n/D}",
-    "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)[\,d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\,]",
+    "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} \in \mathbb{R}^{n/D}",
+    "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} = \Big(\sum_{s} x_s\Big)\big[d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\big]",
     "ppermute": r"y_{(d+1) \bmod D} = x_d",
-    "all_to_all": r"y_d[\text{chunk } s] = x_s[\text{chunk } d]",
+    "all_to_all": r"(y_d)_{[s]} = (x_s)_{[d]}",
 }
 
 
@@ -61,6 +61,7 @@ with right:
 
 st.markdown(T("formula"))
 st.latex(FORMULAS[op])
+st.caption(T("formula.chunks") if op in collectives.CHUNKED_OPS else T("formula.elementwise"))
 st.markdown(T(f"use.{op}"))
 
 with ui.guard(T):

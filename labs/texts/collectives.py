@@ -94,6 +94,14 @@ TEXTS = {
               "序列并行借此从按序列分片切换为按注意力头分片。",
     },
     "formula": {"en": "What every device d holds afterwards:", "zh": "之后每台设备 d 持有的内容："},
+    "formula.elementwise": {
+        "en": "x_s is device s's vector of n values; operations act element by element.",
+        "zh": "x_s 是设备 s 上的 n 维向量；运算逐元素进行。",
+    },
+    "formula.chunks": {
+        "en": "x_s is device s's vector of n values; v_[c] is chunk c of a vector cut into D chunks of n/D values.",
+        "zh": "x_s 是设备 s 上的 n 维向量；v_[c] 表示把向量切成 D 块（每块 n/D 个值）后的第 c 块。",
+    },
     "shapes": {
         "en": "Per device: input shape {inp} → output shape {out}.",
         "zh": "每台设备：输入形状 {inp} → 输出形状 {out}。",
