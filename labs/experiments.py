@@ -30,20 +30,28 @@ def group_label(row: pd.Series) -> str:
     return f"{row['model']} · B={row['global_batch']} · {row['scaling']}"
 
 
+def against_devices(frame: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
+    """Every run as a point; a line through the median of each group at each D."""
+    color = alt.Color("group:N", title=T("axis.group"))
+    x = alt.X("devices:Q", title="D", scale=alt.Scale(domainMin=1))
+    points = alt.Chart(frame, title=title).mark_circle(size=70, opacity=0.7).encode(
+        x=x, y=alt.Y(f"{y}:Q", title=y_title), color=color,
+        tooltip=["run_name", "run_id", "devices", alt.Tooltip(f"{y}:Q", format=",.4g")],
+    )
+    medians = frame.groupby(["group", "devices"], as_index=False)[y].median()
+    return points + alt.Chart(medians).mark_line().encode(x=x, y=f"{y}:Q", color=color)
+
+
 def scaling_charts(table: pd.DataFrame) -> None:
     st.subheader(T("scaling.heading"))
-    frame = table.assign(group=table.apply(group_label, axis=1),
-                         devices=table["devices"].astype(int)).drop(columns=["tags.backend", "tags.simulated",
-                                                                            "tags.physical_cores"], errors="ignore")
+    frame = table.assign(group=table.apply(group_label, axis=1), devices=table["devices"].astype(int))
     left, right = st.columns(2)
-    left.altair_chart(charts.line(frame, "devices", "throughput", x_title="D", y_title=T("axis.throughput"),
-                                  color="group", color_title=T("axis.group"), title=T("scaling.throughput")),
+    left.altair_chart(against_devices(frame, "throughput", T("axis.throughput"), T("scaling.throughput")),
                       width="stretch")
     with_efficiency = frame[frame["efficiency"].notna()]
     ideal = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
-    efficiency = charts.line(with_efficiency, "devices", "efficiency", x_title="D", y_title=T("axis.efficiency"),
-                             color="group", color_title=T("axis.group"), title=T("scaling.efficiency"))
-    right.altair_chart(efficiency + ideal, width="stretch")
+    right.altair_chart(against_devices(with_efficiency, "efficiency", T("axis.efficiency"), T("scaling.efficiency"))
+                       + ideal, width="stretch")
     st.caption(T("scaling.note"))
     ui.hardware_note(T)
 

@@ -39,7 +39,7 @@ def show_hlo(hlo: composition.HloComparison) -> None:
         jitted.code(hlo.jitted_hlo, language="text")
 
 
-def show_speed(speed: composition.SpeedComparison) -> None:
+def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
     st.subheader(T("speed.heading"))
     forms = [("pmap(f)", speed.plain), ("pmap(jit(f))", speed.jitted), ("jit(shard_map(f))", speed.shard_map)]
     frame = pd.DataFrame([
@@ -59,7 +59,10 @@ def show_speed(speed: composition.SpeedComparison) -> None:
     left, right = st.columns(2)
     left.metric(T("speed.ratio"), f"{speed.jitted_over_plain:.2f}×")
     right.metric(T("speed.max_diff"), f"{speed.max_abs_diff_jitted:.1e}")
-    st.markdown(T("speed.verdict", ratio=speed.jitted_over_plain, rows=speed.rows, devices=speed.devices))
+    overlap = speed.jitted.min_s <= speed.plain.max_s and speed.plain.min_s <= speed.jitted.max_s
+    st.markdown(T("speed.method", rows=speed.rows, devices=speed.devices))
+    verdict = "speed.overlap" if overlap else "speed.no_overlap" if same_program else "speed.differs"
+    st.markdown(T(verdict, ratio=speed.jitted_over_plain))
 
     st.subheader(T("shard_map.heading"))
     st.markdown(T("shard_map.body"))
@@ -147,7 +150,7 @@ with ui.guard(T):
     with ui.heavy_job(T), st.spinner(T("running")):
         result = report(devices, rows, repeats, layers)
     show_hlo(result.hlo)
-    show_speed(result.speed)
+    show_speed(result.speed, result.hlo.identical)
     ui.show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
                  composition.normalize_hlo, composition.compare_compiled, composition.compare_speed)
     show_grads(result.grads)

@@ -116,7 +116,7 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     cols = st.columns(4)
     cols[0].metric(T("scaling.throughput", devices=scaling.devices), f"{scaling.throughput:,.0f}")
     cols[1].metric(T("scaling.baseline"), f"{scaling.baseline_throughput:,.0f}")
-    cols[2].metric(T("scaling.ratio"), f"{scaling.scaling_ratio:.2f}×")
+    cols[2].metric(T("scaling.ratio"), f"{scaling.scaling_ratio:.2g}×")
     cols[3].metric(T("scaling.efficiency"), f"{scaling.efficiency * 100:.2g} %")
     st.caption(T("scaling.ceiling", ceiling=scaling.hardware_ceiling, devices=scaling.devices))
     ui.hardware_note(T)

@@ -85,6 +85,10 @@ def test_experiments_filters_by_model_and_batch(store):
     assert set(table["model"]) == {"mlp"} and set(table["global_batch"]) == {32}
     at.selectbox(key="experiments.model").set_value("linear").run()
     assert any("No run matches" in i.value for i in at.info)
+    at = open_lab("experiments", batch=12_345)  # a batch no run used: refused, all batches shown
+    assert not at.exception
+    assert any("`batch`" in w.value for w in at.warning)
+    assert at.selectbox(key="experiments.batch").value == "all"
 
 
 def test_training_bad_inputs_are_explained(store):

@@ -47,9 +47,10 @@ TEXTS = {
     "scaling.efficiency": {"en": "Efficiency E(D) = S(D) / D (dashed: ideal)", "zh": "扩展效率 E(D) = S(D) / D（虚线：理想）"},
     "scaling.none": {"en": "No finished training run with a throughput among these runs.", "zh": "这些运行中没有已完成且带吞吐量的训练运行。"},
     "scaling.note": {
-        "en": "Each point is one finished run, grouped by model, global batch and scaling mode. S(D) of a run "
-              "is against a one-device run measured in the same process.",
-        "zh": "每个点是一次已完成的运行，按模型、全局批次和扩展方式分组。每次运行的 S(D) 都是相对同一进程中测得的单设备运行。",
+        "en": "Each point is one finished run, coloured by model, global batch and scaling mode; the line joins "
+              "the medians at each D. S(D) of a run is against a one-device run measured in the same process.",
+        "zh": "每个点是一次已完成的运行，颜色表示模型、全局批次和扩展方式；折线连接各 D 下的中位数。每次运行的 S(D) "
+              "都是相对同一进程中测得的单设备运行。",
     },
     "axis.throughput": {"en": "throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
     "axis.efficiency": {"en": "efficiency E(D)", "zh": "扩展效率 E(D)"},

@@ -54,12 +54,26 @@ TEXTS = {
     "speed.axis": {"en": "median time per call (ms), bar: min–max", "zh": "每次调用的中位时间（毫秒），横线：最小–最大"},
     "speed.ratio": {"en": "pmap(jit(f)) / pmap(f), medians", "zh": "pmap(jit(f)) / pmap(f)（中位数之比）"},
     "speed.max_diff": {"en": "Max |difference| of outputs", "zh": "输出的最大绝对差"},
-    "speed.verdict": {
-        "en": "Medians of calls timed after `block_until_ready`, compile time excluded (first call shown "
-              "separately), in alternating rounds on {devices} devices with {rows} rows each. A ratio of "
-              "{ratio:.2f} is within the noise of a shared machine: the same program runs in both cases.",
-        "zh": "在 {devices} 台设备、每台 {rows} 行的设置下，按轮次交替计时，取 `block_until_ready` 之后的中位数，"
-              "不含编译时间（首次调用单独列出）。比值 {ratio:.2f} 处在共享机器的噪声范围内：两种情况运行的是同一个程序。",
+    "speed.method": {
+        "en": "Medians of calls timed after `block_until_ready`, compile time excluded (the first call is listed "
+              "apart), in alternating rounds on {devices} devices with {rows} rows each.",
+        "zh": "在 {devices} 台设备、每台 {rows} 行的设置下按轮次交替计时，取 `block_until_ready` 之后的中位数，"
+              "不含编译时间（首次调用单独列出）。",
+    },
+    "speed.overlap": {
+        "en": "Ratio {ratio:.2f}, and the min–max ranges of the two forms overlap: no measurable difference. "
+              "The inner `jit` is redundant.",
+        "zh": "比值为 {ratio:.2f}，两种写法的最小–最大范围相互重叠：没有可测量的差别。里层的 `jit` 是多余的。",
+    },
+    "speed.no_overlap": {
+        "en": "Ratio {ratio:.2f}, and this time the min–max ranges do not overlap. The compiled programs are the "
+              "same (above), so this is timing noise of a shared machine: rerun or raise the repeats and watch it move.",
+        "zh": "比值为 {ratio:.2f}，这次最小–最大范围没有重叠。由于编译出的程序完全相同（见上文），这是共享机器上的"
+              "计时噪声：重新运行或增加计时次数，就能看到它来回变化。",
+    },
+    "speed.differs": {
+        "en": "Ratio {ratio:.2f}: the two forms compiled to different programs here, and their times differ.",
+        "zh": "比值为 {ratio:.2f}：这里两种写法编译出了不同的程序，运行时间也不同。",
     },
     "shard_map.heading": {"en": "pmap is jit(shard_map(...)) since JAX 0.8", "zh": "自 JAX 0.8 起 pmap 就是 jit(shard_map(...))"},
     "shard_map.body": {

@@ -99,9 +99,9 @@ TEXTS = {
         "zh": "本运行时在 D = {devices} 时的硬件上限：S ≤ {ceiling:g}。",
     },
     "scaling.slower": {
-        "en": "Here one device is faster than {devices}: S = {ratio:.2f}. One step takes {base_step:,.1f} µs on one "
+        "en": "Here one device is faster than {devices}: S = {ratio:.2g}. One step takes {base_step:,.1f} µs on one "
               "device and {step:,.1f} µs on {devices}.",
-        "zh": "这里单台设备比 {devices} 台更快：S = {ratio:.2f}。单台设备每步 {base_step:,.1f} 微秒，"
+        "zh": "这里单台设备比 {devices} 台更快：S = {ratio:.2g}。单台设备每步 {base_step:,.1f} 微秒，"
               "{devices} 台设备每步 {step:,.1f} 微秒。",
     },
     "scaling.bounds": {
