@@ -377,6 +377,7 @@ class TrackedTraining:
     tracking_uri: str               # where the run was written (the fallback store if it was used)
     fell_back_to: str | None        # set when the configured store was unreachable
     logging_s: float                # time spent writing to MLflow
+    wall_time_s: float              # the whole call: training, scaling measurement and logging
 
 
 @dataclasses.dataclass(frozen=True)
@@ -428,7 +429,7 @@ def train_tracked(config: TrainConfig, tracker: Any,
     from pmap_core.tracking import runtime_tags
 
     config = validate(config)
-    start = time.perf_counter()
+    started = start = time.perf_counter()
     with tracker.run(_run_name(config), run_params(config), runtime_tags(lab)) as run_id:
         logging_s = time.perf_counter() - start
         chunk_logger = _ChunkLogger(tracker, run_id, on_chunk)
@@ -444,7 +445,7 @@ def train_tracked(config: TrainConfig, tracker: Any,
     logging_s += chunk_logger.seconds + time.perf_counter() - start
     # After a fallback mid-run the run lives on under a new id: report where it can be found.
     return TrackedTraining(result, scaling, tracker.store_run_id(run_id), tracker.active_uri,
-                           tracker.fell_back_to, logging_s)
+                           tracker.fell_back_to, logging_s, time.perf_counter() - started)
 
 
 def sweep_tracked(config: TrainConfig, tracker: Any, device_counts: Sequence[int] | None = None,
@@ -456,29 +457,28 @@ def sweep_tracked(config: TrainConfig, tracker: Any, device_counts: Sequence[int
 
     configs = sweep_configs(config, device_counts)
     tags = runtime_tags(lab)
-    logging_s = 0.0
+    started = time.perf_counter()
     params = {**run_params(validate(config)), "device_counts": ",".join(str(c.devices) for c in configs)}
     with tracker.run(f"sweep-{config.model}-{config.scaling}", params, {**tags, "sweep": "true"}) as parent:
         points: list[SweepPoint] = []
         child_ids: list[str] = []
         for index, run_config in enumerate(configs):
             with tracker.run(_run_name(run_config), run_params(run_config), tags, parent_run_id=parent) as child:
-                chunk_logger = _ChunkLogger(tracker, child, on_chunk)
-                result = train(run_config, chunk_logger)
+                result = train(run_config, _ChunkLogger(tracker, child, on_chunk))
                 base = points[0].result.throughput if points else result.throughput
                 ratio = result.throughput / base
                 point = SweepPoint(result, ratio, ratio / run_config.devices, hardware_ceiling(run_config.devices))
-                start = time.perf_counter()
                 metrics = {**result_metrics(result), "scaling_ratio": ratio, "efficiency": point.efficiency,
                            "hardware_ceiling": point.hardware_ceiling}
                 tracker.log_metrics(child, metrics)
                 tracker.log_metrics(parent, {"throughput": result.throughput, "scaling_ratio": ratio,
                                              "efficiency": point.efficiency}, step=run_config.devices)
-                logging_s += chunk_logger.seconds + time.perf_counter() - start
             points.append(point)
             child_ids.append(child)
             if on_run is not None:
                 on_run(index, len(configs), result)
+    # What is not training is tracking (the chunk callbacks only queue writes).
+    logging_s = time.perf_counter() - started - sum(p.result.wall_time_s for p in points)
     result = SweepResult(validate(config), config.scaling, tuple(points))
     return TrackedSweep(result, tracker.store_run_id(parent), tuple(map(tracker.store_run_id, child_ids)),
                         tracker.active_uri, tracker.fell_back_to, logging_s)

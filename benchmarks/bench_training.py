@@ -1,0 +1,146 @@
+"""Figures for the training lab: chunked steps, pmap against jit, the cost of MLflow logging.
+
+    .venv/bin/python benchmarks/bench_training.py
+    .venv/bin/python benchmarks/bench_training.py --parts a --devices 1 2 4 8 --repeats 7 --json
+
+(a) Linear regression, 300 steps: the lab's loop (50 steps per pmap call, `lax.scan`) against a
+    per-step Python loop like the tutorial's (one pmap call per step), both timed here. The ratio
+    is bounded by what every step still pays inside the program: the all-reduce (`pmean`) of the
+    gradients, shown as `in_program_step_us`.
+(b) MLP, global batch 4096, hidden 512: pmap on 2 devices against single-device `jit` of the
+    same chunked steps on the same global batch.
+(c) MLflow logging time as a share of a tracked 300-step run's wall time (a local sqlite store).
+All timings: compile excluded, after block_until_ready, median of repeats (`pmap_core.timing`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import os
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import pmap_core  # noqa: E402,F401 - fixes the device runtime before JAX starts
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+from pmap_core import models  # noqa: E402
+from pmap_core.runtime import describe_runtime  # noqa: E402
+from pmap_core.timing import time_call  # noqa: E402
+from pmap_core.training import (  # noqa: E402
+    TrainConfig, compiled_chunk, place_inputs, step_throughput, train_tracked,
+)
+
+
+def _inputs(config: TrainConfig, steps: int):
+    program = compiled_chunk(config.model, config.devices, config.per_device_batch, config.input_features,
+                             config.hidden, steps)
+    data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
+    params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
+    return program, place_inputs(program, params, data)
+
+
+def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> dict:
+    config = TrainConfig(devices=devices, steps=steps, chunk=chunk)
+    lr = np.float32(config.learning_rate)
+    chunked, (params, x, y) = _inputs(config, chunk)
+    one_step, _ = _inputs(config, 1)
+
+    def lab_loop(params):
+        for _ in range(steps // chunk):
+            params, _ = chunked.run(params, x, y, lr)
+        return params
+
+    def tutorial_loop(params):  # one dispatch per step, blocked only at the end
+        for _ in range(steps):
+            params, _ = one_step.run(params, x, y, lr)
+        return params
+
+    lab = time_call(lab_loop, params, repeats=repeats)
+    per_step = time_call(tutorial_loop, params, repeats=repeats)
+    return {"devices": devices, "chunked_ms": lab.median_s * 1e3, "per_step_ms": per_step.median_s * 1e3,
+            "speedup": per_step.median_s / lab.median_s, "in_program_step_us": lab.median_s / steps * 1e6,
+            "per_call_step_us": per_step.median_s / steps * 1e6}
+
+
+@functools.lru_cache(maxsize=4)
+def _jit_chunk(model: str, steps: int):
+    """The same steps on one device with `jit`: no device axis, no pmean."""
+    def run(params, x, y, learning_rate):
+        def step(params, _):
+            loss, grads = jax.value_and_grad(functools.partial(models.loss, model))(params, x, y)
+            return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads), loss
+        return lax.scan(step, params, None, length=steps)
+    return jax.jit(run)
+
+
+def pmap_vs_jit(devices: int, global_batch: int, hidden: int, chunk: int, repeats: int) -> dict:
+    config = TrainConfig(model="mlp", devices=devices, global_batch=global_batch, hidden=hidden,
+                         steps=chunk, chunk=chunk)
+    pmap_throughput, _ = step_throughput(config, repeats)
+    data = models.make_data("mlp", global_batch, config.features, config.seed)
+    params = models.init_params("mlp", config.features, hidden, config.seed)
+    device = jax.devices()[0]
+    args = jax.device_put((params, data.x, data.y, np.float32(config.learning_rate)), device)
+    timing = time_call(_jit_chunk("mlp", chunk), *args, repeats=repeats)
+    jit_throughput = chunk * global_batch / timing.median_s
+    return {"devices": devices, "global_batch": global_batch, "hidden": hidden,
+            "pmap_samples_per_s": pmap_throughput, "jit_samples_per_s": jit_throughput,
+            "pmap_over_jit": pmap_throughput / jit_throughput}
+
+
+def logging_overhead(model: str, repeats: int) -> dict:
+    from pmap_core.tracking import Tracker
+
+    config = TrainConfig(model=model, devices=min(8, jax.device_count()), steps=300,
+                         global_batch=4096 if model == "mlp" else 256, hidden=512 if model == "mlp" else 32)
+    with tempfile.TemporaryDirectory() as folder:
+        tracker = Tracker("sqlite:///" + os.path.join(folder, "bench.db"))
+        tracker.client.search_experiments()  # create the store's tables before timing
+        runs = [train_tracked(config, tracker) for _ in range(repeats)]
+    return {"model": model, "global_batch": config.global_batch, "devices": config.devices,
+            "logging_s": float(np.median([r.logging_s for r in runs])),
+            "run_wall_s": float(np.median([r.wall_time_s for r in runs])),
+            "logging_share": float(np.median([r.logging_s / r.wall_time_s for r in runs]))}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="abc", help="which figures: any of a, b, c")
+    parser.add_argument("--devices", type=int, nargs="+", default=[1, 2, 4, 8])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    info = describe_runtime()
+    report: dict = {"runtime": dataclasses.asdict(info)}
+    print(f"# JAX {info.jax_version}, {info.backend}, {info.device_count} {info.device_kind} devices, "
+          f"simulated={info.simulated}, physical cores={info.physical_cores}", file=sys.stderr)
+    if "a" in args.parts:
+        report["a"] = [chunked_vs_per_step(d, 300, 50, args.repeats) for d in args.devices]
+        for row in report["a"]:
+            print(f"(a) D={row['devices']}: chunked {row['chunked_ms']:.1f} ms, per-step loop "
+                  f"{row['per_step_ms']:.1f} ms, speedup {row['speedup']:.1f}x "
+                  f"(step inside the program {row['in_program_step_us']:.1f} us, "
+                  f"per pmap call {row['per_call_step_us']:.1f} us)")
+    if "b" in args.parts:
+        row = report["b"] = pmap_vs_jit(2, 4096, 512, 20, args.repeats)
+        print(f"(b) MLP B=4096 hidden=512: pmap D=2 {row['pmap_samples_per_s']:,.0f} samples/s, jit on one "
+              f"device {row['jit_samples_per_s']:,.0f} samples/s, ratio {row['pmap_over_jit']:.2f}x")
+    if "c" in args.parts:
+        report["c"] = [logging_overhead(model, 3) for model in ("linear", "mlp")]
+        for row in report["c"]:
+            print(f"(c) {row['model']} 300 steps (B={row['global_batch']}, D={row['devices']}): MLflow "
+                  f"logging {row['logging_s'] * 1e3:.0f} ms of {row['run_wall_s']:.2f} s "
+                  f"= {row['logging_share']:.1%}")
+    if args.json:
+        print(json.dumps(report, default=float))
+
+
+if __name__ == "__main__":
+    main()
