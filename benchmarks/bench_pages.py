@@ -30,10 +30,12 @@ from labs.registry import LABS  # noqa: E402
 APP = os.path.join(ROOT, "streamlit_app.py")
 
 
-def open_page(script: str | None) -> AppTest:
-    """An app on `script`, ready for its first (timed) run."""
+def open_page(script: str | None, query: dict[str, str] | None = None) -> AppTest:
+    """An app on `script` with the link's `query`, ready for its first (timed) run."""
     at = AppTest.from_file(APP, default_timeout=300)
     at.query_params["lang"] = "en"
+    for name, value in (query or {}).items():
+        at.query_params[name] = value
     if script is not None:
         # st.navigation registers the pages with their url_path on a first run;
         # only then does switching find pages whose url_path is not their filename.
@@ -87,8 +89,8 @@ def page_widgets(at: AppTest, script: str) -> list[tuple[str, str, object, objec
     return found
 
 
-def bench_lab(script: str) -> dict:
-    at = open_page(script)
+def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
+    at = open_page(script, query)
     result = {"lab": script, "first_visit_s": timed_run(at), "widgets": []}
     for key, kind, new, old in page_widgets(at, script):
         move(at, key, kind, new)
@@ -103,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labs", nargs="*", help="lab scripts (default: every lab)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--query", action="append", default=[], metavar="NAME=VALUE",
+                        help="a link setting for every lab, e.g. --query policy=pad (repeatable)")
     args = parser.parse_args(argv)
     scripts = args.labs or [lab.script for lab in LABS]
 
@@ -110,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     import labs.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
     chart_imports = time.perf_counter() - start
-    results = [bench_lab(script) for script in scripts]
+    query = dict(item.split("=", 1) for item in args.query)
+    results = [bench_lab(script, query) for script in scripts]
     if args.json:
         print(json.dumps({"app_startup_s": warmup, "chart_imports_s": chart_imports, "labs": results}, default=str))
         return 0
