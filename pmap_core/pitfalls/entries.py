@@ -35,7 +35,7 @@ PITFALLS = (
     Pitfall("late_xla_flags", SILENT, rt.late_xla_flags_mistake, rt.late_xla_flags_fix, _values(
         lambda m, f: m["devices_after"] == m["devices_before"] == 1 and f["devices"] == 4), (rt.run_in_fresh_python,)),
     Pitfall("pmap_of_jit", WASTEFUL, rt.pmap_of_jit_mistake, rt.pmap_of_jit_fix, _values(
-        lambda m, f: m["same_compiled_hlo"]), (rt._hlo_without_names,)),
+        lambda m, f: m["same_compiled_hlo"]), (rt.normalize_hlo,)),
     Pitfall("jit_of_pmap", WASTEFUL, rt.jit_of_pmap_mistake, rt.jit_of_pmap_fix, _values(
         lambda m, f: _close(m["output"], f["output"]) and m["traces_for_3_calls"] == 1)),
     Pitfall("unreplicated_params", RAISES, sh.unreplicated_mistake, sh.unreplicated_fix, _raises("ValueError"), (sh._linear_step,)),

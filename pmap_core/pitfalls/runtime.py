@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.composition import normalize_hlo
 from pmap_core.pitfalls import RaisedInChild
 from pmap_core.timing import time_call
 
@@ -85,25 +85,13 @@ def late_xla_flags_fix() -> dict[str, Any]:
 
 # --- pmap already compiles ----------------------------------------------------
 
-def _hlo_without_names(hlo: str) -> str:
-    """Compiled HLO text without metadata and instruction numbering, to compare two programs."""
-    kept = []
-    for line in hlo.splitlines():
-        if line.startswith(("HloModule", "FileNames", "FunctionNames", "FileLocations", "StackFrames")) \
-                or re.match(r"^\d+ ", line):
-            continue
-        line = re.sub(r", metadata=\{[^}]*\}", "", line)
-        kept.append(re.sub(r"\.\d+", "", line))  # numbering differs; applied to both sides
-    return "\n".join(kept)
-
-
 def pmap_of_jit_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.ones((n, 256))
     f = lambda v: jnp.tanh(v) * 2  # noqa: E731
     plain, wrapped = jax.pmap(f), jax.pmap(jax.jit(f))  # the second is what the tutorial calls standard
-    same_hlo = _hlo_without_names(plain.lower(x).compile().as_text()) == \
-        _hlo_without_names(wrapped.lower(x).compile().as_text())
+    same_hlo = normalize_hlo(plain.lower(x).compile().as_text()) == \
+        normalize_hlo(wrapped.lower(x).compile().as_text())
     return {"same_compiled_hlo": same_hlo,
             "pmap_f_median_s": time_call(plain, x, repeats=10).median_s,
             "pmap_jit_f_median_s": time_call(wrapped, x, repeats=10).median_s}
