@@ -123,6 +123,8 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     if scaling.devices > 1 and scaling.scaling_ratio < 1:
         st.warning(T("scaling.slower", devices=scaling.devices, ratio=scaling.scaling_ratio,
                      base_step=scaling.baseline_step_time_s * 1e6, step=scaling.step_time_s * 1e6), icon="🐢")
+    if scaling.scaling_ratio > scaling.hardware_ceiling:
+        st.info(T("scaling.above_ceiling", ratio=scaling.scaling_ratio, ceiling=scaling.hardware_ceiling), icon="🔎")
     st.markdown(T("scaling.bounds"))
 
 
@@ -138,7 +140,7 @@ def show_run(tracked, store_run_id: str) -> None:
         st.error(T("replicas.differ", diff=result.replica_max_diff), icon="❗")
     show_params(result)
     cols = st.columns(4)
-    cols[0].metric(T("metric.throughput"), f"{result.throughput:,.0f}")
+    cols[0].metric(T("metric.throughput"), f"{result.throughput:,.0f}", help=T("metric.throughput.help"))
     cols[1].metric(T("metric.step_time"), f"{result.step_time_s * 1e6:,.1f} µs")
     cols[2].metric(T("metric.compile_time"), f"{result.compile_time_s:.2f} s",
                    help=T("metric.cached") if not result.recompiled else None)
@@ -164,6 +166,9 @@ def show_sweep(tracked, store_run_id: str) -> None:
                            T("sweep.col.ceiling"): p.hardware_ceiling,
                            T("metric.final_loss"): p.result.final_loss} for p in sweep.points])
     st.dataframe(table, hide_index=True, width="stretch")
+    above = [p for p in sweep.points if p.scaling_ratio > p.hardware_ceiling]
+    if above:
+        st.info(T("scaling.above_ceiling", ratio=above[-1].scaling_ratio, ceiling=above[-1].hardware_ceiling), icon="🔎")
     best = max(sweep.points, key=lambda p: p.result.throughput)
     st.markdown(T("sweep.best", devices=best.devices, throughput=best.result.throughput))
 

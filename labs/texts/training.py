@@ -74,6 +74,10 @@ TEXTS = {
     "param.shape": {"en": "shape", "zh": "形状"},
     "param.norm": {"en": "L2 norm", "zh": "L2 范数"},
     "metric.throughput": {"en": "Throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "metric.throughput.help": {
+        "en": "Global samples of all steps / wall time of the training steps (compile excluded, per-chunk dispatch included).",
+        "zh": "所有步的全局样本数 / 训练步的实际耗时（不含编译，含每段的调度开销）。",
+    },
     "metric.step_time": {"en": "Step time", "zh": "单步时间"},
     "metric.compile_time": {"en": "Compile time", "zh": "编译时间"},
     "metric.cached": {
@@ -83,12 +87,16 @@ TEXTS = {
     "metric.final_loss": {"en": "Final loss", "zh": "最终损失"},
     "scaling.heading": {"en": "Scaling against one device ({mode})", "zh": "相对单设备的扩展（{mode}）"},
     "scaling.explain.strong": {
-        "en": "Strong scaling: the same global batch B = {batch} on {devices} devices and on one device, timed just now in this process.",
-        "zh": "强扩展：{devices} 台设备与单台设备使用相同的全局批次 B = {batch}，刚刚在本进程中计时。",
+        "en": "Strong scaling: the same global batch B = {batch} on {devices} devices and on one device, timed just now "
+              "in this process (median of repeated calls of one compiled chunk of steps, for each).",
+        "zh": "强扩展：{devices} 台设备与单台设备使用相同的全局批次 B = {batch}，刚刚在本进程中计时"
+              "（两者都取同一段编译好的训练步重复调用的中位数）。",
     },
     "scaling.explain.weak": {
-        "en": "Weak scaling: the same per-device batch; B = {batch} on {devices} devices against B = {base_batch} on one device, timed just now in this process.",
-        "zh": "弱扩展：每台设备批次相同；{devices} 台设备用 B = {batch}，单台设备用 B = {base_batch}，刚刚在本进程中计时。",
+        "en": "Weak scaling: the same per-device batch; B = {batch} on {devices} devices against B = {base_batch} on one "
+              "device, timed just now in this process (median of repeated calls of one compiled chunk of steps, for each).",
+        "zh": "弱扩展：每台设备批次相同；{devices} 台设备用 B = {batch}，单台设备用 B = {base_batch}，刚刚在本进程中计时"
+              "（两者都取同一段编译好的训练步重复调用的中位数）。",
     },
     "scaling.throughput": {"en": "Throughput, D = {devices}", "zh": "吞吐量，D = {devices}"},
     "scaling.baseline": {"en": "Throughput, D = 1", "zh": "吞吐量，D = 1"},
@@ -103,6 +111,13 @@ TEXTS = {
               "device and {step:,.1f} µs on {devices}.",
         "zh": "这里单台设备比 {devices} 台更快：S = {ratio:.2g}。单台设备每步 {base_step:,.1f} 微秒，"
               "{devices} 台设备每步 {step:,.1f} 微秒。",
+    },
+    "scaling.above_ceiling": {
+        "en": "S = {ratio:.2f} is above the hardware ceiling of {ceiling:g}. The ceiling bounds compute-bound work; "
+              "when fixed costs per step (dispatch, synchronisation) dominate, a larger batch costs almost nothing "
+              "extra, so weak scaling — and timing noise on a shared machine — can push S past it.",
+        "zh": "S = {ratio:.2f} 超过了硬件上限 {ceiling:g}。这个上限针对计算受限的工作；当每步的固定开销（调度、同步）"
+              "占主导时，批次变大几乎不增加耗时，因此弱扩展——以及共享机器上的计时噪声——可能让 S 超过它。",
     },
     "scaling.bounds": {
         "en": "**What bounds the speedup here.** A step of this model is a few thousand multiply-adds — "
