@@ -40,19 +40,21 @@ def _int_list(text: str) -> list[int]:
 
 
 def _add_settings(parser: argparse.ArgumentParser) -> None:
-    from pmap_core.training import TrainConfig  # a dataclass only: no JAX work happens here
+    from pmap_core import training  # no JAX work happens at import
+    from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
-    d = TrainConfig()
+    d = training.TrainConfig()
     add = parser.add_argument
     add("--model", choices=["linear", "mlp"], default=d.model, help="linear: y = 3x + 1; mlp: one hidden layer")
     add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
-    add("--global-batch", type=int, default=d.global_batch, help="samples per step over all devices")
-    add("--learning-rate", type=float, default=d.learning_rate)
-    add("--steps", type=int, default=d.steps)
-    add("--hidden", type=int, default=d.hidden, help="MLP width")
-    add("--features", type=int, default=d.features, help="MLP input width")
+    add("--global-batch", type=int, default=d.global_batch,
+        help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH})")
+    add("--learning-rate", type=float, default=d.learning_rate, help=f"η (up to {training.MAX_LEARNING_RATE:g})")
+    add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
+    add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{training.MAX_HIDDEN})")
+    add("--features", type=int, default=d.features, help=f"MLP input width (1–{training.MAX_MODEL_FEATURES})")
     add("--seed", type=int, default=d.seed)
-    add("--chunk", type=int, default=d.chunk, help="steps run inside one pmap call")
+    add("--chunk", type=int, default=d.chunk, help=f"steps run inside one pmap call (1–{training.MAX_CHUNK})")
     add("--scaling", choices=["strong", "weak"], default=d.scaling,
         help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
@@ -128,6 +130,19 @@ def _run_summary(result: Any, scaling_ratio: float | None, efficiency: float | N
     return summary
 
 
+def _interruptible(command: Any) -> Any:
+    """Ctrl-C stops the command with status 130 and a line saying the run ended as KILLED, not a traceback."""
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except KeyboardInterrupt:
+            _progress("interrupted: the MLflow run ended as KILLED")
+            return 130
+
+    return run
+
+
+@_interruptible
 def run_train(args: argparse.Namespace) -> int:
     from pmap_core.training import train_tracked
 
@@ -146,6 +161,7 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+@_interruptible
 def run_sweep(args: argparse.Namespace) -> int:
     from pmap_core.training import sweep_tracked
 
