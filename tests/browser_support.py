@@ -1,0 +1,232 @@
+"""A real `streamlit run` server and Debian's Chromium, shared by the browser
+tests, the load test and the benchmarks.
+
+One server and one browser per process: starting either costs seconds, and the
+point is to see what one shared deployment does when many pages use it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+# The main area scrolls inside its own container: a tall window shows the whole page.
+VIEWPORT = {"width": 1400, "height": 4000}
+READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+EXCEPTION = '[data-testid="stException"]'
+MAIN = '[data-testid="stMain"]'
+HEALTH_PATH = "/_stcore/health"
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def chromium_missing_reason() -> str | None:
+    """Why the browser cannot run here, or None when it can."""
+    if not os.access(CHROMIUM, os.X_OK):
+        return f"{CHROMIUM} not found (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -r requirements-dev.txt)"
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class Server:
+    url: str
+    process: subprocess.Popen
+    log_path: pathlib.Path
+
+    def log_tail(self, chars: int = 3000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except OSError:
+            return ""
+
+
+def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120) -> Server:
+    """`streamlit run streamlit_app.py` on a free port of 127.0.0.1; returns once healthy."""
+    port = free_port()
+    workdir = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-server-"))
+    env = {
+        **os.environ,
+        # A throwaway MLflow store: the tests never write into the checkout's mlflow.db.
+        "MLFLOW_TRACKING_URI": f"sqlite:///{workdir / 'mlflow.db'}",
+        "PYTHONUNBUFFERED": "1",
+        **(extra_env or {}),
+    }
+    log_path = workdir / "server.log"
+    command = [
+        sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+    ]
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Server(f"http://127.0.0.1:{port}", process, log_path)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {process.returncode}:\n{server.log_tail()}")
+        try:
+            with urllib.request.urlopen(server.url + HEALTH_PATH, timeout=2) as reply:
+                if reply.status == 200:
+                    return server
+        except OSError:
+            time.sleep(0.3)
+    stop_server(server)
+    raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s:\n{server.log_tail()}")
+
+
+def stop_server(server: Server) -> None:
+    if server.process.poll() is None:
+        server.process.terminate()
+        try:
+            server.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.process.kill()
+            server.process.wait(timeout=15)
+
+
+def server_rss_bytes(server: Server) -> int:
+    """Resident memory of the server process and all its children."""
+    import psutil
+
+    try:
+        root = psutil.Process(server.process.pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+# --- one server and one browser per process ----------------------------------
+
+_shared: dict[str, object] = {}
+
+
+def shared_server() -> Server:
+    """The process's test server; one heavy job at a time so that queueing is visible."""
+    if "server" not in _shared:
+        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"})
+        _shared["server"] = server
+        atexit.register(stop_server, server)
+    return _shared["server"]  # type: ignore[return-value]
+
+
+def shared_browser():
+    """A headless Chromium (Playwright's sync API), launched once per process."""
+    if "browser" not in _shared:
+        from playwright.sync_api import sync_playwright
+
+        playwright = sync_playwright().start()
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        _shared["playwright"], _shared["browser"] = playwright, browser
+
+        def close() -> None:
+            try:
+                browser.close()
+            finally:
+                playwright.stop()
+
+        atexit.register(close)
+    return _shared["browser"]
+
+
+def close_shared() -> None:
+    """Close the browser before the server: called at the end of the test session."""
+    browser, playwright = _shared.pop("browser", None), _shared.pop("playwright", None)
+    if browser is not None:
+        browser.close()
+        playwright.stop()
+    server = _shared.pop("server", None)
+    if server is not None:
+        stop_server(server)
+
+
+# --- pages --------------------------------------------------------------------
+
+
+def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
+    """Wait until the script has finished. After an interaction, first give the
+    rerun a moment to start, so that the old 'notRunning' does not count."""
+    if rerun:
+        try:
+            page.wait_for_selector(RUNNING, timeout=3_000)
+        except Exception:  # noqa: BLE001 - a fast rerun may finish before we look
+            pass
+    page.wait_for_selector(READY, timeout=timeout_ms)
+    # Elements of the previous run can linger for a frame; let them settle.
+    page.wait_for_timeout(150)
+
+
+def open_app_page(page, url: str, timeout_ms: float = 90_000) -> None:
+    page.goto(url, wait_until="domcontentloaded")
+    wait_ready(page, timeout_ms)
+
+
+def exception_texts(page) -> list[str]:
+    return [text[:800] for text in page.locator(EXCEPTION).all_inner_texts()]
+
+
+def screenshot_dir() -> pathlib.Path:
+    """test-artifacts/screenshots/<run id>/ (ignored by git), one per test run."""
+    if "screenshots" not in _shared:
+        run_id = os.environ.get("PMAP_LAB_RUN_ID") or datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        folder = ROOT / "test-artifacts" / "screenshots" / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        _shared["screenshots"] = folder
+    return _shared["screenshots"]  # type: ignore[return-value]
+
+
+def save_screenshot(page, name: str) -> pathlib.Path:
+    path = screenshot_dir() / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def page_url(server: Server, url_path: str, **query: object) -> str:
+    from urllib.parse import urlencode
+
+    return f"{server.url}/{url_path}" + (f"?{urlencode(query)}" if query else "")
+
+
+def iter_all_pages() -> Iterator[tuple[str, str]]:
+    """(script, url_path) of the home page and every lab in the registry."""
+    from labs.registry import HOME, LABS
+
+    for lab in [HOME, *LABS]:
+        yield lab.script, lab.url_path
+
+
