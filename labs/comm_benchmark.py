@@ -17,6 +17,8 @@ OP_CHOICES = (*commbench.OPS, "all")
 AUTO_RUN_SECONDS = 30.0  # sweeps estimated below this run as soon as the page opens
 RUN_REQUESTED = PREFIX + "run_requested"
 RAN = PREFIX + "ran"  # settings this session has measured (their results are in the cache)
+# The manual-parallelism lab's default step (pmap_core.sync_cost), so both labs measure the same thing.
+TRAIN_BATCH, TRAIN_FEATURES, TRAIN_HIDDEN = 840, 64, 64
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -32,6 +34,12 @@ def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbenc
         result = commbench.run_sweep(plan, on_progress=report)
         bar.empty()
     return result
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def measured_training_share(psum_fits: dict, devices: tuple) -> tuple:
+    with ui.heavy_job(T), st.spinner(T("train.measuring")):
+        return costfit.training_share(psum_fits, devices, TRAIN_BATCH, TRAIN_FEATURES, TRAIN_HIDDEN)
 
 
 def request_full_sweep() -> None:
@@ -114,6 +122,36 @@ def fit_table(fits: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def training_panel(fits: dict, devices: tuple) -> None:
+    st.subheader(T("train.title"))
+    psum_fits = {d: fit for (op, d), fit in fits.items() if op == "psum"}
+    if not psum_fits:
+        st.info(T("train.need_psum"))
+        return
+    params, size = costfit.training_model_size(TRAIN_FEATURES, TRAIN_HIDDEN)
+    st.markdown(T("train.body", params=params, bytes=size, batch=TRAIN_BATCH, features=TRAIN_FEATURES,
+                  hidden=TRAIN_HIDDEN))
+    if not ui.url_bool(T, "training", False):
+        return
+    shares = measured_training_share(psum_fits, devices)
+    frame = pd.DataFrame([{
+        T("col.devices"): str(s.devices), T("train.col.predicted_comm"): s.predicted_comm_s * 1e6,
+        T("train.col.measured_comm"): s.measured_comm_s * 1e6, T("train.col.rest"): s.measured_rest_s * 1e6,
+        T("train.col.predicted_share"): 100 * s.predicted_share, T("train.col.measured_share"): 100 * s.measured_share,
+    } for s in shares])
+    st.dataframe(frame, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.1f") for c in frame.columns[1:]})
+    bars = frame.melt(id_vars=[T("col.devices")], value_vars=[T("train.col.predicted_share"),
+                                                               T("train.col.measured_share")],
+                      var_name="kind", value_name="share")
+    st.altair_chart(alt.Chart(bars).mark_bar().encode(
+        x=alt.X(f"{T('col.devices')}:N", title=T("axis.devices")), xOffset="kind:N",
+        y=alt.Y("share:Q", title=T("train.axis.share")), color=alt.Color("kind:N", title=None),
+        tooltip=["kind", alt.Tooltip("share:Q", format=".1f")],
+    ).properties(height=260), width="stretch")
+    st.markdown(T("train.reading"))
+
+
 def show_results(result: commbench.SweepResult, view: str) -> None:
     fits = costfit.fit_measurements(result.measurements)
     st.caption(T("ran", wall=result.wall_s, ceiling=result.copy_ceiling / 1e9))
@@ -147,6 +185,7 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
     if per_d:
         worst = max(per_d)
         (st.success if worst <= 2 else st.warning)(T("fit.worst", worst=worst))
+    training_panel(fits, result.plan.devices)
 
 
 st.title(T("title"))
@@ -189,4 +228,4 @@ with ui.guard(T):
         st.info(T("press_run", estimate=plan.estimated_s))
 
 ui.show_code(T, commbench.plan_sweep, commbench.chained_program, commbench.measure_collective,
-             commbench.run_sweep, costfit.fit_ring)
+             commbench.run_sweep, costfit.fit_ring, costfit.training_share)

@@ -354,3 +354,4 @@ def log_sweep(tracker, result: SweepResult, fits: dict, tags: dict[str, str]) ->
                             f"{prefix}.r2": fit.r2, f"{prefix}.worst_ratio": fit.worst_ratio})
         tracker.log_metrics(run_id, {key: value for key, value in summary.items() if math.isfinite(value)})
     return run_id
+

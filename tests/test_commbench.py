@@ -107,6 +107,19 @@ def test_fit_measurements_groups_per_op_and_d(tiny_sweep):
     assert fits[("psum", None)].points == 4 and fits[("psum", None)].devices == (2, 4)
 
 
+def test_training_share_uses_the_fit_and_the_training_model():
+    fit = costfit.RingFit("psum", (2,), alpha_s=20e-6, beta_bytes_per_s=2e9, r2=1.0, r2_log=1.0,
+                          worst_ratio=1.0, points=2)
+    (share,) = costfit.training_share({2: fit}, [2], batch=64, features=8, hidden=4, repeats=2)
+    assert share.params == 8 * 4 + 4 + 4 + 1 and share.gradient_bytes == 4 * share.params
+    assert share.predicted_comm_s == pytest.approx(2 * 20e-6 + 1 * share.gradient_bytes / 2e9)
+    assert share.predicted_share == pytest.approx(
+        share.predicted_comm_s / (share.predicted_comm_s + share.measured_rest_s))
+    assert 0 < share.predicted_share < 1 and 0 <= share.measured_share < 1
+    with pytest.raises(LabInputError, match="psum"):
+        costfit.training_share({}, [2])
+
+
 def test_page_runs_the_quick_sweep_and_draws_the_fit():
     at = open_lab("comm_benchmark")
     assert_clean(at)
@@ -135,11 +148,13 @@ def test_page_bad_inputs_are_explained():
     assert not at.get("vega_lite_chart")
 
 
-def test_page_in_chinese():
-    at = open_lab("comm_benchmark", lang="zh")
+def test_page_in_chinese_with_the_training_panel():
+    at = open_lab("comm_benchmark", lang="zh", max_devices=2, training="true")
     assert_clean(at)
     assert at.title[0].value == "通信基准"
     assert any("测量用时" in c.value for c in at.caption)
+    shares = at.dataframe[-1].value
+    assert list(shares["D"]) == ["2"] and 0 < shares["预测占比（%）"].iloc[0] < 100
 
 
 def test_cli_rejects_a_bad_sweep(capsys):
