@@ -17,7 +17,7 @@ from pmap_core.tracking import EXPERIMENT, tracking_uri, ui_command
 __all__ = ["load_runs", "loss_histories", "scaling_table", "sweep_runs", "ui_command", "RUN_COLUMNS"]
 
 RUN_COLUMNS = ["run_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
-               "model", "devices", "global_batch", "scaling", "throughput", "scaling_ratio", "efficiency",
+               "lab", "model", "devices", "global_batch", "scaling", "throughput", "scaling_ratio", "efficiency",
                "final_loss"]
 # Typed copies of the most used params and metrics, next to every "params.*"/"metrics.*"/"tags.*" column.
 _INT_PARAMS = ("devices", "global_batch")
@@ -29,6 +29,10 @@ def _client(uri: str | None) -> Any:
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri or tracking_uri())
+
+
+def _whole_number(text: str | None) -> int | None:
+    return int(text) if text is not None and text.strip().isdigit() else None
 
 
 def _filter(model: str | None, global_batch: int | None) -> str:
@@ -63,11 +67,12 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
             "duration_s": (info.end_time - info.start_time) / 1000 if info.end_time else None,
             "parent_run_id": data.tags.get("mlflow.parentRunId"),
             "is_sweep": data.tags.get("sweep") == "true",
+            "lab": data.tags.get("lab"),
         }
         for name in _TEXT_PARAMS:
             row[name] = data.params.get(name)
-        for name in _INT_PARAMS:
-            row[name] = int(data.params[name]) if name in data.params else None
+        for name in _INT_PARAMS:  # other labs' runs may hold e.g. a list of device counts here
+            row[name] = _whole_number(data.params.get(name))
         for name in _METRICS:
             row[name] = data.metrics.get(name)
         row.update({f"params.{k}": v for k, v in data.params.items()})
@@ -99,7 +104,8 @@ def scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
                "scaling_ratio", "efficiency", "tags.backend", "tags.simulated", "tags.physical_cores"]
     if runs.empty:
         return pd.DataFrame(columns=columns)
-    finished = runs[(runs["status"] == "FINISHED") & ~runs["is_sweep"] & runs["throughput"].notna()]
+    training = runs["model"].notna() & runs["devices"].notna()  # other labs log other kinds of runs
+    finished = runs[training & (runs["status"] == "FINISHED") & ~runs["is_sweep"] & runs["throughput"].notna()]
     present = [c for c in columns if c in finished.columns]
     return finished[present].sort_values(["model", "global_batch", "devices"], ignore_index=True)
 

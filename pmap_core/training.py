@@ -144,7 +144,7 @@ def compiled_chunk(model: str, devices: int, per_device_batch: int, features: in
                    steps: int) -> ChunkProgram:
     """Compile (once per key) the pmap over the first `devices` devices."""
     devs = tuple(jax.devices()[:devices])
-    local = sum(d.process_index == jax.process_index() for d in devs)
+    local = len(_local_indices(devs))
 
     def spec(shape: tuple[int, ...]) -> np.ndarray:
         # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to

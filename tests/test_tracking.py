@@ -113,6 +113,16 @@ def test_a_sweep_is_a_parent_run_with_one_child_per_device_count(store):
     assert only_mlp.empty
 
 
+def test_runs_of_other_labs_do_not_break_the_tables(store):
+    tracker = Tracker(store)
+    with tracker.run("collectives", {"devices": "1,2,4,8", "ops": "psum"}, {"lab": "comm_benchmark"}) as run_id:
+        tracker.log_metrics(run_id, {"psum.D8.seconds": 1e-4}, step=1024)
+    runs = experiments.load_runs(store)
+    other = runs[runs["run_id"] == run_id].iloc[0]
+    assert other["lab"] == "comm_benchmark" and other["params.devices"] == "1,2,4,8"
+    assert run_id not in set(experiments.scaling_table(runs)["run_id"])
+
+
 @pytest.mark.parametrize("interruption, status", [(RuntimeError("boom"), "FAILED"), (KeyboardInterrupt(), "KILLED")])
 def test_an_interrupted_run_ends_failed_or_killed_and_keeps_its_losses(store, interruption, status):
     tracker = Tracker(store)
