@@ -74,7 +74,6 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         distributed.initialize(args.coordinator_address or "", args.num_processes, args.process_id)
     import jax
 
-    from pmap_core.tracking import NullTracker, Tracker
     from pmap_core.training import TrainConfig, validate
 
     config = validate(TrainConfig(
@@ -83,10 +82,19 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any, Any]:
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
     ))
     info = distributed.process_info()
-    tracker = NullTracker() if args.no_tracking or not info.is_leader else Tracker(args.tracking_uri)
+    tracker = make_tracker(args, info)
     if tracker.fell_back_to:
         _progress(f"tracking: {tracker.uri} unreachable; logging to {tracker.fell_back_to}")
     return config, tracker, info
+
+
+def make_tracker(args: argparse.Namespace, info: Any) -> Any:
+    """Only process 0 writes to MLflow: one run per training, however many processes took part."""
+    from pmap_core.tracking import NullTracker, Tracker
+
+    if args.no_tracking or not info.is_leader:
+        return NullTracker()
+    return Tracker(args.tracking_uri)
 
 
 @contextlib.contextmanager

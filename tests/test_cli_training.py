@@ -1,5 +1,6 @@
 """`python -m pmap_core train|sweep` as a user runs it: a subprocess, JSON on stdout, runs in MLflow."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -8,7 +9,10 @@ import sys
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pmap_core.cli import main
+from pmap_core.cli import build_parser, main
+from pmap_core.cli_training import make_tracker
+from pmap_core.distributed import ProcessInfo
+from pmap_core.tracking import NullTracker, Tracker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
@@ -56,3 +60,11 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(capfd):
     out, err = capfd.readouterr()
     assert status == 2 and out == ""
     assert err.strip() == "error: global_batch 30 does not split evenly over 4 devices; try 28"
+
+
+def test_only_process_zero_writes_to_mlflow(tmp_path):
+    args = build_parser().parse_args(["train", "--tracking-uri", f"sqlite:///{tmp_path / 'never.db'}"])
+    follower = ProcessInfo(process_id=1, num_processes=2, local_devices=4, global_devices=8)
+    assert isinstance(make_tracker(args, follower), NullTracker)
+    leader = dataclasses.replace(follower, process_id=0)
+    assert isinstance(make_tracker(args, leader), Tracker)
