@@ -41,12 +41,10 @@ if run is not None:
         st.subheader(T(f"step.{name}.title", n=number))
         st.markdown(T(f"step.{name}.body", devices=devices, per_device=per_device,
                       batch=devices * per_device))
-        code, output = st.columns(2)
-        with code:
-            st.code("\n\n".join(inspect.getsource(fn) for fn in functions), language="python")
-        with output:
-            st.caption(T("captured_output"))
-            st.code(format_values({k: v for k, v in run.steps[name].items() if k != "losses"}), language="text")
+        st.code("\n\n".join(inspect.getsource(fn) for fn in functions), language="python")
+        st.caption(T("captured_output"))
+        st.code(format_values({k: v for k, v in run.steps[name].items() if k != "losses"}), language="text",
+                wrap_lines=True)
 
     trained = run.steps["train"]
     a, b, c = st.columns(3)
@@ -67,12 +65,9 @@ if run is not None:
     for name, fn in demo.BROKEN.items():
         captured = run.broken[name]
         st.subheader(T(f"broken.{name}.title"))
-        code, output = st.columns(2)
-        with code:
-            st.code(inspect.getsource(fn), language="python")
-        with output:
-            st.caption(T("captured_error") if captured.raised else T("captured_ran"))
-            st.code(captured.as_text(), language="text")
+        st.code(inspect.getsource(fn), language="python")
+        st.caption(T("captured_error") if captured.raised else T("captured_ran"))
+        st.code(captured.as_text(), language="text", wrap_lines=True)
         if captured.raised:
             st.markdown(T(f"broken.{name}.why", devices=devices))
         else:

@@ -27,13 +27,10 @@ entry = pitfalls.get_pitfall(chosen)
 st.subheader(T(f"w.entry.{chosen}"))
 st.markdown(f"**{T(f'kind.{entry.kind}')}** — {T(f'entry.{chosen}.what')}")
 
-wrong, right = st.columns(2)
-with wrong:
-    st.caption(T("what_people_write"))
-    st.code(inspect.getsource(entry.mistake), language="python")
-with right:
-    st.caption(T("the_fix"))
-    st.code(inspect.getsource(entry.fix), language="python")
+st.caption(T("what_people_write"))
+st.code(inspect.getsource(entry.mistake), language="python")
+st.caption(T("the_fix"))
+st.code(inspect.getsource(entry.fix), language="python")
 if entry.helpers:
     with st.expander(T("helpers")):
         for helper in entry.helpers:
@@ -52,10 +49,10 @@ if chosen in ran:
         wrong, right = st.columns(2)
         with wrong:
             st.caption(T("captured_mistake"))
-            st.code(result.mistake.as_text(), language="text")
+            st.code(result.mistake.as_text(), language="text", wrap_lines=True)
         with right:
             st.caption(T("captured_fix"))
-            st.code(result.fix.as_text(), language="text")
+            st.code(result.fix.as_text(), language="text", wrap_lines=True)
         st.markdown(f"**{T('why')}** {T(f'entry.{chosen}.why')}")
         st.markdown(f"**{T('fix')}** {T(f'entry.{chosen}.fix')}")
         jax_version = ui.runtime_info().jax_version
