@@ -36,7 +36,7 @@ chosen = ui.url_choice(T, "question", ids, ids[0])
 question = quiz.get_question(chosen)
 n = ui.runtime_info().device_count
 st.subheader(T(f"w.question.{chosen}"))
-st.markdown(T(f"q.{chosen}.text", n=n))
+st.markdown(T(f"q.{chosen}.text", n=n, tolerance=f"{question.tolerance:.0%}"))
 
 if question.kind == quiz.CHOICE:
     prediction = st.radio(T("your_prediction"), quiz.options(chosen), key=f"interview.{chosen}.guess",

@@ -79,3 +79,11 @@ def test_bad_inputs_are_refused_with_a_code(args, code):
     with pytest.raises(LabInputError) as error:
         demo.run_demo(*args)
     assert error.value.code == code
+
+
+def test_fitting_w_alone_as_the_tutorial_does_misses_3():
+    trained = run(8).steps["train"]
+    x = np.arange(8) / 8
+    least_squares_w = np.sum(x * (3 * x + 1)) / np.sum(x * x)  # best w with b = 0
+    assert trained["w_fitted_alone"] == pytest.approx(least_squares_w, abs=1e-3)
+    assert abs(trained["w_fitted_alone"] - 3) > 1

@@ -52,12 +52,13 @@ TEXTS = {
     "step.train.title": {"en": "{n}. Data-parallel training of y = 3x + 1",
                          "zh": "{n}. 数据并行训练 y = 3x + 1"},
     "step.train.body": {
-        "en": "Both w and b are fitted (the tutorial fits w alone, which cannot reach 3 while the data has the "
-              "+1). Each device takes the gradient on its own shard, `pmean` makes it the global mean gradient, "
-              "and every device applies the same update. Parameters go in once with `in_axes=None` and come back "
+        "en": "Both w and b are fitted: the tutorial fits w alone, which cannot reach 3 while the data has the "
+              "+1 (`w_fitted_alone` below runs the same loop with b held at 0). Each device takes the gradient "
+              "on its own shard, `pmean` makes it the global mean gradient, and every device applies the same update. Parameters go in once with `in_axes=None` and come back "
               "once with `out_axes=None`, which is safe only because `pmean` made them equal. x is scaled to "
               "[0, 1) so the step size stays stable.",
-        "zh": "同时拟合 w 和 b（教程只拟合 w，而数据中有 +1，w 不可能收敛到 3）。每台设备在自己的分片上求梯度，"
+        "zh": "同时拟合 w 和 b：教程只拟合 w，而数据中有 +1，w 不可能收敛到 3（下方的 `w_fitted_alone` "
+              "就是把 b 固定为 0 后运行同一循环的结果）。每台设备在自己的分片上求梯度，"
               "`pmean` 把它变成全局平均梯度，所有设备做相同的更新。参数用 `in_axes=None` 传入一份，"
               "用 `out_axes=None` 取回一份——这只有在 `pmean` 让各设备参数完全相同时才安全。"
               "x 被缩放到 [0, 1)，以保持步长稳定。",

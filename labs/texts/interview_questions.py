@@ -144,8 +144,8 @@ TEXTS = {
     "w.question.measured_speedup": {"en": "Speedup on this machine", "zh": "本机上的加速比"},
     "q.measured_speedup.text": {
         "en": "A compute-heavy pmap with a fixed global batch (strong scaling): predict the speedup of {n} devices "
-              "over 1 on this runtime. Answers within 35% count.",
-        "zh": "一个计算密集、全局批次固定（强扩展）的 pmap：预测在本运行时上 {n} 台设备相对 1 台的加速比。误差在 35% 以内算对。",
+              "over 1 on this runtime. Answers within {tolerance} count.",
+        "zh": "一个计算密集、全局批次固定（强扩展）的 pmap：预测在本运行时上 {n} 台设备相对 1 台的加速比。误差在 {tolerance} 以内算对。",
     },
     "q.measured_speedup.explain": {
         "en": "Measured here: {answer}×. Simulated CPU devices share the physical cores, so the ceiling is "
