@@ -112,11 +112,11 @@ def busbw_chart(frame: pd.DataFrame, copies: pd.DataFrame, show_model: bool) -> 
 
 def fit_table(fits: dict) -> pd.DataFrame:
     rows = []
-    for (op, devices), fit in sorted(fits.items(), key=lambda kv: (kv[0][0], kv[0][1] or 1 << 20)):
+    for (op, devices), fit in sorted(fits.items(), key=lambda kv: (commbench.OPS.index(kv[0][0]), kv[0][1] or 1 << 20)):
         rows.append({
             T("col.op"): op_label(op), T("col.devices"): str(devices) if devices else T("all_d"),
             T("col.alpha"): fit.alpha_s * 1e6, T("col.beta"): fit.beta_bytes_per_s / 1e9,
-            T("col.crossover"): fit.crossover_bytes(devices) / 1024 if devices else None,
+            T("col.crossover"): fit.crossover_bytes(devices) / 1024 if devices else float("nan"),
             T("col.r2"): fit.r2, T("col.r2_log"): fit.r2_log, T("col.worst"): fit.worst_ratio,
         })
     return pd.DataFrame(rows)
@@ -184,7 +184,10 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
     per_d = [fit.worst_ratio for (_, d), fit in fits.items() if d is not None and math.isfinite(fit.worst_ratio)]
     if per_d:
         worst = max(per_d)
-        (st.success if worst <= 2 else st.warning)(T("fit.worst", worst=worst))
+        if worst <= 2:
+            st.success(T("fit.worst", worst=worst))
+        else:
+            st.warning(T("fit.worst", worst=worst) + " " + T("fit.worst.why"))
     training_panel(fits, result.plan.devices)
 
 

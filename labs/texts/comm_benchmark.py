@@ -134,11 +134,14 @@ TEXTS = {
     "col.worst": {"en": "worst ratio, S ≥ 64 KiB", "zh": "最差比值（S ≥ 64 KiB）"},
     "all_d": {"en": "all", "zh": "全部"},
     "fit.worst": {
-        "en": "Worst model/measurement ratio for S ≥ 64 KiB over the per-D fits: {worst:.2f}× "
-              "(either way). On a CPU the bandwidth falls once D × S outgrows the caches, which one β cannot follow; "
-              "on a loaded machine the large sizes also wait for cores.",
-        "zh": "按 D 分别拟合时，S ≥ 64 KiB 的模型/测量最差比值：{worst:.2f} 倍（双向取大）。"
-              "在 CPU 上，一旦 D × S 超出缓存，带宽就会下降，单一的 β 无法刻画；机器负载高时，大消息还要等待 CPU 核。",
+        "en": "Worst model/measurement ratio for S ≥ 64 KiB over the per-D fits: {worst:.2f}× (either way).",
+        "zh": "按 D 分别拟合时，S ≥ 64 KiB 的模型/测量最差比值：{worst:.2f} 倍（双向取大）。",
+    },
+    "fit.worst.why": {
+        "en": "On a CPU the bandwidth falls once D × S outgrows the caches and fresh output buffers must be "
+              "page-faulted in, which one β cannot follow; on a loaded machine the large sizes also wait for cores.",
+        "zh": "在 CPU 上，一旦 D × S 超出缓存、新的输出缓冲区需要缺页分配，带宽就会下降，单一的 β 无法刻画；"
+              "机器负载高时，大消息还要等待 CPU 核。",
     },
     "train.title": {"en": "What this means for training", "zh": "这对训练意味着什么"},
     "train.need_psum": {
