@@ -119,6 +119,7 @@ class ChunkProgram:
     devices: tuple[Any, ...]
     steps: int
     compile_s: float
+    compiled_at: float  # time.perf_counter() when compiling finished
 
     def input_shardings(self) -> tuple[Any, ...]:
         return self.run.input_shardings[0]
@@ -156,7 +157,8 @@ def compiled_chunk(model: str, devices: int, per_device_batch: int, features: in
     start = time.perf_counter()
     compiled = pmapped.lower(params, spec((per_device_batch, features)), spec((per_device_batch,)),
                              np.float32(0)).compile()
-    return ChunkProgram(compiled, devs, steps, time.perf_counter() - start)
+    done = time.perf_counter()
+    return ChunkProgram(compiled, devs, steps, done - start, done)
 
 
 def _local_indices(devs: Sequence[Any]) -> list[int]:
@@ -223,10 +225,9 @@ def train(config: TrainConfig, on_chunk: Callable[[int, Sequence[float]], None] 
     features = config.input_features
     data = models.make_data(config.model, config.global_batch, features, config.seed)
     lengths = _chunk_lengths(config.steps, config.chunk)
-    hits_before = compiled_chunk.cache_info().hits
     programs = {n: compiled_chunk(config.model, config.devices, config.per_device_batch, features,
                                   config.hidden, n) for n in sorted(set(lengths))}
-    recompiled = compiled_chunk.cache_info().hits - hits_before < len(programs)
+    recompiled = any(p.compiled_at >= started for p in programs.values())
     first = programs[lengths[0]]
     params, x, y = place_inputs(first, models.init_params(config.model, features, config.hidden, config.seed), data)
     learning_rate = np.float32(config.learning_rate)
