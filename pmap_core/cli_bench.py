@@ -130,5 +130,5 @@ def _summary(result: Any, fits: dict, tracking: dict[str, Any]) -> dict[str, Any
             f"R² {fit.r2:.3f} (log {fit.r2_log:.3f}), worst ratio ≥64 KiB {fit.worst_ratio:.2f}")
     lines["copy ceiling"] = f"{result.copy_ceiling / 1e9:.3g} GB/s"
     lines["wall time"] = f"{result.wall_s:.1f} s"
-    lines["mlflow"] = f"{tracking['uri']} run {tracking['run_id']}"
+    lines["mlflow"] = f"{tracking['uri']} run {tracking['run_id']}" if tracking["run_id"] else "not tracked"
     return lines
