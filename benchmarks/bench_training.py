@@ -20,6 +20,7 @@ import dataclasses
 import functools
 import json
 import os
+import statistics
 import sys
 import tempfile
 
@@ -34,7 +35,7 @@ from pmap_core import models  # noqa: E402
 from pmap_core.runtime import describe_runtime  # noqa: E402
 from pmap_core.timing import time_call  # noqa: E402
 from pmap_core.training import (  # noqa: E402
-    TrainConfig, compiled_chunk, place_inputs, step_throughput, train_tracked,
+    TrainConfig, compiled_chunk, place_inputs, train_tracked,
 )
 
 
@@ -44,6 +45,17 @@ def _inputs(config: TrainConfig, steps: int):
     data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
     params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
     return program, place_inputs(program, params, data)
+
+
+def alternating_medians(calls: dict, rounds: int) -> dict[str, float]:
+    """Median seconds of each call, timed in alternating rounds so that load drifts hit all alike."""
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for name, (fn, args) in calls.items():
+        time_call(fn, *args, repeats=1, warmup=0)  # compile and warm up
+    for _ in range(rounds):
+        for name, (fn, args) in calls.items():
+            samples[name].extend(time_call(fn, *args, repeats=1, warmup=0).samples_s)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> dict:
@@ -62,11 +74,10 @@ def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> d
             params, _ = one_step.run(params, x, y, lr)
         return params
 
-    lab = time_call(lab_loop, params, repeats=repeats)
-    per_step = time_call(tutorial_loop, params, repeats=repeats)
-    return {"devices": devices, "chunked_ms": lab.median_s * 1e3, "per_step_ms": per_step.median_s * 1e3,
-            "speedup": per_step.median_s / lab.median_s, "in_program_step_us": lab.median_s / steps * 1e6,
-            "per_call_step_us": per_step.median_s / steps * 1e6}
+    median = alternating_medians({"lab": (lab_loop, (params,)), "tutorial": (tutorial_loop, (params,))}, repeats)
+    return {"devices": devices, "chunked_ms": median["lab"] * 1e3, "per_step_ms": median["tutorial"] * 1e3,
+            "speedup": median["tutorial"] / median["lab"], "in_program_step_us": median["lab"] / steps * 1e6,
+            "per_call_step_us": median["tutorial"] / steps * 1e6}
 
 
 @functools.lru_cache(maxsize=4)
@@ -83,16 +94,17 @@ def _jit_chunk(model: str, steps: int):
 def pmap_vs_jit(devices: int, global_batch: int, hidden: int, chunk: int, repeats: int) -> dict:
     config = TrainConfig(model="mlp", devices=devices, global_batch=global_batch, hidden=hidden,
                          steps=chunk, chunk=chunk)
-    pmap_throughput, _ = step_throughput(config, repeats)
+    lr = np.float32(config.learning_rate)
+    program, pmap_args = _inputs(config, chunk)
     data = models.make_data("mlp", global_batch, config.features, config.seed)
     params = models.init_params("mlp", config.features, hidden, config.seed)
-    device = jax.devices()[0]
-    args = jax.device_put((params, data.x, data.y, np.float32(config.learning_rate)), device)
-    timing = time_call(_jit_chunk("mlp", chunk), *args, repeats=repeats)
-    jit_throughput = chunk * global_batch / timing.median_s
+    jit_args = jax.device_put((params, data.x, data.y, lr), jax.devices()[0])
+    median = alternating_medians({"pmap": (program.run, (*pmap_args, lr)),
+                                  "jit": (_jit_chunk("mlp", chunk), jit_args)}, repeats)
+    samples = chunk * global_batch
     return {"devices": devices, "global_batch": global_batch, "hidden": hidden,
-            "pmap_samples_per_s": pmap_throughput, "jit_samples_per_s": jit_throughput,
-            "pmap_over_jit": pmap_throughput / jit_throughput}
+            "pmap_samples_per_s": samples / median["pmap"], "jit_samples_per_s": samples / median["jit"],
+            "pmap_over_jit": median["jit"] / median["pmap"]}
 
 
 def logging_overhead(model: str, repeats: int) -> dict:
