@@ -152,6 +152,19 @@ def training_panel(fits: dict, devices: tuple) -> None:
     st.markdown(T("train.reading"))
 
 
+def log_button(result: commbench.SweepResult, fits: dict) -> None:
+    """Log the sweep on screen as one MLflow run, so machines can be compared on the experiments page."""
+    if not st.button(T("log.button"), key=PREFIX + "log"):
+        return
+    from pmap_core.tracking import Tracker, runtime_tags
+
+    tracker = Tracker()
+    run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))
+    st.success(T("log.done", run_id=tracker.store_run_id(run_id), uri=tracker.active_uri))
+    if tracker.fell_back_to:
+        st.warning(T("log.fell_back", uri=tracker.uri, fallback=tracker.fell_back_to))
+
+
 def show_results(result: commbench.SweepResult, view: str) -> None:
     fits = costfit.fit_measurements(result.measurements)
     st.caption(T("ran", wall=result.wall_s, ceiling=result.copy_ceiling / 1e9))
@@ -188,6 +201,7 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
             st.success(T("fit.worst", worst=worst))
         else:
             st.warning(T("fit.worst", worst=worst) + " " + T("fit.worst.why"))
+    log_button(result, fits)
     training_panel(fits, result.plan.devices)
 
 

@@ -131,6 +131,22 @@ def test_page_runs_the_quick_sweep_and_draws_the_fit():
     assert any("Measured in" in c.value for c in at.caption)
 
 
+def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'page.db'}"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    at = open_lab("comm_benchmark")
+    at.button(key="comm_benchmark.log").click().run()
+    assert_clean(at)
+    (run,) = MlflowClient(tracking_uri=uri).search_runs(
+        [MlflowClient(tracking_uri=uri).get_experiment_by_name("pmap-lab").experiment_id])
+    assert run.data.tags["kind"] == "bench" and run.data.params["ops"] == "psum"
+    assert run.info.run_id in " ".join(s.value for s in at.success)
+    table = at.dataframe[0].value.set_index("D")
+    assert run.data.metrics["psum.D8.alpha_s"] * 1e6 == pytest.approx(table.loc["8", "α (µs per hop)"])
+
+
 def test_page_changed_setting_measures_that_sweep():
     at = open_lab("comm_benchmark", op="all_gather", max_size="64K", max_devices=4, view="per_call")
     assert_clean(at)

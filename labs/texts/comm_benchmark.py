@@ -181,6 +181,17 @@ TEXTS = {
         "en": "Measure all-reduce (psum) first.",
         "zh": "请先测量全归约（psum）。",
     },
+    "log.button": {"en": "📝 Log this sweep to MLflow", "zh": "📝 将此扫描记录到 MLflow"},
+    "log.done": {
+        "en": "Logged as run `{run_id}` in `{uri}` (tag kind = bench; metrics per size with step = S in bytes). "
+              "Compare machines on the Experiments page.",
+        "zh": "已记录为 `{uri}` 中的运行 `{run_id}`（标签 kind = bench；每个大小一组指标，step = S 字节数）。"
+              "可在“实验”页面比较不同机器。",
+    },
+    "log.fell_back": {
+        "en": "The tracking server `{uri}` did not answer, so the run went to `{fallback}`.",
+        "zh": "跟踪服务器 `{uri}` 没有响应，因此该运行已写入 `{fallback}`。",
+    },
     "error.unknown_op": {"en": "Unknown collective `{op}`.", "zh": "未知的集合通信 `{op}`。"},
     "error.no_ops": {"en": "Choose at least one collective.", "zh": "请至少选择一种集合通信。"},
     "error.need_two_devices": {
