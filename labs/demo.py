@@ -57,7 +57,9 @@ if run is not None:
         x=alt.X("step:Q", title=T("axis.step")),
         y=alt.Y("loss:Q", scale=alt.Scale(type="log"), title=T("axis.loss")),
     ).properties(height=260), width="stretch")
-    if abs(trained["w"] - 3.0) > 0.05 or abs(trained["b"] - 1.0) > 0.05:
+    if not np.isfinite(trained["losses"][-1]) or trained["losses"][-1] > trained["losses"][0]:
+        st.warning(T("diverged", lr=learning_rate, limit=f"{trained['largest_stable_lr']:.3f}"), icon="💥")
+    elif not (abs(trained["w"] - 3.0) <= 0.05 and abs(trained["b"] - 1.0) <= 0.05):
         st.warning(T("not_converged"), icon="🐢")
 
     st.header(T("broken_heading"))

@@ -108,8 +108,11 @@ def step_train(devices: int, per_device: int, steps: int, learning_rate: float) 
     for _ in range(steps):
         w_alone, _ = step(w_alone, x, y, learning_rate)
         w_alone["b"] = jnp.float32(0.0)
+    # Gradient descent on this quadratic loss is stable only for η < 2 / (largest Hessian eigenvalue).
+    xs = np.asarray(x).ravel()
+    hessian = 2 * np.array([[np.mean(xs * xs), np.mean(xs)], [np.mean(xs), 1.0]])
     return {"x_shape": x.shape, "w": float(params["w"]), "b": float(params["b"]),
-            "w_fitted_alone": float(w_alone["w"]),
+            "w_fitted_alone": float(w_alone["w"]), "largest_stable_lr": float(2 / np.linalg.eigvalsh(hessian)[-1]),
             "losses": np.asarray(jax.device_get(losses), dtype=np.float64)}
 
 

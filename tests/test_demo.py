@@ -87,3 +87,10 @@ def test_fitting_w_alone_as_the_tutorial_does_misses_3():
     least_squares_w = np.sum(x * (3 * x + 1)) / np.sum(x * x)  # best w with b = 0
     assert trained["w_fitted_alone"] == pytest.approx(least_squares_w, abs=1e-3)
     assert abs(trained["w_fitted_alone"] - 3) > 1
+
+
+def test_the_stated_learning_rate_limit_separates_converging_from_diverging():
+    limit = run(4, 2).steps["train"]["largest_stable_lr"]
+    below = demo.run_demo(4, 2, 300, 0.95 * limit).steps["train"]["losses"]
+    above = demo.run_demo(4, 2, 300, min(1.05 * limit, 1.5)).steps["train"]["losses"]
+    assert below[-1] < below[0] and not above[-1] < above[0]

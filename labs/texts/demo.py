@@ -69,8 +69,15 @@ TEXTS = {
     "axis.step": {"en": "step", "zh": "步数"},
     "axis.loss": {"en": "mean squared error (log scale)", "zh": "均方误差（对数坐标）"},
     "not_converged": {
-        "en": "Not converged yet: try more steps or a larger learning rate (up to about 1).",
-        "zh": "尚未收敛：请增加步数，或把学习率调大（最多约 1）。",
+        "en": "Not converged yet: try more steps or a somewhat larger learning rate.",
+        "zh": "尚未收敛：请增加步数，或适当调大学习率。",
+    },
+    "diverged": {
+        "en": "Diverged: with η = {lr} each step overshoots the minimum and the loss grows. Steps are stable "
+              "only while η < 2 / (largest eigenvalue of the loss's Hessian) = {limit} for this data "
+              "(`largest_stable_lr` above); try a smaller η.",
+        "zh": "发散了：η = {lr} 时每一步都越过了最小值，损失不断增大。只有当 η < 2 /（损失 Hessian 的最大特征值）"
+              "= {limit}（即上方的 `largest_stable_lr`）时步长才稳定；请减小 η。",
     },
     "broken_heading": {"en": "Where the tutorial's program breaks", "zh": "教程原程序出错的地方"},
     "broken_intro": {
