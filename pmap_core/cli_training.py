@@ -88,6 +88,12 @@ def _prepare(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     return config, tracker, info
 
 
+def _report_fallback(tracker: Any, noticed_at_start: bool) -> None:
+    if tracker.fell_back_to and not noticed_at_start:
+        _progress(f"tracking: {tracker.uri} failed during the run ({tracker.fallback_reason}); "
+                  f"everything was written to {tracker.fell_back_to}")
+
+
 def make_tracker(args: argparse.Namespace, info: Any) -> Any:
     """Only process 0 writes to MLflow: one run per training, however many processes took part."""
     from pmap_core.tracking import NullTracker, Tracker
@@ -158,7 +164,9 @@ def run_train(args: argparse.Namespace) -> int:
         config, tracker, info = _prepare(args)
         _progress(f"training {config.model} on {config.devices} devices "
                   f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
+        noticed = bool(tracker.fell_back_to)
         tracked = train_tracked(config, tracker, on_chunk=_chunk_progress(config.steps))
+        _report_fallback(tracker, noticed)
     scaling = tracked.scaling
     if scaling is None:  # a multi-process run has no one-device baseline
         result = _run_summary(tracked.result, None, None, None)
@@ -179,7 +187,9 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     with _stdout_to_stderr():
         config, tracker, info = _prepare(args)
+        noticed = bool(tracker.fell_back_to)
         tracked = sweep_tracked(config, tracker, args.device_counts, on_run=report)
+        _report_fallback(tracker, noticed)
     runs = []
     for point, child in zip(tracked.sweep.points, tracked.child_run_ids):
         runs.append({**_run_summary(point.result, point.scaling_ratio, point.efficiency, point.hardware_ceiling),
