@@ -230,3 +230,71 @@ def iter_all_pages() -> Iterator[tuple[str, str]]:
         yield lab.script, lab.url_path
 
 
+# --- many readers at once ---------------------------------------------------------
+
+
+def heavy_labs() -> list:
+    """The labs that run heavy work (training, sweeps, benchmarks): those that use ui.heavy_job."""
+    from labs.registry import LABS, script_path
+
+    return [lab for lab in LABS if "heavy_job(" in (ROOT / script_path(lab)).read_text()]
+
+
+@dataclass
+class LoadReport:
+    sessions: int
+    labs: list[str]
+    wall_s: float
+    finished_s: list[float]  # per session, since the start
+    peak_rss_bytes: int
+    start_rss_bytes: int
+    queued_seen: int  # sessions that showed the 'queued' notice at some point
+    exceptions: dict[str, list[str]]
+    unfinished: list[str]
+
+
+def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: float = 240) -> LoadReport:
+    """Open `sessions` pages at once (each its own browser context, so its own Streamlit
+    session) on the given labs in turn, press each page's primary button if it has one,
+    and wait until every page has finished, sampling the server's memory meanwhile."""
+    from labs.texts.common import TEXTS
+
+    queued_text = TEXTS["queued"]["en"][:40]
+    contexts = [browser.new_context(viewport={"width": 1200, "height": 2000}) for _ in range(sessions)]
+    pages = [context.new_page() for context in contexts]
+    names = [f"{labs[i % len(labs)].script}#{i}" for i in range(sessions)]
+    start_rss = peak_rss = server_rss_bytes(server)
+    started = time.monotonic()
+    try:
+        for i, page in enumerate(pages):
+            page.goto(page_url(server, labs[i % len(labs)].url_path, lang="en"), wait_until="commit")
+        for page in pages:  # first render done, then everyone presses at once
+            page.wait_for_selector(READY, timeout=timeout_s * 1000)
+        for page in pages:
+            button = page.locator(MAIN).locator('[data-testid="stBaseButton-primary"]')
+            if button.count() and button.first.is_enabled():
+                button.first.click(no_wait_after=True)
+        finished: dict[int, float] = {}
+        queued: set[int] = set()
+        page.wait_for_timeout(300)
+        while len(finished) < sessions and time.monotonic() - started < timeout_s:
+            peak_rss = max(peak_rss, server_rss_bytes(server))
+            for i, page in enumerate(pages):
+                if i in finished:
+                    continue
+                if i not in queued and page.get_by_text(queued_text).count():
+                    queued.add(i)
+                if page.locator(READY).count():
+                    finished[i] = time.monotonic() - started
+            pages[0].wait_for_timeout(200)
+        exceptions = {names[i]: exception_texts(page) for i, page in enumerate(pages) if exception_texts(page)}
+        return LoadReport(
+            sessions=sessions, labs=[lab.script for lab in labs], wall_s=time.monotonic() - started,
+            finished_s=[finished.get(i, float("nan")) for i in range(sessions)],
+            peak_rss_bytes=max(peak_rss, server_rss_bytes(server)), start_rss_bytes=start_rss,
+            queued_seen=len(queued), exceptions=exceptions,
+            unfinished=[names[i] for i in range(sessions) if i not in finished],
+        )
+    finally:
+        for context in contexts:
+            context.close()

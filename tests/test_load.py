@@ -1,0 +1,62 @@
+"""A class on one deployment: many sessions run the heaviest labs at once.
+
+Eight browser sessions (each its own Streamlit session) open the labs that do
+heavy work and press their primary button together, against one `streamlit
+run` server that allows one heavy job at a time. Every session must finish
+with no exception (no deadlock, no crash), some must have shown the visible
+"queued" notice, and the server's memory must stay bounded.
+Figures for a report: `benchmarks/load_sessions.py`.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import browser_support as bs
+from labs.registry import script_path
+
+SESSIONS = 8
+MEMORY_LIMIT_BYTES = 1.5 * 2**30  # what a small classroom host (or Community Cloud) can give one app
+
+_missing = bs.chromium_missing_reason()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if _missing:
+        if bs.in_ci():
+            pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+        pytest.skip(f"load test needs the browser: {_missing}")
+    return bs.shared_browser()
+
+
+def test_eight_sessions_on_the_heaviest_labs_all_finish(browser):
+    labs = bs.heavy_labs()
+    if not labs:
+        pytest.skip("no lab uses ui.heavy_job yet")
+    server = bs.shared_server()
+    report = bs.run_sessions(server, browser, labs, SESSIONS)
+    print(f"\n{SESSIONS} sessions on {report.labs}: all done in {report.wall_s:.1f} s; "
+          f"peak server RSS {report.peak_rss_bytes / 2**20:.0f} MiB (start {report.start_rss_bytes / 2**20:.0f} MiB); "
+          f"{report.queued_seen} showed 'queued'")
+    assert not report.unfinished, f"sessions still running after the timeout (deadlock?): {report.unfinished}"
+    assert not report.exceptions, report.exceptions
+    assert report.peak_rss_bytes < MEMORY_LIMIT_BYTES, f"server RSS {report.peak_rss_bytes / 2**20:.0f} MiB"
+    assert server.process.poll() is None, f"the server died:\n{server.log_tail()}"
+    # One heavy slot, eight sessions pressing at once: someone must have waited, visibly.
+    assert report.queued_seen >= 1, "no session showed the 'queued' notice"
+
+
+def test_heavy_labs_cache_identical_requests():
+    """Results that are the same for the same inputs come from a cache in the page layer.
+    A lab that records a new tracked run on each press (training) is the one exception."""
+    uncached = []
+    for lab in bs.heavy_labs():
+        source = (bs.ROOT / script_path(lab)).read_text()
+        cached = re.search(r"st\.cache_(data|resource)", source)
+        records_runs = re.search(r"Tracker\(|_tracked\(", source)
+        if not cached and not records_runs:
+            uncached.append(lab.script)
+    assert not uncached, f"heavy labs that recompute identical requests: {uncached}"
