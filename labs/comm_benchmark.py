@@ -53,6 +53,10 @@ def powers_of_two(high: int) -> tuple[int, ...]:
     return tuple(2**i for i in range(1, int(math.log2(high)) + 1))
 
 
+def size_label(size: int) -> str:
+    return f"{size // 2**20} MiB" if size >= 2**20 else f"{size // 1024} KiB"
+
+
 def op_label(op: str) -> str:
     return T(f"w.op.{op}")
 
@@ -201,6 +205,8 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
             st.success(T("fit.worst", worst=worst))
         else:
             st.warning(T("fit.worst", worst=worst) + " " + T("fit.worst.why"))
+    if ui.runtime_info().simulated:
+        st.caption(T("fit.simulated"))
     log_button(result, fits)
     training_panel(fits, result.plan.devices)
 
@@ -235,7 +241,7 @@ with ui.guard(T):
     settings = (plan.ops, plan.devices, plan.sizes, plan.repeats)
     ran = st.session_state.setdefault(RAN, set())
     st.caption(T("plan", ops=", ".join(op_label(o) for o in plan.ops), devices=list(plan.devices),
-                 low=sizes[0] // 1024, high=sizes[-1] // 1024, repeats=repeats, estimate=plan.estimated_s))
+                 low=size_label(sizes[0]), high=size_label(sizes[-1]), repeats=repeats, estimate=plan.estimated_s))
     requested = st.session_state.pop(RUN_REQUESTED, False)
     if plan.estimated_s <= AUTO_RUN_SECONDS or settings in ran or requested or st.button(T("run"), type="primary"):
         result = measured(*settings)

@@ -94,8 +94,8 @@ TEXTS = {
               "因此这里的 β 是所有设备共享的内存带宽，α 是线程同步的开销。在 GPU/TPU 上，同样的命令测量的是 NVLink/ICI。",
     },
     "plan": {
-        "en": "Sweep: {ops} · D = {devices} · S = {low} KiB … {high} KiB · {repeats} repeats · estimated ≤ {estimate:.0f} s",
-        "zh": "扫描：{ops} · D = {devices} · S = {low} KiB … {high} KiB · 重复 {repeats} 次 · 预计 ≤ {estimate:.0f} 秒",
+        "en": "Sweep: {ops} · D = {devices} · S = {low} … {high} · {repeats} repeats · estimated ≤ {estimate:.0f} s",
+        "zh": "扫描：{ops} · D = {devices} · S = {low} … {high} · 重复 {repeats} 次 · 预计 ≤ {estimate:.0f} 秒",
     },
     "progress": {"en": "Measuring {done}/{total} {label}", "zh": "测量中 {done}/{total} {label}"},
     "ran": {
@@ -191,6 +191,13 @@ TEXTS = {
     "log.fell_back": {
         "en": "The tracking server `{uri}` did not answer, so the run went to `{fallback}`.",
         "zh": "跟踪服务器 `{uri}` 没有响应，因此该运行已写入 `{fallback}`。",
+    },
+    "fit.simulated": {
+        "en": "Reading the fit on simulated devices: β falls roughly as 1/D because all D devices share the same "
+              "few cores and one memory bus, so the total work of a collective grows with D; on GPUs with a "
+              "dedicated link per device, β stays about flat in D and α is microseconds of link latency.",
+        "zh": "在模拟设备上解读拟合结果：β 大致按 1/D 下降，因为 D 台设备共享同样的少数几个核和一条内存总线，"
+              "一次集合通信的总工作量随 D 增长；在每台设备都有专用链路的 GPU 上，β 基本不随 D 变化，α 是微秒级的链路延迟。",
     },
     "error.unknown_op": {"en": "Unknown collective `{op}`.", "zh": "未知的集合通信 `{op}`。"},
     "error.no_ops": {"en": "Choose at least one collective.", "zh": "请至少选择一种集合通信。"},
