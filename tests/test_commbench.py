@@ -58,6 +58,15 @@ def test_benchmarked_programs_compute_the_collectives(devices):
             np.testing.assert_allclose(chained[:, chunk:], x[:, chunk:])
 
 
+def test_chained_loops_keep_their_collective():
+    """XLA must not simplify the collective away inside the timed loop (e.g. all-gather + slice)."""
+    hlo_name = {"psum": "all-reduce(", "all_gather": "all-gather(", "psum_scatter": "reduce-scatter("}
+    for op in commbench.OPS:
+        x = np.zeros((2, commbench.input_elements(op, 2, 4096)), np.float32)
+        compiled = commbench.chained_program(op, 2, 4).lower(x).compile().as_text()
+        assert hlo_name[op] in compiled
+
+
 @pytest.mark.parametrize("kwargs, code", [
     ({"ops": commbench.OPS, "devices": (2, 4, 8), "sizes": commbench.FULL_SIZES, "repeats": 50}, "sweep_too_long"),
     ({"ops": ("psum",), "devices": (3,), "sizes": (1024,), "repeats": 2}, "size_not_divisible"),
