@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from pmap_core import costfit
 from pmap_core.validation import LabInputError, check_float, check_int
 
 MAX_MODEL_DEVICES = 65_536
@@ -96,7 +97,7 @@ def ring_allreduce_seconds(size_bytes: float, devices: int, latency_s: float, ba
     devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
     latency_s = check_float("latency", latency_s, 0.0, 1.0)
     bandwidth = _positive("bandwidth", bandwidth_bytes_per_s)
-    return 2 * (devices - 1) * latency_s + 2 * (devices - 1) / devices * size_bytes / bandwidth
+    return costfit.predict("psum", devices, size_bytes, latency_s, bandwidth)
 
 
 def ring_bytes_sent_per_device(size_bytes: float, devices: int) -> float:
