@@ -63,25 +63,38 @@ def test_page_renders(page, script, url_path, lang):
 # --- one interaction per lab, then the same setting from a link ---------------
 
 
-def _first_widget(page):
-    """(kind, locator) of the first widget in the main area a reader can change."""
-    main = page.locator(bs.MAIN)
-    for kind, selector in [
-        ("slider", '[data-testid="stSlider"] [role="slider"]'),
-        ("number", '[data-testid="stNumberInput"]'),
-        ("radio", '[data-testid="stRadio"]'),
-        ("selectbox", '[data-testid="stSelectbox"]'),
-    ]:
-        found = main.locator(selector)
+KINDS = [("slider", "stSlider"), ("number", "stNumberInput"), ("radio", "stRadio"), ("selectbox", "stSelectbox")]
+
+
+def _key_class(script: str, name: str) -> str:
+    """The CSS class Streamlit gives the container of the widget keyed `<page>.<name>`."""
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"{script}.{name}")
+
+
+def _url_widget(page, script: str, name: str):
+    """(kind, locator) of the widget that keeps the setting `name` in the link, or (None, None)."""
+    box = page.locator(bs.MAIN).locator(f".{_key_class(script, name)}")
+    for kind, testid in KINDS:
+        found = box.locator(f'[data-testid="{testid}"]')
         if found.count():
             return kind, found.first
     return None, None
 
 
+def _first_url_widget(page, script: str):
+    """(name, kind, locator) of the first setting in the link that a widget on the page shows."""
+    for name in _query(page.url):
+        if name != "lang":
+            kind, widget = _url_widget(page, script, name)
+            if kind:
+                return name, kind, widget
+    return None, None, None
+
+
 def _shown(kind: str, widget) -> str:
     """What the widget displays: the value a reader sees."""
     if kind == "slider":
-        return widget.get_attribute("aria-valuenow") or ""
+        return widget.locator('input[type="range"]').first.input_value()
     if kind == "number":
         return widget.locator("input").input_value()
     if kind == "radio":
@@ -91,9 +104,10 @@ def _shown(kind: str, widget) -> str:
 
 def _change(page, kind: str, widget) -> None:
     if kind == "slider":
-        at_max = widget.get_attribute("aria-valuenow") == widget.get_attribute("aria-valuemax")
-        widget.focus()
-        widget.press("ArrowLeft" if at_max else "ArrowRight")
+        thumb = widget.locator('input[type="range"]').first
+        at_max = thumb.input_value() == thumb.get_attribute("max")
+        thumb.focus()
+        thumb.press("ArrowLeft" if at_max else "ArrowRight")
     elif kind == "number":
         box = widget.locator("input")
         step_up = widget.locator('[data-testid="stNumberInputStepUp"]')
@@ -121,47 +135,44 @@ def test_interaction_rerenders_and_link_restores_it(page, lab):
     server = bs.shared_server()
     bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en"))
     _assert_no_exception(page, f"{lab.script} default")
-    kind, widget = _first_widget(page)
+    name, kind, widget = _first_url_widget(page, lab.script)
     if kind is None:
-        pytest.skip(f"{lab.script}: no slider, number input, radio or selectbox in the main area")
-    before_shown, before_query = _shown(kind, widget), _query(page.url)
+        pytest.skip(f"{lab.script}: no slider, number input, radio or selectbox keeps its value in the link")
+    before = _shown(kind, widget)
 
     _change(page, kind, widget)
     bs.wait_ready(page, rerun=True)
     shot = bs.save_screenshot(page, f"{lab.script}-changed")
-    _assert_no_exception(page, f"{lab.script} after changing its first {kind} (screenshot {shot})")
-    kind, widget = _first_widget(page)
-    after_shown, after_query = _shown(kind, widget), _query(page.url)
-    assert after_shown != before_shown, f"{lab.script}: the {kind} did not change ({shot})"
-    changed = {k: v for k, v in after_query.items() if before_query.get(k) != v}
-    assert changed, f"{lab.script}: changing the {kind} changed no query parameter (the link would lose it)"
+    _assert_no_exception(page, f"{lab.script} after changing `{name}` ({kind}), screenshot {shot}")
+    kind, widget = _url_widget(page, lab.script, name)
+    after, in_link = _shown(kind, widget), _query(page.url).get(name)
+    assert after != before, f"{lab.script}: the {kind} `{name}` did not change ({shot})"
+    assert in_link is not None, f"{lab.script}: `{name}` left the link after a change"
+    print(f"\n{lab.script}: {kind} `{name}` {before} -> {after}; link {name}={in_link}")
 
     # A fresh visit to a link with that setting shows the same value.
-    bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **changed))
+    bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **{name: in_link}))
     shot = bs.save_screenshot(page, f"{lab.script}-deep-link")
-    _assert_no_exception(page, f"{lab.script} from link {changed}")
-    kind, widget = _first_widget(page)
-    assert _shown(kind, widget) == after_shown, f"{lab.script}: link {changed} did not restore the {kind} ({shot})"
-    assert changed.items() <= _query(page.url).items()
+    _assert_no_exception(page, f"{lab.script} from link {name}={in_link}")
+    kind, widget = _url_widget(page, lab.script, name)
+    assert kind and _shown(kind, widget) == after, f"{lab.script}: link {name}={in_link} did not restore it ({shot})"
+    assert _query(page.url).get(name) == in_link
 
 
 def test_teachers_link_to_collectives(page):
     """The link of the design: /collectives?op=all_gather&devices=4 opens those settings."""
-    source = (bs.ROOT / "labs" / "collectives.py").read_text()
-    if not re.search(r"""["']op["']""", source) or not re.search(r"""["']devices["']""", source):
-        pytest.skip("the collectives lab has no `op` and `devices` settings yet")
     server = bs.shared_server()
+    bs.open_app_page(page, bs.page_url(server, "collectives", lang="en"))
+    if _url_widget(page, "collectives", "op")[0] is None or _url_widget(page, "collectives", "devices")[0] is None:
+        pytest.skip("the collectives lab has no `op` and `devices` settings yet")
     bs.open_app_page(page, bs.page_url(server, "collectives", lang="en", op="all_gather", devices=4))
     shot = bs.save_screenshot(page, "collectives-teacher-link")
     _assert_no_exception(page, "collectives teacher link")
     assert {"op": "all_gather", "devices": "4"}.items() <= _query(page.url).items(), shot
-    main = page.locator(bs.MAIN)
-    sliders = main.locator('[data-testid="stSlider"] [role="slider"]')
-    numbers = main.locator('[data-testid="stNumberInput"] input')
-    shown = [sliders.nth(i).get_attribute("aria-valuenow") for i in range(sliders.count())]
-    shown += [numbers.nth(i).input_value() for i in range(numbers.count())]
-    assert "4" in shown, f"no widget shows 4 devices: {shown} ({shot})"
-    assert "all_gather" in main.inner_text(), shot
+    assert _shown(*_url_widget(page, "collectives", "devices")) == "4", shot
+    texts = importlib.import_module("labs.texts.collectives").TEXTS
+    label = texts.get("w.op.all_gather", {}).get("en", "all_gather")
+    assert _shown(*_url_widget(page, "collectives", "op")) == label, shot
 
 
 def test_out_of_range_link_is_refused_with_a_message(page):
