@@ -67,6 +67,8 @@ def measurement_frame(result: commbench.SweepResult, fits: dict, view: str) -> p
     for m in result.measurements:
         median, low, high = ((m.seconds, m.seconds_min, m.seconds_max) if view == "chained"
                              else (m.call_seconds, m.call_seconds_min, m.call_seconds_max))
+        if low <= 0:  # a repeat pair whose slope is <= 0 was swamped by the machine's noise: no band there
+            low = float("nan")
         factor = commbench.busbw_factor(m.op, m.devices)
         fit = fits.get((m.op, m.devices))
         model = fit.predict(m.devices, m.bytes) if fit else float("nan")

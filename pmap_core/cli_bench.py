@@ -104,7 +104,8 @@ def run_collectives(args: argparse.Namespace) -> int:
         "copy": [m.as_dict() for m in result.copies],
         "wall_s": result.wall_s,
         "estimated_s": plan.estimated_s,
-        "seconds_are": "one collective: median over repeats of a chained program's time / k",
+        "seconds_are": "one collective: median over repeat pairs of (t(k_long) - t(k_short)) / (k_long - k_short) "
+                       "of a chained loop; call_seconds: one dispatched call",
         "bytes_are": "S per device (nccl-tests): all-reduce buffer, all-gather output, reduce-scatter input",
         "tracking": tracking,
     }) if args.json else _summary(result, fits, tracking), args.json)

@@ -7,10 +7,15 @@ What is timed, and how (shown on the lab page too):
   calls, each ending with `block_until_ready`.
 - **Per call**: one pmapped program holding one collective, dispatched from
   Python each time — what a training loop that calls `pmap` per step pays.
-- **Chained**: one pmapped program running k collectives back to back in a
-  `lax.fori_loop`, each feeding the next; its time divided by k is the collective
-  itself, with Python's dispatch spread over k. The loop updates its donated
-  input in place, so no fresh D × S buffers are allocated while it is timed.
+- **Chained** (the collective itself): one pmapped program runs the collective in
+  a `lax.fori_loop` whose trip count is a runtime argument, each iteration feeding
+  the next. It is timed at two lengths k_short < k_long, alternately, and the
+  figure is the slope (t(k_long) − t(k_short)) / (k_long − k_short), one per
+  repeat pair. Everything an execution pays once — Python dispatch, allocating
+  the program's output and temporary buffers and first-touching their pages —
+  is in both times and cancels; what is left is one more collective in a warm
+  loop. k_short >= 1, so the first iteration (which touches fresh buffers) is
+  inside both times. The input is donated, so the loop works in place.
 
 Message size S follows nccl-tests: the per-device buffer for all-reduce (in and
 out S), the per-device *output* for all-gather (each device sends S/D), the
@@ -47,15 +52,17 @@ MAX_BYTES = MAX_ELEMENTS * ITEM_BYTES  # 64 MiB per device
 FULL_SIZES = tuple(MIN_BYTES * 4**i for i in range(9))  # 1 KiB … 64 MiB
 QUICK_SIZES = FULL_SIZES[:6]  # 1 KiB … 1 MiB
 MAX_REPEATS = 50
-CHAIN_BYTES = 8 * 2**20  # a chained program moves about this much: k = clamp(8 MiB / S, 2, 32)
-MAX_CHAIN = 32
+# The long loop moves about CHAIN_BYTES: k_long = clamp(32 MiB / S, 4, 64), k_short = k_long / 4.
+CHAIN_BYTES = 32 * 2**20
+MIN_CHAIN, MAX_CHAIN = 4, 64
 
 # Budgets checked before anything runs. The time estimate assumes a slow,
-# shared machine (aggregate 1 GB/s over all devices, 0.2 ms per collective,
-# 0.3 s per compile) so that an accepted sweep finishes well within it.
+# shared machine (aggregate 3 GB/s over all devices, 0.2 ms per execution,
+# 0.3 s per compile) so that an accepted sweep finishes well within it: for the
+# full sweep it says about 150 s where this 2-core machine, loaded, took 80 s.
 MAX_SWEEP_SECONDS = 180.0
 MAX_SWEEP_MEMORY = 4 * 2**30
-ASSUMED_BYTES_PER_S = 1e9
+ASSUMED_BYTES_PER_S = 3e9
 ASSUMED_OVERHEAD_S = 2e-4
 ASSUMED_COMPILE_S = 0.3
 
@@ -71,8 +78,10 @@ def busbw_factor(op: str, devices: int) -> float:
     raise LabInputError("unknown_op", "unknown collective {op!r}; choose from {ops}", op=op, ops=", ".join(OPS))
 
 
-def chain_length(size_bytes: int) -> int:
-    return max(2, min(MAX_CHAIN, CHAIN_BYTES // size_bytes))
+def chain_lengths(size_bytes: int) -> tuple[int, int]:
+    """(k_short, k_long): the two loop lengths whose time difference is k_long − k_short collectives."""
+    k_long = max(MIN_CHAIN, min(MAX_CHAIN, CHAIN_BYTES // size_bytes))
+    return k_long // 4, k_long
 
 
 def input_elements(op: str, devices: int, size_bytes: int) -> int:
@@ -118,11 +127,15 @@ def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int],
                                     size=size, devices=d)
     estimated = 0.0
     for size in sizes:
-        calls = (2 + repeats) * (1 + chain_length(size))  # per-call program + chained program
-        estimated += (len(ops) * len(devices) + 1) * 2 * ASSUMED_COMPILE_S
-        estimated += calls * (ASSUMED_OVERHEAD_S + 2 * size / ASSUMED_BYTES_PER_S)  # the copy: read + write S
+        # Executions: the per-call program (k = 1) and the loop at both lengths, each run 2 + repeats
+        # times. Each execution also pays about one collective's worth of fixed cost (its fresh
+        # buffers' first touch), hence the + 2 per pair.
+        executions = 3 * (2 + repeats)
+        collectives = (2 + repeats) * (1 + 1 + sum(chain_lengths(size)) + 2)
+        estimated += (len(ops) * len(devices) + 1) * 2 * ASSUMED_COMPILE_S  # per-call and loop programs
+        estimated += executions * ASSUMED_OVERHEAD_S + collectives * 2 * size / ASSUMED_BYTES_PER_S  # the copy
         for d in devices:
-            estimated += len(ops) * calls * (ASSUMED_OVERHEAD_S + d * size / ASSUMED_BYTES_PER_S)
+            estimated += len(ops) * (executions * ASSUMED_OVERHEAD_S + collectives * d * size / ASSUMED_BYTES_PER_S)
     # Each device holds input, output and the loop's carry: at most 3 buffers of S.
     peak = 3 * max(sizes) * max(devices)
     if peak > MAX_SWEEP_MEMORY:
@@ -166,21 +179,22 @@ def per_call_program(op: str, devices: int) -> Callable[[jax.Array], jax.Array]:
 
 
 @functools.lru_cache(maxsize=None)
-def chained_program(op: str, devices: int, k: int) -> Callable[[jax.Array], jax.Array]:
-    """pmap of k collectives chained in one compiled loop.
+def chained_program(op: str, devices: int) -> Callable[[jax.Array, int], jax.Array]:
+    """pmap of `program(x, k)`: k collectives chained in one compiled loop.
 
-    The input is donated, so the loop updates it in place: no copy of S on entry
-    and no fresh output buffer (whose first-touch page faults would be timed too).
+    k is a runtime argument (broadcast to every device), so both loop lengths of
+    the slope run the same compiled program. The input is donated: the loop
+    updates it in place, with no copy of S on entry.
     """
     step = _chain_step(op, devices)
-    return jax.pmap(lambda x: lax.fori_loop(0, k, step, x), axis_name=AXIS, devices=jax.devices()[:devices],
-                    donate_argnums=0)
+    return jax.pmap(lambda x, k: lax.fori_loop(0, k, step, x), axis_name=AXIS, in_axes=(0, None),
+                    devices=jax.devices()[:devices], donate_argnums=0)
 
 
 @functools.lru_cache(maxsize=None)
-def _copy_programs(k: int) -> tuple[Callable, Callable]:
+def _copy_programs() -> tuple[Callable, Callable]:
     once = jax.jit(lambda x: x + 1)
-    chained = jax.jit(lambda x: lax.fori_loop(0, k, lambda _, y: y + 1, x), donate_argnums=0)
+    chained = jax.jit(lambda x, k: lax.fori_loop(0, k, lambda _, y: y + 1, x), donate_argnums=0)
     return once, chained
 
 
@@ -193,28 +207,57 @@ def _zeros_program(devices: int) -> Callable:
 # --- measuring ---------------------------------------------------------------
 
 
-def _time_in_place(program: Callable[[jax.Array], jax.Array], x: jax.Array, repeats: int) -> Timing:
-    """Time a program that donates its input by feeding each output back as the next input."""
+@dataclasses.dataclass(frozen=True)
+class SlopeTiming:
+    """Times of one looped program at two trip counts, measured alternately (pair i = repeat i)."""
+
+    k_short: int
+    k_long: int
+    short: Timing
+    long: Timing
+
+    @property
+    def per_iteration_s(self) -> tuple[float, ...]:
+        """One slope per repeat pair: (t_long − t_short) / (k_long − k_short). Fixed costs cancel."""
+        return tuple((b - a) / (self.k_long - self.k_short) for a, b in zip(self.short.samples_s, self.long.samples_s))
+
+
+def time_slope(program: Callable[[jax.Array, int], jax.Array], x: jax.Array, k_short: int, k_long: int,
+               repeats: int, warmup: int = 1) -> SlopeTiming:
+    """Time `program(x, k)` (which donates x) at k_short and k_long, feeding each output back as the next x.
+
+    Like `timing.time_call` (first calls apart, a warm-up, then timed calls ended by
+    `block_until_ready`), except that the two lengths alternate, so that a change
+    in the machine's load during the measurement hits both alike.
+    """
+    if not 1 <= k_short < k_long:
+        raise ValueError(f"need 1 <= k_short < k_long, got {k_short}, {k_long}")
     state = [x]
 
-    def step() -> jax.Array:
-        state[0] = program(state[0])
-        return state[0]
+    def timed(k: int) -> float:
+        start = time.perf_counter()
+        state[0] = jax.block_until_ready(program(state[0], k))
+        return time.perf_counter() - start
 
     try:
-        return time_call(step, repeats=repeats)
+        first = {k: timed(k) for k in (k_short, k_long)}  # the first includes trace + compile
+        for _ in range(warmup):
+            timed(k_short), timed(k_long)
+        pairs = [(timed(k_short), timed(k_long)) for _ in range(max(1, repeats))]
     finally:
         state[0].delete()
+    return SlopeTiming(k_short, k_long, Timing(first[k_short], tuple(a for a, _ in pairs)),
+                       Timing(first[k_long], tuple(b for _, b in pairs)))
 
 
 @dataclasses.dataclass(frozen=True)
 class Measurement:
-    """One op × D × size. `seconds*` is one collective (chained / k); `call*` one dispatched call."""
+    """One op × D × size. `seconds*` is one collective (the loop's slope); `call*` one dispatched call."""
 
     op: str
     devices: int
     bytes: int
-    chain: int
+    chain: tuple[int, int]  # (k_short, k_long) of the slope
     seconds: float  # median
     seconds_min: float
     seconds_max: float
@@ -248,39 +291,38 @@ class SweepResult:
         return max(m.algbw for m in self.copies)
 
 
-def _measurement(op: str, devices: int, size: int, k: int, call: Timing, chained: Timing) -> Measurement:
-    per = [s / k for s in chained.samples_s]
-    return Measurement(op, devices, size, k, statistics.median(per), min(per), max(per), call.median_s, call.min_s, call.max_s,
-                       max(call.compile_s, chained.compile_s))
+def _measurement(op: str, devices: int, size: int, call: Timing, chained: SlopeTiming) -> Measurement:
+    per = chained.per_iteration_s
+    return Measurement(op, devices, size, (chained.k_short, chained.k_long), statistics.median(per), min(per),
+                       max(per), call.median_s, call.min_s, call.max_s,
+                       max(call.compile_s, chained.short.compile_s, chained.long.compile_s))
 
 
 def measure_collective(op: str, devices: int, size: int, repeats: int) -> Measurement:
     """Time one collective at message size `size` bytes on the first `devices` devices."""
-    k = chain_length(size)
     make_input = functools.partial(_zeros_program(devices), jnp.arange(devices), input_elements(op, devices, size))
     x = make_input()
     try:
         call = time_call(per_call_program(op, devices), x, repeats=repeats)
     finally:
         x.delete()  # free D × S now, not when the garbage collector gets to it
-    chained = _time_in_place(chained_program(op, devices, k), make_input(), repeats)
-    return _measurement(op, devices, size, k, call, chained)
+    chained = time_slope(chained_program(op, devices), make_input(), *chain_lengths(size), repeats)
+    return _measurement(op, devices, size, call, chained)
 
 
 def measure_copy(size: int, repeats: int) -> Measurement:
     """The memory-copy reference: y = x + 1 on one device, timed like a collective."""
-    k = chain_length(size)
     def make_input() -> jax.Array:
         return jax.device_put(jnp.zeros((size // ITEM_BYTES,), jnp.float32), jax.devices()[0])
 
-    once, chained = _copy_programs(k)
+    once, chained = _copy_programs()
     x = make_input()
     try:
         call = time_call(once, x, repeats=repeats)
     finally:
         x.delete()
-    loop = _time_in_place(chained, make_input(), repeats)
-    return _measurement(COPY, 1, size, k, call, loop)
+    loop = time_slope(chained, make_input(), *chain_lengths(size), repeats)
+    return _measurement(COPY, 1, size, call, loop)
 
 
 def run_sweep(plan: SweepPlan, on_progress: Callable[[int, int, str], None] | None = None) -> SweepResult:
@@ -308,7 +350,7 @@ def run_sweep(plan: SweepPlan, on_progress: Callable[[int, int, str], None] | No
 def check_outputs(op: str, devices: int, elements_per_device: int = 64) -> tuple[jax.Array, jax.Array]:
     """Run the benchmarked programs on distinct values: (per-call output, chained-once output)."""
     x = jnp.arange(devices * elements_per_device, dtype=jnp.float32).reshape(devices, -1)
-    return per_call_program(op, devices)(x), chained_program(op, devices, 1)(x)
+    return per_call_program(op, devices)(x), chained_program(op, devices)(x, 1)
 
 
 # --- results as records: JSON rows and an MLflow run ------------------------------
@@ -337,7 +379,7 @@ def log_sweep(tracker, result: SweepResult, fits: dict, tags: dict[str, str]) ->
     plan = result.plan
     params = {"ops": ",".join(plan.ops), "devices": ",".join(map(str, plan.devices)),
               "sizes": ",".join(map(str, plan.sizes)), "repeats": plan.repeats,
-              "seconds_timed": "chained collective / k, median of repeats"}
+              "seconds_timed": "slope of the chained loop: (t(k_long) - t(k_short)) / (k_long - k_short), median of repeats"}
     with tracker.run(f"collectives {','.join(plan.ops)} D={','.join(map(str, plan.devices))}",
                      params, {**tags, "kind": "bench"}) as run_id:
         for size in plan.sizes:

@@ -3,9 +3,11 @@ the lab page, and the CLI's JSON read back from MLflow."""
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from conftest import assert_clean, open_lab
@@ -30,9 +32,9 @@ def test_rows_are_consistent(tiny_sweep):
     for m in rows:
         assert m.algbw == pytest.approx(m.bytes / m.seconds)
         assert m.busbw == pytest.approx(m.algbw * BUSBW[m.op](m.devices))
-        assert 0 < m.seconds_min <= m.seconds <= m.seconds_max
+        assert m.seconds_min <= m.seconds <= m.seconds_max  # a slope's min can dip below 0 under load
         assert 0 < m.call_seconds_min <= m.call_seconds <= m.call_seconds_max
-        assert m.chain == commbench.chain_length(m.bytes) >= 2
+        assert m.chain == commbench.chain_lengths(m.bytes) and 1 <= m.chain[0] < m.chain[1]
     assert [c.bytes for c in tiny_sweep.copies] == [1024, 4096]
     assert tiny_sweep.copy_ceiling == max(c.algbw for c in tiny_sweep.copies)
 
@@ -63,8 +65,46 @@ def test_chained_loops_keep_their_collective():
     hlo_name = {"psum": "all-reduce(", "all_gather": "all-gather(", "psum_scatter": "reduce-scatter("}
     for op in commbench.OPS:
         x = np.zeros((2, commbench.input_elements(op, 2, 4096)), np.float32)
-        compiled = commbench.chained_program(op, 2, 4).lower(x).compile().as_text()
+        compiled = commbench.chained_program(op, 2).lower(x, 4).compile().as_text()
         assert hlo_name[op] in compiled
+
+
+def test_chained_loop_runs_its_runtime_trip_count():
+    x = np.ones((2, 64), np.float32)
+    for k in (1, 3):  # psum over 2 devices doubles every value, k times
+        np.testing.assert_allclose(np.asarray(commbench.chained_program("psum", 2)(x, k)), 2.0**k)
+
+
+class FakeClock:
+    """A perf_counter that a fake program advances: a fixed cost per execution plus k × the collective."""
+
+    def __init__(self):
+        self.now, self.calls = 0.0, 0
+
+    def perf_counter(self):
+        return self.now
+
+
+def test_slope_cancels_every_per_execution_cost(monkeypatch):
+    clock = FakeClock()
+    monkeypatch.setattr(commbench, "time", clock)
+    fixed, per_iteration = 3e-3, 2e-4  # dispatch + buffer first-touch ≫ one collective
+
+    def program(x, k):
+        clock.calls += 1
+        clock.now += fixed * (1 + 0.1 * (clock.calls % 3)) + k * per_iteration  # the fixed cost also varies
+        return x
+
+    timing = commbench.time_slope(program, jnp.zeros(4), 2, 8, repeats=6)
+    assert clock.calls == 2 + 2 + 2 * 6  # first calls, warm-up pair, timed pairs
+    assert timing.short.samples_s[0] == pytest.approx(fixed * 1.2 + 2 * per_iteration)  # call 5: pairs alternate
+    assert (timing.k_short, timing.k_long) == (2, 8) and len(timing.per_iteration_s) == 6
+    # Dividing by k would report (fixed + 8·per)/8 ≈ 0.6 ms; the slope is the collective alone, up to the
+    # difference in fixed cost within a pair (≤ 0.2 · fixed / 6 = 0.1 ms).
+    assert statistics.median(timing.per_iteration_s) == pytest.approx(per_iteration, abs=0.1e-3)
+    assert timing.long.median_s / 8 > 2.5 * per_iteration
+    with pytest.raises(ValueError):
+        commbench.time_slope(program, jnp.zeros(4), 0, 4, repeats=1)  # k = 0 would skip the first touch
 
 
 @pytest.mark.parametrize("kwargs, code", [

@@ -25,9 +25,15 @@ TEXTS = {
               "asynchronous, so a clock read without it measures nothing.\n"
               "- **Per call**: a pmapped program with one collective, dispatched from Python each time "
               "(includes dispatch and allocating the output).\n"
-              "- **Chained**: one pmapped program running k collectives back to back in `lax.fori_loop` "
-              "(k = 32 for small S down to 2 for large S), each feeding the next; time ÷ k is the collective "
-              "itself. Its input is donated, so the loop works in place.\n"
+              "- **Chained** (the collective itself): one pmapped program runs the collective in a "
+              "`lax.fori_loop`, each iteration feeding the next, with the trip count k as a runtime argument. "
+              "It is timed at two lengths k_short < k_long, alternately (k_long = 64 for small S down to 4 for "
+              "large S, k_short = k_long / 4), and each repeat pair gives the slope "
+              "(t(k_long) − t(k_short)) / (k_long − k_short). Whatever an execution pays once — dispatch, "
+              "allocating its output and temporary buffers, the page faults of touching them for the first "
+              "time (at 64 MiB they can cost more than the collective) — is in both times and cancels; what is "
+              "left is one more collective in a warm loop. k_short ≥ 1, so the first iteration is in both. "
+              "The input is donated, so the loop works in place.\n"
               "- **Shown**: the median of the repeats as the line, min…max as the band / error bars.\n"
               "- **algbw** = S / t; **busbw** = algbw × 2(D−1)/D for all-reduce and × (D−1)/D for "
               "all-gather and reduce-scatter: what each link of a ring carries, comparable across D.\n"
@@ -40,8 +46,12 @@ TEXTS = {
               "- **每次计时**：第一次调用（追踪 + 编译 + 运行）单独计时，随后一次不计时的预热调用，再计时 `repeats` 次，"
               "每次都以 `block_until_ready` 结束——派发是异步的，不等待结果的计时毫无意义。\n"
               "- **逐次调用**：每次从 Python 派发一个只含一次集合通信的 pmap 程序（包含派发开销和分配输出的开销）。\n"
-              "- **串联**：一个 pmap 程序在 `lax.fori_loop` 中连续执行 k 次集合通信（小 S 时 k = 32，大 S 时降到 2），"
-              "前一次的输出是后一次的输入；总时间 ÷ k 即集合通信本身。其输入被捐赠（donate），循环原地更新。\n"
+              "- **串联**（集合通信本身）：一个 pmap 程序在 `lax.fori_loop` 中重复执行集合通信，前一次的输出是"
+              "后一次的输入，循环次数 k 是运行时参数。它在两个长度 k_short < k_long 下交替计时（小 S 时 k_long = 64，"
+              "大 S 时降到 4；k_short = k_long / 4），每对重复给出一个斜率 (t(k_long) − t(k_short)) / (k_long − k_short)。"
+              "每次执行只付一次的开销——派发、分配输出和临时缓冲区、首次写入这些内存时的缺页（64 MiB 时可能比集合通信本身"
+              "还贵）——同时出现在两个时间里，相减后抵消；剩下的就是热循环中多出的一次集合通信。k_short ≥ 1，"
+              "因此第一次迭代在两个时间里都有。其输入被捐赠（donate），循环原地更新。\n"
               "- **展示**：折线为各次重复的中位数，阴影带 / 误差线为最小值…最大值。\n"
               "- **algbw** = S / t；**busbw** = algbw × 2(D−1)/D（全归约）或 × (D−1)/D（全收集、归约散射）："
               "即环上每条链路承载的带宽，可在不同 D 之间比较。\n"
@@ -67,7 +77,7 @@ TEXTS = {
     "w.max_size.16M": {"en": "16 MiB", "zh": "16 MiB"},
     "w.max_size.64M": {"en": "64 MiB", "zh": "64 MiB"},
     "w.view": {"en": "Timing shown", "zh": "展示的计时"},
-    "w.view.chained": {"en": "the collective itself (chained ÷ k)", "zh": "集合通信本身（串联 ÷ k）"},
+    "w.view.chained": {"en": "the collective itself (slope of the chained loop)", "zh": "集合通信本身（串联循环的斜率）"},
     "w.view.per_call": {"en": "one dispatched call", "zh": "单次派发调用"},
     "w.max_devices": {"en": "Up to D devices", "zh": "最多 D 台设备"},
     "w.max_devices.help": {
