@@ -37,6 +37,7 @@ class Probe:
     key: str
     value: Any
     label: str  # how the value reads in a report
+    rank: int = 0  # what the time budget reaches first: maxima, minima, end options, toggles, the rest
 
 
 def widgets_of(at: AppTest, page: str) -> list[tuple[str, Any]]:
@@ -62,11 +63,14 @@ def extremes(kind: str, widget: Any) -> list[Probe]:
         if isinstance(widget.value, (list, tuple)):  # a range slider
             return [Probe(kind, widget.key, (high, high), f"({high}, {high})"),
                     Probe(kind, widget.key, (low, low), f"({low}, {low})")]
-        return [Probe(kind, widget.key, high, repr(high)), Probe(kind, widget.key, low, repr(low))]
+        return [Probe(kind, widget.key, high, f"{high:g}", 0), Probe(kind, widget.key, low, f"{low:g}", 1)]
     if kind in ("selectbox", "radio", "select_slider"):
-        # The formatted option: the app maps it back to its value, as from a browser.
-        return [Probe(kind, widget.key, option, repr(option)) for option in widget.options]
-    return [Probe(kind, widget.key, value, repr(value)) for value in (True, False)]
+        # The formatted option: the app maps it back to its value, as from a browser. The
+        # last and first options are the extremes of ordered choices (sizes, …): tried first.
+        options = widget.options
+        return [Probe(kind, widget.key, option, repr(option), 2 if i == len(options) - 1 else 3 if i == 0 else 5)
+                for i, option in enumerate(options)]
+    return [Probe(kind, widget.key, value, repr(value), 4) for value in (True, False)]
 
 
 def _set(at: AppTest, probe: Probe) -> None:
@@ -98,7 +102,7 @@ def test_every_widget_at_its_extremes(lab):
 
     defaults = {w.key: (kind, _value_now(at, kind, w.key)) for kind, w in widgets}
     probes = [p for kind, w in widgets for p in extremes(kind, w)]
-    probes.sort(key=lambda p: (p.kind not in ("slider", "number_input"),))  # numbers first
+    probes.sort(key=lambda p: p.rank)
     failures, untried = [], []
     deadline = time.monotonic() + BUDGET_S
     for probe in probes:
@@ -119,7 +123,7 @@ def test_every_widget_at_its_extremes(lab):
             pass
 
     # Everything at its maximum at once: the biggest request one reader can make.
-    biggest = [p for p in probes if p.kind in ("slider", "number_input")][::2]
+    biggest = [p for p in probes if p.rank == 0]
     if biggest and time.monotonic() <= deadline:
         for probe in biggest:
             try:
