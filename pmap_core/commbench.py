@@ -52,18 +52,21 @@ MAX_BYTES = MAX_ELEMENTS * ITEM_BYTES  # 64 MiB per device
 FULL_SIZES = tuple(MIN_BYTES * 4**i for i in range(9))  # 1 KiB … 64 MiB
 QUICK_SIZES = FULL_SIZES[:6]  # 1 KiB … 1 MiB
 MAX_REPEATS = 50
-# The long loop moves about CHAIN_BYTES: k_long = clamp(32 MiB / S, 4, 64), k_short = k_long / 4.
-CHAIN_BYTES = 32 * 2**20
-MIN_CHAIN, MAX_CHAIN = 4, 64
+# The long loop moves about CHAIN_BYTES: k_long = clamp(128 MiB / S, 4, 256), k_short = k_long / 4.
+# The k_long − k_short collectives between the two must outweigh the machine's noise (a
+# preempted run on a shared 2-core machine loses milliseconds), hence 192 of them at small S.
+CHAIN_BYTES = 128 * 2**20
+MIN_CHAIN, MAX_CHAIN = 4, 256
 
 # Budgets checked before anything runs. The time estimate assumes a slow,
-# shared machine (aggregate 3 GB/s over all devices, 0.2 ms per execution,
+# shared machine (aggregate 4 GB/s over all devices, 10 µs per hop, 0.2 ms per execution,
 # 0.3 s per compile) so that an accepted sweep finishes well within it: for the
-# full sweep it says about 150 s where this 2-core machine, loaded, took 80 s.
+# full sweep it says about 160 s where this 2-core machine, loaded, took 76 s.
 MAX_SWEEP_SECONDS = 180.0
 MAX_SWEEP_MEMORY = 4 * 2**30
-ASSUMED_BYTES_PER_S = 3e9
+ASSUMED_BYTES_PER_S = 4e9
 ASSUMED_OVERHEAD_S = 2e-4
+ASSUMED_HOP_S = 1e-5  # latency per ring hop of a collective
 ASSUMED_COMPILE_S = 0.3
 
 
@@ -135,7 +138,8 @@ def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int],
         estimated += (len(ops) * len(devices) + 1) * 2 * ASSUMED_COMPILE_S  # per-call and loop programs
         estimated += executions * ASSUMED_OVERHEAD_S + collectives * 2 * size / ASSUMED_BYTES_PER_S  # the copy
         for d in devices:
-            estimated += len(ops) * (executions * ASSUMED_OVERHEAD_S + collectives * d * size / ASSUMED_BYTES_PER_S)
+            one = ASSUMED_HOP_S * (d - 1) + d * size / ASSUMED_BYTES_PER_S
+            estimated += len(ops) * (executions * ASSUMED_OVERHEAD_S + collectives * one)
     # Each device holds input, output and the loop's carry: at most 3 buffers of S.
     peak = 3 * max(sizes) * max(devices)
     if peak > MAX_SWEEP_MEMORY:

@@ -27,7 +27,7 @@ TEXTS = {
               "(includes dispatch and allocating the output).\n"
               "- **Chained** (the collective itself): one pmapped program runs the collective in a "
               "`lax.fori_loop`, each iteration feeding the next, with the trip count k as a runtime argument. "
-              "It is timed at two lengths k_short < k_long, alternately (k_long = 64 for small S down to 4 for "
+              "It is timed at two lengths k_short < k_long, alternately (k_long = 256 for small S down to 4 for "
               "large S, k_short = k_long / 4), and each repeat pair gives the slope "
               "(t(k_long) − t(k_short)) / (k_long − k_short). Whatever an execution pays once — dispatch, "
               "allocating its output and temporary buffers, the page faults of touching them for the first "
@@ -39,15 +39,16 @@ TEXTS = {
               "all-gather and reduce-scatter: what each link of a ring carries, comparable across D.\n"
               "- **Ceiling**: a jitted element-wise copy (y = x + 1: read S, write S) on one device, timed the "
               "same way; S / t is the machine's memory-copy bandwidth (the grey dotted line).\n"
-              "- **Fit**: least squares for (α, 1/β) with each point weighted by 1/t, so every size counts by "
-              "its relative error; fitted to the chained medians, per collective and D, and once over all D.",
+              "- **Fit**: (α, β) minimising Σ log²(model / measured), so every size counts by its ratio and a "
+              "model 2× too slow weighs as much as one 2× too fast; fitted to the chained medians, per "
+              "collective and D, and once over all D.",
         "zh": "- **消息大小 S**（沿用 nccl-tests 的约定）：全归约为每台设备的缓冲区；全收集为每台设备的*输出*"
               "（每台设备贡献 S/D）；归约散射为每台设备的*输入*（每台设备保留 S/D）。数值为 float32，S 从 1 KiB 到 64 MiB。\n"
               "- **每次计时**：第一次调用（追踪 + 编译 + 运行）单独计时，随后一次不计时的预热调用，再计时 `repeats` 次，"
               "每次都以 `block_until_ready` 结束——派发是异步的，不等待结果的计时毫无意义。\n"
               "- **逐次调用**：每次从 Python 派发一个只含一次集合通信的 pmap 程序（包含派发开销和分配输出的开销）。\n"
               "- **串联**（集合通信本身）：一个 pmap 程序在 `lax.fori_loop` 中重复执行集合通信，前一次的输出是"
-              "后一次的输入，循环次数 k 是运行时参数。它在两个长度 k_short < k_long 下交替计时（小 S 时 k_long = 64，"
+              "后一次的输入，循环次数 k 是运行时参数。它在两个长度 k_short < k_long 下交替计时（小 S 时 k_long = 256，"
               "大 S 时降到 4；k_short = k_long / 4），每对重复给出一个斜率 (t(k_long) − t(k_short)) / (k_long − k_short)。"
               "每次执行只付一次的开销——派发、分配输出和临时缓冲区、首次写入这些内存时的缺页（64 MiB 时可能比集合通信本身"
               "还贵）——同时出现在两个时间里，相减后抵消；剩下的就是热循环中多出的一次集合通信。k_short ≥ 1，"
@@ -57,8 +58,8 @@ TEXTS = {
               "即环上每条链路承载的带宽，可在不同 D 之间比较。\n"
               "- **上限参照**：在一台设备上用 jit 编译的逐元素拷贝（y = x + 1：读 S、写 S），同样方式计时；"
               "S / t 就是本机的内存拷贝带宽（灰色点线）。\n"
-              "- **拟合**：对 (α, 1/β) 做最小二乘，每个点按 1/t 加权，使各个大小按相对误差同等计入；"
-              "拟合对象是串联测量的中位数，按集合通信和 D 分别拟合，另对所有 D 合并拟合一次。",
+              "- **拟合**：选取使 Σ log²(模型 / 实测) 最小的 (α, β)，使各个大小按比值同等计入，模型慢 2 倍与快 2 倍"
+              "同样计重；拟合对象是串联测量的中位数，按集合通信和 D 分别拟合，另对所有 D 合并拟合一次。",
     },
     "need_two": {
         "en": "A collective needs at least 2 devices; this runtime has {devices}.",
@@ -233,7 +234,9 @@ TEXTS = {
         "zh": "拟合至少需要 2 个测量点（收到 {n} 个）。",
     },
     "error.bad_points": {
-        "en": "The fit needs positive times and at least 2 devices.",
-        "zh": "拟合需要正的时间值且设备数至少为 2。",
+        "en": "The fit needs positive times and at least 2 devices. A median time ≤ 0 means the machine's "
+              "noise swamped the difference between the two loop lengths: measure again, with more repeats.",
+        "zh": "拟合需要正的时间值且设备数至少为 2。中位数时间 ≤ 0 说明机器的噪声淹没了两个循环长度之间的差值："
+              "请增加重复次数后重新测量。",
     },
 }
