@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium; PMAP_LAB_CHROMIUM points elsewhere (another distribution's path).
+CHROMIUM = os.environ.get("PMAP_LAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--no-first-run",

@@ -134,7 +134,9 @@ ODD_STRINGS = ["", "x" * 300, "{name}", "'; import os", "nan", "ALL_GATHER"]
 def _module_strings(module) -> list[str]:
     """Strings the module names as its choices (POLICIES, OPS, MODELS, …): the valid options."""
     found: set[str] = set()
-    for value in vars(module).values():
+    for name, value in vars(module).items():
+        if name.startswith("_"):  # __builtins__, __all__, private tables
+            continue
         if isinstance(value, (tuple, list, frozenset, set)) and value and all(isinstance(v, str) for v in value):
             found |= set(value)
         if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
@@ -151,7 +153,9 @@ def _strategy(hint, default, choices: list[str]):
         return st.one_of(st.sampled_from(args), odd, *keep)
     if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
         parts = [_strategy(a, inspect.Parameter.empty, choices) for a in args if a is not type(None)]
-        return st.one_of(st.none(), *[p for p in parts if p is not None], *keep) if all(p is not None for p in parts) else None
+        if any(p is None for p in parts):
+            return None
+        return st.one_of(st.none(), *parts, *keep)
     if origin in (list, tuple, Sequence, typing.Sequence) or hint in (list, tuple):
         inner = _strategy(args[0] if args else int, inspect.Parameter.empty, choices)
         return st.one_of(st.lists(inner, max_size=3), *keep) if inner is not None else None
