@@ -5,7 +5,8 @@
 
 Prints the machine's load average before and after (the sweep shares the cores with
 whatever else runs) and the worst predicted/measured ratio of the per-D fits for
-S >= 64 KiB. To log the same sweep to MLflow, use `python -m pmap_core bench collectives`.
+S >= 64 KiB, per collective. "median µs" is the collective itself (the slope between
+two loop lengths, see `pmap_core.commbench`); "call µs" one dispatched call. To log the same sweep to MLflow, use `python -m pmap_core bench collectives`.
 """
 
 from __future__ import annotations
@@ -54,8 +55,13 @@ def main() -> None:
         crossover = f"{fit.crossover_bytes(d) / 1024:9.0f}" if d else f"{'':>9}"
         print(f"{op + ' D=' + str(d or 'all'):<20}{fit.alpha_s * 1e6:>8.2f}{fit.beta_bytes_per_s / 1e9:>9.3f}"
               f"{fit.r2:>7.3f}{fit.r2_log:>8.3f}{fit.worst_ratio:>10.2f}{crossover}")
+    print("\nworst predicted/measured ratio (per-D fits, S >= 64 KiB):")
+    for op in plan.ops:
+        per_d = {d: fit.worst_ratio for (o, d), fit in fits.items() if o == op and d is not None}
+        print(f"  {op:<13}{max(per_d.values()):.2f}x  ("
+              + ", ".join(f"D={d}: {ratio:.2f}" for d, ratio in sorted(per_d.items())) + ")")
     worst = max(fit.worst_ratio for (_, d), fit in fits.items() if d is not None)
-    print(f"\nworst predicted/measured ratio (per-D fits, S >= 64 KiB): {worst:.2f}x")
+    print(f"  all          {worst:.2f}x")
     print(f"copy ceiling: {result.copy_ceiling / 1e9:.2f} GB/s")
     print(f"wall time: {wall:.1f} s (estimated before running: <= {plan.estimated_s:.0f} s)")
     print(f"load average (1 min) before/after: {load_before[0]:.1f} / {load_after[0]:.1f} on {os.cpu_count()} cores")

@@ -6,14 +6,15 @@ per-hop latency α and moving S/D bytes over a link of bandwidth β:
     all-reduce:                   t ≈ 2(D−1)·α + 2(D−1)/D · S/β
     all-gather / reduce-scatter:  t ≈  (D−1)·α +  (D−1)/D · S/β
 
-The fit minimises Σ log²(predicted / measured): every size counts by its ratio,
-so a 1 KiB and a 64 MiB message count alike, and a model 2× too slow costs as
-much as one 2× too fast (the quality check, `worst_ratio`, is such a ratio).
-Both terms are linear in (α, 1/β): the start is one `numpy.linalg.lstsq` with
-each row divided by its measured t (the first-order form of the log error),
-then a few Gauss-Newton steps on the log error itself. The linear start alone
-favours the fast points: a measured t that is 3× the model counts as an error
-of 2/3, one that is 3× below it as 2.
+The fit chooses the (α, β) whose worst ratio max(predicted/measured,
+measured/predicted) over all measured sizes is smallest — a minimax fit in log
+space. Every size counts by its ratio (a 1 KiB and a 64 MiB message alike, a
+model 2× too slow as bad as one 2× too fast), and the worst ratio it reaches is
+how far the machine is from *any* α-β line: on a CPU, buffers that fit in the
+cache move several times faster than those that do not, and no single β fits
+both. For a bound c, |log(prediction / t)| ≤ c is t·e^−c ≤ hops·α + factor·S/β
+≤ t·e^c, linear in (α, 1/β); so the smallest c is found by bisection, each
+step asking whether that polygon of (α, 1/β) is non-empty.
 """
 
 from __future__ import annotations
@@ -70,61 +71,44 @@ class RingFit:
         return {**dataclasses.asdict(self), "devices": list(self.devices)}
 
 
-def _linear_solve(design: np.ndarray, seconds: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted least squares for (α, 1/β), both kept >= 0.
-
-    If the free solution makes one of them negative (noise can), that one is
-    fixed at 0 and the other refitted alone.
-    """
-    a, t = design * weights[:, None], seconds * weights
-    solution = np.linalg.lstsq(a, t, rcond=None)[0]
-    if np.all(solution >= 0):
-        return solution
-    best, best_error = np.zeros(2), np.inf
-    for keep in (0, 1):
-        column = a[:, keep]
-        value = max(float(column @ t / (column @ column)), 0.0)
-        candidate = np.zeros(2)
-        candidate[keep] = value
-        error = float(np.sum((a @ candidate - t) ** 2))
-        if error < best_error:
-            best, best_error = candidate, error
-    return best
+def _corners(lines: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Every crossing of two lines a·q = b of the constraints a·q <= b (rows of `lines`, `bounds`)."""
+    i, j = np.triu_indices(len(lines), k=1)
+    pairs = np.stack([lines[i], lines[j]], axis=1)
+    determinant = np.linalg.det(pairs)
+    regular = np.abs(determinant) > 1e-12
+    return np.linalg.solve(pairs[regular], np.stack([bounds[i], bounds[j]], axis=1)[regular][..., None])[..., 0]
 
 
-def _log_error(design: np.ndarray, seconds: np.ndarray, p: np.ndarray) -> float:
-    predicted = design @ p
-    return float(np.sum(np.log(predicted / seconds) ** 2)) if np.all(predicted > 0) else np.inf
+def _feasible_corner(design: np.ndarray, seconds: np.ndarray, c: float) -> np.ndarray | None:
+    """A q >= 0 with t·e^−c <= design·q <= t·e^c for every row, or None: the region is a bounded
+    polygon (every design entry is > 0), so it is non-empty exactly when one of its corners is in it."""
+    lines = np.vstack([design, -design, -np.eye(2)])
+    bounds = np.concatenate([seconds * np.exp(c), -seconds * np.exp(-c), np.zeros(2)])
+    corners = _corners(lines, bounds)
+    inside = np.all(corners @ lines.T <= bounds + 1e-9 * np.abs(bounds).max(), axis=1)
+    return corners[np.argmax(inside)] if inside.any() else None
 
 
-def _log_solve(design: np.ndarray, seconds: np.ndarray, steps: int = 50) -> np.ndarray:
-    """(α, 1/β) >= 0 minimising Σ log²(design·p / seconds): Gauss-Newton from the 1/t-weighted solution.
-
-    Each step is halved until the error falls and both values stay >= 0; it stops
-    when no step helps.
-    """
-    p = _linear_solve(design, seconds, 1.0 / seconds)
-    error = _log_error(design, seconds, p)
-    for _ in range(steps):
-        predicted = design @ p
-        jacobian = design / predicted[:, None]  # d log(prediction) / dp
-        step = np.linalg.lstsq(jacobian, -np.log(predicted / seconds), rcond=None)[0]
-        for scale in 0.5 ** np.arange(20):
-            candidate = np.maximum(p + scale * step, 0.0)
-            candidate_error = _log_error(design, seconds, candidate)
-            if candidate_error < error:
-                break
+def _minimax_log_solve(design: np.ndarray, seconds: np.ndarray) -> np.ndarray:
+    """(α, 1/β) >= 0 minimising max |log(design·p / seconds)|: bisection on that bound."""
+    scale = design.max(axis=0)  # both columns of order 1, so one tolerance fits both
+    a, t = design / scale, seconds / seconds.max()
+    low, high = 0.0, 1.0
+    while (best := _feasible_corner(a, t, high)) is None:  # widen until some line fits within e^high
+        low, high = high, 2 * high
+    for _ in range(60):
+        middle = (low + high) / 2
+        corner = _feasible_corner(a, t, middle)
+        if corner is None:
+            low = middle
         else:
-            return p
-        converged = error - candidate_error < 1e-12 * max(error, 1e-300)
-        p, error = candidate, candidate_error
-        if converged:
-            break
-    return p
+            high, best = middle, corner
+    return np.maximum(best, 0.0) / scale * seconds.max()
 
 
 def fit_ring(op: str, devices: Sequence[int], sizes: Sequence[float], seconds: Sequence[float]) -> RingFit:
-    """Fit α and β of the ring model to measured `seconds` of `op` at (`devices`, `sizes`): least log² ratio."""
+    """Fit α and β of the ring model to measured `seconds` of `op` at (`devices`, `sizes`): least worst ratio."""
     d = np.asarray(devices, dtype=float)
     s = np.asarray(sizes, dtype=float)
     t = np.asarray(seconds, dtype=float)
@@ -134,7 +118,7 @@ def fit_ring(op: str, devices: Sequence[int], sizes: Sequence[float], seconds: S
         raise LabInputError("bad_points", "times must be positive and device counts at least 2")
     terms = np.array([hop_terms(op, int(n)) for n in d])
     design = np.column_stack([terms[:, 0], terms[:, 1] * s])
-    alpha, inverse_beta = _log_solve(design, t)
+    alpha, inverse_beta = _minimax_log_solve(design, t)
     beta = 1.0 / inverse_beta if inverse_beta > 0 else float("inf")
     predicted = design @ np.array([alpha, inverse_beta])
     big = s >= RATIO_FROM_BYTES

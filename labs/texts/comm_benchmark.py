@@ -39,9 +39,11 @@ TEXTS = {
               "all-gather and reduce-scatter: what each link of a ring carries, comparable across D.\n"
               "- **Ceiling**: a jitted element-wise copy (y = x + 1: read S, write S) on one device, timed the "
               "same way; S / t is the machine's memory-copy bandwidth (the grey dotted line).\n"
-              "- **Fit**: (α, β) minimising Σ log²(model / measured), so every size counts by its ratio and a "
-              "model 2× too slow weighs as much as one 2× too fast; fitted to the chained medians, per "
-              "collective and D, and once over all D.",
+              "- **Fit**: the (α, β) whose worst ratio max(model / measured, measured / model) over all sizes "
+              "is smallest (a minimax fit), so every size counts by its ratio and a model 2× too slow is as bad "
+              "as one 2× too fast; fitted to the chained medians, per collective and D, and once over all D. "
+              "That worst ratio is how far this machine is from *any* α-β line: buffers that fit in the CPU's "
+              "cache move several times faster than those that do not, and one β cannot match both.",
         "zh": "- **消息大小 S**（沿用 nccl-tests 的约定）：全归约为每台设备的缓冲区；全收集为每台设备的*输出*"
               "（每台设备贡献 S/D）；归约散射为每台设备的*输入*（每台设备保留 S/D）。数值为 float32，S 从 1 KiB 到 64 MiB。\n"
               "- **每次计时**：第一次调用（追踪 + 编译 + 运行）单独计时，随后一次不计时的预热调用，再计时 `repeats` 次，"
@@ -58,8 +60,10 @@ TEXTS = {
               "即环上每条链路承载的带宽，可在不同 D 之间比较。\n"
               "- **上限参照**：在一台设备上用 jit 编译的逐元素拷贝（y = x + 1：读 S、写 S），同样方式计时；"
               "S / t 就是本机的内存拷贝带宽（灰色点线）。\n"
-              "- **拟合**：选取使 Σ log²(模型 / 实测) 最小的 (α, β)，使各个大小按比值同等计入，模型慢 2 倍与快 2 倍"
-              "同样计重；拟合对象是串联测量的中位数，按集合通信和 D 分别拟合，另对所有 D 合并拟合一次。",
+              "- **拟合**：选取在所有大小上最坏比值 max(模型 / 实测, 实测 / 模型) 最小的 (α, β)（极小极大拟合），"
+              "使各个大小按比值同等计入，模型慢 2 倍与快 2 倍同样糟糕；拟合对象是串联测量的中位数，按集合通信和 D "
+              "分别拟合，另对所有 D 合并拟合一次。这个最坏比值说明本机离*任何*一条 α-β 直线有多远：能放进 CPU 缓存的"
+              "缓冲区比放不进的快好几倍，一个 β 无法同时吻合两者。",
     },
     "need_two": {
         "en": "A collective needs at least 2 devices; this runtime has {devices}.",
