@@ -153,10 +153,11 @@ TEXTS = {
         "zh": "按 D 分别拟合时，S ≥ 64 KiB 的模型/测量最差比值：{worst:.2f} 倍（双向取大）。",
     },
     "fit.worst.why": {
-        "en": "On a CPU the bandwidth falls once D × S outgrows the caches and fresh output buffers must be "
-              "page-faulted in, which one β cannot follow; on a loaded machine the large sizes also wait for cores.",
-        "zh": "在 CPU 上，一旦 D × S 超出缓存、新的输出缓冲区需要缺页分配，带宽就会下降，单一的 β 无法刻画；"
-              "机器负载高时，大消息还要等待 CPU 核。",
+        "en": "On a CPU the bandwidth falls several-fold once D × S outgrows the caches, and no single β follows "
+              "both sides (the fit already splits that gap evenly); on a loaded machine the large sizes also "
+              "share memory bandwidth and cores with other programs, which widens the gap.",
+        "zh": "在 CPU 上，一旦 D × S 超出缓存，带宽会下降数倍，单一的 β 无法同时吻合两侧（拟合已把这个差距平分到两边）；"
+              "机器负载高时，大消息还要与其他程序争用内存带宽和 CPU 核，差距会更大。",
     },
     "train.title": {"en": "What this means for training", "zh": "这对训练意味着什么"},
     "train.need_psum": {
