@@ -80,14 +80,19 @@ def _corners(lines: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return np.linalg.solve(pairs[regular], np.stack([bounds[i], bounds[j]], axis=1)[regular][..., None])[..., 0]
 
 
-def _feasible_corner(design: np.ndarray, seconds: np.ndarray, c: float) -> np.ndarray | None:
-    """A q >= 0 with t·e^−c <= design·q <= t·e^c for every row, or None: the region is a bounded
-    polygon (every design entry is > 0), so it is non-empty exactly when one of its corners is in it."""
+def _feasible_point(design: np.ndarray, seconds: np.ndarray, c: float) -> np.ndarray | None:
+    """A q >= 0 with t·e^−c <= design·q <= t·e^c for every row, or None.
+
+    The region is a bounded convex polygon (every design entry is > 0), so it is
+    non-empty exactly when one of its corners is in it; the mean of those corners
+    lies inside too. At the optimal c the polygon often shrinks to a segment along
+    α only (the worst points are bandwidth-bound): its middle, not an arbitrary end.
+    """
     lines = np.vstack([design, -design, -np.eye(2)])
     bounds = np.concatenate([seconds * np.exp(c), -seconds * np.exp(-c), np.zeros(2)])
     corners = _corners(lines, bounds)
     inside = np.all(corners @ lines.T <= bounds + 1e-9 * np.abs(bounds).max(), axis=1)
-    return corners[np.argmax(inside)] if inside.any() else None
+    return corners[inside].mean(axis=0) if inside.any() else None
 
 
 def _minimax_log_solve(design: np.ndarray, seconds: np.ndarray) -> np.ndarray:
@@ -95,15 +100,15 @@ def _minimax_log_solve(design: np.ndarray, seconds: np.ndarray) -> np.ndarray:
     scale = design.max(axis=0)  # both columns of order 1, so one tolerance fits both
     a, t = design / scale, seconds / seconds.max()
     low, high = 0.0, 1.0
-    while (best := _feasible_corner(a, t, high)) is None:  # widen until some line fits within e^high
+    while (best := _feasible_point(a, t, high)) is None:  # widen until some line fits within e^high
         low, high = high, 2 * high
     for _ in range(60):
         middle = (low + high) / 2
-        corner = _feasible_corner(a, t, middle)
-        if corner is None:
+        point = _feasible_point(a, t, middle)
+        if point is None:
             low = middle
         else:
-            high, best = middle, corner
+            high, best = middle, point
     return np.maximum(best, 0.0) / scale * seconds.max()
 
 
