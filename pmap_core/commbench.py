@@ -2,9 +2,10 @@
 
 What is timed, and how (shown on the lab page too):
 
-- Every timing goes through `pmap_core.timing.time_call`: the first call (trace +
-  compile + run) is kept apart, one warm-up call follows, then `repeats` timed
-  calls, each ending with `block_until_ready`.
+- Every timing keeps the first call (trace + compile + run) apart, makes one
+  warm-up call, then `repeats` timed calls, each ending with `block_until_ready`:
+  `pmap_core.timing.time_call` for the per-call figure, `time_slope` (the same,
+  with two loop lengths alternating) for the chained one.
 - **Per call**: one pmapped program holding one collective, dispatched from
   Python each time — what a training loop that calls `pmap` per step pays.
 - **Chained** (the collective itself): one pmapped program runs the collective in
