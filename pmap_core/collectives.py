@@ -15,7 +15,7 @@ import jax
 import numpy as np
 from jax import lax
 
-from pmap_core.validation import LabInputError, check_devices, check_int
+from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
 AXIS = "devices"
 MAX_SIZE = 256  # values per device: enough to see, small enough to draw
@@ -132,7 +132,7 @@ def device_data(devices: int, size: int, seed: int) -> np.ndarray:
 def run_collective(op: str, devices: int, size: int, seed: int = 0) -> CollectiveRun:
     """Run `op` over D devices on random data and compare every device's result with NumPy."""
     devices, size = check_op_inputs(op, devices, size)
-    seed = check_int("seed", seed, 0, 2**31 - 1)
+    seed = check_seed(seed)
     before = device_data(devices, size, seed)
     after = np.asarray(compiled_collective(op, devices)(before))
     expected = reference(op, before)

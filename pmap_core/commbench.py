@@ -42,6 +42,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from pmap_core.timing import Timing, time_call
+from pmap_core.runtime import MAX_CPU_DEVICES
 from pmap_core.validation import MAX_ELEMENTS, LabInputError, check_devices, check_int
 
 OPS = ("psum", "all_gather", "psum_scatter")
@@ -73,6 +74,7 @@ ASSUMED_COMPILE_S = 0.3
 
 def busbw_factor(op: str, devices: int) -> float:
     """nccl-tests' bus-bandwidth factor: what each link carries relative to S."""
+    devices = check_int("devices", devices, 1, MAX_CPU_DEVICES)
     if op == "psum":
         return 2 * (devices - 1) / devices
     if op in ("all_gather", "psum_scatter"):
@@ -109,6 +111,14 @@ class SweepPlan:
         return (len(self.ops) * len(self.devices) + 1) * len(self.sizes)
 
 
+def check_splits(size_bytes: int, devices: int) -> None:
+    """Reduce-scatter and all-gather need S to split into D equal float32 shards."""
+    if size_bytes % (ITEM_BYTES * devices):
+        raise LabInputError("size_not_divisible",
+                            "a message of {size} bytes cannot be split into {devices} equal float32 shards",
+                            size=size_bytes, devices=devices)
+
+
 def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int], repeats: int) -> SweepPlan:
     """Check a sweep and estimate its cost; refuse it (LabInputError) past the budgets."""
     ops = tuple(dict.fromkeys(ops))
@@ -125,10 +135,7 @@ def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int],
     sizes = tuple(sorted({check_int("size (bytes)", s, MIN_BYTES, MAX_BYTES) for s in sizes}))
     for size in sizes:
         for d in devices:
-            if size % (ITEM_BYTES * d):
-                raise LabInputError("size_not_divisible",
-                                    "a message of {size} bytes cannot be split into {devices} equal float32 shards",
-                                    size=size, devices=d)
+            check_splits(size, d)
     estimated = 0.0
     for size in sizes:
         # Executions: the per-call program (k = 1) and the loop at both lengths, each run 2 + repeats
@@ -354,6 +361,10 @@ def run_sweep(plan: SweepPlan, on_progress: Callable[[int, int, str], None] | No
 
 def check_outputs(op: str, devices: int, elements_per_device: int = 64) -> tuple[jax.Array, jax.Array]:
     """Run the benchmarked programs on distinct values: (per-call output, chained-once output)."""
+    busbw_factor(op, 2)  # raises unknown_op
+    devices = check_devices(devices)
+    elements_per_device = check_int("elements_per_device", elements_per_device, 1, MAX_ELEMENTS // devices)
+    check_splits(elements_per_device * ITEM_BYTES, devices)
     x = jnp.arange(devices * elements_per_device, dtype=jnp.float32).reshape(devices, -1)
     return per_call_program(op, devices)(x), chained_program(op, devices)(x, 1)
 

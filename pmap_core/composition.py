@@ -24,13 +24,15 @@ from jax import lax
 from jax.sharding import Mesh, PartitionSpec as P
 
 from pmap_core.timing import Timing, time_call
-from pmap_core.validation import check_devices, check_int
+from pmap_core.validation import check_devices, check_int, check_seed
 
 AXIS = "d"
 FEATURES = 64
 MAX_ROWS = 512  # rows per device in the speed test: its (rows x rows) matmuls stay cheap
 MAX_REPEATS = 50
 MAX_LAYERS = 8
+MAX_ROUNDS = 10
+MAX_WIDTH = 1_024  # hidden width of the all-reduce counting model
 
 
 # --- the function every comparison uses --------------------------------------
@@ -157,6 +159,7 @@ def compare_speed(devices: int, rows: int, repeats: int = 10, rounds: int = 3) -
     devices = check_devices(devices)
     rows = check_int("rows", rows, 1, MAX_ROWS)
     repeats = check_int("repeats", repeats, 1, MAX_REPEATS)
+    rounds = check_int("rounds", rounds, 1, MAX_ROUNDS)
     x = sample_batch(devices, rows)
     x_flat = x.reshape(devices * rows, FEATURES)
     forms = {
@@ -215,6 +218,7 @@ def grad_in_pmap(devices: int, per_device_batch: int = 4, seed: int = 0) -> Grad
     """Gradients of y = 3x + 1 regression per device, averaged with pmean, against one device."""
     devices = check_devices(devices)
     per_device_batch = check_int("per_device_batch", per_device_batch, 1, MAX_ROWS)
+    seed = check_seed(seed)
     rng = np.random.default_rng(seed)
     x = rng.uniform(-1, 1, (devices, per_device_batch)).astype(np.float32)
     y = (3 * x + 1 + 0.1 * rng.standard_normal(x.shape)).astype(np.float32)
@@ -258,6 +262,7 @@ class AllReduceCount:
 def count_all_reduces(devices: int, layers: int = 3, width: int = 16) -> AllReduceCount:
     devices = check_devices(devices)
     layers = check_int("layers", layers, 1, MAX_LAYERS)
+    width = check_int("width", width, 1, MAX_WIDTH)
     sizes = [4] + [width] * (layers - 1) + [1]
     params = [(jnp.ones((a, b)) / a, jnp.zeros(b)) for a, b in zip(sizes[:-1], sizes[1:])]
     x, y = jnp.ones((devices, 8, 4)), jnp.ones((devices, 8, 1))

@@ -27,6 +27,7 @@ from pmap_core.validation import (
     check_devices,
     check_elements,
     check_int,
+    check_seed,
 )
 
 POLICIES = ("error", "drop", "pad")
@@ -149,6 +150,7 @@ def parallel_mean(batch: int, devices: int, policy: str, features: int = 4, seed
     """The mean per-sample loss computed over D shards with psum, and on one device."""
     plan = plan_shards(batch, devices, policy)
     features = check_int("features", features, 1, MAX_FEATURES)
+    seed = check_seed(seed)
     check_elements("batch", plan.devices * plan.per_device * features)
     x = sample_batch(plan.batch, features, seed)
     shards, mask = shard_batch(x, plan)

@@ -27,7 +27,7 @@ from jax import lax
 from pmap_core import models
 from pmap_core.timing import time_call
 from pmap_core.validation import (
-    MAX_BATCH, MAX_STEPS, LabInputError, check_devices, check_elements, check_float, check_int,
+    MAX_BATCH, MAX_STEPS, LabInputError, check_devices, check_elements, check_float, check_int, check_seed,
 )
 
 AXIS = "batch"
@@ -36,7 +36,6 @@ SCALING_MODES = ("strong", "weak")
 MAX_HIDDEN = 1024
 MAX_MODEL_FEATURES = 512
 MAX_CHUNK = 500
-MAX_SEED = 2**31 - 1
 MAX_LEARNING_RATE = 10.0
 MAX_WORK = 20_000_000_000  # forward multiply-adds over the whole run (steps × batch × model size)
 
@@ -83,7 +82,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         steps=check_int("steps", config.steps, 1, MAX_STEPS),
         hidden=check_int("hidden", config.hidden, 1, MAX_HIDDEN),
         features=check_int("features", config.features, 1, MAX_MODEL_FEATURES),
-        seed=check_int("seed", config.seed, 0, MAX_SEED),
+        seed=check_seed(config.seed),
         chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
     )
     if jax.process_count() > 1 and checked.devices != jax.device_count():

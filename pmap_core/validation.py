@@ -17,6 +17,7 @@ MAX_FEATURES = 4_096
 MAX_STEPS = 5_000
 MAX_REPEATS = 200
 MAX_ELEMENTS = 16_777_216  # 64 MiB of float32 in one array
+MAX_SEED = 2**31 - 1  # what every random generator here accepts
 
 
 class LabInputError(ValueError):
@@ -53,6 +54,11 @@ def check_float(name: str, value: Any, low: float, high: float) -> float:
             name=name, value=value, low=low, high=high,
         )
     return float(value)
+
+
+def check_seed(seed: Any) -> int:
+    """A seed for NumPy and JAX random generators: 0 <= seed <= MAX_SEED."""
+    return check_int("seed", seed, 0, MAX_SEED)
 
 
 def check_devices(devices: Any, available: int | None = None) -> int:
