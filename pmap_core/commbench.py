@@ -111,7 +111,7 @@ class SweepPlan:
         return (len(self.ops) * len(self.devices) + 1) * len(self.sizes)
 
 
-def check_splits(size_bytes: int, devices: int) -> None:
+def _check_splits(size_bytes: int, devices: int) -> None:
     """Reduce-scatter and all-gather need S to split into D equal float32 shards."""
     if size_bytes % (ITEM_BYTES * devices):
         raise LabInputError("size_not_divisible",
@@ -135,7 +135,7 @@ def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int],
     sizes = tuple(sorted({check_int("size (bytes)", s, MIN_BYTES, MAX_BYTES) for s in sizes}))
     for size in sizes:
         for d in devices:
-            check_splits(size, d)
+            _check_splits(size, d)
     estimated = 0.0
     for size in sizes:
         # Executions: the per-call program (k = 1) and the loop at both lengths, each run 2 + repeats
@@ -364,7 +364,7 @@ def check_outputs(op: str, devices: int, elements_per_device: int = 64) -> tuple
     busbw_factor(op, 2)  # raises unknown_op
     devices = check_devices(devices)
     elements_per_device = check_int("elements_per_device", elements_per_device, 1, MAX_ELEMENTS // devices)
-    check_splits(elements_per_device * ITEM_BYTES, devices)
+    _check_splits(elements_per_device * ITEM_BYTES, devices)
     x = jnp.arange(devices * elements_per_device, dtype=jnp.float32).reshape(devices, -1)
     return per_call_program(op, devices)(x), chained_program(op, devices)(x, 1)
 
