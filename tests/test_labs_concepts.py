@@ -144,12 +144,16 @@ def test_manual_parallelism_default_measures_every_device_count():
     assert "simulated" in at.info[0].value  # the hardware note beside the figure
 
 
-def test_manual_parallelism_changing_max_devices_and_remeasuring():
+def test_manual_parallelism_changing_max_devices_waits_for_measure():
     at = manual(max_devices=2)
+    assert list(at.dataframe[1].value.iloc[:, 0]) == [1, 2]
     at.slider(key="manual_parallelism.max_devices").set_value(3).run()
     assert_clean(at)
+    assert len(at.dataframe) == 1 and "D = 1 … 3" in at.info[0].value  # shapes shown, timing waits
+    at.button(key="manual_parallelism.measure").click().run()
+    assert_clean(at)
     assert list(at.dataframe[1].value.iloc[:, 0]) == [1, 2, 3]
-    at.button(key="manual_parallelism.remeasure").click().run()
+    at.button(key="manual_parallelism.measure").click().run()  # the same settings again: a new measurement
     assert_clean(at)
     assert len(at.dataframe[1].value) == 3
 

@@ -50,7 +50,13 @@ TEXTS = {
               "不带集合通信的梯度、梯度之后再 `pmean`。计算 = 第二个 − 第一个；通信 = 第三个 − 第二个"
               "（噪声导致为负时记为 0）。",
     },
-    "remeasure": {"en": "🔄 Measure again", "zh": "🔄 重新测量"},
+    "measure": {"en": "⏱️ Measure", "zh": "⏱️ 测量"},
+    "measure.pending": {
+        "en": "The settings changed. Press **Measure** to time the step for D = 1 … {devices} "
+              "(it compiles and times three programs per device count, about a second in all).",
+        "zh": "设置已改变。按 **测量** 为 D = 1 … {devices} 计时"
+              "（每个设备数要编译并计时三个程序，总共约一秒）。",
+    },
     "progress": {"en": "Measuring D = {devices} of {total}…", "zh": "正在测量 D = {devices} / {total}…"},
     "part.dispatch": {"en": "dispatch", "zh": "调度开销"},
     "part.compute": {"en": "compute", "zh": "计算"},
