@@ -7,7 +7,7 @@ maximum together, the largest request a reader can make. Work over the
 deployment's budget must be refused with a message (`st.error` from a
 `LabInputError`), never crash the page or fail with an unexpected error.
 
-Time is bounded per lab (PMAP_LAB_EXTREMES_BUDGET_S, default 6 s); what the
+Time is bounded per lab (PMAP_LAB_EXTREMES_BUDGET_S, default 15 s); what the
 budget did not reach is reported as a warning, not silently dropped.
 """
 
@@ -25,7 +25,7 @@ from streamlit.testing.v1 import AppTest
 
 from labs.registry import LABS
 
-BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "6"))
+BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "15"))
 # The icon labs.ui.guard gives an error that is the lab's fault, not the reader's.
 UNEXPECTED_ICON = "🛑"
 WIDGET_KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "select_slider")
