@@ -107,7 +107,7 @@ elif runs is not None:
         st.info(T("filtered_empty"), icon="🔎")
     else:
         shown = [c for c in TABLE_COLUMNS if c in runs.columns]
-        st.dataframe(runs[shown], hide_index=True, width="stretch")
+        ui.dataframe(T, runs[shown])
         table = experiments.scaling_table(runs)
         if table.empty:
             st.info(T("scaling.none"), icon="ℹ️")

@@ -55,7 +55,7 @@ def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
     )
     spread = base.mark_rule().encode(x="min_ms:Q", x2="max_ms:Q")
     st.altair_chart(bars + spread, width="stretch")
-    st.dataframe(frame.round(3), hide_index=True, width="stretch")
+    ui.dataframe(T, frame.round(3))
     left, right = st.columns(2)
     left.metric(T("speed.ratio"), f"{speed.jitted_over_plain:.2f}×")
     right.metric(T("speed.max_diff"), f"{speed.max_abs_diff_jitted:.1e}")
@@ -81,7 +81,7 @@ def show_grads(grads: composition.GradCheck) -> None:
     rows.append({"source": T("grad.averaged"), "dL/dw": grads.averaged["w"][0], "dL/db": grads.averaged["b"][0]})
     rows.append({"source": T("grad.full_batch"), "dL/dw": grads.full_batch["w"], "dL/db": grads.full_batch["b"]})
     frame = pd.DataFrame(rows)
-    st.dataframe(frame, hide_index=True, width="stretch")
+    ui.dataframe(T, frame)
     long = frame.melt(id_vars="source", var_name="gradient", value_name="value")
     chart = alt.Chart(long).mark_bar().encode(
         x=alt.X("source:N", sort=None, title=None), y=alt.Y("value:Q", title=T("grad.axis")),

@@ -138,6 +138,12 @@ def guard(T: Texts) -> Iterator[None]:
         st.error(T("error.unexpected", kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
 
 
+def dataframe(T: Texts, frame: Any) -> None:
+    """A table whose column headers read in the page's language (texts `col.<column>`)."""
+    labels = {column: T(f"col.{column}") for column in frame.columns if T.has(f"col.{column}")}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=labels)
+
+
 def show_code(T: Texts, *objects: Any) -> None:
     """The `pmap_core` code a lab ran, read from the source itself."""
     with st.expander(T("show_code")):

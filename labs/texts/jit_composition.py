@@ -170,4 +170,11 @@ TEXTS = {
         "zh": "旧值会一直固化在编译好的程序里，直到某种原因触发重新追踪。把函数需要的一切作为参数传入、把产生的一切作为"
               "返回值传出——这样每次调用都是正确的。",
     },
+    "col.form": {"en": "form", "zh": "写法"},
+    "col.median_ms": {"en": "median (ms)", "zh": "中位数（毫秒）"},
+    "col.min_ms": {"en": "min (ms)", "zh": "最小（毫秒）"},
+    "col.max_ms": {"en": "max (ms)", "zh": "最大（毫秒）"},
+    "col.first_call_ms": {"en": "first call (ms)", "zh": "首次调用（毫秒）"},
+    "col.samples": {"en": "timed calls", "zh": "计时次数"},
+    "col.source": {"en": "gradient of", "zh": "梯度来源"},
 }
