@@ -172,6 +172,8 @@ def run_train(args: argparse.Namespace) -> int:
         result = _run_summary(tracked.result, None, None, None)
     else:
         result = _run_summary(tracked.result, scaling.scaling_ratio, scaling.efficiency, scaling.hardware_ceiling)
+        # S(D) compares steady-state chunk medians: steady_throughput / baseline_throughput.
+        result["steady_throughput"] = scaling.throughput
         result["baseline_throughput"] = scaling.baseline_throughput
     emit({**result, **_tracking_fields(tracked, info)}, args.json)
     return 0

@@ -438,7 +438,10 @@ def train_tracked(config: TrainConfig, tracker: Any,
         start = time.perf_counter()
         metrics = result_metrics(result)
         if scaling is not None:
+            # `throughput` is the training run's wall-clock figure; S(D) compares steady-state
+            # medians of the chunk program, logged as steady_throughput / baseline_throughput.
             metrics.update(scaling_ratio=scaling.scaling_ratio, efficiency=scaling.efficiency,
+                           steady_throughput=scaling.throughput,
                            baseline_throughput=scaling.baseline_throughput,
                            hardware_ceiling=scaling.hardware_ceiling)
         tracker.log_metrics(run_id, metrics)

@@ -85,6 +85,8 @@ def test_a_training_run_is_read_back_with_params_metrics_and_tags(store):
     assert metrics["throughput"] == pytest.approx(tracked.result.throughput)
     assert metrics["scaling_ratio"] == pytest.approx(tracked.scaling.scaling_ratio)
     assert metrics["efficiency"] == pytest.approx(tracked.scaling.scaling_ratio / 4)
+    # The logged figures reproduce S(D): steady-state throughput at D over the one-device baseline.
+    assert metrics["steady_throughput"] / metrics["baseline_throughput"] == pytest.approx(metrics["scaling_ratio"])
     for key in ("step_time_s", "compile_time_s", "final_loss", "baseline_throughput", "hardware_ceiling"):
         assert key in metrics
     history = MlflowClient(store).get_metric_history(tracked.run_id, "loss")
