@@ -38,8 +38,9 @@ from pmap_core import demo, models  # noqa: E402
 from pmap_core.runtime import describe_runtime  # noqa: E402
 from pmap_core.timing import time_call  # noqa: E402
 from pmap_core.training import (  # noqa: E402
-    TrainConfig, compiled_chunk, place_inputs, train_tracked,
+    TrainConfig, compiled_chunk, place_inputs,
 )
+from pmap_core.tracked_training import train_tracked  # noqa: E402
 
 
 def _inputs(config: TrainConfig, steps: int):

@@ -5,7 +5,7 @@ import streamlit as st
 
 from labs import charts, ui
 from labs.i18n import texts
-from pmap_core import models, training
+from pmap_core import models, tracked_training, training
 from pmap_core.tracking import Tracker, tracking_uri
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
@@ -56,7 +56,7 @@ def run_training(config: training.TrainConfig) -> None:
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
         tracker = Tracker(tracking_uri())
-        tracked = training.train_tracked(config, tracker, live_loss(progress, chart_slot, config.steps, "progress.steps"))
+        tracked = tracked_training.train_tracked(config, tracker, live_loss(progress, chart_slot, config.steps, "progress.steps"))
         progress.empty()
         chart_slot.empty()
     st.session_state[LAST_RUN] = (tracked, tracker.store_run_id(tracked.run_id))
@@ -81,7 +81,7 @@ def run_sweep(config: training.TrainConfig, max_devices: int) -> None:
             progress.progress((index + 1) / total, text=T("progress.sweep", done=index + 1, total=total))
 
         tracker = Tracker(tracking_uri())
-        tracked = training.sweep_tracked(config, tracker, counts, on_run=on_run,
+        tracked = tracked_training.sweep_tracked(config, tracker, counts, on_run=on_run,
                                          on_chunk=lambda done, losses: chart_slot.altair_chart(loss_chart(losses), width="stretch"))
         progress.empty()
         chart_slot.empty()
@@ -219,5 +219,5 @@ if LAST_SWEEP in st.session_state:
 if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-ui.show_code(T, training.chunk_step_fn, training.train, training.measure_scaling, training.train_tracked,
-             training.sweep_tracked)
+ui.show_code(T, training.chunk_step_fn, training.train, training.measure_scaling,
+             tracked_training.train_tracked, tracked_training.sweep_tracked)

@@ -158,7 +158,7 @@ def _interruptible(command: Any) -> Any:
 
 @_interruptible
 def run_train(args: argparse.Namespace) -> int:
-    from pmap_core.training import train_tracked
+    from pmap_core.tracked_training import train_tracked
 
     with _stdout_to_stderr():
         config, tracker, info = _prepare(args)
@@ -181,7 +181,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 @_interruptible
 def run_sweep(args: argparse.Namespace) -> int:
-    from pmap_core.training import sweep_tracked
+    from pmap_core.tracked_training import sweep_tracked
 
     def report(index: int, total: int, result: Any) -> None:
         _progress(f"run {index + 1}/{total}: D = {result.config.devices}, "

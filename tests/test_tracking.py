@@ -15,7 +15,8 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core import experiments
 from pmap_core.tracking import NullTracker, Tracker, runtime_tags, ui_command
-from pmap_core.training import TrainConfig, sweep_tracked, train_tracked
+from pmap_core.tracked_training import sweep_tracked, train_tracked
+from pmap_core.training import TrainConfig
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
 

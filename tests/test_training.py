@@ -10,8 +10,9 @@ import pytest
 from pmap_core import models
 from pmap_core.runtime import physical_cores
 from pmap_core.training import (
-    MAX_WORK, TrainConfig, measure_scaling, sweep, sweep_configs, train, validate,
+    MAX_WORK, TrainConfig, measure_scaling, sweep_configs, train, validate,
 )
+from pmap_core.tracked_training import sweep
 from pmap_core.validation import LabInputError
 
 TINY_MLP = TrainConfig(model="mlp", global_batch=64, hidden=16, features=4, steps=32, chunk=8,
