@@ -56,8 +56,13 @@ def init_params(model: str, features: int, hidden: int, seed: int) -> dict[str, 
     }
 
 
+def linear_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
+    """Mean squared error of y ≈ w·x + b, for x and y of the same shape."""
+    return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
+
+
 def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
-    """Model output for a batch x of shape (b, features): shape (b,)."""
+    """Model output for a batch x of shape (b, features): shape (b,). (The MLP's; see `loss`.)"""
     if model == "linear":
         return params["w"] * x[:, 0] + params["b"]
     hidden = jnp.tanh(x @ params["w1"] + params["b1"])
@@ -66,6 +71,8 @@ def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array
 
 def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
     """Mean squared error over the batch."""
+    if model == "linear":
+        return linear_loss(params, x[:, 0], y)
     return jnp.mean((predict(model, params, x) - y) ** 2)
 
 

@@ -11,6 +11,8 @@ import dataclasses
 import os
 
 DEVICE_COUNT_ENV = "PMAP_LAB_DEVICES"
+# The name every data-parallel program here gives its device axis: pmap's axis_name and the mesh axis.
+DATA_AXIS = "data"
 DEFAULT_CPU_DEVICES = 8
 MAX_CPU_DEVICES = 64
 
@@ -82,6 +84,14 @@ def configure_runtime() -> int:
         jax.config.update("jax_num_cpu_devices", count)
     _configured_count = count
     return count
+
+
+def device_ladder(max_devices: int) -> list[int]:
+    """The device counts a sweep visits: 1, 2, 4, … below `max_devices`, then `max_devices` itself."""
+    counts = [1]
+    while counts[-1] * 2 < max_devices:
+        counts.append(counts[-1] * 2)
+    return sorted({*counts, max_devices})
 
 
 def physical_cores() -> int:

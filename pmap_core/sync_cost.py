@@ -32,6 +32,9 @@ MAX_SYNC_BATCH = 4_096
 MAX_SYNC_FEATURES = 256
 MAX_SYNC_HIDDEN = 256
 MAX_SYNC_REPEATS = 50
+# The step the manual-parallelism lab measures by default (and the communication lab reuses):
+# 840 = 2³·3·5·7 splits evenly over every D from 1 to 8.
+DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN = 840, 64, 64
 
 
 def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mask: jax.Array) -> jax.Array:

@@ -15,7 +15,6 @@ from typing import Any
 MAX_BATCH = 65_536
 MAX_FEATURES = 4_096
 MAX_STEPS = 5_000
-MAX_REPEATS = 200
 MAX_ELEMENTS = 16_777_216  # 64 MiB of float32 in one array
 MAX_SEED = 2**31 - 1  # what every random generator here accepts
 

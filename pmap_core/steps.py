@@ -1,0 +1,28 @@
+"""The data-parallel SGD step: the one definition that the demo, the composition lab and training share.
+
+On every device d:  g_d = ∇L(w; x_d, y_d),  ḡ = pmean(g_d) = (1/D) Σ_d g_d,  w ← w − η ḡ.
+Every device applies the same ḡ to its own copy of w, so the copies stay identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+from jax import lax
+
+from pmap_core.runtime import DATA_AXIS
+
+
+def sgd_update(params: Any, grads: Any, learning_rate: Any) -> Any:
+    """w ← w − η g, leaf by leaf."""
+    return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
+
+
+def data_parallel_sgd_step(loss_fn: Callable[..., jax.Array], params: Any, x: jax.Array, y: jax.Array,
+                           learning_rate: Any, axis_name: str = DATA_AXIS) -> tuple[Any, jax.Array]:
+    """One step on one device inside pmap: (new params, this device's loss on its shard)."""
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    grads = lax.pmean(grads, axis_name)  # ḡ: every device now holds the same mean gradient
+    return sgd_update(params, grads, learning_rate), loss
