@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import Any, ContextManager, Protocol
 
 DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
 FALLBACK_TRACKING_URI = "sqlite:///mlflow-fallback.db"
@@ -75,6 +75,30 @@ def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> boo
         return True  # it answered (a proxy may guard /health); the writes will tell if it works
     except (urllib.error.URLError, socket.timeout, ConnectionError, OSError):
         return False
+
+
+class RunTracker(Protocol):
+    """What trainers and benchmarks need from a tracker: runs with explicit ids, metrics, an end.
+
+    `start_run` returns the run's id in the store; after a fallback (`fell_back_to`) the run
+    lives on in `active_uri` and `run_id(id)` names it there.
+    """
+
+    active_uri: str
+    fell_back_to: str | None
+    fallback_reason: str | None
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str: ...
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None: ...
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None: ...
+
+    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+            parent_run_id: str | None = None) -> ContextManager[str]: ...
 
 
 @dataclasses.dataclass
