@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from pmap_core import costfit
+from pmap_core import ring
+from pmap_core.runtime import device_ladder
 from pmap_core.validation import LabInputError, check_float, check_int
 
 MAX_MODEL_DEVICES = 65_536
@@ -97,12 +98,12 @@ def ring_allreduce_seconds(size_bytes: float, devices: int, latency_s: float, ba
     devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
     latency_s = check_float("latency", latency_s, 0.0, 1.0)
     bandwidth = _positive("bandwidth", bandwidth_bytes_per_s)
-    return costfit.predict("psum", devices, size_bytes, latency_s, bandwidth)
+    return ring.seconds("psum", devices, size_bytes, latency_s, bandwidth)
 
 
 def ring_bytes_sent_per_device(size_bytes: float, devices: int) -> float:
     """Each device sends 2(D−1)/D · S bytes: (D−1) chunks of S/D in reduce-scatter, again in all-gather."""
-    return 2 * (devices - 1) / devices * size_bytes
+    return ring.bytes_factor("psum", devices) * size_bytes
 
 
 def compute_seconds(flops: float, peak_flops: float, utilisation: float) -> float:
@@ -160,7 +161,7 @@ class Scaling:
 def scaling(params: float, bytes_per_value: float, flops_per_sample: float, global_batch: int,
             peak_tflops: float, utilisation: float, bandwidth_gbps: float, latency_us: float,
             max_devices: int, mode: str = STRONG, overlap: bool = False) -> Scaling:
-    """Step time of data parallelism on D = 1, 2, 4, … up to max_devices.
+    """Step time of data parallelism on D = 1, 2, 4, … below max_devices, then max_devices itself.
 
     STRONG keeps the global batch (each device gets global_batch / D samples); WEAK keeps
     global_batch samples on every device. With overlap, communication runs during compute
@@ -177,8 +178,7 @@ def scaling(params: float, bytes_per_value: float, flops_per_sample: float, glob
     _positive("flops_per_sample", flops_per_sample)
 
     rows = []
-    counts = [d for d in (2 ** k for k in range(17)) if d <= max_devices]
-    for d in counts:
+    for d in device_ladder(max_devices):
         samples_per_device = global_batch / d if mode == STRONG else global_batch
         compute = compute_seconds(flops_per_sample * samples_per_device, peak, utilisation)
         comm = ring_allreduce_seconds(size, d, latency, bandwidth)
