@@ -1,10 +1,13 @@
+"""How pmap composes with jit, shard_map and grad, measured: the same compiled program, the
+full-batch gradient from grad + pmean, the fused all-reduce, and side effects at trace time."""
+
 import altair as alt
 import pandas as pd
 import streamlit as st
 
 from labs import ui
 from labs.i18n import texts
-from pmap_core import composition
+from pmap_core import composition, gradients, hlo, models
 
 T = texts("jit_composition")
 
@@ -18,25 +21,25 @@ def yes_no(flag: bool) -> str:
     return T("yes") if flag else T("no")
 
 
-def show_hlo(hlo: composition.HloComparison) -> None:
+def show_hlo(comparison: composition.HloComparison) -> None:
     st.subheader(T("hlo.heading"))
     st.markdown(T("hlo.body"))
     left, middle, right = st.columns(3)
-    left.metric(T("hlo.identical"), yes_no(hlo.identical))
-    middle.metric(T("hlo.raw_lines"), hlo.raw_differing_lines)
-    right.metric(T("hlo.normalized_lines"), hlo.normalized_differing_lines)
-    if hlo.identical:
-        st.success(T("hlo.same", devices=hlo.devices), icon="✅")
+    left.metric(T("hlo.identical"), yes_no(comparison.identical))
+    middle.metric(T("hlo.raw_lines"), comparison.raw_differing_lines)
+    right.metric(T("hlo.normalized_lines"), comparison.normalized_differing_lines)
+    if comparison.identical:
+        st.success(T("hlo.same", devices=comparison.devices), icon="✅")
     else:
-        st.warning(T("hlo.different", lines=hlo.normalized_differing_lines), icon="🔍")
-        st.code(hlo.normalized_diff, language="diff")
+        st.warning(T("hlo.different", lines=comparison.normalized_differing_lines), icon="🔍")
+        st.code(comparison.normalized_diff, language="diff")
     with st.expander(T("hlo.expander")):
         st.caption(T("hlo.normalized_note"))
         plain, jitted = st.columns(2)
         plain.markdown("`pmap(f)`")
-        plain.code(hlo.plain_hlo, language="text")
+        plain.code(comparison.plain_hlo, language="text")
         jitted.markdown("`pmap(jit(f))`")
-        jitted.code(hlo.jitted_hlo, language="text")
+        jitted.code(comparison.jitted_hlo, language="text")
 
 
 def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
@@ -70,7 +73,7 @@ def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
     st.metric(T("shard_map.max_diff"), f"{speed.max_abs_diff_shard_map:.1e}")
 
 
-def show_grads(grads: composition.GradCheck) -> None:
+def show_grads(grads: gradients.GradCheck) -> None:
     st.subheader(T("grad.heading"))
     st.markdown(T("grad.body", devices=grads.devices, batch=grads.global_batch,
                   w=grads.params["w"], b=grads.params["b"]))
@@ -95,7 +98,7 @@ def show_grads(grads: composition.GradCheck) -> None:
     right.metric(T("grad.same_everywhere"), yes_no(identical))
 
 
-def show_all_reduces(counts: composition.AllReduceCount) -> None:
+def show_all_reduces(counts: gradients.AllReduceCount) -> None:
     st.subheader(T("fusion.heading"))
     st.markdown(T("fusion.body", layers=counts.layers, arrays=counts.parameter_arrays))
     left, middle, right = st.columns(3)
@@ -144,7 +147,7 @@ with cols[1]:
 with cols[2]:
     repeats = ui.url_int(T, "repeats", 10, 1, composition.MAX_REPEATS)
 with cols[3]:
-    layers = ui.url_int(T, "layers", 3, 1, composition.MAX_LAYERS)
+    layers = ui.url_int(T, "layers", 3, 1, gradients.MAX_LAYERS)
 
 with ui.guard(T):
     with ui.heavy_job(T), st.spinner(T("running")):
@@ -152,10 +155,10 @@ with ui.guard(T):
     show_hlo(result.hlo)
     show_speed(result.speed, result.hlo.identical)
     ui.show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
-                 composition.normalize_hlo, composition.compare_compiled, composition.compare_speed)
+                 hlo.normalize_hlo, composition.compare_compiled, composition.compare_speed)
     show_grads(result.grads)
-    ui.show_code(T, composition.linear_loss, composition._local_and_mean_grads, composition.grad_in_pmap)
+    ui.show_code(T, models.linear_loss, gradients._local_and_mean_grads, gradients.grad_in_pmap)
     show_all_reduces(result.all_reduces)
-    ui.show_code(T, composition.mlp_loss, composition.mean_grad_step, composition.count_all_reduces)
+    ui.show_code(T, gradients.mlp_loss, gradients.mean_grad_step, gradients.count_all_reduces, hlo.all_reduces)
     show_purity(result.purity)
     ui.show_code(T, composition.purity_demo)

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import LabInputError
 
 NUMBER, CHOICE = "number", "choice"
@@ -50,35 +51,35 @@ def per_device_shape() -> str:
 
 
 def pmean_value() -> float:
-    out = jax.pmap(lambda v: lax.pmean(v, "d"), axis_name="d")(jnp.arange(float(_n())))
+    out = jax.pmap(lambda v: lax.pmean(v, DATA_AXIS), axis_name=DATA_AXIS)(jnp.arange(float(_n())))
     return float(out[3])
 
 
 def psum_of_one() -> float:
-    out = jax.pmap(lambda v: lax.psum(1, "d"), axis_name="d")(jnp.zeros(_n()))
+    out = jax.pmap(lambda v: lax.psum(1, DATA_AXIS), axis_name=DATA_AXIS)(jnp.zeros(_n()))
     return float(out[0])
 
 
 def ppermute_value() -> float:
     n = _n()
     shift_right = [(i, (i + 1) % n) for i in range(n)]  # device i sends to device i+1
-    out = jax.pmap(lambda v: lax.ppermute(v, "d", shift_right), axis_name="d")(jnp.arange(float(n)) * 10)
+    out = jax.pmap(lambda v: lax.ppermute(v, DATA_AXIS, shift_right), axis_name=DATA_AXIS)(jnp.arange(float(n)) * 10)
     return float(out[0])
 
 
 def all_gather_shape() -> str:
-    out = jax.pmap(lambda v: lax.all_gather(v, "d"), axis_name="d")(jnp.ones((_n(), 2)))
+    out = jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS), axis_name=DATA_AXIS)(jnp.ones((_n(), 2)))
     return _shape(out.shape)
 
 
 def all_gather_tiled_shape() -> str:
-    out = jax.pmap(lambda v: lax.all_gather(v, "d", tiled=True), axis_name="d")(jnp.ones((_n(), 2)))
+    out = jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS, tiled=True), axis_name=DATA_AXIS)(jnp.ones((_n(), 2)))
     return _shape(out.shape)
 
 
 def psum_scatter_value() -> float:
     n = _n()
-    out = jax.pmap(lambda v: lax.psum_scatter(v, "d"), axis_name="d")(jnp.ones((n, n)))
+    out = jax.pmap(lambda v: lax.psum_scatter(v, DATA_AXIS), axis_name=DATA_AXIS)(jnp.ones((n, n)))
     return float(out[0])  # device 0's piece of the sum
 
 
@@ -95,7 +96,7 @@ def mean_of_means() -> str:
     x = jnp.arange(4.0 * n).reshape(n, 4)
     y = 3 * x + 1
     loss = lambda w, x, y: jnp.mean((w * x - y) ** 2)  # noqa: E731
-    per_device = jax.pmap(lambda x, y: lax.pmean(jax.grad(loss)(0.5, x, y), "d"), axis_name="d")(x, y)
+    per_device = jax.pmap(lambda x, y: lax.pmean(jax.grad(loss)(0.5, x, y), DATA_AXIS), axis_name=DATA_AXIS)(x, y)
     full_batch = jax.grad(loss)(0.5, x.ravel(), y.ravel())
     return "equal" if np.allclose(per_device[0], full_batch, rtol=1e-5) else "different"
 
@@ -111,9 +112,9 @@ def distinct_random() -> float:
 
 
 def fused_all_reduces() -> float:
-    from pmap_core.composition import count_all_reduces
+    from pmap_core.gradients import count_all_reduces
 
-    # One layer: a weight and a bias, each gradient with its own pmean (composition.mean_grad_step).
+    # One layer: a weight and a bias, each gradient with its own pmean (gradients.mean_grad_step).
     counted = count_all_reduces(_n(), layers=1)
     return float(counted.compiled)  # all-reduce instructions left in the compiled HLO
 

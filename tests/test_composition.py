@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from conftest import assert_clean, open_lab
 
-from pmap_core import LabInputError, composition
+from pmap_core import LabInputError, composition, gradients, hlo
 
 
 @pytest.mark.parametrize("devices", [1, 8])
@@ -20,10 +20,10 @@ def test_pmap_of_jit_compiles_to_the_same_program(devices):
 def test_normalising_keeps_real_differences():
     x = np.ones((2, 4), np.float32)
     compiled = {
-        name: composition.normalize_hlo(jax.pmap(fn, devices=jax.devices()[:2]).lower(x).compile().as_text())
+        name: hlo.normalize_hlo(jax.pmap(fn, devices=jax.devices()[:2]).lower(x).compile().as_text())
         for name, fn in {"sin": jnp.sin, "cos": jnp.cos}.items()
     }
-    assert composition.differing_lines(compiled["sin"], compiled["cos"]) > 0
+    assert hlo.differing_lines(compiled["sin"], compiled["cos"]) > 0
 
 
 def test_all_three_forms_compute_the_same_values():
@@ -40,7 +40,7 @@ def numpy_linear_gradient(w, b, x, y):
 
 @pytest.mark.parametrize("devices", [1, 2, 8])
 def test_grad_in_pmap_with_pmean_equals_the_full_batch_gradient(devices):
-    check = composition.grad_in_pmap(devices, per_device_batch=4, seed=3)
+    check = gradients.grad_in_pmap(devices, per_device_batch=4, seed=3)
     rng = np.random.default_rng(3)  # the same data grad_in_pmap draws
     x = rng.uniform(-1, 1, (devices, 4)).astype(np.float32)
     y = (3 * x + 1 + 0.1 * rng.standard_normal(x.shape)).astype(np.float32)
@@ -55,7 +55,7 @@ def test_grad_in_pmap_with_pmean_equals_the_full_batch_gradient(devices):
 
 
 def test_xla_fuses_the_gradient_all_reduces():
-    counts = composition.count_all_reduces(8, layers=3)
+    counts = gradients.count_all_reduces(8, layers=3)
     assert counts.traced == counts.parameter_arrays == 6
     assert counts.compiled == 1
     assert "all-reduce" in counts.compiled_lines[0]
@@ -75,7 +75,7 @@ def test_bad_sizes_are_refused():
         composition.compare_compiled(2, rows=composition.MAX_ROWS + 1)
     assert error.value.code == "out_of_range"
     with pytest.raises(LabInputError):
-        composition.grad_in_pmap(jax.device_count() + 1)
+        gradients.grad_in_pmap(jax.device_count() + 1)
 
 
 # --- the page ------------------------------------------------------------------

@@ -86,12 +86,12 @@ TEXTS = {
               "与 pmap 的区别：输入不再带设备轴——每台设备拿到全局数组的一块——并且要显式写出输入/输出的分片方式。",
     },
     "shard_map.code": {
-        "en": "mesh = Mesh(np.array(jax.devices()[:D]), ('d',))\n"
-              "g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P('d'), out_specs=P('d')))\n"
-              "g(x.reshape(D * rows, 64))  # == jax.pmap(f, axis_name='d')(x), reshaped",
-        "zh": "mesh = Mesh(np.array(jax.devices()[:D]), ('d',))\n"
-              "g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P('d'), out_specs=P('d')))\n"
-              "g(x.reshape(D * rows, 64))  # 等于 jax.pmap(f, axis_name='d')(x) 重排形状后的结果",
+        "en": "mesh = Mesh(np.array(jax.devices()[:D]), ('data',))\n"
+              "g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P('data'), out_specs=P('data')))\n"
+              "g(x.reshape(D * rows, 64))  # == jax.pmap(f, axis_name='data')(x), reshaped",
+        "zh": "mesh = Mesh(np.array(jax.devices()[:D]), ('data',))\n"
+              "g = jax.jit(jax.shard_map(f, mesh=mesh, in_specs=P('data'), out_specs=P('data')))\n"
+              "g(x.reshape(D * rows, 64))  # 等于 jax.pmap(f, axis_name='data')(x) 重排形状后的结果",
     },
     "shard_map.max_diff": {"en": "Max |shard_map − pmap|", "zh": "最大 |shard_map − pmap|"},
     "grad.heading": {"en": "2. grad inside pmap, averaged with lax.pmean", "zh": "2. 在 pmap 内求 grad，用 lax.pmean 求平均"},

@@ -15,8 +15,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from pmap_core.composition import normalize_hlo
+from pmap_core.hlo import normalize_hlo
 from pmap_core.pitfalls import RaisedInChild
+from pmap_core.runtime import DATA_AXIS
 from pmap_core.timing import time_call
 
 # --- the device count is fixed when JAX starts --------------------------------
@@ -181,9 +182,9 @@ def _shard_map_grad(body, **options):
     from jax.sharding import Mesh, PartitionSpec as P
 
     n = jax.local_device_count()
-    mesh = Mesh(np.array(jax.local_devices()), ("data",))
+    mesh = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))
     x = jnp.arange(2.0 * n)
-    sharded = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(), P("data"), P("data")), out_specs=P(),
+    sharded = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(P(), P(DATA_AXIS), P(DATA_AXIS)), out_specs=P(),
                                     **options))
     return float(sharded(jnp.array(0.5), x, 3 * x + 1)), float(jax.grad(_loss)(jnp.array(0.5), x, 3 * x + 1))
 
@@ -191,17 +192,17 @@ def _shard_map_grad(body, **options):
 def shard_map_trap_mistake() -> dict[str, Any]:
     # Default check_vma=True: w is known to be the same on every device, so autodiff
     # already sums its gradient over devices. pmean on top multiplies by D.
-    got, full_batch = _shard_map_grad(lambda w, x, y: lax.pmean(jax.grad(_loss)(w, x, y), "data"))
+    got, full_batch = _shard_map_grad(lambda w, x, y: lax.pmean(jax.grad(_loss)(w, x, y), DATA_AXIS))
     return {"gradient": got, "full_batch_gradient": full_batch, "ratio": got / full_batch,
             "devices": jax.local_device_count()}
 
 
 def shard_map_trap_fix() -> dict[str, Any]:
     n = jax.local_device_count()
-    pmean_grad = lambda w, x, y: lax.pmean(jax.grad(_loss)(w, x, y), "data")  # noqa: E731
+    pmean_grad = lambda w, x, y: lax.pmean(jax.grad(_loss)(w, x, y), DATA_AXIS)  # noqa: E731
     no_check, full_batch = _shard_map_grad(pmean_grad, check_vma=False)  # pmap's behaviour
     pcast, _ = _shard_map_grad(
-        lambda w, x, y: lax.pmean(jax.grad(_loss)(lax.pcast(w, "data", to="varying"), x, y), "data"))
+        lambda w, x, y: lax.pmean(jax.grad(_loss)(lax.pcast(w, DATA_AXIS, to="varying"), x, y), DATA_AXIS))
     divided, _ = _shard_map_grad(lambda w, x, y: jax.grad(_loss)(w, x, y) / n)
     return {"check_vma_false_plus_pmean": no_check, "pcast_plus_pmean": pcast,
             "no_collective_divide_by_D": divided, "full_batch_gradient": full_batch}
