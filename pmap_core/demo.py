@@ -2,9 +2,10 @@
 
 Five steps: count the devices, pmap a function over a batch, average across
 devices with `pmean`, collect every shard with `all_gather(tiled=True)`, and
-fit y = 3x + 1 with data-parallel gradient descent. The tutorial's own version
-fails on current JAX in three places; `tutorial_*` reproduce each failure on
-the devices the reader picked, so the error shown is the one JAX raises here.
+fit y = 3x + 1 with the lab's data-parallel SGD step (`pmap_core.steps`).
+The tutorial's own version fails on current JAX in three places; `tutorial_*`
+reproduce each failure on the devices the reader picked, so the error shown is
+the one JAX raises here.
 """
 
 from __future__ import annotations
@@ -18,7 +19,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.models import linear_loss
 from pmap_core.pitfalls import Captured, capture
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.steps import data_parallel_sgd_step, sgd_update
 from pmap_core.validation import LabInputError, MAX_STEPS, check_devices, check_float, check_int
 
 MAX_PER_DEVICE = 64
@@ -45,17 +49,17 @@ def double_plus_one(v):
 
 
 def average(v):
-    return lax.pmean(v, "data")  # all-reduce: mean over devices, result on every device
+    return lax.pmean(v, DATA_AXIS)  # all-reduce: mean over devices, result on every device
 
 
 def gather_all(v):
-    return lax.all_gather(v, "data", tiled=True)  # concatenate every device's shard along axis 0
+    return lax.all_gather(v, DATA_AXIS, tiled=True)  # concatenate every device's shard along axis 0
 
 
 @functools.lru_cache(maxsize=None)
 def _compiled(fn, devices: int):
     """pmap of `fn` on the first `devices` devices, built once: reruns never recompile."""
-    return jax.pmap(fn, axis_name="data", devices=_devices(devices))
+    return jax.pmap(fn, axis_name=DATA_AXIS, devices=_devices(devices))
 
 
 def step_map(devices: int, per_device: int) -> dict[str, Any]:
@@ -75,22 +79,18 @@ def step_all_gather(devices: int, per_device: int) -> dict[str, Any]:
     return {"output": np.asarray(out), "output_shape": out.shape}
 
 
-def _loss(params, x, y):
-    return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
+def train_step(params, x, y, learning_rate):
+    """The shared data-parallel SGD step on the linear model, reporting the loss over the whole batch."""
+    params, local_loss = data_parallel_sgd_step(linear_loss, params, x, y, learning_rate)
+    return params, lax.pmean(local_loss, DATA_AXIS)  # every shard's loss averaged: the global loss
 
 
 @functools.lru_cache(maxsize=None)
 def _train_step(devices: int):
     """One compiled step per device count; the same shapes never compile twice."""
-    def train_step(params, x, y, learning_rate):
-        loss, grads = jax.value_and_grad(_loss)(params, x, y)
-        grads = lax.pmean(grads, "data")  # every device now holds the global mean gradient
-        params = jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
-        return params, lax.pmean(loss, "data")
-
     # in_axes=None: one copy of params and learning rate goes to every device.
     # out_axes=None: after pmean the new params are equal everywhere, so one copy comes back.
-    return jax.pmap(train_step, axis_name="data", in_axes=(None, 0, 0, None), out_axes=(None, None),
+    return jax.pmap(train_step, axis_name=DATA_AXIS, in_axes=(None, 0, 0, None), out_axes=(None, None),
                     devices=_devices(devices))
 
 
@@ -130,7 +130,7 @@ def doubled_batch(devices: int) -> dict[str, Any]:
 
 def tutorial_all_gather(devices: int) -> dict[str, Any]:
     x = jnp.arange(float(devices))  # flat: every device receives a scalar
-    out = jax.pmap(lambda v: lax.all_gather(v, "data", tiled=True), axis_name="data",
+    out = jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS, tiled=True), axis_name=DATA_AXIS,
                    devices=_devices(devices))(x)
     return {"output": np.asarray(out)}
 
@@ -141,9 +141,9 @@ def tutorial_params(devices: int) -> dict[str, Any]:
 
     def train_step(w, x_local, y_local):
         g = jax.grad(lambda w: jnp.mean((w * x_local - y_local) ** 2))(w)
-        return w - 0.01 * lax.pmean(g, "data")
+        return w - 0.01 * lax.pmean(g, DATA_AXIS)
 
-    return {"w": np.asarray(jax.pmap(train_step, axis_name="data", devices=_devices(devices))(w, x, 3 * x + 1))}
+    return {"w": np.asarray(jax.pmap(train_step, axis_name=DATA_AXIS, devices=_devices(devices))(w, x, 3 * x + 1))}
 
 
 BROKEN = {"batch": tutorial_batch, "doubled_batch": doubled_batch,
@@ -181,4 +181,4 @@ def run_demo(devices: int, per_device: int, steps: int, learning_rate: float) ->
 
 STEP_FUNCTIONS = {"devices": (step_devices,), "map": (double_plus_one, step_map),
                   "pmean": (average, step_pmean), "all_gather": (gather_all, step_all_gather),
-                  "train": (_loss, _train_step, step_train)}
+                  "train": (linear_loss, sgd_update, data_parallel_sgd_step, train_step, _train_step, step_train)}
