@@ -15,9 +15,9 @@ import jax
 import numpy as np
 from jax import lax
 
+from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
-AXIS = "devices"
 MAX_SIZE = 256  # values per device: enough to see, small enough to draw
 
 # Ops whose per-device vector is cut into D chunks need n divisible by D.
@@ -38,25 +38,25 @@ def ring_pairs(devices: int) -> list[tuple[int, int]]:
 def collective_fn(op: str, devices: int) -> Callable[[jax.Array], jax.Array]:
     """The function each device runs for `op`; x is that device's vector of n values."""
     if op == "pmean":
-        return lambda x: lax.pmean(x, AXIS)
+        return lambda x: lax.pmean(x, DATA_AXIS)
     if op == "psum":
-        return lambda x: lax.psum(x, AXIS)
+        return lambda x: lax.psum(x, DATA_AXIS)
     if op == "pmax":
-        return lambda x: lax.pmax(x, AXIS)
+        return lambda x: lax.pmax(x, DATA_AXIS)
     if op == "pmin":
-        return lambda x: lax.pmin(x, AXIS)
+        return lambda x: lax.pmin(x, DATA_AXIS)
     if op == "all_gather":  # (n,) -> (D, n): a new leading axis, one row per device
-        return lambda x: lax.all_gather(x, AXIS)
+        return lambda x: lax.all_gather(x, DATA_AXIS)
     if op == "all_gather_tiled":  # (n,) -> (D*n,): concatenated
-        return lambda x: lax.all_gather(x, AXIS, tiled=True)
+        return lambda x: lax.all_gather(x, DATA_AXIS, tiled=True)
     if op == "psum_scatter":  # (D, n/D) -> (n/D,): row d of the sum lands on device d
-        return lambda x: lax.psum_scatter(x.reshape(devices, -1), AXIS)
+        return lambda x: lax.psum_scatter(x.reshape(devices, -1), DATA_AXIS)
     if op == "psum_scatter_tiled":  # (n,) -> (n/D,): chunk d of the sum lands on device d
-        return lambda x: lax.psum_scatter(x, AXIS, tiled=True)
+        return lambda x: lax.psum_scatter(x, DATA_AXIS, tiled=True)
     if op == "ppermute":  # device d sends its vector to device d+1
-        return lambda x: lax.ppermute(x, AXIS, ring_pairs(devices))
+        return lambda x: lax.ppermute(x, DATA_AXIS, ring_pairs(devices))
     if op == "all_to_all":  # chunk c of device d goes to device c, where it becomes chunk d
-        return lambda x: lax.all_to_all(x, AXIS, split_axis=0, concat_axis=0, tiled=True)
+        return lambda x: lax.all_to_all(x, DATA_AXIS, split_axis=0, concat_axis=0, tiled=True)
     raise LabInputError("unknown_op", "unknown collective {op!r}; choose one of {options}",
                         op=op, options=", ".join(OPS))
 
@@ -64,7 +64,7 @@ def collective_fn(op: str, devices: int) -> Callable[[jax.Array], jax.Array]:
 @functools.lru_cache(maxsize=128)
 def compiled_collective(op: str, devices: int):
     """One pmapped function per (op, D); pmap keeps the compiled code per input shape."""
-    return jax.pmap(collective_fn(op, devices), axis_name=AXIS, devices=jax.devices()[:devices])
+    return jax.pmap(collective_fn(op, devices), axis_name=DATA_AXIS, devices=jax.devices()[:devices])
 
 
 def reference(op: str, before: np.ndarray) -> np.ndarray:

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_FEATURES,
@@ -31,7 +32,6 @@ from pmap_core.validation import (
 )
 
 POLICIES = ("error", "drop", "pad")
-AXIS = "devices"
 MAX_SLICE = 64  # elements per device in the device-mapping demo
 
 
@@ -119,11 +119,11 @@ def _masked_mean_fn(devices: int):
     def shard_step(x_shard, mask_shard):
         loss = per_sample_loss(x_shard) * mask_shard
         local_sum, local_count = jnp.sum(loss), jnp.sum(mask_shard)
-        total = lax.psum(local_sum, AXIS)
-        count = lax.psum(local_count, AXIS)
+        total = lax.psum(local_sum, DATA_AXIS)
+        count = lax.psum(local_count, DATA_AXIS)
         return local_sum, local_count, total / count
 
-    return jax.pmap(shard_step, axis_name=AXIS, devices=jax.devices()[:devices])
+    return jax.pmap(shard_step, axis_name=DATA_AXIS, devices=jax.devices()[:devices])
 
 
 @jax.jit
@@ -212,12 +212,12 @@ class LeadingAxisMap:
 
 def mapped_fn(x: jax.Array) -> jax.Array:
     """What each device runs: add 1000 x its position on the device axis, so the result shows who ran it."""
-    return x + 1000 * lax.axis_index(AXIS)
+    return x + 1000 * lax.axis_index(DATA_AXIS)
 
 
 @functools.lru_cache(maxsize=16)
 def _mapped(devices: int):
-    return jax.pmap(mapped_fn, axis_name=AXIS, devices=jax.devices()[:devices])
+    return jax.pmap(mapped_fn, axis_name=DATA_AXIS, devices=jax.devices()[:devices])
 
 
 def _format_index(index: tuple[slice, ...]) -> str:

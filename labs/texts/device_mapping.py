@@ -52,11 +52,11 @@ TEXTS = {
     "sharding.note": {
         "en": "`out.sharding` is `{sharding}`. Since JAX 0.8, `pmap` is implemented as `jit(shard_map(...))` "
               "and is in maintenance mode; its output is an ordinary `jax.Array` sharded over a one-axis mesh. "
-              "New code writes the same thing as `jax.shard_map(f, mesh=mesh, in_specs=P('devices'), "
-              "out_specs=P('devices'))`.",
+              "New code writes the same thing as `jax.shard_map(f, mesh=mesh, in_specs=P('data'), "
+              "out_specs=P('data'))`.",
         "zh": "`out.sharding` 是 `{sharding}`。自 JAX 0.8 起，`pmap` 由 `jit(shard_map(...))` 实现并进入维护模式；"
               "它的输出就是分布在一维网格（mesh）上的普通 `jax.Array`。新代码写作 "
-              "`jax.shard_map(f, mesh=mesh, in_specs=P('devices'), out_specs=P('devices'))`。",
+              "`jax.shard_map(f, mesh=mesh, in_specs=P('data'), out_specs=P('data'))`。",
     },
     "ownership.ok": {
         "en": "Read back from the array: slice d of the output is on the d-th device of the list, for every d.",

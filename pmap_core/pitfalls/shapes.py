@@ -9,6 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.runtime import DATA_AXIS
+
 
 # --- the leading axis must be the device count ------------------------------
 
@@ -46,21 +48,21 @@ def indivisible_fix() -> dict[str, Any]:
 
 def _linear_step(w, x, y):
     g = jax.grad(lambda w: jnp.mean((w * x - y) ** 2))(w)
-    return w - 0.01 * lax.pmean(g, "data")
+    return w - 0.01 * lax.pmean(g, DATA_AXIS)
 
 
 def unreplicated_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(2.0 * n).reshape(n, 2)
     w = jnp.array([0.0])  # one copy, but pmap maps axis 0 of every argument by default
-    return {"w": jax.pmap(_linear_step, axis_name="data")(w, x, 3 * x)}
+    return {"w": jax.pmap(_linear_step, axis_name=DATA_AXIS)(w, x, 3 * x)}
 
 
 def unreplicated_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(2.0 * n).reshape(n, 2)
     w = jnp.array([0.0])
-    step = jax.pmap(_linear_step, axis_name="data", in_axes=(None, 0, 0))  # None: same w on every device
+    step = jax.pmap(_linear_step, axis_name=DATA_AXIS, in_axes=(None, 0, 0))  # None: same w on every device
     out = step(w, x, 3 * x)
     return {"output_shape": out.shape, "w_per_device": np.asarray(out).ravel()}
 
@@ -75,8 +77,8 @@ def device_put_replicated_fix() -> dict[str, Any]:
 
     n = jax.local_device_count()
     w = jnp.array([0.0])
-    mesh = Mesh(np.array(jax.local_devices()), ("data",))
-    stacked = jax.device_put(jnp.broadcast_to(w, (n, *w.shape)), NamedSharding(mesh, PartitionSpec("data")))
+    mesh = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))
+    stacked = jax.device_put(jnp.broadcast_to(w, (n, *w.shape)), NamedSharding(mesh, PartitionSpec(DATA_AXIS)))
     return {"shape": stacked.shape, "devices_holding_a_copy": len(stacked.sharding.device_set)}
 
 
@@ -85,14 +87,14 @@ def device_put_replicated_fix() -> dict[str, Any]:
 def gather_scalar_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n))  # each device gets a scalar
-    return {"output": jax.pmap(lambda v: lax.all_gather(v, "data", tiled=True), axis_name="data")(x)}
+    return {"output": jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS, tiled=True), axis_name=DATA_AXIS)(x)}
 
 
 def gather_scalar_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n)).reshape(n, 1)  # each device gets shape (1,)
-    tiled = jax.pmap(lambda v: lax.all_gather(v, "data", tiled=True), axis_name="data")(x)
-    stacked = jax.pmap(lambda v: lax.all_gather(v, "data"), axis_name="data")(jnp.arange(float(n)))
+    tiled = jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS, tiled=True), axis_name=DATA_AXIS)(x)
+    stacked = jax.pmap(lambda v: lax.all_gather(v, DATA_AXIS), axis_name=DATA_AXIS)(jnp.arange(float(n)))
     return {"tiled_shape": tiled.shape, "untiled_on_scalars_shape": stacked.shape,
             "device_0_sees": np.asarray(tiled[0])}
 
@@ -111,7 +113,7 @@ def out_axes_none_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n))
     # Make the value the same everywhere first; then one copy is the right answer.
-    mean = jax.pmap(lambda v: lax.pmean(v * 10, "data"), axis_name="data", out_axes=None)(x)
+    mean = jax.pmap(lambda v: lax.pmean(v * 10, DATA_AXIS), axis_name=DATA_AXIS, out_axes=None)(x)
     return {"returned": float(mean), "numpy_mean": float(np.mean(np.arange(n) * 10.0))}
 
 
@@ -119,26 +121,26 @@ def out_axes_none_fix() -> dict[str, Any]:
 
 def unbound_axis_mistake() -> dict[str, Any]:
     x = jnp.arange(4.0)
-    return {"output": lax.psum(x, "data")}  # no pmap around it: no axis called "data"
+    return {"output": lax.psum(x, DATA_AXIS)}  # no pmap around it: no axis of that name exists here
 
 
 def unbound_axis_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n))
-    out = jax.pmap(lambda v: lax.psum(v, "data"), axis_name="data")(x)
+    out = jax.pmap(lambda v: lax.psum(v, DATA_AXIS), axis_name=DATA_AXIS)(x)
     return {"output": np.asarray(out), "numpy_sum": float(np.arange(n).sum())}
 
 
 def wrong_axis_name_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n))
-    return {"output": jax.pmap(lambda v: lax.pmean(v, "batch"), axis_name="data")(x)}
+    return {"output": jax.pmap(lambda v: lax.pmean(v, "batch"), axis_name=DATA_AXIS)(x)}  # a name typed by hand
 
 
 def wrong_axis_name_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(float(n))
-    return {"output": np.asarray(jax.pmap(lambda v: lax.pmean(v, "data"), axis_name="data")(x))}
+    return {"output": np.asarray(jax.pmap(lambda v: lax.pmean(v, DATA_AXIS), axis_name=DATA_AXIS)(x))}
 
 
 # --- one PRNG key everywhere means the same random numbers --------------------
@@ -155,8 +157,8 @@ def same_key_fix() -> dict[str, Any]:
     key = jax.random.key(0)
     split = jax.pmap(lambda k: jax.random.normal(k, ()))(jax.random.split(key, n))
     folded = jax.pmap(
-        lambda k, v: jax.random.normal(jax.random.fold_in(k, lax.axis_index("data")), ()),
-        axis_name="data", in_axes=(None, 0),
+        lambda k, v: jax.random.normal(jax.random.fold_in(k, lax.axis_index(DATA_AXIS)), ()),
+        axis_name=DATA_AXIS, in_axes=(None, 0),
     )(key, jnp.zeros(n))
     return {"with_split": np.asarray(split), "with_fold_in": np.asarray(folded),
             "distinct": len(set(np.asarray(split).tolist()))}
