@@ -10,8 +10,8 @@ from pmap_core import sync_cost
 T = texts("manual_parallelism")
 ATTEMPT_KEY = "manual_parallelism.attempt"  # bumped by "measure again" to bypass the cache
 # The settings last measured in this session. Measuring compiles and times three programs per
-# device count (about a second), so after the first visit it waits for the button and the
-# rest of the page answers a changed setting at once.
+# device count, so after the first visit it waits for the button and the rest of the page
+# answers a changed setting at once.
 MEASURED_KEY = "manual_parallelism.measured"
 
 
@@ -34,9 +34,9 @@ st.markdown(T("intro"))
 available = ui.runtime_info().device_count
 left, right = st.columns(2)
 with left:
-    batch = ui.url_int(T, "batch", 840, 1, sync_cost.MAX_SYNC_BATCH, slider=False)
-    features = ui.url_int(T, "features", 64, 1, sync_cost.MAX_SYNC_FEATURES, slider=False)
-    hidden = ui.url_int(T, "hidden", 64, 1, sync_cost.MAX_SYNC_HIDDEN, slider=False)
+    batch = ui.url_int(T, "batch", sync_cost.DEFAULT_BATCH, 1, sync_cost.MAX_SYNC_BATCH, slider=False)
+    features = ui.url_int(T, "features", sync_cost.DEFAULT_FEATURES, 1, sync_cost.MAX_SYNC_FEATURES, slider=False)
+    hidden = ui.url_int(T, "hidden", sync_cost.DEFAULT_HIDDEN, 1, sync_cost.MAX_SYNC_HIDDEN, slider=False)
 with right:
     max_devices = ui.url_int(T, "max_devices", min(4, available), 1, available)
     repeats = ui.url_int(T, "repeats", 10, 1, sync_cost.MAX_SYNC_REPEATS)

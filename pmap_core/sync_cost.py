@@ -21,13 +21,13 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core.runtime import DATA_AXIS
 from pmap_core.sharding import ShardPlan, plan_shards, shard_batch
 from pmap_core.timing import time_call
 from pmap_core.validation import check_devices, check_elements, check_int
 
-AXIS = "devices"
-# Limits of one sweep on a shared server: at the largest sizes a sweep over 8
-# devices makes ~1,250 calls of ~15 ms on 2 cores, about 20 s.
+# Limits of one sweep, which times three programs per device count, `repeats` times each:
+# large enough to see the barrier, small enough to stay quick on a shared server.
 MAX_SYNC_BATCH = 4_096
 MAX_SYNC_FEATURES = 256
 MAX_SYNC_HIDDEN = 256
@@ -50,7 +50,7 @@ def local_gradients(params, x, y, mask):
 
 def synced_gradients(params, x, y, mask):
     """The same gradient, then averaged over devices: the barrier every device must reach."""
-    return lax.pmean(local_gradients(params, x, y, mask), AXIS)
+    return lax.pmean(local_gradients(params, x, y, mask), DATA_AXIS)
 
 
 def empty_step(params, x, y, mask):
@@ -64,7 +64,7 @@ STEPS: dict[str, Callable] = {"dispatch": empty_step, "compute": local_gradients
 @functools.lru_cache(maxsize=64)
 def compiled_step(kind: str, devices: int):
     # Parameters are replicated (in_axes=None); the data has a leading device axis.
-    return jax.pmap(STEPS[kind], axis_name=AXIS, in_axes=(None, 0, 0, 0), devices=jax.devices()[:devices])
+    return jax.pmap(STEPS[kind], axis_name=DATA_AXIS, in_axes=(None, 0, 0, 0), devices=jax.devices()[:devices])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,8 +144,8 @@ def measure_step(batch: int, features: int, hidden: int, devices: int, repeats: 
     )
 
 
-def measure_sync_cost(batch: int = 840, features: int = 64, hidden: int = 64, max_devices: int | None = None,
-                      repeats: int = 10) -> SyncCost:
+def measure_sync_cost(batch: int = DEFAULT_BATCH, features: int = DEFAULT_FEATURES, hidden: int = DEFAULT_HIDDEN,
+                      max_devices: int | None = None, repeats: int = 10) -> SyncCost:
     """`measure_step` for D = 1 … max_devices: strong scaling, each device gets b = ceil(B / D)."""
     batch, features, hidden = check_sizes(batch, features, hidden)
     max_devices = check_devices(jax.device_count() if max_devices is None else max_devices)
