@@ -55,7 +55,3 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
 def process_info() -> ProcessInfo:
     """Where this process stands (one process when `initialize` was never called)."""
     return ProcessInfo(jax.process_index(), jax.process_count(), jax.local_device_count(), jax.device_count())
-
-
-def shutdown() -> None:
-    jax.distributed.shutdown()
