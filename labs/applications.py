@@ -1,3 +1,6 @@
+"""Where data parallelism is used, and a cost calculator: communication, compute and memory per device
+for a model on D accelerators."""
+
 import altair as alt
 import pandas as pd
 import streamlit as st

@@ -1,3 +1,6 @@
+"""The tutorial's demo program, corrected for current JAX and run step by step, beside the three
+lines of the original that fail here."""
+
 import inspect
 
 import altair as alt

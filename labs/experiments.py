@@ -1,3 +1,6 @@
+"""The runs recorded in MLflow: filter them, compare throughput and efficiency against D, and overlay
+loss curves."""
+
 import altair as alt
 import pandas as pd
 import streamlit as st

@@ -1,3 +1,5 @@
+"""The home page: data parallelism in three formulas, and a link to every lab."""
+
 import streamlit as st
 
 from labs.i18n import texts

@@ -1,3 +1,5 @@
+"""Interview questions on pmap: predict the result, then run the program and compare."""
+
 import inspect
 
 import streamlit as st

@@ -1,3 +1,5 @@
+"""Common pmap mistakes: each one and its fix run on the installed JAX, with what really happened."""
+
 import inspect
 
 import streamlit as st
