@@ -15,20 +15,16 @@ class Lab:
 
 HOME = Lab("home", "", "🏠", "section.start")
 
-LABS = [
-    Lab("basics", "basics", "🍱", "section.concepts"),
-    Lab("device_mapping", "device-mapping", "🗺️", "section.concepts"),
-    Lab("collectives", "collectives", "🔁", "section.concepts"),
-    Lab("manual_parallelism", "manual-parallelism", "✋", "section.concepts"),
-    Lab("jit_composition", "jit-composition", "🧩", "section.concepts"),
-    Lab("training", "training", "🏋️", "section.training"),
-    Lab("experiments", "experiments", "📊", "section.training"),
-    Lab("comm_benchmark", "comm-benchmark", "📡", "section.training"),
-    Lab("demo", "demo", "▶️", "section.practice"),
-    Lab("mistakes", "mistakes", "🪤", "section.practice"),
-    Lab("interview", "interview", "🎓", "section.practice"),
-    Lab("applications", "applications", "🌍", "section.practice"),
-]
+# Each section's labs in reading order: (script, icon). A lab's link is its script name with dashes.
+_SECTIONS = {
+    "section.concepts": (("basics", "🍱"), ("device_mapping", "🗺️"), ("collectives", "🔁"),
+                         ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
+    "section.training": (("training", "🏋️"), ("experiments", "📊"), ("comm_benchmark", "📡")),
+    "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
+}
+
+LABS = [Lab(script, script.replace("_", "-"), icon, section)
+        for section, labs in _SECTIONS.items() for script, icon in labs]
 
 
 def script_path(lab: Lab) -> str:
