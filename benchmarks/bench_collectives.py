@@ -6,7 +6,8 @@
 Prints the machine's load average before and after (the sweep shares the cores with
 whatever else runs) and the worst predicted/measured ratio of the per-D fits for
 S >= 64 KiB, per collective. "median µs" is the collective itself (the slope between
-two loop lengths, see `pmap_core.commbench`); "call µs" one dispatched call. To log the same sweep to MLflow, use `python -m pmap_core bench collectives`.
+two loop lengths, see `pmap_core.commbench.measure`); "call µs" one dispatched call. To log the
+same sweep to MLflow, use `python -m pmap_core bench collectives`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from pmap_core import commbench, costfit, describe_runtime  # noqa: E402 - after the path fix
+from pmap_core import commbench, costfit, describe_runtime
 
 
 def main() -> None:

@@ -8,7 +8,8 @@ import streamlit as st
 
 from labs import ui
 from labs.i18n import texts
-from pmap_core import commbench, costfit
+from pmap_core import comm_share, commbench, costfit
+from pmap_core.sync_cost import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
 
 T = texts("comm_benchmark")
 PREFIX = "comm_benchmark."
@@ -17,8 +18,6 @@ OP_CHOICES = (*commbench.OPS, "all")
 AUTO_RUN_SECONDS = 30.0  # sweeps estimated below this run as soon as the page opens
 RUN_REQUESTED = PREFIX + "run_requested"
 RAN = PREFIX + "ran"  # settings this session has measured (their results are in the cache)
-# The manual-parallelism lab's default step (pmap_core.sync_cost), so both labs measure the same thing.
-TRAIN_BATCH, TRAIN_FEATURES, TRAIN_HIDDEN = 840, 64, 64
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
@@ -39,7 +38,8 @@ def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbenc
 @st.cache_data(show_spinner=False, max_entries=32)
 def measured_training_share(psum_fits: dict, devices: tuple) -> tuple:
     with ui.heavy_job(T), st.spinner(T("train.measuring")):
-        return costfit.training_share(psum_fits, devices, TRAIN_BATCH, TRAIN_FEATURES, TRAIN_HIDDEN)
+        # The manual-parallelism lab's default step, so both labs measure the same thing.
+        return comm_share.training_share(psum_fits, devices, DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN)
 
 
 def request_full_sweep() -> None:
@@ -47,10 +47,6 @@ def request_full_sweep() -> None:
     st.session_state[PREFIX + "max_size"] = "64M"
     st.session_state[PREFIX + "max_devices"] = min(8, ui.runtime_info().device_count)
     st.session_state[RUN_REQUESTED] = True
-
-
-def powers_of_two(high: int) -> tuple[int, ...]:
-    return tuple(2**i for i in range(1, int(math.log2(high)) + 1))
 
 
 def size_label(size: int) -> str:
@@ -109,7 +105,8 @@ def busbw_chart(frame: pd.DataFrame, copies: pd.DataFrame, show_model: bool) -> 
             y=alt.Y("busbw:Q", scale=alt.Scale(type="log")),
             tooltip=["D", "bytes", alt.Tooltip("busbw:Q", format=".3f"), alt.Tooltip("model_busbw:Q", format=".3f")]),
         alt.Chart(copies).mark_line(color="gray", strokeDash=[1, 3]).encode(
-            x="bytes:Q", y=alt.Y("busbw:Q", scale=alt.Scale(type="log")), tooltip=[alt.Tooltip("busbw:Q", format=".2f", title=T("copy_label"))]),
+            x="bytes:Q", y=alt.Y("busbw:Q", scale=alt.Scale(type="log")),
+            tooltip=[alt.Tooltip("busbw:Q", format=".2f", title=T("copy_label"))]),
     ]
     if show_model:
         layers.append(base.mark_line(strokeDash=[6, 4]).encode(y=alt.Y("model_busbw:Q", scale=alt.Scale(type="log"))))
@@ -134,9 +131,9 @@ def training_panel(fits: dict, devices: tuple) -> None:
     if not psum_fits:
         st.info(T("train.need_psum"))
         return
-    params, size = costfit.training_model_size(TRAIN_FEATURES, TRAIN_HIDDEN)
-    st.markdown(T("train.body", params=params, bytes=size, batch=TRAIN_BATCH, features=TRAIN_FEATURES,
-                  hidden=TRAIN_HIDDEN))
+    params, size = comm_share.training_model_size(DEFAULT_FEATURES, DEFAULT_HIDDEN)
+    st.markdown(T("train.body", params=params, bytes=size, batch=DEFAULT_BATCH, features=DEFAULT_FEATURES,
+                  hidden=DEFAULT_HIDDEN))
     if not ui.url_bool(T, "training", False):
         return
     shares = measured_training_share(psum_fits, devices)
@@ -162,7 +159,8 @@ def log_button(result: commbench.SweepResult, fits: dict) -> None:
     """Log the sweep on screen as one MLflow run, so machines can be compared on the experiments page."""
     if not st.button(T("log.button"), key=PREFIX + "log"):
         return
-    from pmap_core.tracking import Tracker, runtime_tags
+    from pmap_core.mlflow_tracker import Tracker  # MLflow loads only when a run is logged
+    from pmap_core.tracking import runtime_tags
 
     tracker = Tracker()
     run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))
@@ -178,7 +176,7 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
     copies = pd.DataFrame({"bytes": [m.bytes for m in result.copies],
                            "busbw": [m.algbw / 1e9 for m in result.copies]})
     ops = list(result.plan.ops)
-    for tab, op in zip(st.tabs([op_label(op) for op in ops]), ops):
+    for tab, op in zip(st.tabs([op_label(op) for op in ops]), ops, strict=True):
         with tab:
             crossovers = pd.DataFrame([{"D": str(d), "bytes": fits[(op, d)].crossover_bytes(d)}
                                        for d in result.plan.devices if (op, d) in fits])
@@ -239,7 +237,7 @@ st.caption(T("links_note"))
 with ui.guard(T):
     ops = commbench.OPS if op == "all" else (op,)
     sizes = tuple(s for s in commbench.FULL_SIZES if s <= SIZE_CHOICES[max_size])
-    plan = commbench.plan_sweep(ops, powers_of_two(max_devices), sizes, repeats)  # refuses before running
+    plan = commbench.plan_sweep(ops, commbench.sweep_devices(max_devices), sizes, repeats)  # refuses before running
     settings = (plan.ops, plan.devices, plan.sizes, plan.repeats)
     ran = st.session_state.setdefault(RAN, set())
     st.caption(T("plan", ops=", ".join(op_label(o) for o in plan.ops), devices=list(plan.devices),
@@ -253,4 +251,4 @@ with ui.guard(T):
         st.info(T("press_run", estimate=plan.estimated_s))
 
 ui.show_code(T, commbench.plan_sweep, commbench.chained_program, commbench.measure_collective,
-             commbench.run_sweep, costfit.fit_ring, costfit.training_share)
+             commbench.run_sweep, costfit.fit_ring, comm_share.training_share)

@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     add("--devices", type=_ints, default="2,4,8", help="comma-separated device counts D (default 2,4,8)")
     add("--repeats", type=int, default=5, help="timed calls per measurement (default 5)")
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
-    add("--no-track", action="store_true", help="do not log to MLflow")
+    add("--no-tracking", action="store_true", help="do not log to MLflow")
     add("--json", action="store_true", help="print one JSON object on stdout")
     collectives.set_defaults(run=run_collectives)
 
@@ -76,7 +76,7 @@ def _progress(done: int, total: int, label: str) -> None:
 
 
 def run_collectives(args: argparse.Namespace) -> int:
-    from pmap_core import commbench, costfit
+    from pmap_core import commbench, costfit  # JAX starts here, not when the CLI parses its arguments
 
     # argparse applies `type` to string defaults too, so these are lists here.
     plan = commbench.plan_sweep(args.ops, args.devices, args.sizes, args.repeats)
@@ -85,8 +85,9 @@ def run_collectives(args: argparse.Namespace) -> int:
     result = commbench.run_sweep(plan, on_progress=_progress)
     fits = costfit.fit_measurements(result.measurements)
     tracking: dict[str, Any] = {"uri": None, "run_id": None}
-    if not args.no_track:
-        from pmap_core.tracking import Tracker, runtime_tags
+    if not args.no_tracking:
+        from pmap_core.mlflow_tracker import Tracker
+        from pmap_core.tracking import runtime_tags
 
         tracker = Tracker(args.tracking_uri)
         run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))

@@ -4,7 +4,7 @@ A ring all-reduce of S bytes over D devices takes 2(D−1) steps, each paying a
 per-hop latency α and moving S/D bytes over a link of bandwidth β:
 
     all-reduce:                   t ≈ 2(D−1)·α + 2(D−1)/D · S/β
-    all-gather / reduce-scatter:  t ≈  (D−1)·α +  (D−1)/D · S/β
+    all-gather / reduce-scatter:  t ≈  (D−1)·α +  (D−1)/D · S/β   (hops and factors: `pmap_core.ring`)
 
 The fit chooses the (α, β) whose worst ratio max(predicted/measured,
 measured/predicted) over all measured sizes is smallest — a minimax fit in log
@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from pmap_core import ring
 from pmap_core.validation import LabInputError
 
 RATIO_FROM_BYTES = 64 * 1024  # the worst-ratio check covers sizes from here up
@@ -31,16 +32,12 @@ RATIO_FROM_BYTES = 64 * 1024  # the worst-ratio check covers sizes from here up
 
 def hop_terms(op: str, devices: int) -> tuple[float, float]:
     """(latency hops, bandwidth factor) of `op` on a ring of `devices`: t = hops·α + factor·S/β."""
-    if op == "psum":
-        return 2.0 * (devices - 1), 2.0 * (devices - 1) / devices
-    if op in ("all_gather", "psum_scatter"):
-        return float(devices - 1), (devices - 1) / devices
-    raise LabInputError("unknown_op", "the ring model has no formula for {op!r}", op=op)
+    return ring.hops(op, devices), ring.bytes_factor(op, devices)
 
 
 def predict(op: str, devices: int, size_bytes: float, alpha_s: float, beta_bytes_per_s: float) -> float:
-    hops, factor = hop_terms(op, devices)
-    return hops * alpha_s + factor * size_bytes / beta_bytes_per_s
+    """The model's time of `op`: t = hops·α + factor·S/β."""
+    return ring.seconds(op, devices, size_bytes, alpha_s, beta_bytes_per_s)
 
 
 def crossover_bytes(alpha_s: float, beta_bytes_per_s: float, devices: int) -> float:
@@ -141,70 +138,20 @@ def _r2(measured: np.ndarray, predicted: np.ndarray) -> float:
     return 1.0 - residual / total if total > 0 else float("nan")
 
 
-def fit_measurements(rows: Iterable[object], seconds_field: str = "seconds") -> dict[tuple[str, int | None], RingFit]:
-    """Fit every op per D, and per op over all D (key D = None), from rows with op/devices/bytes."""
+# (op, D) -> the fit of that op at that D; (op, None) -> the fit over all D.
+Fits = dict[tuple[str, int | None], RingFit]
+
+
+def fit_measurements(rows: Iterable[object]) -> Fits:
+    """Fit every op per D, and per op over all D (key D = None), from rows with op/devices/bytes/seconds."""
     groups: dict[tuple[str, int | None], list] = {}
     for row in rows:
         groups.setdefault((row.op, row.devices), []).append(row)
         groups.setdefault((row.op, None), []).append(row)
     return {
         key: fit_ring(key[0], [r.devices for r in group], [r.bytes for r in group],
-                      [getattr(r, seconds_field) for r in group])
+                      [r.seconds for r in group])
         for key, group in groups.items()
         if len(group) >= 2
     }
 
-
-# --- what this means for training ------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class TrainingShare:
-    """A data-parallel step on D devices: the all-reduce's share, predicted by the fit and measured."""
-
-    devices: int
-    params: int
-    gradient_bytes: int
-    predicted_comm_s: float  # the psum fit at S = gradient bytes
-    measured_comm_s: float  # the manual-parallelism lab: step with pmean − step without
-    measured_rest_s: float  # compute + dispatch of that step
-    alpha_s: float
-    beta_bytes_per_s: float
-
-    @property
-    def predicted_share(self) -> float:
-        return self.predicted_comm_s / (self.measured_rest_s + self.predicted_comm_s)
-
-    @property
-    def measured_share(self) -> float:
-        return self.measured_comm_s / (self.measured_rest_s + self.measured_comm_s)
-
-
-def training_model_size(features: int, hidden: int) -> tuple[int, int]:
-    """(parameters, gradient bytes) of the training lab's MLP: what each step all-reduces."""
-    from pmap_core import models
-
-    params = models.init_params("mlp", features, hidden, seed=0)
-    count = sum(int(value.size) for value in params.values())
-    return count, count * 4  # float32
-
-
-def training_share(psum_fits: dict[int | None, RingFit], devices: Sequence[int], batch: int = 840, features: int = 64,
-                   hidden: int = 64, repeats: int = 5) -> tuple[TrainingShare, ...]:
-    """Predict each D's gradient all-reduce from the fitted α, β; measure the step as the
-    manual-parallelism lab does (`sync_cost.measure_step`) for the compute and the measured share.
-
-    `psum_fits` maps D (or None: the fit over all D) to a psum `RingFit`.
-    """
-    from pmap_core import sync_cost
-
-    count, size = training_model_size(features, hidden)
-    shares = []
-    for d in devices:
-        fit = psum_fits.get(d) or psum_fits.get(None)
-        if fit is None:
-            raise LabInputError("no_psum_fit", "measure all-reduce (psum) first")
-        row = sync_cost.measure_step(batch, features, hidden, d, repeats)
-        shares.append(TrainingShare(d, count, size, fit.predict(d, size), row.comm_s,
-                                    row.compute_s + row.dispatch_s, fit.alpha_s, fit.beta_bytes_per_s))
-    return tuple(shares)

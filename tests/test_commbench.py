@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import assert_clean, open_lab
 
-from pmap_core import LabInputError, cli, commbench, costfit
+from pmap_core import LabInputError, cli, comm_share, commbench, costfit
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BUSBW = {"psum": lambda d: 2 * (d - 1) / d, "all_gather": lambda d: (d - 1) / d,
@@ -87,7 +87,7 @@ class FakeClock:
 
 def test_slope_cancels_every_per_execution_cost(monkeypatch):
     clock = FakeClock()
-    monkeypatch.setattr(commbench, "time", clock)
+    monkeypatch.setattr(commbench.measure, "time", clock)
     fixed, per_iteration = 3e-3, 2e-4  # dispatch + buffer first-touch ≫ one collective
 
     def program(x, k):
@@ -176,14 +176,14 @@ def test_fit_measurements_groups_per_op_and_d(tiny_sweep):
 def test_training_share_uses_the_fit_and_the_training_model():
     fit = costfit.RingFit("psum", (2,), alpha_s=20e-6, beta_bytes_per_s=2e9, r2=1.0, r2_log=1.0,
                           worst_ratio=1.0, points=2)
-    (share,) = costfit.training_share({2: fit}, [2], batch=64, features=8, hidden=4, repeats=2)
+    (share,) = comm_share.training_share({2: fit}, [2], batch=64, features=8, hidden=4, repeats=2)
     assert share.params == 8 * 4 + 4 + 4 + 1 and share.gradient_bytes == 4 * share.params
     assert share.predicted_comm_s == pytest.approx(2 * 20e-6 + 1 * share.gradient_bytes / 2e9)
     assert share.predicted_share == pytest.approx(
         share.predicted_comm_s / (share.predicted_comm_s + share.measured_rest_s))
     assert 0 < share.predicted_share < 1 and 0 <= share.measured_share < 1
     with pytest.raises(LabInputError, match="psum"):
-        costfit.training_share({}, [2])
+        comm_share.training_share({}, [2])
 
 
 def test_page_runs_the_quick_sweep_and_draws_the_fit():
@@ -240,7 +240,7 @@ def test_page_in_chinese_with_the_training_panel():
 
 
 def test_cli_rejects_a_bad_sweep(capsys):
-    assert cli.main(["bench", "collectives", "--devices", "1", "--no-track"]) == 2
+    assert cli.main(["bench", "collectives", "--devices", "1", "--no-tracking"]) == 2
     assert "at least 2 devices" in capsys.readouterr().err
 
 
