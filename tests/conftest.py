@@ -1,15 +1,33 @@
-"""Fix the device runtime before any test imports JAX, and share AppTest helpers."""
+"""Test-wide setup, done before any test imports JAX or MLflow, and the helpers tests share.
+
+- Every test run tracks into a throwaway MLflow store of its own, whatever the developer's
+  `MLFLOW_TRACKING_URI` says; a test that needs another store sets it with monkeypatch.
+- Importing pmap_core fixes the device runtime (8 simulated devices, the worker pool).
+"""
 
 import os
+import pathlib
+import shutil
+import tempfile
 
-os.environ.setdefault("MLFLOW_TRACKING_URI", "sqlite:///" + os.path.join(os.path.dirname(__file__), "..", ".pytest_cache", "mlflow-unset.db"))
+from tests.support import free_port, new_tracking_store
 
-import pmap_core  # noqa: E402,F401 - configures 8 simulated devices and the worker pool
+SESSION_DIR = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-tests-"))
+SESSION_TRACKING_URI = new_tracking_store(SESSION_DIR / "mlflow.db")
+os.environ["MLFLOW_TRACKING_URI"] = SESSION_TRACKING_URI
 
-import pytest  # noqa: E402
-from streamlit.testing.v1 import AppTest  # noqa: E402
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import pmap_core  # noqa: F401 - configures 8 simulated devices and the worker pool
 
 APP = os.path.join(os.path.dirname(__file__), "..", "streamlit_app.py")
+
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "free_port", "open_lab"]
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(SESSION_DIR, ignore_errors=True)
 
 
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
@@ -35,3 +53,4 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture
 def lab():
     return open_lab
+

@@ -2,22 +2,16 @@
 
 import json
 import os
-import socket
 import subprocess
 import sys
 
 import numpy as np
+from conftest import free_port
 
 from pmap_core.training import TrainConfig, train
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SETTINGS = dict(model="linear", devices=8, global_batch=64, steps=30, chunk=10, learning_rate=0.2, seed=11)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def test_two_processes_of_four_devices_equal_one_process_of_eight(tmp_path):

@@ -3,7 +3,6 @@
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -11,6 +10,7 @@ import time
 import urllib.request
 
 import pytest
+from conftest import free_port
 from mlflow.tracking import MlflowClient
 
 from pmap_core import experiments
@@ -19,12 +19,6 @@ from pmap_core.tracked_training import sweep_tracked, train_tracked
 from pmap_core.training import TrainConfig
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
