@@ -1,3 +1,5 @@
+"""Training lab: the full data-parallel loop on D devices, its loss, throughput and S(D), tracked in MLflow."""
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -5,13 +7,16 @@ import streamlit as st
 
 from labs import charts, ui
 from labs.i18n import texts
-from pmap_core import models, tracked_training, training
-from pmap_core.tracking import Tracker, tracking_uri
+from pmap_core import models, train_config, train_program, training
+from pmap_core.mlflow_tracker import Tracker
+from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
+from pmap_core.runtime import device_ladder
+from pmap_core.tracking import tracking_uri
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("training")
-LAST_RUN = "training.last_run"  # session state: (TrackedTraining, store run id)
-LAST_SWEEP = "training.last_sweep"  # session state: (TrackedSweep, store run id)
+LAST_RUN = "training.last_run"  # session state: TrackedTraining
+LAST_SWEEP = "training.last_sweep"  # session state: TrackedSweep
 CHUNK = 25  # steps per pmap call: the loss curve and the progress bar move once per chunk
 
 
@@ -27,11 +32,11 @@ def loss_chart(losses) -> alt.Chart:
 
 def scaling_frames(points) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Throughput and efficiency against D, each beside the ideal line and the hardware ceiling."""
-    base = points[0].result.throughput
+    base = points[0].result.steady_throughput
     rows_t, rows_e = [], []
     for p in points:
         d = p.devices
-        rows_t += [{"D": d, "samples/s": p.result.throughput, "series": T("series.measured")},
+        rows_t += [{"D": d, "samples/s": p.result.steady_throughput, "series": T("series.measured")},
                    {"D": d, "samples/s": base * d, "series": T("series.ideal")},
                    {"D": d, "samples/s": base * p.hardware_ceiling, "series": T("series.ceiling")}]
         rows_e += [{"D": d, "efficiency": p.efficiency, "series": T("series.measured")},
@@ -44,57 +49,51 @@ def scaling_frames(points) -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def live_loss(progress, chart_slot, total_steps: int, label: str):
-    """An on_chunk callback: move the progress bar and redraw the loss curve."""
+    """An on_chunk function: move the progress bar and redraw the loss curve."""
     def on_chunk(steps_done, losses):
         progress.progress(min(steps_done / total_steps, 1.0), text=T(label, done=steps_done, total=total_steps))
         chart_slot.altair_chart(loss_chart(losses), width="stretch")
     return on_chunk
 
 
-def run_training(config: training.TrainConfig) -> None:
+def run_training(config: train_config.TrainConfig) -> None:
     with ui.heavy_job(T):
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
-        tracker = Tracker(tracking_uri())
-        tracked = tracked_training.train_tracked(config, tracker, live_loss(progress, chart_slot, config.steps, "progress.steps"))
+        tracking = TrackingCallback(Tracker(tracking_uri()))
+        live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps"))
+        result = training.train(config, [tracking, live])
         progress.empty()
         chart_slot.empty()
-    st.session_state[LAST_RUN] = (tracked, tracker.store_run_id(tracked.run_id))
+    st.session_state[LAST_RUN] = tracking.tracked(result)
 
 
-def sweep_device_counts(max_devices: int) -> list[int]:
-    """1, 2, 4, … and the largest device count itself."""
-    counts = [1]
-    while counts[-1] * 2 < max_devices:
-        counts.append(counts[-1] * 2)
-    return sorted({*counts, max_devices})
-
-
-def run_sweep(config: training.TrainConfig, max_devices: int) -> None:
-    counts = sweep_device_counts(max_devices)
-    configs = training.sweep_configs(config, counts)
+def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> None:
     with ui.heavy_job(T):
-        progress = st.progress(0.0, text=T("progress.sweep", done=0, total=len(configs)))
+        runs = len(train_config.sweep_configs(config, device_counts))
+        progress = st.progress(0.0, text=T("progress.sweep", done=0, total=runs))
         chart_slot = st.empty()
 
-        def on_run(index, total, result):
+        def on_point(point, index, total):
             progress.progress((index + 1) / total, text=T("progress.sweep", done=index + 1, total=total))
 
-        tracker = Tracker(tracking_uri())
-        tracked = tracked_training.sweep_tracked(config, tracker, counts, on_run=on_run,
-                                         on_chunk=lambda done, losses: chart_slot.altair_chart(loss_chart(losses), width="stretch"))
+        def on_chunk(steps_done, losses):
+            chart_slot.altair_chart(loss_chart(losses), width="stretch")
+
+        tracking = TrackingCallback(Tracker(tracking_uri()))
+        sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)])
         progress.empty()
         chart_slot.empty()
-    st.session_state[LAST_SWEEP] = (tracked, tracker.store_run_id(tracked.run_id))
+    st.session_state[LAST_SWEEP] = tracking.tracked_sweep(sweep)
 
 
 # --- showing results ---------------------------------------------------------------
 
 
-def show_tracking(tracked, store_run_id: str) -> None:
+def show_tracking(tracked: TrackedTraining | TrackedSweep) -> None:
     if tracked.fell_back_to:
         st.warning(T("tracking.fell_back", store=tracked.fell_back_to), icon="📦")
-    st.caption(T("tracking.where", run_id=store_run_id, uri=tracked.tracking_uri))
+    st.caption(T("tracking.where", run_id=tracked.run_id, uri=tracked.tracking_uri))
 
 
 def show_params(result: training.TrainResult) -> None:
@@ -112,9 +111,9 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     st.subheader(T("scaling.heading", mode=T(f"w.scaling.{scaling.mode}")))
     st.markdown(T(f"scaling.explain.{scaling.mode}", batch=scaling.global_batch,
                   base_batch=scaling.baseline_global_batch, devices=scaling.devices))
-    st.latex(r"S(D) = \frac{\text{throughput}(D)}{\text{throughput}(1)}, \qquad E(D) = \frac{S(D)}{D}")
+    st.latex(r"S(D) = \frac{\text{steady throughput}(D)}{\text{steady throughput}(1)}, \qquad E(D) = \frac{S(D)}{D}")
     cols = st.columns(4)
-    cols[0].metric(T("scaling.throughput", devices=scaling.devices), f"{scaling.throughput:,.0f}")
+    cols[0].metric(T("scaling.throughput", devices=scaling.devices), f"{scaling.steady_throughput:,.0f}")
     cols[1].metric(T("scaling.baseline"), f"{scaling.baseline_throughput:,.0f}")
     cols[2].metric(T("scaling.ratio"), f"{scaling.scaling_ratio:.2g}×")
     cols[3].metric(T("scaling.efficiency"), f"{scaling.efficiency * 100:.2g} %")
@@ -122,37 +121,39 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     ui.hardware_note(T)
     if scaling.devices > 1 and scaling.scaling_ratio < 1:
         st.warning(T("scaling.slower", devices=scaling.devices, ratio=scaling.scaling_ratio,
-                     base_step=scaling.baseline_step_time_s * 1e6, step=scaling.step_time_s * 1e6), icon="🐢")
+                     base_step=scaling.baseline_step_time_s * 1e6, step=scaling.steady_step_time_s * 1e6), icon="🐢")
     if scaling.scaling_ratio > scaling.hardware_ceiling:
         st.info(T("scaling.above_ceiling", ratio=scaling.scaling_ratio, ceiling=scaling.hardware_ceiling), icon="🔎")
     st.markdown(T("scaling.bounds"))
 
 
-def show_run(tracked, store_run_id: str) -> None:
+def show_run(tracked: TrackedTraining) -> None:
     result = tracked.result
     cfg = result.config
     st.subheader(T("result.heading", model=T(f"w.model.{cfg.model}"), devices=cfg.devices, batch=cfg.global_batch))
-    show_tracking(tracked, store_run_id)
+    show_tracking(tracked)
     st.altair_chart(loss_chart(result.losses), width="stretch")
     if result.replicas_identical:
         st.success(T("replicas.same", devices=cfg.devices), icon="✅")
     else:
         st.error(T("replicas.differ", diff=result.replica_max_diff), icon="❗")
     show_params(result)
-    cols = st.columns(4)
+    cols = st.columns(5)
     cols[0].metric(T("metric.throughput"), f"{result.throughput:,.0f}", help=T("metric.throughput.help"))
-    cols[1].metric(T("metric.step_time"), f"{result.step_time_s * 1e6:,.1f} µs")
-    cols[2].metric(T("metric.compile_time"), f"{result.compile_time_s:.2f} s",
+    cols[1].metric(T("metric.steady_throughput"), f"{result.steady_throughput:,.0f}",
+                   help=T("metric.steady_throughput.help", steps=min(cfg.chunk, cfg.steps)))
+    cols[2].metric(T("metric.step_time"), f"{result.step_time_s * 1e6:,.1f} µs")
+    cols[3].metric(T("metric.compile_time"), f"{result.compile_time_s:.2f} s",
                    help=T("metric.cached") if not result.recompiled else None)
-    cols[3].metric(T("metric.final_loss"), f"{result.final_loss:.3g}")
+    cols[4].metric(T("metric.final_loss"), f"{result.final_loss:.3g}")
     if tracked.scaling is not None:
         show_scaling(tracked.scaling)
 
 
-def show_sweep(tracked, store_run_id: str) -> None:
+def show_sweep(tracked: TrackedSweep) -> None:
     sweep = tracked.sweep
     st.subheader(T("sweep.heading", mode=T(f"w.scaling.{sweep.mode}")))
-    show_tracking(tracked, store_run_id)
+    show_tracking(tracked)
     throughput, efficiency = scaling_frames(sweep.points)
     left, right = st.columns(2)
     left.altair_chart(charts.line(throughput, "D", "samples/s", x_title="D", y_title=T("axis.throughput"),
@@ -161,16 +162,17 @@ def show_sweep(tracked, store_run_id: str) -> None:
                                    color="series", title=T("sweep.efficiency")), width="stretch")
     ui.hardware_note(T)
     table = pd.DataFrame([{"D": p.devices, T("sweep.col.batch"): p.result.config.global_batch,
-                           T("metric.throughput"): round(p.result.throughput),
+                           T("metric.steady_throughput"): round(p.result.steady_throughput),
                            "S(D)": round(p.scaling_ratio, 3), "E(D)": round(p.efficiency, 3),
                            T("sweep.col.ceiling"): p.hardware_ceiling,
                            T("metric.final_loss"): p.result.final_loss} for p in sweep.points])
     st.dataframe(table, hide_index=True, width="stretch")
     above = [p for p in sweep.points if p.scaling_ratio > p.hardware_ceiling]
     if above:
-        st.info(T("scaling.above_ceiling", ratio=above[-1].scaling_ratio, ceiling=above[-1].hardware_ceiling), icon="🔎")
-    best = max(sweep.points, key=lambda p: p.result.throughput)
-    st.markdown(T("sweep.best", devices=best.devices, throughput=best.result.throughput))
+        last = above[-1]
+        st.info(T("scaling.above_ceiling", ratio=last.scaling_ratio, ceiling=last.hardware_ceiling), icon="🔎")
+    best = max(sweep.points, key=lambda p: p.result.steady_throughput)
+    st.markdown(T("sweep.best", devices=best.devices, throughput=best.result.steady_throughput))
 
 
 # --- the page ------------------------------------------------------------------------
@@ -185,20 +187,21 @@ cols = st.columns(3)
 with cols[0]:
     model = ui.url_choice(T, "model", models.MODELS, "linear", radio=True)
     devices = ui.url_int(T, "devices", max_devices, 1, max_devices)
-    scaling_mode = ui.url_choice(T, "scaling", training.SCALING_MODES, "strong", radio=True)
+    scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, "strong", radio=True)
 with cols[1]:
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
-    learning_rate = ui.url_float(T, "lr", 0.1, 1e-6, training.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
+    learning_rate = ui.url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
     steps = ui.url_int(T, "steps", 300, 1, MAX_STEPS, slider=False, step=50)
 with cols[2]:
-    hidden = ui.url_int(T, "hidden", 32, 1, training.MAX_HIDDEN, slider=False) if model == "mlp" else 32
+    hidden = ui.url_int(T, "hidden", 32, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" else 32
     seed = ui.url_int(T, "seed", 0, 0, 1_000_000, slider=False)
 
-config = training.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
+config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
                               steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode)
+sweep_counts = device_ladder(max_devices)
 valid = False
 with ui.guard(T):
-    config = training.validate(config)
+    config = train_config.validate(config)
     valid = True
     st.caption(T("per_device", batch=config.global_batch, devices=config.devices, per=config.per_device_batch))
 
@@ -210,14 +213,14 @@ with ui.guard(T):
     if train_clicked:
         run_training(config)
     if sweep_clicked:
-        run_sweep(config, max_devices)
+        train_config.check_sweep(config, sweep_counts)
+        run_sweep(config, sweep_counts)
 
 if LAST_RUN in st.session_state:
-    show_run(*st.session_state[LAST_RUN])
+    show_run(st.session_state[LAST_RUN])
 if LAST_SWEEP in st.session_state:
-    show_sweep(*st.session_state[LAST_SWEEP])
+    show_sweep(st.session_state[LAST_SWEEP])
 if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-ui.show_code(T, training.chunk_step_fn, training.train, training.measure_scaling,
-             tracked_training.train_tracked, tracked_training.sweep_tracked)
+ui.show_code(T, train_program.chunk_step_fn, training.train, training.sweep, TrackingCallback)

@@ -13,7 +13,7 @@ import math
 import sys
 from typing import Any
 
-from pmap_core.cli import emit
+from pmap_core.cli_output import emit
 
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 

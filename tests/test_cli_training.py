@@ -12,7 +12,8 @@ from mlflow.tracking import MlflowClient
 from pmap_core.cli import build_parser, main
 from pmap_core.cli_training import make_tracker
 from pmap_core.distributed import ProcessInfo
-from pmap_core.tracking import NullTracker, Tracker
+from pmap_core.mlflow_tracker import Tracker
+from pmap_core.tracking import NullTracker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]

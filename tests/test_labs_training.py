@@ -31,7 +31,8 @@ def test_train_click_runs_tracks_and_reads_back(store):
     at = open_lab("training", batch=16, steps=200, lr=0.2, devices=4)
     at.button(key="training.train").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    tracked, run_id = at.session_state["training.last_run"]
+    tracked = at.session_state["training.last_run"]
+    run_id = tracked.run_id
     result = tracked.result
     assert result.config.devices == 4 and result.config.global_batch == 16
     assert result.losses[-1] < result.losses[0] / 10  # it learned
@@ -55,7 +56,8 @@ def test_sweep_click_runs_every_device_count(store):
     at = open_lab("training", model="mlp", batch=32, steps=20, hidden=8)
     at.button(key="training.sweep").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    tracked, parent_id = at.session_state["training.last_sweep"]
+    tracked = at.session_state["training.last_sweep"]
+    parent_id = tracked.run_id
     assert [p.devices for p in tracked.sweep.points] == [1, 2, 4, 8]
     table = at.dataframe[-1].value
     assert list(table["D"]) == [1, 2, 4, 8]
@@ -131,7 +133,8 @@ def test_unreachable_server_falls_back_and_says_so(tmp_path, monkeypatch):
     at = open_lab("training", batch=8, steps=10, devices=2)
     at.button(key="training.train").click().run()
     assert not at.exception
-    tracked, run_id = at.session_state["training.last_run"]
+    tracked = at.session_state["training.last_run"]
+    run_id = tracked.run_id
     assert tracked.fell_back_to and "mlflow-fallback.db" in tracked.fell_back_to
     assert any(tracked.fell_back_to in w.value for w in at.warning)
     runs = experiments.load_runs(tracked.fell_back_to)

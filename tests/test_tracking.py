@@ -14,11 +14,24 @@ from conftest import free_port
 from mlflow.tracking import MlflowClient
 
 from pmap_core import experiments
-from pmap_core.tracking import NullTracker, Tracker, runtime_tags, ui_command
-from pmap_core.tracked_training import sweep_tracked, train_tracked
-from pmap_core.training import TrainConfig
+from pmap_core.mlflow_tracker import Tracker
+from pmap_core.run_tracking import TrackingCallback
+from pmap_core.tracking import NullTracker, runtime_tags, ui_command
+from pmap_core.train_config import TrainConfig
+from pmap_core.training import Progress, sweep, train
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
+
+
+def train_tracked(config, tracker, on_chunk=None):
+    """What the page and the CLI do: train with a tracking callback beside their own."""
+    tracking = TrackingCallback(tracker)
+    return tracking.tracked(train(config, [tracking, Progress(on_chunk=on_chunk)]))
+
+
+def sweep_tracked(config, tracker):
+    tracking = TrackingCallback(tracker)
+    return tracking.tracked_sweep(sweep(config, None, [tracking]))
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +58,8 @@ def mlflow_server(template_db, tmp_path_factory):
     folder = tmp_path_factory.mktemp("server")
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", fresh_store(template_db, folder / "server.db"),
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
+        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri",
+         fresh_store(template_db, folder / "server.db"), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
         cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
     yield f"http://127.0.0.1:{port}", process

@@ -9,10 +9,8 @@ import pytest
 
 from pmap_core import models
 from pmap_core.runtime import physical_cores
-from pmap_core.training import (
-    MAX_WORK, TrainConfig, measure_scaling, sweep_configs, train, validate,
-)
-from pmap_core.tracked_training import sweep
+from pmap_core.train_config import MAX_WORK, TrainConfig, check_sweep, sweep_configs, validate
+from pmap_core.training import Progress, sweep, train
 from pmap_core.validation import LabInputError
 
 TINY_MLP = TrainConfig(model="mlp", global_batch=64, hidden=16, features=4, steps=32, chunk=8,
@@ -79,7 +77,7 @@ def test_mlp_steps_match_single_device_gradient_descent():
 def test_chunks_report_progress_and_reruns_do_not_recompile():
     seen = []
     config = TrainConfig(devices=2, steps=30, chunk=12, global_batch=32)
-    first = train(config, on_chunk=lambda done, losses: seen.append((done, len(losses))))
+    first = train(config, [Progress(on_chunk=lambda done, losses: seen.append((done, len(losses))))])
     assert seen == [(12, 12), (24, 24), (30, 30)]
     second = train(config)
     assert second.recompiled is False
@@ -89,12 +87,12 @@ def test_chunks_report_progress_and_reruns_do_not_recompile():
 
 
 def test_measure_scaling_definitions():
-    strong = measure_scaling(TrainConfig(devices=4, global_batch=64, steps=20, chunk=10))
+    strong = train(TrainConfig(devices=4, global_batch=64, steps=20, chunk=10)).scaling
     assert strong.baseline_global_batch == 64
-    assert strong.scaling_ratio == pytest.approx(strong.throughput / strong.baseline_throughput)
+    assert strong.scaling_ratio == pytest.approx(strong.steady_throughput / strong.baseline_throughput)
     assert strong.efficiency == pytest.approx(strong.scaling_ratio / 4)
     assert strong.hardware_ceiling == min(4, physical_cores())
-    weak = measure_scaling(TrainConfig(devices=4, global_batch=64, steps=20, chunk=10, scaling="weak"))
+    weak = train(TrainConfig(devices=4, global_batch=64, steps=20, chunk=10, scaling="weak")).scaling
     assert weak.mode == "weak" and weak.baseline_global_batch == 16
 
 
@@ -104,7 +102,7 @@ def test_strong_sweep_runs_every_device_count_on_the_same_problem():
     assert result.points[0].scaling_ratio == 1.0
     base = result.points[0].result
     for point in result.points[1:]:
-        assert point.scaling_ratio == pytest.approx(point.result.throughput / base.throughput)
+        assert point.scaling_ratio == pytest.approx(point.result.steady_throughput / base.steady_throughput)
         np.testing.assert_allclose(point.result.params["w"], base.params["w"], atol=1e-5)
 
 
@@ -132,3 +130,10 @@ def test_the_work_limit_allows_the_benchmark_sizes():
     validate(TrainConfig(model="mlp", devices=2, global_batch=4096, hidden=512, steps=300))
     work = 300 * 4096 * (8 * 512 + 512)
     assert work < MAX_WORK
+
+def test_a_weak_sweep_checks_the_larger_batches_of_its_runs():
+    config = validate(TrainConfig(devices=2, global_batch=65_536, scaling="weak"))
+    check_sweep(config, [1, 2])  # no run larger than the config itself
+    with pytest.raises(LabInputError) as error:
+        check_sweep(config, [1, 2, 4])  # D = 4 would need a global batch of 131,072
+    assert error.value.code == "out_of_range"

@@ -44,7 +44,7 @@ TEXTS = {
     "progress.sweep": {"en": "Sweep: {done} of {total} runs done", "zh": "扫描：已完成 {done} / {total} 次运行"},
     "axis.step": {"en": "step", "zh": "步"},
     "axis.loss": {"en": "loss (mean squared error)", "zh": "损失（均方误差）"},
-    "axis.throughput": {"en": "throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "axis.throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
     "axis.efficiency": {"en": "efficiency E(D)", "zh": "扩展效率 E(D)"},
     "result.heading": {
         "en": "Last run: {model}, D = {devices}, B = {batch}",
@@ -73,10 +73,19 @@ TEXTS = {
     "param.name": {"en": "parameter", "zh": "参数"},
     "param.shape": {"en": "shape", "zh": "形状"},
     "param.norm": {"en": "L2 norm", "zh": "L2 范数"},
-    "metric.throughput": {"en": "Throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "metric.throughput": {"en": "Throughput, end to end (samples/s)", "zh": "吞吐量，端到端（样本/秒）"},
     "metric.throughput.help": {
-        "en": "Global samples of all steps / wall time of the training steps (compile excluded, per-chunk dispatch included).",
-        "zh": "所有步的全局样本数 / 训练步的实际耗时（不含编译，含每段的调度开销）。",
+        "en": "Global samples of all steps / wall time of every training call: compile excluded; the first call "
+              "after compiling and every call's dispatch included. MLflow: `throughput`.",
+        "zh": "所有步的全局样本数 / 每次训练调用的实际耗时之和：不含编译；含编译后的第一次调用和每次调用的派发开销。"
+              "MLflow 中为 `throughput`。",
+    },
+    "metric.steady_throughput": {"en": "Steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
+    "metric.steady_throughput.help": {
+        "en": "Samples of one compiled call of {steps} steps / the median time of repeated warm calls of it "
+              "(each call's dispatch included). S(D) compares this figure. MLflow: `steady_throughput`.",
+        "zh": "一次编译好的 {steps} 步调用的样本数 / 多次预热后重复调用的耗时中位数（含每次调用的派发开销）。"
+              "S(D) 比较的就是这个数。MLflow 中为 `steady_throughput`。",
     },
     "metric.step_time": {"en": "Step time", "zh": "单步时间"},
     "metric.compile_time": {"en": "Compile time", "zh": "编译时间"},
@@ -98,8 +107,8 @@ TEXTS = {
         "zh": "弱扩展：每台设备批次相同；{devices} 台设备用 B = {batch}，单台设备用 B = {base_batch}，刚刚在本进程中计时"
               "（两者都取同一段编译好的训练步重复调用的中位数）。",
     },
-    "scaling.throughput": {"en": "Throughput, D = {devices}", "zh": "吞吐量，D = {devices}"},
-    "scaling.baseline": {"en": "Throughput, D = 1", "zh": "吞吐量，D = 1"},
+    "scaling.throughput": {"en": "Steady throughput, D = {devices}", "zh": "稳态吞吐量，D = {devices}"},
+    "scaling.baseline": {"en": "Steady throughput, D = 1", "zh": "稳态吞吐量，D = 1"},
     "scaling.ratio": {"en": "Scaling ratio S(D)", "zh": "扩展比 S(D)"},
     "scaling.efficiency": {"en": "Efficiency E(D)", "zh": "扩展效率 E(D)"},
     "scaling.ceiling": {
@@ -135,13 +144,13 @@ TEXTS = {
     "series.ideal": {"en": "ideal (linear)", "zh": "理想（线性）"},
     "series.ceiling": {"en": "hardware ceiling", "zh": "硬件上限"},
     "sweep.heading": {"en": "Last scaling sweep ({mode})", "zh": "最近一次扩展扫描（{mode}）"},
-    "sweep.throughput": {"en": "Throughput against D", "zh": "吞吐量与 D"},
+    "sweep.throughput": {"en": "Steady throughput against D", "zh": "稳态吞吐量与 D"},
     "sweep.efficiency": {"en": "Efficiency against D", "zh": "扩展效率与 D"},
     "sweep.col.batch": {"en": "global batch", "zh": "全局批次"},
     "sweep.col.ceiling": {"en": "ceiling S", "zh": "上限 S"},
     "sweep.best": {
-        "en": "Highest throughput in this sweep: D = {devices} with {throughput:,.0f} samples/s.",
-        "zh": "本次扫描吞吐量最高的是 D = {devices}，{throughput:,.0f} 样本/秒。",
+        "en": "Highest steady throughput in this sweep: D = {devices} with {throughput:,.0f} samples/s.",
+        "zh": "本次扫描稳态吞吐量最高的是 D = {devices}，{throughput:,.0f} 样本/秒。",
     },
     "error.batch_not_divisible": {
         "en": "The global batch {batch} does not split evenly over {devices} devices. Choose a multiple of {devices}, for example {suggestion}.",

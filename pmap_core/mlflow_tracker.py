@@ -1,0 +1,227 @@
+"""MLflow tracking through `MlflowClient`: explicit run ids, batched writes, a local fallback.
+
+When the tracking server cannot be reached, the tracker switches to a local sqlite store
+(`fell_back_to`) and replays what its runs had already logged there, so the user's training still
+completes and nothing is lost.
+
+Writes go through one writer thread of our own rather than MLflow's asynchronous logging: a
+failed write must be known at once (to switch stores mid-run and replay in order), and an idle
+tracker must hold no thread — MLflow's queue keeps its threads for the life of its store.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from mlflow.entities import Metric, Param
+from mlflow.tracking import MlflowClient
+
+from pmap_core.tracking import (
+    EXPERIMENT,
+    FALLBACK_TRACKING_URI,
+    FINISHED,
+    REACHABILITY_TIMEOUT_S,
+    RunContext,
+    server_reachable,
+    tracking_uri,
+)
+
+# MLflow's defaults retry an unreachable server for about four minutes per call.
+# These make a dead server known within seconds; the user can still override them.
+HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
+MAX_PARAMS_PER_BATCH = 100
+
+
+@dataclasses.dataclass
+class _RunRecord:
+    """One run: what was written (kept for a replay into the fallback store) and what waits."""
+
+    name: str
+    params: dict[str, str]
+    tags: dict[str, str]
+    parent_run_id: str | None
+    metrics: list[tuple[str, float, int | None]] = dataclasses.field(default_factory=list)  # written
+    pending: list[tuple[str, float, int | None]] = dataclasses.field(default_factory=list)  # not yet
+    store_run_id: str = ""  # the run's id in the store currently in use
+    status: str | None = None  # set once the run has ended
+    tasks: list[Future] = dataclasses.field(default_factory=list)
+
+
+class Tracker(RunContext):
+    """Logs runs to one MLflow store through `MlflowClient`, with explicit run ids.
+
+    Writes go to a background writer thread, in order, so training never waits for
+    the store; metrics logged while the writer is busy are merged into one request.
+    `end_run` waits until everything of the run is written (and raises what failed).
+
+    `uri` defaults to `tracking_uri()`. If the store cannot be reached (at start
+    or in the middle of a run), logging continues in `fallback_uri`, and
+    `fell_back_to` names it so the user can be told where the runs went.
+    """
+
+    def __init__(self, uri: str | None = None, experiment: str = EXPERIMENT,
+                 fallback_uri: str = FALLBACK_TRACKING_URI):
+        for name, value in HTTP_ENV_DEFAULTS.items():
+            os.environ.setdefault(name, value)
+        self.uri = uri or tracking_uri()
+        self.experiment = experiment
+        self.fallback_uri = fallback_uri
+        self.fell_back_to: str | None = None
+        self.fallback_reason: str | None = None
+        self._runs: dict[str, _RunRecord] = {}  # by the id start_run returned
+        self._lock = threading.Lock()  # guards _runs, pending lists and the writer; never held during I/O
+        self._writer: ThreadPoolExecutor | None = None
+        self._client: MlflowClient | None = None
+        self._experiment_id: str | None = None
+        if not server_reachable(self.uri):
+            self._fall_back(f"{self.uri} did not answer within {REACHABILITY_TIMEOUT_S:g} s")
+
+    @property
+    def active_uri(self) -> str:
+        """The store runs are written to now: `uri`, or the fallback after a failure."""
+        return self.fell_back_to or self.uri
+
+    # -- the interface shared with NullTracker ------------------------------------
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str:
+        """Create a run with its params and tags; returns the run id to pass to every other call.
+
+        The id is the run's id in the store (`store_run_id`) unless the store changed on a fallback.
+        """
+        record = _RunRecord(name, {k: str(v) for k, v in params.items()},
+                            {k: str(v) for k, v in (tags or {}).items()}, parent_run_id)
+        self._submit(record, lambda: self._guarded(lambda: self._create(record, with_params=False)))
+        record.tasks[-1].result()  # the id comes from the store; the params follow in the background
+        run_id = record.store_run_id
+        with self._lock:
+            self._runs[run_id] = record
+        self._submit(record, lambda: self._guarded(lambda: self._write_params(record)))
+        return run_id
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None:
+        """Log several metrics at once."""
+        self._log(run_id, [(key, float(value), step) for key, value in metrics.items()])
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None:
+        """Log a metric history (e.g. the loss per step), batched (up to 1000 points a request)."""
+        self._log(run_id, [(key, float(value), start_step + i) for i, value in enumerate(values)])
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None:
+        """Write what is pending, mark the run ended; returns once it is stored."""
+        record = self._runs[run_id]
+
+        def finish() -> None:
+            self._flush(record)
+            self._guarded(lambda: self.client.set_terminated(record.store_run_id, status=status))
+            record.status = status
+
+        self._submit(record, finish)
+        try:
+            for task in list(record.tasks):
+                task.result()
+        finally:
+            self._release_writer()
+
+    def store_run_id(self, run_id: str) -> str:
+        """The id under which `run_id` lives in `active_uri` (a new one after a fallback)."""
+        return self._runs[run_id].store_run_id
+
+    # -- internals --------------------------------------------------------------------
+
+    @property
+    def client(self) -> MlflowClient:
+        if self._client is None:
+            self._client = MlflowClient(tracking_uri=self.active_uri)
+        return self._client
+
+    def _submit(self, record: _RunRecord, task: Callable[[], None]) -> None:
+        with self._lock:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix="mlflow-writer")
+            record.tasks.append(self._writer.submit(task))
+
+    def _release_writer(self) -> None:
+        """Stop the writer thread once no run is open, so idle trackers hold no thread."""
+        with self._lock:
+            if self._writer is not None and all(r.status for r in self._runs.values()):
+                self._writer.shutdown(wait=False)
+                self._writer = None
+
+    def _experiment(self) -> str:
+        if self._experiment_id is None:
+            found = self.client.get_experiment_by_name(self.experiment)
+            self._experiment_id = found.experiment_id if found else self.client.create_experiment(self.experiment)
+        return self._experiment_id
+
+    def _create(self, record: _RunRecord, with_params: bool = True) -> None:
+        tags = dict(record.tags)
+        if record.parent_run_id:
+            parent = self._runs.get(record.parent_run_id)
+            tags["mlflow.parentRunId"] = parent.store_run_id if parent else record.parent_run_id
+        run = self.client.create_run(self._experiment(), tags=tags, run_name=record.name)
+        record.store_run_id = run.info.run_id
+        if with_params:
+            self._write_params(record)
+
+    def _write_params(self, record: _RunRecord) -> None:
+        params = [Param(k, v) for k, v in record.params.items()]
+        for start in range(0, len(params), MAX_PARAMS_PER_BATCH):
+            self.client.log_batch(record.store_run_id, params=params[start:start + MAX_PARAMS_PER_BATCH])
+
+    def _write_metrics(self, record: _RunRecord, entries: Sequence[tuple[str, float, int | None]]) -> None:
+        now = int(time.time() * 1000)
+        metrics = [Metric(key, value, now, step or 0) for key, value, step in entries]
+        for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
+            self.client.log_batch(record.store_run_id, metrics=metrics[start:start + MAX_METRICS_PER_BATCH])
+
+    def _log(self, run_id: str, entries: list[tuple[str, float, int | None]]) -> None:
+        if not entries:
+            return
+        record = self._runs[run_id]
+        with self._lock:
+            already_waiting = bool(record.pending)
+            record.pending.extend(entries)
+        if not already_waiting:  # otherwise the flush already queued takes these too
+            self._submit(record, lambda: self._flush(record))
+
+    def _flush(self, record: _RunRecord) -> None:
+        """Runs on the writer: everything pending for the run, in as few requests as possible."""
+        with self._lock:
+            entries, record.pending = record.pending, []
+        if entries:
+            self._guarded(lambda: self._write_metrics(record, entries))
+            record.metrics.extend(entries)
+
+    def _guarded(self, write: Callable[[], None]) -> None:
+        """Run one write; if the remote store fails, move to the fallback and write there."""
+        try:
+            write()
+        except Exception as error:
+            if self.fell_back_to is not None or not self.uri.startswith(("http://", "https://")):
+                raise
+            self._fall_back(f"{type(error).__name__}: {error}"[:300])
+            write()
+
+    def _fall_back(self, reason: str) -> None:
+        """Switch to the local fallback store and replay every run written so far."""
+        self.fell_back_to = self.fallback_uri
+        self.fallback_reason = reason
+        self._client = None
+        self._experiment_id = None
+        with self._lock:
+            records = list(self._runs.values())
+        # Children refer to their parent's new id, so replay parents first (insertion order).
+        for record in records:
+            self._create(record)
+            if record.metrics:
+                self._write_metrics(record, record.metrics)
+            if record.status:
+                self.client.set_terminated(record.store_run_id, status=record.status)

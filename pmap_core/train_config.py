@@ -1,0 +1,129 @@
+"""A training run's settings and the checks that guard a shared server: validated once, at the edge.
+
+The page and the CLI call `validate` (or `validate_sweep`) on what the user asked for; everything
+below them (`training.train`, `training.sweep`) trusts the config it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import jax
+
+from pmap_core import models
+from pmap_core.runtime import device_ladder
+from pmap_core.validation import (
+    MAX_BATCH,
+    MAX_STEPS,
+    LabInputError,
+    check_devices,
+    check_elements,
+    check_float,
+    check_int,
+    check_seed,
+)
+
+SCALING_MODES = ("strong", "weak")
+# Limits of one request, so a shared server stays responsive for a whole class.
+MAX_HIDDEN = 1024
+MAX_MODEL_FEATURES = 512
+MAX_CHUNK = 500
+MAX_LEARNING_RATE = 10.0
+MAX_WORK = 20_000_000_000  # forward multiply-adds over the whole run (steps × batch × model size)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a training run; `validate` checks it against the limits above."""
+
+    model: str = "linear"        # one of models.MODELS
+    devices: int = 8
+    global_batch: int = 256
+    learning_rate: float = 0.05
+    steps: int = 300
+    hidden: int = 32             # MLP width (ignored by linear)
+    features: int = 8            # MLP input width (linear regression has one input)
+    seed: int = 0
+    chunk: int = 50              # steps run inside one compiled call
+    scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
+
+    @property
+    def per_device_batch(self) -> int:
+        return self.global_batch // self.devices
+
+    @property
+    def input_features(self) -> int:
+        return 1 if self.model == "linear" else self.features
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """The config with numbers normalised, or a LabInputError (codes: unknown_model,
+    unknown_scaling, batch_not_divisible, too_much_work, out_of_range, not_whole_number,
+    not_a_number, too_many_devices, too_large, distributed_devices)."""
+    if config.model not in models.MODELS:
+        raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
+                            options=", ".join(models.MODELS), value=config.model)
+    if config.scaling not in SCALING_MODES:
+        raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
+                            options=", ".join(SCALING_MODES), value=config.scaling)
+    checked = dataclasses.replace(
+        config,
+        devices=check_devices(config.devices),
+        global_batch=check_int("global_batch", config.global_batch, 1, MAX_BATCH),
+        learning_rate=check_float("learning_rate", config.learning_rate, 1e-6, MAX_LEARNING_RATE),
+        steps=check_int("steps", config.steps, 1, MAX_STEPS),
+        hidden=check_int("hidden", config.hidden, 1, MAX_HIDDEN),
+        features=check_int("features", config.features, 1, MAX_MODEL_FEATURES),
+        seed=check_seed(config.seed),
+        chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
+    )
+    if jax.process_count() > 1 and checked.devices != jax.device_count():
+        raise LabInputError("distributed_devices",
+                            "a multi-process run trains on all {available} devices of its processes, got {devices}",
+                            available=jax.device_count(), devices=checked.devices)
+    if checked.global_batch % checked.devices:
+        raise LabInputError(
+            "batch_not_divisible",
+            "global_batch {batch} does not split evenly over {devices} devices; try {suggestion}",
+            batch=checked.global_batch, devices=checked.devices,
+            suggestion=max(checked.devices, checked.global_batch // checked.devices * checked.devices),
+        )
+    check_elements("training data", checked.global_batch * checked.input_features)
+    work = checked.steps * checked.global_batch * models.multiply_adds_per_sample(
+        checked.model, checked.input_features, checked.hidden)
+    if work > MAX_WORK:
+        raise LabInputError("too_much_work",
+                            "this run needs {work:,} multiply-adds, over the limit of {limit:,}; "
+                            "use fewer steps, a smaller batch or a narrower model",
+                            work=work, limit=MAX_WORK)
+    return checked
+
+
+def baseline_config(config: TrainConfig) -> TrainConfig:
+    """The one-device run S(D) is measured against: the same global batch (strong) or the same
+    per-device batch (weak)."""
+    batch = config.global_batch if config.scaling == "strong" else config.per_device_batch
+    return dataclasses.replace(config, devices=1, global_batch=batch)
+
+
+def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None) -> list[TrainConfig]:
+    """One config per D (D = 1 always first; default counts: `device_ladder(config.devices)`).
+    Strong: the same global batch, keeping only the D it divides; weak: the config's per-device
+    batch on every D."""
+    counts = sorted({1, *(device_counts or device_ladder(config.devices))})
+    configs = []
+    for d in counts:
+        batch = config.global_batch if config.scaling == "strong" else config.per_device_batch * d
+        if config.scaling == "strong" and batch % d:
+            continue
+        configs.append(dataclasses.replace(config, devices=d, global_batch=batch))
+    return configs
+
+
+def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None) -> None:
+    """Check, once each, the runs of a validated config's sweep other than the config itself
+    (a weak sweep's larger D grows the batch)."""
+    for run in sweep_configs(config, device_counts):
+        if run != config:
+            validate(run)
