@@ -1,7 +1,7 @@
 """pmap(f) against pmap(jit(f)) and jit(shard_map(f)): same compiled program? same speed?
 
-    .venv/bin/python benchmarks/bench_composition.py
-    .venv/bin/python benchmarks/bench_composition.py --devices 1 8 --rows 64 256 --repeats 20 --json
+    .venv/bin/python -m benchmarks.bench_composition
+    .venv/bin/python -m benchmarks.bench_composition --devices 1 8 --rows 64 256 --repeats 20 --json
 
 For each (D, rows per device): whether the normalised compiled HLO of pmap(f) and
 pmap(jit(f)) is the same, and the median call time of the three forms (compile
@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-import pmap_core  # noqa: E402,F401 - fixes the device runtime before JAX starts
-from pmap_core import composition  # noqa: E402
+import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
+from pmap_core import composition
 
 
 def measure(devices: int, rows: int, repeats: int) -> dict:
@@ -46,7 +42,7 @@ def main() -> None:
     print(f"{'D':>3} {'rows':>5} {'same HLO':>8} {'pmap(f) ms':>11} {'pmap(jit) ms':>13} "
           f"{'shard_map ms':>13} {'jit/plain':>9}")
     for r in results:
-        print(f"{r['devices']:>3} {r['rows']:>5} {str(r['same_hlo']):>8} {r['pmap_ms']:>11.3f} "
+        print(f"{r['devices']:>3} {r['rows']:>5} {r['same_hlo']!s:>8} {r['pmap_ms']:>11.3f} "
               f"{r['pmap_jit_ms']:>13.3f} {r['shard_map_ms']:>13.3f} {r['jit_over_plain']:>9.2f}")
 
 

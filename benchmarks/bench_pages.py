@@ -1,7 +1,7 @@
 """Page speed, measured through Streamlit's AppTest: first visit, then a re-render per changed widget.
 
-    .venv/bin/python benchmarks/bench_pages.py                 # every lab in labs.registry.LABS
-    .venv/bin/python benchmarks/bench_pages.py basics collectives --json
+    .venv/bin/python -m benchmarks.bench_pages                 # every lab in labs.registry.LABS
+    .venv/bin/python -m benchmarks.bench_pages basics collectives --json
 
 For each lab: the time of its first visit in this process (its JAX functions compile
 then; the app's imports, Altair's and pandas' included, are paid once beforehand and
@@ -19,14 +19,12 @@ import os
 import sys
 import time
 
+from streamlit.testing.v1 import AppTest
+
+import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
+from labs.registry import LABS
+
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, ROOT)
-
-import pmap_core  # noqa: E402,F401 - fixes the device runtime before JAX starts
-from streamlit.testing.v1 import AppTest  # noqa: E402
-
-from labs.registry import LABS  # noqa: E402
-
 APP = os.path.join(ROOT, "streamlit_app.py")
 
 
@@ -124,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         print(f"\n{result['lab']}: first visit {result['first_visit_s']:.2f} s")
         for w in result["widgets"]:
-            print(f"  {w['widget']:<36} -> {str(w['new_value']):<8} change {w['change_s']:.3f} s   "
+            print(f"  {w['widget']:<36} -> {w['new_value']!s:<8} change {w['change_s']:.3f} s   "
                   f"back {w['back_s']:.3f} s")
     return 0
 

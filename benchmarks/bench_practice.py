@@ -1,13 +1,12 @@
 """Figures behind the practice labs, measured here: what the mistakes page and the interview show.
 
-    .venv/bin/python benchmarks/bench_practice.py
+    .venv/bin/python -m benchmarks.bench_practice
 
 Prints the time of y[0] on a pmap output against reading one shard, pmap(f) against pmap(jit(f)),
 an unblocked call against a blocked one, and the strong-scaling speedup of the interview question.
 """
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
-
 from pmap_core import describe_runtime, quiz
 from pmap_core.pitfalls import runtime as rt
 

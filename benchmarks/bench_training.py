@@ -1,7 +1,7 @@
 """Figures for the training lab: chunked steps, pmap against jit, the cost of MLflow logging.
 
-    .venv/bin/python benchmarks/bench_training.py
-    .venv/bin/python benchmarks/bench_training.py --parts a --devices 1 2 4 8 --repeats 7 --json
+    .venv/bin/python -m benchmarks.bench_training
+    .venv/bin/python -m benchmarks.bench_training --parts a --devices 1 2 4 8 --repeats 7 --json
 
 (a) Linear regression, 300 steps: the lab's loop (50 steps per pmap call, `lax.scan`) against two
     per-step Python loops (one pmap call per step), all timed here: the tutorial's loop as the demo
@@ -27,20 +27,16 @@ import statistics
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import jax
+import numpy as np
+from jax import lax
 
-import pmap_core  # noqa: E402,F401 - fixes the device runtime before JAX starts
-import jax  # noqa: E402
-import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
-
-from pmap_core import demo, models  # noqa: E402
-from pmap_core.runtime import describe_runtime  # noqa: E402
-from pmap_core.timing import time_call  # noqa: E402
-from pmap_core.training import (  # noqa: E402
-    TrainConfig, compiled_chunk, place_inputs,
-)
-from pmap_core.tracked_training import train_tracked  # noqa: E402
+import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
+from pmap_core import demo, models
+from pmap_core.runtime import describe_runtime
+from pmap_core.timing import time_call
+from pmap_core.tracked_training import train_tracked
+from pmap_core.training import TrainConfig, compiled_chunk, place_inputs
 
 
 def _inputs(config: TrainConfig, steps: int):
@@ -54,7 +50,7 @@ def _inputs(config: TrainConfig, steps: int):
 def alternating_medians(calls: dict, rounds: int) -> dict[str, float]:
     """Median seconds of each call, timed in alternating rounds so that load drifts hit all alike."""
     samples: dict[str, list[float]] = {name: [] for name in calls}
-    for name, (fn, args) in calls.items():
+    for fn, args in calls.values():
         time_call(fn, *args, repeats=1, warmup=0)  # compile and warm up
     for _ in range(rounds):
         for name, (fn, args) in calls.items():

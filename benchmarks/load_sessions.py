@@ -5,19 +5,16 @@ the labs that use `ui.heavy_job`, presses each page's primary button at once,
 and prints how long until every session finished, the server's peak memory
 (RSS, children included) and how many sessions showed the 'queued' notice.
 
-    .venv/bin/python benchmarks/load_sessions.py --sessions 8 --heavy-jobs 2
+    .venv/bin/python -m benchmarks.load_sessions --sessions 8 --heavy-jobs 2
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import pathlib
 import sys
 
-sys.path[:0] = [str(pathlib.Path(__file__).resolve().parent.parent / d) for d in (".", "tests")]
-
-import browser_support as bs  # noqa: E402
+from tests import browser_support as bs
 
 
 def main() -> int:
@@ -27,22 +24,10 @@ def main() -> int:
                         help="PMAP_LAB_HEAVY_JOBS for the server (default: its own default, one per core)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    missing = bs.chromium_missing_reason()
-    if missing:
-        print(f"cannot run: {missing}", file=sys.stderr)
-        return 2
     labs = bs.heavy_labs()
     env = {"PMAP_LAB_HEAVY_JOBS": str(args.heavy_jobs)} if args.heavy_jobs else {}
-    server = bs.start_server(env)
-    try:
-        from playwright.sync_api import sync_playwright
-
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=bs.CHROMIUM, args=bs.CHROMIUM_ARGS)
-            report = bs.run_sessions(server, browser, labs, args.sessions)
-            browser.close()
-    finally:
-        bs.stop_server(server)
+    with bs.server_and_browser(env) as (server, browser):
+        report = bs.run_sessions(server, browser, labs, args.sessions)
     figures = {
         "sessions": report.sessions,
         "labs": report.labs,

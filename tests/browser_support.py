@@ -8,10 +8,10 @@ point is to see what one shared deployment does when many pages use it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import datetime
 import os
 import pathlib
-import socket
 import subprocess
 import sys
 import tempfile
@@ -20,7 +20,8 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+from tests.support import ROOT, free_port, new_tracking_store
+
 # Debian's Chromium; PMAP_LAB_CHROMIUM points elsewhere (another distribution's path).
 CHROMIUM = os.environ.get("PMAP_LAB_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -51,12 +52,6 @@ def chromium_missing_reason() -> str | None:
     return None
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @dataclass
 class Server:
     url: str
@@ -77,7 +72,7 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
     env = {
         **os.environ,
         # A throwaway MLflow store: the tests never write into the checkout's mlflow.db.
-        "MLFLOW_TRACKING_URI": f"sqlite:///{workdir / 'mlflow.db'}",
+        "MLFLOW_TRACKING_URI": new_tracking_store(workdir / "mlflow.db"),
         "PYTHONUNBUFFERED": "1",
         **(extra_env or {}),
     }
@@ -125,10 +120,8 @@ def server_rss_bytes(server: Server) -> int:
         return 0
     total = 0
     for process in processes:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             total += process.memory_info().rss
-        except psutil.NoSuchProcess:
-            pass
     return total
 
 
@@ -183,10 +176,11 @@ def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
     """Wait until the script has finished. After an interaction, first give the
     rerun a moment to start, so that the old 'notRunning' does not count."""
     if rerun:
-        try:
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        # A fast rerun may finish before we look: then there is nothing to wait for.
+        with contextlib.suppress(PlaywrightTimeout):
             page.wait_for_selector(RUNNING, timeout=3_000)
-        except Exception:  # noqa: BLE001 - a fast rerun may finish before we look
-            pass
     page.wait_for_selector(READY, timeout=timeout_ms)
     # Elements of the previous run can linger for a frame; let them settle.
     page.wait_for_timeout(150)
@@ -299,3 +293,28 @@ def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: 
     finally:
         for context in contexts:
             context.close()
+
+
+# --- a script's own server and browser (the benchmarks) ------------------------------
+
+
+@contextlib.contextmanager
+def server_and_browser(extra_env: dict[str, str] | None = None) -> Iterator[tuple[Server, object]]:
+    """A fresh server and a headless Chromium for one script, both closed on the way out.
+    Exits with status 2 and the reason when the browser cannot run here."""
+    missing = chromium_missing_reason()
+    if missing:
+        print(f"cannot run: {missing}", file=sys.stderr)
+        raise SystemExit(2)
+    server = start_server(extra_env)
+    try:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            try:
+                yield server, browser
+            finally:
+                browser.close()
+    finally:
+        stop_server(server)

@@ -6,16 +6,16 @@ run` server that allows one heavy job at a time. Every session must finish
 with no exception (no deadlock, no crash) and the server's memory must stay
 bounded. Identical requests may be answered from cache; trainings, which are
 never cached, must show the visible "queued" notice while they wait.
-Figures for a report: `benchmarks/load_sessions.py`.
+Figures for a report: `python -m benchmarks.load_sessions`.
 """
 
 from __future__ import annotations
 
 import re
 
+import browser_support as bs
 import pytest
 
-import browser_support as bs
 from labs.registry import script_path
 
 SESSIONS = 8
