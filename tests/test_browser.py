@@ -12,9 +12,9 @@ import importlib
 import re
 from urllib.parse import parse_qsl, urlsplit
 
+import browser_support as bs
 import pytest
 
-import browser_support as bs
 from labs.registry import LABS
 
 _missing = bs.chromium_missing_reason()
@@ -28,7 +28,7 @@ PAGES = list(bs.iter_all_pages())
 def page():
     if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
         pytest.fail(f"CI=true but the browser cannot run: {_missing}")
-    server = bs.shared_server()
+    bs.shared_server()  # started before the first page asks for it
     context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
     tab = context.new_page()
     print(f"\nscreenshots: {bs.screenshot_dir()}")

@@ -13,6 +13,7 @@ budget did not reach is reported as a warning, not silently dropped.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -117,19 +118,16 @@ def test_every_widget_at_its_extremes(lab):
         at.run()
         failures += [f"{lab.script}: {probe.key}={probe.label} -> {p}" for p in problems_on_page(at)]
         kind, default = defaults[probe.key]
-        try:  # back to the default, so the next probe changes one thing only
+        # Back to the default, so the next probe changes one thing only.
+        with contextlib.suppress(KeyError, ValueError):
             _set(at, Probe(kind, probe.key, default, "default"))
-        except (KeyError, ValueError):
-            pass
 
     # Everything at its maximum at once: the biggest request one reader can make.
     biggest = [p for p in probes if p.rank == 0]
     if biggest and time.monotonic() <= deadline:
         for probe in biggest:
-            try:
+            with contextlib.suppress(KeyError, ValueError):
                 _set(at, probe)
-            except (KeyError, ValueError):
-                pass
         at.run(timeout=120)
         failures += [f"{lab.script}: all numbers at max -> {p}" for p in problems_on_page(at)]
     elif biggest:
@@ -147,7 +145,8 @@ def test_the_probes_reach_refusals_and_would_see_a_crash():
             self.icon, self.value = icon, value
 
     class FakeAppTest:
-        exception: list = []
-        error = [FakeAlert("⚠️", "too large"), FakeAlert(UNEXPECTED_ICON, "ZeroDivisionError")]
+        def __init__(self):
+            self.exception = []
+            self.error = [FakeAlert("⚠️", "too large"), FakeAlert(UNEXPECTED_ICON, "ZeroDivisionError")]
 
     assert problems_on_page(FakeAppTest()) == ["unexpected error: ZeroDivisionError"]
