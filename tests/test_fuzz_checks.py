@@ -28,42 +28,39 @@ anything = st.one_of(
 )
 
 
-def outcome(check, *args):
-    """(result, None) when the check accepts its input, (None, the LabInputError) when it refuses it."""
+def accepted(check, refusals: tuple[str, ...], name: str, *args):
+    """What `check(name, *args)` returns, or None when it refuses: then with one of `refusals`
+    and a message that names the input."""
     try:
-        return check(*args), None
+        return check(name, *args)
     except LabInputError as error:
-        return None, error
+        assert error.code in refusals
+        assert name in str(error)
+        return None
 
 
 @FUZZ
 @given(value=anything, low=st.integers(-100, 100), span=st.integers(0, 1000))
 def test_check_int_returns_the_value_in_range_or_refuses(value, low, span):
-    high = low + span
-    result, error = outcome(validation.check_int, "n", value, low, high)
-    if error is not None:
-        assert error.code in ("not_whole_number", "out_of_range")
-        assert "n" in str(error)
-        return
-    assert type(result) is int and low <= result <= high and result == value
+    result = accepted(validation.check_int, ("not_whole_number", "out_of_range"), "n", value, low, low + span)
+    if result is not None:
+        assert type(result) is int and low <= result <= low + span and result == value
 
 
 @FUZZ
 @given(value=anything, low=st.floats(-1e6, 1e6), span=st.floats(0, 1e6))
 def test_check_float_returns_a_finite_value_in_range_or_refuses(value, low, span):
-    high = low + span
-    result, error = outcome(validation.check_float, "x", value, low, high)
-    if error is not None:
-        assert error.code in ("not_a_number", "out_of_range")
-        return
-    assert type(result) is float and math.isfinite(result) and low <= result <= high
+    result = accepted(validation.check_float, ("not_a_number", "out_of_range"), "x", value, low, low + span)
+    if result is not None:
+        assert type(result) is float and math.isfinite(result) and low <= result <= low + span
 
 
 @FUZZ
 @given(devices=anything, available=st.integers(1, 64))
 def test_check_devices_never_promises_more_than_exist(devices, available):
-    result, error = outcome(validation.check_devices, devices, available)
-    if error is not None:
+    try:
+        result = validation.check_devices(devices, available)
+    except LabInputError as error:
         assert error.code in ("not_whole_number", "out_of_range", "too_many_devices")
         return
     assert 1 <= result <= available
