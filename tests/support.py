@@ -10,8 +10,13 @@ import importlib.metadata
 import os
 import pathlib
 import shutil
+import signal
 import socket
+import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Ignored by git, kept between runs, and pytest's own cache folder.
@@ -47,3 +52,34 @@ def new_tracking_store(path: str | os.PathLike) -> str:
     """A fresh, empty MLflow sqlite store at `path`; returns its tracking URI."""
     shutil.copyfile(empty_tracking_store(), path)
     return f"sqlite:///{path}"
+
+
+class MlflowServer:
+    """A real `mlflow server` on 127.0.0.1 over a fresh sqlite store in `folder`, in its own process group."""
+
+    def __init__(self, folder: pathlib.Path):
+        self.db = pathlib.Path(folder) / "server.db"
+        self.uri = f"http://127.0.0.1:{free_port()}"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", new_tracking_store(self.db),
+             "--host", "127.0.0.1", "--port", self.uri.rsplit(":", 1)[1], "--workers", "1"],
+            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        )
+
+    def wait_until_healthy(self, timeout_s: float = 120) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError("mlflow server exited")
+            try:
+                with urllib.request.urlopen(self.uri + "/health", timeout=2) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+        raise TimeoutError(f"mlflow server did not answer /health within {timeout_s} s")
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, sig)
+            self.process.wait(30)

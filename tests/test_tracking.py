@@ -1,13 +1,8 @@
 """MLflow tracking read back from real stores: a sqlite file and a real `mlflow server`."""
 
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
-import urllib.request
 
 import pytest
 from conftest import free_port
@@ -19,6 +14,7 @@ from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import NullTracker, runtime_tags, ui_command
 from pmap_core.train_config import TrainConfig
 from pmap_core.training import Progress, sweep, train
+from tests.support import MlflowServer, empty_tracking_store
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
 
@@ -35,11 +31,8 @@ def sweep_tracked(config, tracker):
 
 
 @pytest.fixture(scope="module")
-def template_db(tmp_path_factory):
-    """An empty store with MLflow's tables: copying it is instant, creating tables takes seconds."""
-    path = tmp_path_factory.mktemp("template") / "empty.db"
-    MlflowClient("sqlite:///" + str(path)).search_experiments()
-    return path
+def template_db():
+    return empty_tracking_store()
 
 
 def fresh_store(template_db, path):
@@ -53,32 +46,11 @@ def store(template_db, tmp_path_factory):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def mlflow_server(template_db, tmp_path_factory):
+def mlflow_server(tmp_path_factory):
     """A real `mlflow server`, started when the module starts so it boots while other tests run."""
-    folder = tmp_path_factory.mktemp("server")
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri",
-         fresh_store(template_db, folder / "server.db"), "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )
-    yield f"http://127.0.0.1:{port}", process
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(30)
-
-
-def wait_for_health(uri, process, timeout_s=120):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        assert process.poll() is None, "mlflow server exited"
-        try:
-            with urllib.request.urlopen(uri + "/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"mlflow server did not answer /health within {timeout_s} s")
+    server = MlflowServer(tmp_path_factory.mktemp("server"))
+    yield server
+    server.stop()
 
 
 def test_a_training_run_is_read_back_with_params_metrics_and_tags(store):
@@ -189,8 +161,8 @@ def test_ui_command_opens_the_same_store():
 
 
 def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server, template_db, tmp_path):
-    uri, process = mlflow_server
-    wait_for_health(uri, process)
+    uri = mlflow_server.uri
+    mlflow_server.wait_until_healthy()
     fallback = fresh_store(template_db, tmp_path / "fallback.db")
     tracker = Tracker(uri, fallback_uri=fallback)
     first = train_tracked(SMALL, tracker)
@@ -199,8 +171,7 @@ def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server,
     assert run.info.status == "FINISHED" and run.data.params["devices"] == "4"
     assert len(MlflowClient(uri).get_metric_history(first.run_id, "loss")) == 40
 
-    os.killpg(process.pid, signal.SIGTERM)
-    process.wait(30)
+    mlflow_server.stop()
     start = time.perf_counter()
     second = train_tracked(SMALL, tracker)
     assert time.perf_counter() - start < 30
