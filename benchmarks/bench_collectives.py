@@ -1,7 +1,7 @@
 """Full collective sweep on this machine: wall time, latency and busbw per op × D × size, α-β fit quality.
 
-    .venv/bin/python benchmarks/bench_collectives.py            # 3 collectives, 1 KiB–64 MiB, D = 2, 4, 8
-    .venv/bin/python benchmarks/bench_collectives.py --repeats 3
+    .venv/bin/python -m benchmarks.bench_collectives            # 3 collectives, 1 KiB–64 MiB, D = 2, 4, 8
+    .venv/bin/python -m benchmarks.bench_collectives --repeats 3
 
 Prints the machine's load average before and after (the sweep shares the cores with
 whatever else runs) and the worst predicted/measured ratio of the per-D fits for
@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
-
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
 from pmap_core import commbench, costfit, describe_runtime
 

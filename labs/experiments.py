@@ -13,7 +13,8 @@ from pmap_core.tracking import FALLBACK_TRACKING_URI, server_reachable, tracking
 T = texts("experiments")
 ALL = "all"
 TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "devices", "global_batch", "scaling",
-                 "throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend", "tags.simulated", "run_id"]
+                 "throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend",
+                 "tags.simulated", "run_id"]
 
 
 def read_runs(uri: str) -> pd.DataFrame | None:
@@ -49,7 +50,8 @@ def scaling_charts(table: pd.DataFrame) -> None:
     st.subheader(T("scaling.heading"))
     frame = table.assign(group=table.apply(group_label, axis=1), devices=table["devices"].astype(int))
     left, right = st.columns(2)
-    left.altair_chart(against_devices(frame, "throughput", T("axis.throughput"), T("scaling.throughput")),
+    steady = frame[frame["steady_throughput"].notna()]  # S(D) is the ratio of this figure
+    left.altair_chart(against_devices(steady, "steady_throughput", T("axis.throughput"), T("scaling.throughput")),
                       width="stretch")
     with_efficiency = frame[frame["efficiency"].notna()]
     ideal = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")

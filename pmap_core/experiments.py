@@ -17,12 +17,13 @@ from pmap_core.tracking import EXPERIMENT, tracking_uri, ui_command
 __all__ = ["load_runs", "loss_histories", "scaling_table", "sweep_runs", "ui_command", "RUN_COLUMNS"]
 
 RUN_COLUMNS = ["run_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
-               "lab", "model", "devices", "global_batch", "scaling", "throughput", "scaling_ratio", "efficiency",
+               "lab", "model", "devices", "global_batch", "scaling", "throughput", "steady_throughput", "scaling_ratio",
+               "efficiency",
                "final_loss"]
 # Typed copies of the most used params and metrics, next to every "params.*"/"metrics.*"/"tags.*" column.
 _INT_PARAMS = ("devices", "global_batch")
 _TEXT_PARAMS = ("model", "scaling")
-_METRICS = ("throughput", "scaling_ratio", "efficiency", "final_loss")
+_METRICS = ("throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss")
 
 
 def _client(uri: str | None) -> Any:
@@ -99,9 +100,9 @@ def loss_histories(run_ids: Sequence[str], uri: str | None = None, key: str = "l
 
 
 def scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
-    """Throughput, S(D) and E(D) against D for finished training runs (sweep parents left out)."""
+    """Both throughputs, S(D) and E(D) against D for finished training runs (sweep parents left out)."""
     columns = ["run_id", "run_name", "model", "scaling", "global_batch", "devices", "throughput",
-               "scaling_ratio", "efficiency", "tags.backend", "tags.simulated", "tags.physical_cores"]
+               "steady_throughput", "scaling_ratio", "efficiency", "tags.backend", "tags.simulated", "tags.physical_cores"]
     if runs.empty:
         return pd.DataFrame(columns=columns)
     training = runs["model"].notna() & runs["devices"].notna()  # other labs log other kinds of runs

@@ -42,17 +42,18 @@ TEXTS = {
     "w.batch.all": {"en": "all batches", "zh": "全部批次"},
     "count": {"en": "{runs} runs shown (of which {sweeps} sweep parents).", "zh": "显示 {runs} 个运行（其中 {sweeps} 个为扫描父运行）。"},
     "filtered_empty": {"en": "No run matches these filters.", "zh": "没有符合筛选条件的运行。"},
-    "scaling.heading": {"en": "Throughput and efficiency against D", "zh": "吞吐量与扩展效率随 D 的变化"},
-    "scaling.throughput": {"en": "Throughput", "zh": "吞吐量"},
+    "scaling.heading": {"en": "Steady throughput and efficiency against D", "zh": "稳态吞吐量与扩展效率随 D 的变化"},
+    "scaling.throughput": {"en": "Steady throughput", "zh": "稳态吞吐量"},
     "scaling.efficiency": {"en": "Efficiency E(D) = S(D) / D (dashed: ideal)", "zh": "扩展效率 E(D) = S(D) / D（虚线：理想）"},
     "scaling.none": {"en": "No finished training run with a throughput among these runs.", "zh": "这些运行中没有已完成且带吞吐量的训练运行。"},
     "scaling.note": {
         "en": "Each point is one finished run, coloured by model, global batch and scaling mode; the line joins "
-              "the medians at each D. S(D) of a run is against a one-device run measured in the same process.",
+              "the medians at each D. S(D) of a run is its steady throughput over that of a one-device run measured "
+              "in the same process.",
         "zh": "每个点是一次已完成的运行，颜色表示模型、全局批次和扩展方式；折线连接各 D 下的中位数。每次运行的 S(D) "
-              "都是相对同一进程中测得的单设备运行。",
+              "是其稳态吞吐量与同一进程中测得的单设备运行稳态吞吐量之比。",
     },
-    "axis.throughput": {"en": "throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "axis.throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
     "axis.efficiency": {"en": "efficiency E(D)", "zh": "扩展效率 E(D)"},
     "axis.group": {"en": "model · batch · scaling", "zh": "模型 · 批次 · 扩展方式"},
     "axis.step": {"en": "step", "zh": "步"},
@@ -69,7 +70,8 @@ TEXTS = {
     "col.devices": {"en": "devices D", "zh": "设备数 D"},
     "col.global_batch": {"en": "global batch B", "zh": "全局批大小 B"},
     "col.scaling": {"en": "scaling", "zh": "扩展方式"},
-    "col.throughput": {"en": "throughput (samples/s)", "zh": "吞吐量（样本/秒）"},
+    "col.throughput": {"en": "throughput, end to end (samples/s)", "zh": "吞吐量，端到端（样本/秒）"},
+    "col.steady_throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
     "col.scaling_ratio": {"en": "scaling ratio S(D)", "zh": "扩展比 S(D)"},
     "col.efficiency": {"en": "efficiency E(D)", "zh": "扩展效率 E(D)"},
     "col.final_loss": {"en": "final loss", "zh": "最终损失"},
