@@ -34,11 +34,10 @@ st.markdown(T("intro"))
 st.markdown(T("formula_intro"))
 st.latex(r"b = \frac{B}{D}")
 
-available = ui.runtime_info().device_count
 left, right = st.columns(2)
 with left:
     batch = ui.url_int(T, "batch", 12, 1, PAGE_MAX_BATCH, slider=False)
-    devices = ui.url_int(T, "devices", min(4, available), 1, available)
+    devices = ui.url_devices(T, 4)
 with right:
     policy = ui.url_choice(T, "policy", sharding.POLICIES, "error", radio=True)
     st.markdown(T("policy.explain"))

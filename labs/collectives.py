@@ -50,11 +50,10 @@ def draw(values: np.ndarray, title: str) -> None:
 st.title(T("title"))
 st.markdown(T("intro"))
 
-available = ui.runtime_info().device_count
 left, right = st.columns(2)
 with left:
     op = ui.url_choice(T, "op", collectives.OPS, "pmean")
-    devices = ui.url_int(T, "devices", min(4, available), 1, available)
+    devices = ui.url_devices(T, 4)
 with right:
     size = ui.url_int(T, "size", 8, 1, PAGE_MAX_SIZE)
     seed = ui.url_int(T, "seed", 0, 0, 9_999, slider=False)

@@ -24,10 +24,9 @@ def cached_demo(devices: int, per_device: int, steps: int, learning_rate: float)
 st.title(T("title"))
 st.markdown(T("intro"))
 
-available = ui.runtime_info().device_count
 left, right = st.columns(2)
 with left:
-    devices = ui.url_int(T, "devices", min(8, available), 1, available)
+    devices = ui.url_devices(T, 8)
     per_device = ui.url_int(T, "per_device", 1, 1, demo.MAX_PER_DEVICE)
 with right:
     steps = ui.url_int(T, "steps", 300, 1, 2000)

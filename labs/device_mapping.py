@@ -43,10 +43,9 @@ st.dataframe(pd.DataFrame(
 
 st.subheader(T("axis.heading"))
 st.markdown(T("axis.explain"))
-available = ui.runtime_info().device_count
 left, right = st.columns(2)
 with left:
-    devices = ui.url_int(T, "devices", min(4, available), 1, available)
+    devices = ui.url_devices(T, 4)
 with right:
     per_device = ui.url_int(T, "per_device", 4, 1, PAGE_MAX_SLICE)
 

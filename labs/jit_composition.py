@@ -138,10 +138,9 @@ def show_purity(purity: composition.PurityDemo) -> None:
 st.title(T("title"))
 st.markdown(T("intro"))
 
-max_devices = ui.runtime_info().device_count
 cols = st.columns(4)
 with cols[0]:
-    devices = ui.url_int(T, "devices", max_devices, 1, max_devices)
+    devices = ui.url_devices(T, ui.runtime_info().device_count)
 with cols[1]:
     rows = ui.url_int(T, "rows", 128, 8, composition.MAX_ROWS, step=8)
 with cols[2]:

@@ -186,7 +186,7 @@ max_devices = ui.runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
     model = ui.url_choice(T, "model", models.MODELS, "linear", radio=True)
-    devices = ui.url_int(T, "devices", max_devices, 1, max_devices)
+    devices = ui.url_devices(T, max_devices)
     scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, "strong", radio=True)
 with cols[1]:
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)

@@ -179,6 +179,12 @@ def runtime_info() -> RuntimeInfo:
     return describe_runtime()
 
 
+def url_devices(T: Texts, default: int) -> int:
+    """The device count D of a lab, kept in the link: 1 to every device this server has."""
+    available = runtime_info().device_count
+    return url_int(T, "devices", min(default, available), 1, available)
+
+
 def runtime_sidebar(T: Texts) -> None:
     info = runtime_info()
     with st.sidebar.expander(T("runtime.title"), expanded=False):

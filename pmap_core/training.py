@@ -15,10 +15,11 @@ the same model and data; efficiency E(D) = S(D) / D (DESIGN.md, Definitions).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import jax
 import numpy as np
@@ -132,20 +133,27 @@ def hardware_ceiling(devices: int) -> float:
     return describe_runtime().hardware_ceiling(devices)
 
 
+@contextlib.contextmanager
+def _told_when_stopped(callbacks: Sequence[Callback]) -> Iterator[None]:
+    """Whatever stops the work inside (an error, Ctrl-C, a Streamlit stop) reaches every callback first."""
+    try:
+        yield
+    except BaseException as error:
+        for callback in callbacks:
+            callback.stopped(error)
+        raise
+
+
 def train(config: TrainConfig, callbacks: Sequence[Callback] = (), *, measure_scaling: bool = True) -> TrainResult:
     """Train `config.model` on `config.devices` devices; with `measure_scaling` (one process only)
     also time one device on the same data for S(D)."""
-    try:
+    with _told_when_stopped(callbacks):
         for callback in callbacks:
             callback.run_started(config)
         result = _train(config, callbacks, measure_scaling and jax.process_count() == 1)
         for callback in callbacks:
             callback.run_ended(result)
         return result
-    except BaseException as error:
-        for callback in callbacks:
-            callback.stopped(error)
-        raise
 
 
 def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: bool) -> TrainResult:
@@ -239,7 +247,7 @@ def sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
     """Train once per device count (`train_config.sweep_configs`); S(D) is the steady throughput
     against the sweep's own D = 1 run."""
     runs = sweep_configs(config, device_counts)
-    try:
+    with _told_when_stopped(callbacks):
         for callback in callbacks:
             callback.sweep_started(config, runs)
         points: list[SweepPoint] = []
@@ -254,7 +262,3 @@ def sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
         for callback in callbacks:
             callback.sweep_ended(outcome)
         return outcome
-    except BaseException as error:
-        for callback in callbacks:
-            callback.stopped(error)
-        raise
