@@ -1,8 +1,8 @@
 """pmap-lab: the router. Fix the device runtime, pick the language, run the chosen lab."""
 
-import pmap_core  # noqa: F401 - fixes the device count before anything touches JAX
 import streamlit as st
 
+import pmap_core  # noqa: F401 - fixes the device count before anything touches JAX
 from labs import ui
 from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path

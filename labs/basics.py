@@ -49,7 +49,8 @@ with ui.guard(T):
     st.subheader(T("plan.heading"))
     fraction = rf"\frac{{{plan.batch}}}{{{plan.devices}}}"
     rounded = {"pad": rf"\left\lceil {fraction} \right\rceil", "drop": rf"\left\lfloor {fraction} \right\rfloor"}
-    st.latex(rf"b = {rounded.get(plan.policy, fraction) if plan.batch % plan.devices else fraction} = {plan.per_device}")
+    shown = rounded.get(plan.policy, fraction) if plan.batch % plan.devices else fraction
+    st.latex(rf"b = {shown} = {plan.per_device}")
     cols = st.columns(4)
     cols[0].metric(T("metric.per_device"), plan.per_device)
     cols[1].metric(T("metric.dropped"), plan.dropped)

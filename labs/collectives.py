@@ -21,7 +21,8 @@ FORMULAS = {
     "all_gather": r"y_d = \begin{bmatrix} x_0 \\ x_1 \\ \vdots \\ x_{D-1} \end{bmatrix} \in \mathbb{R}^{D \times n}",
     "all_gather_tiled": r"y_d = x_0 \,\Vert\, x_1 \,\Vert \cdots \Vert\, x_{D-1} \in \mathbb{R}^{D n}",
     "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} \in \mathbb{R}^{n/D}",
-    "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} = \Big(\sum_{s} x_s\Big)\big[d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\big]",
+    "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} "
+                          r"= \Big(\sum_{s} x_s\Big)\big[d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\big]",
     "ppermute": r"y_{(d+1) \bmod D} = x_d",
     "all_to_all": r"(y_d)_{[s]} = (x_s)_{[d]}",
 }

@@ -33,9 +33,8 @@ with right:
     learning_rate = ui.url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
 
 run = None
-with ui.guard(T):
-    with ui.heavy_job(T), st.spinner(T("running")):
-        run = cached_demo(devices, per_device, steps, learning_rate)
+with ui.guard(T), ui.heavy_job(T), st.spinner(T("running")):
+    run = cached_demo(devices, per_device, steps, learning_rate)
 
 if run is not None:
     st.header(T("steps_heading"))

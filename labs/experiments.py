@@ -64,7 +64,7 @@ def scaling_charts(table: pd.DataFrame) -> None:
 def loss_curves(runs: pd.DataFrame, uri: str) -> None:
     st.subheader(T("loss.heading"))
     trainings = runs[~runs["is_sweep"]]
-    names = dict(zip(trainings["run_id"], trainings["run_name"] + " · " + trainings["run_id"].str[:8]))
+    names = dict(zip(trainings["run_id"], trainings["run_name"] + " · " + trainings["run_id"].str[:8], strict=True))
     chosen = st.multiselect(T("loss.choose"), list(names), default=list(names)[:3], format_func=names.get,
                             key="experiments.loss_runs")
     if not chosen:

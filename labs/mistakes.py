@@ -44,9 +44,8 @@ if st.button(T("run"), key="mistakes.run", type="primary"):
 
 if chosen in ran:
     result = None
-    with ui.guard(T):
-        with ui.heavy_job(T), st.spinner(T("running")):
-            result = cached_run(chosen)
+    with ui.guard(T), ui.heavy_job(T), st.spinner(T("running")):
+        result = cached_run(chosen)
     if result is not None:
         wrong, right = st.columns(2)
         with wrong:

@@ -133,7 +133,7 @@ def guard(T: Texts) -> Iterator[None]:
         yield
     except LabInputError as error:
         st.error(input_error_text(T, error), icon="⚠️")
-    except Exception as error:  # noqa: BLE001 - the page must survive for other users
+    except Exception as error:
         log.exception("lab %s failed", T.page)
         st.error(T("error.unexpected", kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
 

@@ -21,7 +21,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, PartitionSpec as P
+from jax.sharding import Mesh
+from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo
 from pmap_core.gradients import AllReduceCount, GradCheck, count_all_reduces, grad_in_pmap
@@ -44,13 +45,13 @@ def mix(x: jax.Array) -> jax.Array:
     return scores @ x - lax.pmean(x, DATA_AXIS)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pmapped_mix(devices: int, inner_jit: bool):
     f = jax.jit(mix) if inner_jit else mix
     return jax.pmap(f, axis_name=DATA_AXIS, devices=jax.devices()[:devices])
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _shard_mapped_mix(devices: int):
     mesh = Mesh(np.array(jax.devices()[:devices]), (DATA_AXIS,))
     # Each device gets a (rows, FEATURES) block of the (devices * rows, FEATURES) array:

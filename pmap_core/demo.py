@@ -23,7 +23,7 @@ from pmap_core.models import linear_loss
 from pmap_core.pitfalls import Captured, capture
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.steps import data_parallel_sgd_step, sgd_update
-from pmap_core.validation import LabInputError, MAX_STEPS, check_devices, check_float, check_int
+from pmap_core.validation import MAX_STEPS, LabInputError, check_devices, check_float, check_int
 
 MAX_PER_DEVICE = 64
 
@@ -56,7 +56,7 @@ def gather_all(v):
     return lax.all_gather(v, DATA_AXIS, tiled=True)  # concatenate every device's shard along axis 0
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _compiled(fn, devices: int):
     """pmap of `fn` on the first `devices` devices, built once: reruns never recompile."""
     return jax.pmap(fn, axis_name=DATA_AXIS, devices=_devices(devices))
@@ -85,7 +85,7 @@ def train_step(params, x, y, learning_rate):
     return params, lax.pmean(local_loss, DATA_AXIS)  # every shard's loss averaged: the global loss
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _train_step(devices: int):
     """One compiled step per device count; the same shapes never compile twice."""
     # in_axes=None: one copy of params and learning rate goes to every device.

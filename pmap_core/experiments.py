@@ -14,7 +14,7 @@ import pandas as pd
 
 from pmap_core.tracking import EXPERIMENT, tracking_uri, ui_command
 
-__all__ = ["load_runs", "loss_histories", "scaling_table", "sweep_runs", "ui_command", "RUN_COLUMNS"]
+__all__ = ["RUN_COLUMNS", "load_runs", "loss_histories", "scaling_table", "sweep_runs", "ui_command"]
 
 RUN_COLUMNS = ["run_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
                "lab", "model", "devices", "global_batch", "scaling", "throughput", "steady_throughput", "scaling_ratio",
@@ -102,7 +102,8 @@ def loss_histories(run_ids: Sequence[str], uri: str | None = None, key: str = "l
 def scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Both throughputs, S(D) and E(D) against D for finished training runs (sweep parents left out)."""
     columns = ["run_id", "run_name", "model", "scaling", "global_batch", "devices", "throughput",
-               "steady_throughput", "scaling_ratio", "efficiency", "tags.backend", "tags.simulated", "tags.physical_cores"]
+               "steady_throughput", "scaling_ratio", "efficiency", "tags.backend", "tags.simulated",
+               "tags.physical_cores"]
     if runs.empty:
         return pd.DataFrame(columns=columns)
     training = runs["model"].notna() & runs["devices"].notna()  # other labs log other kinds of runs

@@ -35,7 +35,7 @@ def _local_and_mean_grads(params: dict, x: jax.Array, y: jax.Array):
     return local, lax.pmean(local, DATA_AXIS)  # the average every device then uses
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _pmapped_grads(devices: int):
     return jax.pmap(_local_and_mean_grads, axis_name=DATA_AXIS, in_axes=(None, 0, 0),
                     devices=jax.devices()[:devices])

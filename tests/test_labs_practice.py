@@ -2,7 +2,6 @@
 
 import jax
 import pytest
-
 from conftest import assert_clean, open_lab
 
 

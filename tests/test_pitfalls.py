@@ -3,10 +3,10 @@
 import functools
 import importlib
 
+import jax
 import numpy as np
 import pytest
 
-import jax
 from pmap_core import LabInputError, pitfalls
 
 N = jax.local_device_count()

@@ -2,10 +2,10 @@
 
 import importlib
 
+import jax
 import numpy as np
 import pytest
 
-import jax
 from pmap_core import LabInputError, quiz
 
 N = jax.local_device_count()

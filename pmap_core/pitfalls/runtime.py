@@ -179,7 +179,8 @@ def _loss(w, x, y):
 
 
 def _shard_map_grad(body, **options):
-    from jax.sharding import Mesh, PartitionSpec as P
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
 
     n = jax.local_device_count()
     mesh = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))

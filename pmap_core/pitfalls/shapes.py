@@ -11,7 +11,6 @@ from jax import lax
 
 from pmap_core.runtime import DATA_AXIS
 
-
 # --- the leading axis must be the device count ------------------------------
 
 def leading_axis_mistake() -> dict[str, Any]:
