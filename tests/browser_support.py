@@ -12,6 +12,7 @@ import contextlib
 import datetime
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -95,11 +96,13 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
                     return server
         except OSError:
             time.sleep(0.3)
+    tail = server.log_tail()
     stop_server(server)
-    raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s:\n{server.log_tail()}")
+    raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s:\n{tail}")
 
 
 def stop_server(server: Server) -> None:
+    """Stop the server and remove its folder (its log and its throwaway MLflow store)."""
     if server.process.poll() is None:
         server.process.terminate()
         try:
@@ -107,6 +110,7 @@ def stop_server(server: Server) -> None:
         except subprocess.TimeoutExpired:
             server.process.kill()
             server.process.wait(timeout=15)
+    shutil.rmtree(server.log_path.parent, ignore_errors=True)
 
 
 def server_rss_bytes(server: Server) -> int:
