@@ -68,6 +68,8 @@ def splits_evenly(size_bytes: int, devices: int) -> bool:
 
 
 def check_splits(size_bytes: int, devices: int) -> None:
+    """Refuse a message of `size_bytes` that D devices cannot share in equal float32 shards."""
+    devices = check_int("devices", devices, 1, MAX_CPU_DEVICES)
     if not splits_evenly(size_bytes, devices):
         raise LabInputError("size_not_divisible",
                             "a message of {size} bytes cannot be split into {devices} equal float32 shards",
