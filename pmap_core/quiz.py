@@ -8,6 +8,7 @@ against it: numbers within a tolerance, choices by equality.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -52,7 +53,7 @@ def per_device_shape() -> str:
 
 def pmean_value() -> float:
     out = jax.pmap(lambda v: lax.pmean(v, DATA_AXIS), axis_name=DATA_AXIS)(jnp.arange(float(_n())))
-    return float(out[3])
+    return float(out[-1])  # the last device, n - 1: one that exists for every device count
 
 
 def psum_of_one() -> float:
@@ -83,12 +84,17 @@ def psum_scatter_value() -> float:
     return float(out[0])  # device 0's piece of the sum
 
 
-def uneven_batch() -> str:
+def pmap_outcome(rows: int, n: int) -> str:
+    """What pmap does with a flat batch of `rows` samples on `n` devices: "runs" or the error's type."""
     try:
-        jax.pmap(lambda v: v * 2)(jnp.ones(_n() + 4))
+        jax.pmap(lambda v: v * 2, devices=jax.devices()[:n])(jnp.ones(rows))
         return "runs"
     except Exception as error:  # noqa: BLE001 - the error type is the answer
         return type(error).__name__
+
+
+def uneven_batch() -> str:
+    return pmap_outcome(_n() + 4, _n())
 
 
 def mean_of_means() -> str:
@@ -156,8 +162,20 @@ class Question:
     heavy: bool = False  # times real work
 
 
+def _distinct(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))  # first occurrence kept: at small n two candidates can coincide
+
+
 def _shapes(*shapes: Callable[[int], tuple[int, ...]]) -> Callable[[int], list[str]]:
-    return lambda n: [_shape(make(n)) for make in shapes]
+    return lambda n: _distinct([_shape(make(n)) for make in shapes])
+
+
+@functools.cache
+def _uneven_batch_options(n: int) -> list[str]:
+    # The same code as the answer, on batches that fit, that do not fit, and that do not divide: every
+    # outcome pmap has for a flat batch on n devices (n + 4 among them, so the answer is always offered).
+    outcomes = [pmap_outcome(rows, n) for rows in (n + 4, n, max(n // 2, 1), n + 1, 2 * n)]
+    return sorted(_distinct(outcomes))
 
 
 QUESTIONS = (
@@ -173,8 +191,7 @@ QUESTIONS = (
     Question("all_gather_tiled_shape", CHOICE, all_gather_tiled_shape,
              _shapes(lambda n: (n, 2), lambda n: (n, 2 * n), lambda n: (n, n, 2), lambda n: (2 * n,))),
     Question("psum_scatter_value", NUMBER, psum_scatter_value),
-    Question("uneven_batch", CHOICE, uneven_batch,
-             lambda n: ["runs", "IndivisibleError", "IndexError", "TypeError"]),
+    Question("uneven_batch", CHOICE, uneven_batch, lambda n: list(_uneven_batch_options(n))),
     Question("mean_of_means", CHOICE, mean_of_means, lambda n: ["equal", "different"]),
     Question("out_axes_none_value", NUMBER, out_axes_none_value),
     Question("distinct_random", NUMBER, distinct_random),

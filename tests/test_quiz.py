@@ -72,3 +72,69 @@ def test_bad_predictions_and_questions_are_input_errors():
     with pytest.raises(LabInputError) as error:
         quiz.answer("no_such_question")
     assert error.value.code == "unknown_question"
+
+
+# Each device count runs in a process of its own (the count is fixed per process); all at once, to stay fast.
+_CHILD = """
+import json
+import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
+from pmap_core import quiz
+print(json.dumps({q.id: [quiz.answer(q.id), quiz.options(q.id)] for q in quiz.QUESTIONS if not q.heavy}))
+"""
+QUIZ_DEVICE_COUNTS = (1, 2, 3, 4, 5, 8, 16)
+
+
+@pytest.fixture(scope="module")
+def quiz_at_each_device_count():
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    children = {
+        devices: subprocess.Popen([sys.executable, "-c", _CHILD], cwd=root, text=True, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE,
+                                  env={**os.environ, "PYTHONPATH": root, "PMAP_LAB_DEVICES": str(devices)})
+        for devices in QUIZ_DEVICE_COUNTS
+    }
+    results = {}
+    for devices, child in children.items():
+        out, err = child.communicate(timeout=300)
+        assert child.returncode == 0, err[-2000:]
+        results[devices] = json.loads(out.strip().splitlines()[-1])
+    return results
+
+
+@pytest.mark.parametrize("devices", QUIZ_DEVICE_COUNTS)
+def test_every_choice_question_offers_its_computed_answer_at_each_device_count(quiz_at_each_device_count, devices):
+    for question_id, (answer, offered) in quiz_at_each_device_count[devices].items():
+        if quiz.get_question(question_id).kind == quiz.CHOICE:
+            assert answer in offered, (devices, question_id, answer, offered)
+            assert len(set(offered)) == len(offered) >= 2, (devices, question_id, offered)
+
+
+@pytest.mark.parametrize("devices", QUIZ_DEVICE_COUNTS)
+def test_answers_at_each_device_count_match_the_references(quiz_at_each_device_count, devices):
+    got = {question_id: answer for question_id, (answer, _) in quiz_at_each_device_count[devices].items()}
+    assert got["pmean_value"] == pytest.approx(np.mean(np.arange(devices)))
+    assert got["ppermute_value"] == pytest.approx(10.0 * (devices - 1))
+    assert got["output_shape"] == str((devices, 4))
+    assert got["all_gather_tiled_shape"] == str((devices, 2 * devices))
+    # What the explanation says: too long a leading axis fails, with ValueError when D divides it.
+    assert got["uneven_batch"] == ("ValueError" if (devices + 4) % devices == 0 else "IndivisibleError")
+
+
+def test_question_texts_ask_about_a_device_that_exists_for_every_device_count():
+    import re
+
+    table = importlib.import_module("labs.texts.interview").TEXTS
+    for devices in range(1, 65):
+        for lang in ("en", "zh"):
+            for question_id in quiz.question_ids():
+                for part in ("text", "explain"):
+                    text = table[f"q.{question_id}.{part}"][lang].format(n=devices, answer="A",
+                                                                         tolerance="35%")
+                    named = re.findall(r"device (\d+)\b", text) if lang == "en" \
+                        else re.findall(r"(?<![\w+−-])(\d+) ?号", text)
+                    assert all(int(d) < devices for d in named), (devices, lang, question_id, text)

@@ -25,12 +25,12 @@ TEXTS = {
     },
     "w.question.pmean_value": {"en": "pmean of 0 … D−1", "zh": "0 … D−1 的 pmean"},
     "q.pmean_value.text": {
-        "en": "Device d holds the value d (d = 0 … {n}−1). After `lax.pmean`, what does device 3 hold?",
-        "zh": "第 d 台设备持有数值 d（d = 0 … {n}−1）。执行 `lax.pmean` 后，3 号设备持有什么值？",
+        "en": "Device d holds the value d (d = 0 … {n}−1). After `lax.pmean`, what does the last device (d = {n}−1) hold?",
+        "zh": "第 d 台设备持有数值 d（d = 0 … {n}−1）。执行 `lax.pmean` 后，最后一台设备（d = {n}−1）持有什么值？",
     },
     "q.pmean_value.explain": {
-        "en": "pmean is an all-reduce with a mean: every device gets (0 + … + {n}−1)/{n} = {answer}, not only device 3.",
-        "zh": "pmean 是取平均的全归约：每台设备（不只是 3 号）都得到 (0 + … + {n}−1)/{n} = {answer}。",
+        "en": "pmean is an all-reduce with a mean: every device gets (0 + … + {n}−1)/{n} = {answer}, not only the last one.",
+        "zh": "pmean 是取平均的全归约：每台设备（不只是最后一台）都得到 (0 + … + {n}−1)/{n} = {answer}。",
     },
     "w.question.psum_of_one": {"en": "psum(1)", "zh": "psum(1)"},
     "q.psum_of_one.text": {
@@ -82,12 +82,20 @@ TEXTS = {
     },
     "w.question.uneven_batch": {"en": "A batch that does not divide", "zh": "不能整除的批次"},
     "q.uneven_batch.text": {
-        "en": "What happens when you pmap a batch of {n} + 4 samples over {n} devices?",
-        "zh": "把 {n} + 4 个样本的批次 pmap 到 {n} 台设备上会怎样？",
+        "en": "What happens when you pmap a flat batch of {n} + 4 samples over {n} devices?",
+        "zh": "把 {n} + 4 个样本组成的一维批次 pmap 到 {n} 台设备上会怎样？",
     },
     "q.uneven_batch.explain": {
-        "en": "Here it gives {answer}: the leading axis must equal the device count; pmap never splits or pads for you.",
-        "zh": "这里的结果是 {answer}：前导维度必须等于设备数；pmap 不会替你切分或补齐。",
+        "en": "Here it gives {answer}. pmap maps the leading axis onto the devices, one row per device, so that "
+              "axis may be at most the device count: {n} + 4 rows cannot fit on {n} devices. A shorter axis runs "
+              "on fewer devices; a longer one fails, and pmap never splits or pads it for you. Which error you "
+              "see depends on whether {n} divides the length (pmap is built on shard_map): ValueError when it "
+              "does, IndivisibleError when it does not. The options are the outcomes of the same code for "
+              "other batch lengths.",
+        "zh": "这里的结果是 {answer}。pmap 把前导维度映射到设备上，每台设备一行，所以该维度最多等于设备数："
+              "{n} + 4 行放不进 {n} 台设备。更短的前导维度会在较少的设备上运行；更长的则会出错，"
+              "pmap 从不替你切分或补齐。具体报哪种错取决于 {n} 能否整除该长度（pmap 构建在 shard_map 之上）："
+              "能整除时是 ValueError，不能整除时是 IndivisibleError。选项是同一段代码在其他批次长度下的结果。",
     },
     "w.question.mean_of_means": {"en": "Mean of per-device gradients", "zh": "各设备梯度的平均"},
     "q.mean_of_means.text": {
