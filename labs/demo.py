@@ -71,10 +71,11 @@ if run is not None:
         st.code(inspect.getsource(fn), language="python")
         st.caption(T("captured_error") if captured.raised else T("captured_ran"))
         st.code(captured.as_text(), language="text", wrap_lines=True)
+        note, values = demo.broken_note(name, devices, captured)
         if captured.raised:
-            st.markdown(T(f"broken.{name}.why", devices=devices))
+            st.markdown(T(note, **values))
         else:
-            st.info(T(f"broken.{name}.ran", devices=devices), icon="🍀")
+            st.info(T(note, **values), icon="🍀")
         st.success(T(f"broken.{name}.fix"), icon="🔧")
 
 ui.show_code(T, demo.run_demo, demo.batch)

@@ -119,8 +119,9 @@ def step_train(devices: int, per_device: int, steps: int, learning_rate: float) 
 # --- the tutorial's three lines that fail on current JAX -------------------------
 
 def tutorial_batch(devices: int) -> dict[str, Any]:
-    x = jnp.arange(8.0)  # the tutorial's batch: shape (8,), right only when there are exactly 8 devices
-    return {"output": np.asarray(jax.pmap(lambda v: v * 2 + 1, devices=_devices(devices))(x))}
+    x = jnp.arange(8.0)  # the tutorial's batch: shape (8,), written for a machine with 8 devices
+    out = jax.pmap(lambda v: v * 2 + 1, devices=_devices(devices))(x)
+    return {"output": np.asarray(out), "ran_on_devices": len(out.sharding.device_set)}
 
 
 def doubled_batch(devices: int) -> dict[str, Any]:
@@ -148,6 +149,24 @@ def tutorial_params(devices: int) -> dict[str, Any]:
 
 BROKEN = {"batch": tutorial_batch, "doubled_batch": doubled_batch,
           "all_gather": tutorial_all_gather, "params": tutorial_params}
+TUTORIAL_ROWS = 8  # the leading axis of the tutorial's flat batch
+
+
+def broken_note(name: str, devices: int, captured: Captured) -> tuple[str, dict[str, Any]]:
+    """The text key and values that explain what one tutorial line did here, read from what ran.
+
+    pmap maps a leading axis of length L onto L devices: it runs when L <= devices (on L of them)
+    and fails when L > devices. The note says which happened, with the counts from this run.
+    """
+    rows = {"batch": TUTORIAL_ROWS, "doubled_batch": 2 * devices}.get(name, devices)
+    values: dict[str, Any] = {"devices": devices, "rows": rows}
+    if captured.raised:
+        return f"broken.{name}.why", values
+    if name == "batch":
+        used = int(captured.values["ran_on_devices"])
+        values["used"] = used
+        return ("broken.batch.ran_all" if used == devices else "broken.batch.ran_fewer"), values
+    return f"broken.{name}.ran", values
 
 
 # --- everything the lab shows, in one call ------------------------------------------

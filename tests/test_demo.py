@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from pmap_core import LabInputError, demo
+from pmap_core.pitfalls import Captured, capture
 
 
 @functools.cache
@@ -59,7 +60,7 @@ def test_tutorial_lines_fail_on_current_jax():
     assert broken["params"].error_type == "ValueError"
 
 
-def test_the_tutorial_batch_works_only_with_exactly_eight_devices():
+def test_the_tutorial_batch_runs_on_eight_of_eight_devices():
     broken = run(8).broken
     assert not broken["batch"].raised
     np.testing.assert_allclose(broken["batch"].values["output"], np.arange(8.0) * 2 + 1)
@@ -94,3 +95,67 @@ def test_the_stated_learning_rate_limit_separates_converging_from_diverging():
     below = demo.run_demo(4, 2, 300, 0.95 * limit).steps["train"]["losses"]
     above = demo.run_demo(4, 2, 300, min(1.05 * limit, 1.5)).steps["train"]["losses"]
     assert below[-1] < below[0] and not above[-1] < above[0]
+
+
+def test_broken_batch_note_is_read_from_what_ran_at_each_device_count_here():
+    for devices in range(1, 9):
+        captured = capture(functools.partial(demo.tutorial_batch, devices))
+        note, values = demo.broken_note("batch", devices, captured)
+        if devices < demo.TUTORIAL_ROWS:
+            assert captured.raised and note == "broken.batch.why"
+        else:
+            assert captured.values["ran_on_devices"] == demo.TUTORIAL_ROWS
+            assert note == "broken.batch.ran_all" and values["used"] == demo.TUTORIAL_ROWS
+
+
+def _as_pmap_would_run(devices, rows):
+    """What pmap does with a flat batch of `rows` on `devices` devices: runs on `rows` of them, or fails."""
+    if rows > devices:
+        return Captured(None, "ValueError", "cannot select an axis to squeeze out")
+    return Captured({"output": np.arange(rows) * 2.0 + 1, "ran_on_devices": rows})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_broken_batch_sentence_states_what_ran_for_every_device_count_1_to_64(lang):
+    import re
+
+    from labs.texts.demo import TEXTS
+
+    for devices in range(1, 65):
+        note, values = demo.broken_note("batch", devices, _as_pmap_would_run(devices, demo.TUTORIAL_ROWS))
+        sentence = TEXTS[note][lang].format(**values)
+        numbers = [int(n) for n in re.findall(r"\d+", sentence)]
+        assert devices in numbers, sentence
+        if devices < 8:
+            assert note == "broken.batch.why"
+        elif devices == 8:
+            assert note == "broken.batch.ran_all" and "exactly" in TEXTS[note]["en"]
+        else:  # ran on 8 of the chosen devices, never "exactly 8 devices here"
+            assert note == "broken.batch.ran_fewer" and values == {"devices": devices, "rows": 8, "used": 8}
+            assert (f"8 of the {devices} devices" if lang == "en" else f"{devices} 台设备中的 8 台") in sentence
+        for name in ("doubled_batch", "all_gather", "params"):  # every note has the values its text needs
+            for outcome in (Captured(None, "ValueError", "x"), Captured({"output": 0})):
+                note, values = demo.broken_note(name, devices, outcome)
+                TEXTS[note][lang].format(**values)
+
+
+def test_demo_page_on_sixteen_devices_says_the_tutorial_batch_ran_on_8_of_16():
+    """A process has one device count: the page at D = 16 runs in a child process with 16 devices."""
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    child = (
+        "import sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "from conftest import assert_clean, open_lab\n"
+        "at = open_lab('demo', devices=16, steps=5)\n"
+        "assert_clean(at)\n"
+        "print('\\n'.join(i.value for i in at.info))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": root, "PMAP_LAB_DEVICES": "16"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "It ran on 8 of the 16 devices chosen" in done.stdout
+    assert "exactly" not in done.stdout

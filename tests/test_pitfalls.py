@@ -112,3 +112,22 @@ def test_unknown_entry_is_an_input_error():
     with pytest.raises(LabInputError) as error:
         pitfalls.run_pitfall("no_such_mistake")
     assert error.value.code == "unknown_pitfall"
+
+
+def test_leading_axis_at_most_the_device_count_runs_on_that_many_devices_and_longer_fails():
+    """pmap maps a leading axis of length L onto L devices when L <= D (4 rows on 8 run on 4); L > D fails."""
+    for rows in range(1, N + 1):
+        out = jax.pmap(lambda v: v * 2)(np.arange(float(rows)))
+        assert len(out.sharding.device_set) == rows
+    for rows in (N + 1, 2 * N):
+        with pytest.raises(Exception):  # noqa: B017 - ValueError or IndivisibleError, by divisibility
+            jax.pmap(lambda v: v * 2)(np.arange(float(rows)))
+    mistake, fix = run("leading_axis").mistake, run("leading_axis").fix.values
+    assert mistake.error_type == "ValueError" and "squeeze" in mistake.error_message  # 2N rows on N devices
+    assert fix["short_axis_rows"] == max(N // 2, 1) == fix["short_axis_ran_on_devices"]  # shown live, not typed
+    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    texts = " ".join(table[k][lang] for k in table if k.endswith(("leading_axis", "leading_axis.why",
+                                                                   "indivisible.why", "indivisible.fix"))
+                     for lang in ("en", "zh"))
+    for false_claim in ("must equal", "≠", "必须等于"):
+        assert false_claim not in texts

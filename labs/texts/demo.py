@@ -31,9 +31,12 @@ TEXTS = {
     },
     "step.map.title": {"en": "{n}. pmap a function over the batch", "zh": "{n}. 用 pmap 把函数映射到批次上"},
     "step.map.body": {
-        "en": "The batch of {batch} samples is shaped ({devices}, {per_device}) first: the leading axis must be "
-              "the device count. Device d computes row d; the rows come back stacked.",
-        "zh": "先把 {batch} 个样本整理成 ({devices}, {per_device}) 的形状：前导维度必须等于设备数。"
+        "en": "The batch of {batch} samples is shaped ({devices}, {per_device}) first: pmap maps the leading axis "
+              "onto the devices, one row each, so that axis may be at most the number of devices (shorter runs "
+              "on fewer devices, longer fails); here it is the {devices} devices chosen. Device d computes row d; "
+              "the rows come back stacked.",
+        "zh": "先把 {batch} 个样本整理成 ({devices}, {per_device}) 的形状：pmap 把前导维度映射到设备上，每台设备一行，"
+              "所以该维度最多等于设备数（更短时在较少的设备上运行，更长时出错）；这里它等于所选的 {devices} 台设备。"
               "第 d 台设备计算第 d 行，结果按设备编号堆叠返回。",
     },
     "step.pmean.title": {"en": "{n}. All-reduce with pmean", "zh": "{n}. 用 pmean 做全归约"},
@@ -86,30 +89,42 @@ TEXTS = {
     },
     "broken.batch.title": {"en": "A flat batch of 8: x = jnp.arange(8.0)", "zh": "长度为 8 的一维批次：x = jnp.arange(8.0)"},
     "broken.batch.why": {
-        "en": "pmap maps the leading axis onto the devices, one index per device, so that axis must equal the "
-              "device count. With {devices} devices, a leading axis of 8 does not fit, and JAX reports it as "
-              "an axis it cannot squeeze out.",
-        "zh": "pmap 把前导维度映射到设备上，每台设备一个下标，因此该维度必须等于设备数。"
-              "在 {devices} 台设备上，长度 8 的前导维度放不下，JAX 把它报告为“无法挤掉的轴”。",
+        "en": "pmap maps the leading axis onto the devices, one row per device, so that axis may be at most the "
+              "number of devices. A leading axis of {rows} does not fit on {devices} devices. JAX's message, "
+              "`cannot select an axis to squeeze out which has size not equal to one`, says that after cutting "
+              "the axis into one block per device it found blocks of more than one row where it expected one.",
+        "zh": "pmap 把前导维度映射到设备上，每台设备一行，所以该维度最多等于设备数。长度为 {rows} 的前导维度"
+              "放不进 {devices} 台设备。JAX 的报错 `cannot select an axis to squeeze out which has size not equal "
+              "to one` 的意思是：它把该轴按设备切成块后，发现每块不止一行，而它期望的是一行。",
     },
-    "broken.batch.ran": {
-        "en": "It ran because there are exactly 8 devices here: each gets one scalar. Pick another device count to "
-              "see it fail.",
-        "zh": "它能运行，只因为这里恰好有 8 台设备：每台拿到一个标量。换一个设备数就会看到它出错。",
+    "broken.batch.ran_all": {
+        "en": "It ran on all {used} of the {devices} devices chosen: a leading axis of {rows} is exactly the device "
+              "count, one scalar per device. With fewer devices it fails; with more it runs on {rows} of them.",
+        "zh": "它在所选的 {devices} 台设备中的全部 {used} 台上运行：长度为 {rows} 的前导维度正好等于设备数，"
+              "每台设备一个标量。设备更少时会出错；设备更多时只在其中 {rows} 台上运行。",
+    },
+    "broken.batch.ran_fewer": {
+        "en": "It ran on {used} of the {devices} devices chosen: pmap maps a leading axis of {rows} onto {rows} "
+              "devices, one scalar each, and leaves the other devices idle. With fewer than {rows} devices it fails.",
+        "zh": "它只在所选的 {devices} 台设备中的 {used} 台上运行：pmap 把长度为 {rows} 的前导维度映射到 {rows} 台设备上，"
+              "每台一个标量，其余设备闲置。设备少于 {rows} 台时会出错。",
     },
     "broken.batch.fix": {
-        "en": "Fix: reshape the batch to (D, B/D) first, as step 2 does, so it works for any D that divides B.",
-        "zh": "修正：像第 2 步那样先把批次整理成 (D, B/D)，这样对任何能整除 B 的 D 都成立。",
+        "en": "Fix: reshape the batch to (D, B/D) first, as step 2 does, so that it uses every device for any D "
+              "that divides B.",
+        "zh": "修正：像第 2 步那样先把批次整理成 (D, B/D)，这样对任何能整除 B 的 D 都会用上每台设备。",
     },
     "broken.doubled_batch.title": {"en": "A flat batch of 2D samples", "zh": "长度为 2D 的一维批次"},
     "broken.doubled_batch.why": {
-        "en": "Twice as many samples as devices (16 on 8 devices) is not split automatically: pmap does not "
-              "cut a long axis into chunks, it expects exactly one entry per device.",
-        "zh": "样本数是设备数的两倍（8 台设备上 16 个样本）时，pmap 不会自动切块：它要求每台设备恰好对应一个条目。",
+        "en": "Twice as many samples as devices ({rows} on {devices} devices) is not split automatically: pmap "
+              "does not cut a long axis into chunks, and a leading axis longer than the device count fails.",
+        "zh": "样本数是设备数的两倍（{devices} 台设备上 {rows} 个样本）时，pmap 不会自动切块："
+              "它不会把长轴切成小块，而比设备数长的前导维度会直接出错。",
     },
     "broken.doubled_batch.ran": {
-        "en": "Unexpectedly, this JAX accepted it; look at the output shape to see what it did.",
-        "zh": "出乎意料，这个版本的 JAX 接受了它；请查看输出形状了解它做了什么。",
+        "en": "Unexpectedly, this JAX accepted {rows} rows on {devices} devices; look at the output shape to see "
+              "what it did.",
+        "zh": "出乎意料，这个版本的 JAX 接受了 {devices} 台设备上的 {rows} 行；请查看输出形状了解它做了什么。",
     },
     "broken.doubled_batch.fix": {
         "en": "Fix: x.reshape(D, 2): one row of two samples per device.",
@@ -123,8 +138,8 @@ TEXTS = {
         "zh": "x 是一维数组时，每台设备拿到的是标量。`tiled=True` 沿第 0 轴拼接，而标量没有第 0 轴——所以报越界错误。",
     },
     "broken.all_gather.ran": {
-        "en": "It ran with one device: there is nothing to concatenate across.",
-        "zh": "只有一台设备时它能运行：没有需要跨设备拼接的内容。",
+        "en": "Unexpectedly, this JAX ran it on {devices} devices; look at the output to see what it did.",
+        "zh": "出乎意料，这个版本的 JAX 在 {devices} 台设备上运行了它；请查看输出了解它做了什么。",
     },
     "broken.all_gather.fix": {
         "en": "Fix: give each device at least one axis — shape (D, b) as in step 4 — or use tiled=False to stack "
@@ -140,8 +155,10 @@ TEXTS = {
               "而 x 是给 {devices} 台设备的。错误信息里提到的却是另一个数组，所以很难定位。",
     },
     "broken.params.ran": {
-        "en": "It ran because with one device a leading axis of 1 happens to match. With more devices it fails.",
-        "zh": "它能运行，只因为只有一台设备时长度为 1 的前导维度恰好匹配。设备更多时就会出错。",
+        "en": "It ran on {devices} device(s): w's leading axis of 1 and x's of {devices} both fit, so each device "
+              "got a row of each. With more devices than w has rows, w does not match x and it fails.",
+        "zh": "它在 {devices} 台设备上运行了：w 长度为 1 的前导维度和 x 长度为 {devices} 的前导维度恰好对得上，"
+              "每台设备各拿到一行。设备数多于 w 的行数时，w 与 x 对不上，就会出错。",
     },
     "broken.params.fix": {
         "en": "Fix: `in_axes=None` for the parameters (step 5), or stack D copies. "

@@ -2,29 +2,42 @@
 
 TEXTS = {
     # --- shapes and axes ---
-    "w.entry.leading_axis": {"en": "Leading axis ≠ device count", "zh": "前导维度 ≠ 设备数"},
+    "w.entry.leading_axis": {"en": "Leading axis longer than the device count", "zh": "前导维度超过设备数"},
     "entry.leading_axis.what": {
         "en": "Passing a flat batch of 2·D samples and expecting pmap to split it into D chunks.",
         "zh": "传入长度为 2·D 的一维批次，以为 pmap 会自动把它切成 D 块。",
     },
     "entry.leading_axis.why": {
-        "en": "pmap does not chunk. Axis 0 is the device axis: its length must equal the number of devices, one "
-              "entry per device. The message about an axis that cannot be squeezed out is how JAX says so.",
-        "zh": "pmap 不会切块。第 0 轴就是设备轴，长度必须等于设备数，每台设备一个条目。"
-              "“无法挤掉某个轴”的报错就是 JAX 在说这件事。",
+        "en": "pmap does not chunk. It maps the leading axis (the device axis) onto the devices, one row per "
+              "device, so that axis may be at most the number of devices: as long, it runs on every device; "
+              "shorter, it runs on that many devices (`short_axis_ran_on_devices` in the fix, measured here); "
+              "longer, it fails. JAX's message, `cannot select an axis to squeeze out which has size not equal "
+              "to one`, says that after cutting the axis into one block per device it tried to drop the mapped "
+              "axis from each block and found blocks of more than one row.",
+        "zh": "pmap 不会切块。它把前导维度（设备轴）映射到设备上，每台设备一行，所以该维度最多等于设备数："
+              "相等时在每台设备上运行；更短时就在相应数量的设备上运行（修正写法中的 `short_axis_ran_on_devices`，"
+              "此处实测）；更长时出错。JAX 的报错 `cannot select an axis to squeeze out which has size not equal "
+              "to one` 的意思是：它把该轴按设备切成块后，想从每块中去掉被映射的那一维，却发现每块不止一行。",
     },
-    "entry.leading_axis.fix": {"en": "Reshape to (D, B/D) before calling pmap.", "zh": "调用 pmap 前先 reshape 成 (D, B/D)。"},
+    "entry.leading_axis.fix": {
+        "en": "Reshape to (D, B/D) before calling pmap, so that the leading axis is the device count.",
+        "zh": "调用 pmap 前先 reshape 成 (D, B/D)，使前导维度等于设备数。",
+    },
     "w.entry.indivisible": {"en": "Batch not divisible by D", "zh": "批大小不能被 D 整除"},
-    "entry.indivisible.what": {"en": "A batch of D + 1 samples on D devices.", "zh": "在 D 台设备上处理 D + 1 个样本。"},
+    "entry.indivisible.what": {"en": "A flat batch of D + 1 samples on D devices.", "zh": "在 D 台设备上处理 D + 1 个样本的一维批次。"},
     "entry.indivisible.why": {
-        "en": "Every device must get the same shape, so B must be a multiple of D. JAX explains it in terms of "
-              "its sharding machinery (pmap is built on shard_map), which is why the message mentions tiling factors.",
-        "zh": "每台设备必须拿到相同形状的数据，因此 B 必须是 D 的倍数。JAX 用分片机制的术语来解释"
-              "（pmap 构建在 shard_map 之上），所以报错里出现了 tiling factors。",
+        "en": "A flat batch longer than the device count never runs, whatever its length; it has to be reshaped "
+              "to (D, B/D), and that needs B to be a multiple of D so that every device gets the same shape. "
+              "JAX words the failure in terms of its sharding machinery (pmap is built on shard_map): "
+              "`IndivisibleError` and `tiling factors` say that D + 1 rows cannot be cut into D equal blocks.",
+        "zh": "比设备数长的一维批次无论长度多少都不能直接运行；必须先 reshape 成 (D, B/D)，而这要求 B 是 D 的倍数，"
+              "每台设备才能拿到相同形状的数据。JAX 用分片机制的术语描述这个失败（pmap 构建在 shard_map 之上）："
+              "`IndivisibleError` 和 `tiling factors` 说的是 D + 1 行无法切成 D 个等大的块。",
     },
     "entry.indivisible.fix": {
-        "en": "Drop the remainder (as here) or pad the batch up to a multiple of D and mask the padding in the loss.",
-        "zh": "丢掉余数（如本例），或把批次补齐到 D 的倍数，并在损失中屏蔽补齐的样本。",
+        "en": "Drop the remainder (as here) or pad the batch up to a multiple of D and mask the padding in the "
+              "loss, then reshape to (D, B/D).",
+        "zh": "丢掉余数（如本例），或把批次补齐到 D 的倍数并在损失中屏蔽补齐的样本，然后 reshape 成 (D, B/D)。",
     },
     "w.entry.unreplicated_params": {"en": "Parameters not replicated", "zh": "参数没有复制到各设备"},
     "entry.unreplicated_params.what": {

@@ -27,6 +27,13 @@ def _close(a, b) -> bool:
     return bool(np.allclose(a, b, rtol=1e-5))
 
 
+def _leading_axis_claim(mistake: Captured, fix: Captured) -> bool:
+    # Longer than the device count fails; as long runs on every device; shorter runs on that many devices.
+    values = fix.values or {}
+    return (_raises("ValueError")(mistake, fix) and values["output_shape"][0] == values["devices_here"]
+            and values["short_axis_ran_on_devices"] == values["short_axis_rows"])
+
+
 def _late_config_claim(mistake: Captured, fix: Captured) -> bool:
     return mistake.error_type == "RuntimeError" and not fix.raised and fix.values["devices"] == 4
 
@@ -37,7 +44,7 @@ def _shard_map_claim(m, f) -> bool:
 
 
 PITFALLS = (
-    Pitfall("leading_axis", RAISES, sh.leading_axis_mistake, sh.leading_axis_fix, _raises("ValueError")),
+    Pitfall("leading_axis", RAISES, sh.leading_axis_mistake, sh.leading_axis_fix, _leading_axis_claim),
     Pitfall("indivisible", RAISES, sh.indivisible_mistake, sh.indivisible_fix, _raises("IndivisibleError")),
     Pitfall("late_config", RAISES, rt.late_config_mistake, rt.late_config_fix, _late_config_claim,
             helpers=(rt.run_in_fresh_python,)),

@@ -11,11 +11,11 @@ from jax import lax
 
 from pmap_core.runtime import DATA_AXIS
 
-# --- the leading axis must be the device count ------------------------------
+# --- the leading axis must be at most the device count ---------------------
 
 def leading_axis_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
-    x = jnp.arange(2.0 * n)  # shape (2n,): one flat batch
+    x = jnp.arange(2.0 * n)  # shape (2n,): one flat batch, longer than the device count
     return {"output": jax.pmap(lambda v: v * 2 + 1)(x)}
 
 
@@ -23,7 +23,11 @@ def leading_axis_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     x = jnp.arange(2.0 * n).reshape(n, 2)  # shape (n, 2): one row per device
     out = jax.pmap(lambda v: v * 2 + 1)(x)
-    return {"input_shape": x.shape, "output_shape": out.shape, "output": np.asarray(out)}
+    # A leading axis shorter than the device count runs too, on that many devices.
+    rows = max(n // 2, 1)
+    short = jax.pmap(lambda v: v * 2 + 1)(jnp.arange(float(rows)))
+    return {"input_shape": x.shape, "output_shape": out.shape, "output": np.asarray(out),
+            "devices_here": n, "short_axis_rows": rows, "short_axis_ran_on_devices": len(short.sharding.device_set)}
 
 
 # --- the batch must divide evenly ---------------------------------------------
