@@ -1,8 +1,13 @@
 """MLflow tracking through `MlflowClient`: explicit run ids, batched writes, a local fallback.
 
-When the tracking server cannot be reached, the tracker switches to a local sqlite store
+When the store cannot be used — a server that does not answer, a sqlite store another process
+keeps locked, any failed write after a retry — the tracker switches to a local sqlite store
 (`fell_back_to`) and replays what its runs had already logged there, so the user's training still
 completes and nothing is lost.
+
+Every tracker with open runs is in a process-wide registry; when the process exits (a SIGTERM to
+the CLI or to `streamlit run`, whose script threads die with the process) an `atexit` hook writes
+what is pending and ends every run still open as KILLED, so no run stays RUNNING.
 
 Writes go through one writer thread of our own rather than MLflow's asynchronous logging: a
 failed write must be known at once (to switch stores mid-run and replay in order), and an idle
@@ -11,10 +16,14 @@ tracker must hold no thread — MLflow's queue keeps its threads for the life of
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import dataclasses
+import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -26,17 +35,28 @@ from pmap_core.tracking import (
     EXPERIMENT,
     FALLBACK_TRACKING_URI,
     FINISHED,
+    KILLED,
+    LOCK_PROBE_TIMEOUT_S,
     REACHABILITY_TIMEOUT_S,
     RunContext,
+    redact_uri,
     server_reachable,
+    store_locked,
     tracking_uri,
 )
+
+log = logging.getLogger(__name__)
 
 # MLflow's defaults retry an unreachable server for about four minutes per call.
 # These make a dead server known within seconds; the user can still override them.
 HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
 MAX_PARAMS_PER_BATCH = 100
+# A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
+# lock is gone, if it goes within this time; otherwise everything moves to the fallback store.
+LOCKED_RETRY_WAIT_S = 5.0
+
+_live_trackers: weakref.WeakSet[Tracker] = weakref.WeakSet()  # trackers that started a run
 
 
 @dataclasses.dataclass
@@ -76,12 +96,15 @@ class Tracker(RunContext):
         self.fell_back_to: str | None = None
         self.fallback_reason: str | None = None
         self._runs: dict[str, _RunRecord] = {}  # by the id start_run returned
+        self._records: list[_RunRecord] = []  # every run, from the moment its creation is asked for
         self._lock = threading.Lock()  # guards _runs, pending lists and the writer; never held during I/O
         self._writer: ThreadPoolExecutor | None = None
         self._client: MlflowClient | None = None
         self._experiment_id: str | None = None
         if not server_reachable(self.uri):
-            self._fall_back(f"{self.uri} did not answer within {REACHABILITY_TIMEOUT_S:g} s")
+            self._fall_back(f"it did not answer within {REACHABILITY_TIMEOUT_S:g} s")
+        elif store_locked(self.uri):
+            self._fall_back(f"another process has kept it locked for over {LOCK_PROBE_TIMEOUT_S:g} s")
 
     @property
     def active_uri(self) -> str:
@@ -98,6 +121,9 @@ class Tracker(RunContext):
         """
         record = _RunRecord(name, {k: str(v) for k, v in params.items()},
                             {k: str(v) for k, v in (tags or {}).items()}, parent_run_id)
+        with self._lock:
+            self._records.append(record)
+        _live_trackers.add(self)
         self._submit(record, lambda: self._guarded(lambda: self._create(record, with_params=False)))
         record.tasks[-1].result()  # the id comes from the store; the params follow in the background
         run_id = record.store_run_id
@@ -130,6 +156,28 @@ class Tracker(RunContext):
         finally:
             self._release_writer()
 
+    def end_open_runs(self, status: str = KILLED) -> int:
+        """End every run not ended yet as `status`, after writing what it has pending; returns how
+        many. Runs on the calling thread (at exit the writer thread is gone); never raises."""
+        with self._lock:
+            records = [record for record in self._records if record.status is None]
+        ended = 0
+        for record in reversed(records):  # children before their parent
+            for task in list(record.tasks):
+                with contextlib.suppress(Exception):  # a failed write is retried below
+                    task.result(timeout=30)
+            if record.status is not None or not record.store_run_id:
+                continue
+            try:
+                self._flush(record)
+                self._guarded(lambda r=record: self.client.set_terminated(r.store_run_id, status=status))
+                record.status = status
+                ended += 1
+            except Exception as error:  # noqa: BLE001 - at exit nothing is left to tell
+                log.error("could not end MLflow run %s in %s: %s", record.store_run_id,
+                          redact_uri(self.active_uri), redact_uri(str(error))[:300])
+        return ended
+
     def store_run_id(self, run_id: str) -> str:
         """The id under which `run_id` lives in `active_uri` (a new one after a fallback)."""
         return self._runs[run_id].store_run_id
@@ -156,9 +204,19 @@ class Tracker(RunContext):
                 self._writer = None
 
     def _experiment(self) -> str:
+        """The experiment's id, created on first use. MLflow 3's UI opens an experiment without
+        an `mlflow.experimentKind` tag in its GenAI view: the lab's is tagged as model training,
+        also when it was created untagged (by an older version of the lab or by hand)."""
         if self._experiment_id is None:
+            kind = {"mlflow.experimentKind": "custom_model_development"}
             found = self.client.get_experiment_by_name(self.experiment)
-            self._experiment_id = found.experiment_id if found else self.client.create_experiment(self.experiment)
+            if found is None:
+                self._experiment_id = self.client.create_experiment(self.experiment, tags=kind)
+            else:
+                self._experiment_id = found.experiment_id
+                for key, value in kind.items():
+                    if key not in found.tags:
+                        self.client.set_experiment_tag(found.experiment_id, key, value)
         return self._experiment_id
 
     def _create(self, record: _RunRecord, with_params: bool = True) -> None:
@@ -196,28 +254,45 @@ class Tracker(RunContext):
         """Runs on the writer: everything pending for the run, in as few requests as possible."""
         with self._lock:
             entries, record.pending = record.pending, []
-        if entries:
+        if not entries:
+            return
+        try:
             self._guarded(lambda: self._write_metrics(record, entries))
-            record.metrics.extend(entries)
+        except BaseException:
+            with self._lock:  # nothing is dropped: they wait for the next write (or the exit hook)
+                record.pending[:0] = entries
+            raise
+        record.metrics.extend(entries)
 
     def _guarded(self, write: Callable[[], None]) -> None:
-        """Run one write; if the remote store fails, move to the fallback and write there."""
+        """Run one write; if the store fails, move to the fallback and write there.
+
+        A sqlite store locked by another process is retried first, once the lock is gone
+        (MLflow has already waited 20 s on it); a store that stays locked is left.
+        """
         try:
             write()
         except Exception as error:
-            if self.fell_back_to is not None or not self.uri.startswith(("http://", "https://")):
+            if self.fell_back_to is not None:
                 raise
-            self._fall_back(f"{type(error).__name__}: {error}"[:300])
+            if "locked" in str(error) and not store_locked(self.uri, LOCKED_RETRY_WAIT_S):
+                try:
+                    write()
+                    return
+                except Exception as again:  # noqa: BLE001 - the fallback below takes the write
+                    error = again
+            self._fall_back(redact_uri(f"{type(error).__name__}: {error}")[:300])
             write()
 
     def _fall_back(self, reason: str) -> None:
         """Switch to the local fallback store and replay every run written so far."""
         self.fell_back_to = self.fallback_uri
         self.fallback_reason = reason
+        log.info("tracking: %s failed (%s); runs go to %s", redact_uri(self.uri), reason, self.fallback_uri)
         self._client = None
         self._experiment_id = None
         with self._lock:
-            records = list(self._runs.values())
+            records = [record for record in self._records if record.store_run_id]
         # Children refer to their parent's new id, so replay parents first (insertion order).
         for record in records:
             self._create(record)
@@ -225,3 +300,10 @@ class Tracker(RunContext):
                 self._write_metrics(record, record.metrics)
             if record.status:
                 self.client.set_terminated(record.store_run_id, status=record.status)
+
+
+@atexit.register
+def end_open_runs_at_exit() -> None:
+    """At exit (SIGTERM, a server restart, the end of the CLI), every run still open ends KILLED."""
+    for tracker in list(_live_trackers):
+        tracker.end_open_runs(KILLED)

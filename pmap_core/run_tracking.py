@@ -4,21 +4,26 @@ for a sweep.
 The page and the CLI pass a `TrackingCallback` to `training.train` / `training.sweep`; it writes
 each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
 the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped.
+Tracking never costs the user the training: if even the fallback store fails, the training goes on,
+and `error` says what was not recorded.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import jax
 
-from pmap_core.tracking import FINISHED, RunTracker, runtime_tags, status_after
+from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
 from pmap_core.train_config import TrainConfig
 from pmap_core.training import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
+
+log = logging.getLogger(__name__)
 
 
 def run_params(config: TrainConfig) -> dict[str, Any]:
@@ -58,10 +63,11 @@ def run_name(config: TrainConfig) -> str:
 @dataclasses.dataclass(frozen=True)
 class TrackedTraining:
     result: TrainResult
-    run_id: str                     # the run's id in `tracking_uri`
+    run_id: str | None              # the run's id in `tracking_uri` (None when `error`)
     tracking_uri: str               # where the run was written (the fallback store if it was used)
     fell_back_to: str | None        # set when the configured store was unreachable
     logging_s: float                # time spent writing to MLflow
+    error: str | None = None        # why the run could not be recorded at all (even in the fallback)
 
     @property
     def scaling(self) -> ScalingResult | None:
@@ -71,11 +77,12 @@ class TrackedTraining:
 @dataclasses.dataclass(frozen=True)
 class TrackedSweep:
     sweep: SweepResult
-    run_id: str                     # the parent run
-    child_run_ids: tuple[str, ...]  # one per device count, in the order of sweep.points
+    run_id: str | None              # the parent run (None when `error`)
+    child_run_ids: tuple[str | None, ...]  # one per device count, in the order of sweep.points
     tracking_uri: str
     fell_back_to: str | None
     logging_s: float
+    error: str | None = None
 
 
 class TrackingCallback(Callback):
@@ -90,12 +97,17 @@ class TrackingCallback(Callback):
         self._parent: str | None = None
         self._baseline: SweepPoint | None = None  # a sweep's D = 1 point
         self._logged = 0                # losses of the current run already written
+        self.error: str | None = None   # set when the tracker failed: nothing more is written
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
+        """Time a write; a tracker that fails (every store did) stops tracking, never the training."""
         start = time.perf_counter()
         try:
             yield
+        except Exception as error:  # noqa: BLE001 - the user gets the training; `error` says what is missing
+            self.error = redact_uri(f"{type(error).__name__}: {error}")[:300]
+            log.error("tracking failed, the training goes on unrecorded: %s", self.error)
         finally:
             self.logging_s += time.perf_counter() - start
 
@@ -109,28 +121,38 @@ class TrackingCallback(Callback):
         self.tracker.end_run(self._open.pop(), status)
 
     def sweep_started(self, config: TrainConfig, runs: Sequence[TrainConfig]) -> None:
+        if self.error:
+            return
         params = {**run_params(config), "device_counts": ",".join(str(run.devices) for run in runs)}
         with self._writing():
             self._parent = self._start(f"sweep-{config.model}-{config.scaling}", params,
                                        {**self.tags, "sweep": "true"})
 
     def run_started(self, config: TrainConfig) -> None:
+        if self.error:
+            return
         self._logged = 0
         with self._writing():
             self._runs.append(self._start(run_name(config), run_params(config), self.tags))
 
     def chunk_done(self, steps_done: int, losses: Sequence[float]) -> None:
+        if self.error:
+            return
         with self._writing():
             self.tracker.log_series(self._open[-1], "loss", losses[self._logged:], start_step=self._logged)
         self._logged = steps_done
 
     def run_ended(self, result: TrainResult) -> None:
+        if self.error:
+            return
         with self._writing():
             self.tracker.log_metrics(self._open[-1], result_metrics(result))
             if self._parent is None:  # a sweep's run ends once its S(D) is known (point_done)
                 self._end(FINISHED)
 
     def point_done(self, point: SweepPoint, index: int, total: int) -> None:
+        if self.error:
+            return
         self._baseline = self._baseline or point
         with self._writing():
             self.tracker.log_metrics(self._open[-1], point_metrics(point, self._baseline))
@@ -140,19 +162,28 @@ class TrackingCallback(Callback):
                 "scaling_ratio": point.scaling_ratio, "efficiency": point.efficiency}, step=point.devices)
 
     def sweep_ended(self, sweep: SweepResult) -> None:
+        if self.error:
+            return
         with self._writing():
             self._end(FINISHED)
 
     def stopped(self, error: BaseException) -> None:
-        if self._open:
+        if self._open and not self.error:
             with self._writing():
                 self._end(status_after(error))
 
+    def _store_id(self, run_id: str | None) -> str | None:
+        try:
+            return self.tracker.store_run_id(run_id) if run_id else None
+        except KeyError:  # the run was never created: the tracker had failed
+            return None
+
     def tracked(self, result: TrainResult) -> TrackedTraining:
-        return TrackedTraining(result, self.tracker.store_run_id(self._runs[-1]), self.tracker.active_uri,
-                               self.tracker.fell_back_to, self.logging_s)
+        return TrackedTraining(result, self._store_id(self._runs[-1] if self._runs else None),
+                               self.tracker.active_uri, self.tracker.fell_back_to, self.logging_s, self.error)
 
     def tracked_sweep(self, sweep: SweepResult) -> TrackedSweep:
-        store_id = self.tracker.store_run_id
-        return TrackedSweep(sweep, store_id(self._parent), tuple(map(store_id, self._runs[-len(sweep.points):])),
-                            self.tracker.active_uri, self.tracker.fell_back_to, self.logging_s)
+        children = self._runs[-len(sweep.points):] if len(self._runs) >= len(sweep.points) else []
+        return TrackedSweep(sweep, self._store_id(self._parent),
+                            tuple(self._store_id(run) for run in children) or (None,) * len(sweep.points),
+                            self.tracker.active_uri, self.tracker.fell_back_to, self.logging_s, self.error)

@@ -1,0 +1,186 @@
+"""Runs that must never be lost or left RUNNING, read back from real sqlite stores: a Streamlit stop or
+rerun, a store another process keeps locked, a hopeless tracking URI, credentials in a URI."""
+
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
+from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
+
+from pmap_core.mlflow_tracker import Tracker
+from pmap_core.run_tracking import TrackingCallback
+from pmap_core.tracking import check_tracking_uri, redact_uri, store_locked, ui_command
+from pmap_core.train_config import TrainConfig
+from pmap_core.training import Progress, train
+from pmap_core.validation import LabInputError
+from tests.support import empty_tracking_store
+
+SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
+# Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
+LOCK_HOLDER = """
+import sqlite3, sys, time
+connection = sqlite3.connect(sys.argv[1], isolation_level=None)
+connection.execute("BEGIN EXCLUSIVE")
+print("locked", flush=True)
+time.sleep(float(sys.argv[2]))
+connection.execute("COMMIT")
+"""
+
+
+def fresh_store(path):
+    shutil.copy(empty_tracking_store(), path)
+    return f"sqlite:///{path}"
+
+
+def hold_lock(db_path, seconds):
+    """Another process that keeps the store locked for `seconds`; returns once it holds the lock."""
+    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(db_path), str(seconds)],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "locked"
+    return holder
+
+
+def losses_of(uri, run_id):
+    return sorted(MlflowClient(uri).get_metric_history(run_id, "loss"), key=lambda m: m.step)
+
+
+@pytest.mark.parametrize("stop", [StopException(), RerunException(RerunData())], ids=["stop", "rerun"])
+def test_a_streamlit_stop_or_rerun_mid_training_ends_the_run_killed(tmp_path, stop):
+    """Item 6: Streamlit's own Stop and Rerun exceptions, raised from a callback as a Streamlit call
+    would raise them: the run is KILLED (the user stopped it), not FAILED, and keeps its losses."""
+    store = fresh_store(tmp_path / "mlflow.db")
+    tracker = Tracker(store)
+    tracking = TrackingCallback(tracker)
+
+    def streamlit_call(steps_done, losses):
+        raise stop
+
+    with pytest.raises(type(stop)):
+        train(SMALL, [tracking, Progress(on_chunk=streamlit_call)])
+    (run_id,) = tracker._runs
+    assert MlflowClient(store).get_run(run_id).info.status == "KILLED"
+    assert [m.step for m in losses_of(store, run_id)] == list(range(20))
+
+
+def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes(tmp_path):
+    """Item 7: another process locks the store for 25 s after the first chunk's losses are written.
+    The writes wait, are retried, and every loss and the end of the run are stored; train returns."""
+    db = tmp_path / "mlflow.db"
+    store = fresh_store(db)
+    tracker = Tracker(store)
+    tracking = TrackingCallback(tracker)
+    holders = []
+
+    def lock_after_first_chunk(steps_done, losses):
+        if not holders:
+            (run_id,) = tracker._runs
+            deadline = time.monotonic() + 30
+            while len(losses_of(store, run_id)) < 20 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            holders.append(hold_lock(db, 25))
+
+    try:
+        result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
+        tracked = tracking.tracked(result)
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+    assert tracked.error is None
+    uri = tracked.tracking_uri
+    run = MlflowClient(uri).get_run(tracked.run_id)
+    assert run.info.status == "FINISHED"
+    history = losses_of(uri, tracked.run_id)
+    assert [m.step for m in history] == list(range(60))
+    assert [m.value for m in history] == pytest.approx(result.losses)
+    assert run.data.metrics["final_loss"] == pytest.approx(result.final_loss)
+
+
+def test_a_store_locked_at_the_start_goes_to_the_fallback_within_seconds(tmp_path):
+    """Item 8: a store locked for 45 s: MLflow would wait 20 s a write; the tracker finds the lock in
+    seconds and writes the whole run to the fallback store, which it names."""
+    db = tmp_path / "mlflow.db"
+    store = fresh_store(db)
+    fallback = fresh_store(tmp_path / "fallback.db")
+    holder = hold_lock(db, 45)
+    try:
+        start = time.perf_counter()
+        tracker = Tracker(store, fallback_uri=fallback)
+        tracking = TrackingCallback(tracker)
+        tracked = tracking.tracked(train(SMALL, [tracking]))
+        elapsed = time.perf_counter() - start
+        assert store_locked(store)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert elapsed < 15, elapsed
+    assert tracked.fell_back_to == fallback and tracked.tracking_uri == fallback
+    assert "locked" in tracker.fallback_reason
+    assert MlflowClient(fallback).get_run(tracked.run_id).info.status == "FINISHED"
+    assert len(losses_of(fallback, tracked.run_id)) == 60
+
+
+def test_when_every_store_fails_the_training_result_still_arrives(tmp_path):
+    """Nothing to write to at all (the fallback is broken too): the training completes, and says so."""
+    (tmp_path / "afile").write_text("a file, not a directory\n")
+    tracker = Tracker("http://127.0.0.1:9", fallback_uri=f"sqlite:///{tmp_path / 'afile'}/x.db")
+    tracking = TrackingCallback(tracker)
+    result = train(SMALL, [tracking])
+    tracked = tracking.tracked(result)
+    assert tracked.result.final_loss < tracked.result.losses[0]
+    assert tracked.error and tracked.run_id is None
+
+
+HOPELESS = {
+    "directory": lambda tmp: f"sqlite:///{tmp}",
+    "missing directory under /proc": lambda tmp: "sqlite:////proc/nope/mlflow.db",
+    "file as a directory": lambda tmp: f"sqlite:///{tmp / 'afile'}/x.db",
+    "file store": lambda tmp: "file:///tmp/mlruns",
+    "postgresql without a driver": lambda tmp: "postgresql://nope/db",
+    "not a database": lambda tmp: f"sqlite:///{tmp / 'afile'}",
+}
+
+
+@pytest.mark.parametrize("make_uri", HOPELESS.values(), ids=HOPELESS.keys())
+def test_a_hopeless_tracking_uri_is_refused_in_one_line(tmp_path, make_uri):
+    (tmp_path / "afile").write_text("not a database\n")
+    uri = make_uri(tmp_path)
+    start = time.perf_counter()
+    with pytest.raises(LabInputError) as refused:
+        check_tracking_uri(uri)
+    assert time.perf_counter() - start < 1
+    message = str(refused.value)
+    assert "\n" not in message and message.startswith(f"tracking store {uri}: ")
+
+
+@pytest.mark.parametrize("uri", ["sqlite:///mlflow.db", "http://127.0.0.1:5000", "https://mlflow.example.org"])
+def test_usable_tracking_uris_pass(uri, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert check_tracking_uri(uri) == uri
+
+
+SECRETS = [
+    ("https://alice:s3cr3t@mlflow.example.org/", "https://***@mlflow.example.org/"),
+    ("https://s3cr3t@mlflow.example.org", "https://***@mlflow.example.org"),
+    ("https://mlflow.example.org/?token=s3cr3t&x=1", "https://mlflow.example.org/?token=***&x=1"),
+    ("postgresql://bob:s3cr3t@db:5432/mlflow?sslmode=require", "postgresql://***@db:5432/mlflow?sslmode=require"),
+    ("mssql+pyodbc://db/mlflow?password=s3cr3t;Driver=x", "mssql+pyodbc://db/mlflow?password=***;Driver=x"),
+    ("API request to https://u:s3cr3t@h/api failed", "API request to https://***@h/api failed"),
+    ("sqlite:///mlflow.db", "sqlite:///mlflow.db"),
+]
+
+
+@pytest.mark.parametrize("uri, shown", SECRETS)
+def test_credentials_in_a_uri_are_redacted(uri, shown):
+    assert redact_uri(uri) == shown
+    assert "s3cr3t" not in ui_command(uri)
+
+
+def test_a_refusal_never_shows_the_credentials():
+    with pytest.raises(LabInputError) as refused:
+        check_tracking_uri("postgresql://bob:s3cr3t@db/mlflow")
+    assert "s3cr3t" not in str(refused.value) and "***" in str(refused.value)
