@@ -20,7 +20,7 @@ FORMULAS = {
     "pmin": r"y_d = \min_{s} x_s",
     "all_gather": r"y_d = \begin{bmatrix} x_0 \\ x_1 \\ \vdots \\ x_{D-1} \end{bmatrix} \in \mathbb{R}^{D \times n}",
     "all_gather_tiled": r"y_d = x_0 \,\Vert\, x_1 \,\Vert \cdots \Vert\, x_{D-1} \in \mathbb{R}^{D n}",
-    "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} \in \mathbb{R}^{n/D}",
+    "psum_scatter": r"y_d = \Big(\sum_{s} x_s\Big)_{d} \in \mathbb{R} \qquad (n = D)",
     "psum_scatter_tiled": r"y_d = \Big(\sum_{s} x_s\Big)_{[d]} "
                           r"= \Big(\sum_{s} x_s\Big)\big[d\tfrac{n}{D} : (d+1)\tfrac{n}{D}\big]",
     "ppermute": r"y_{(d+1) \bmod D} = x_d",
@@ -66,13 +66,17 @@ st.markdown(T(f"use.{op}"))
 
 with ui.guard(T):
     run = cached_run(op, devices, size, seed)
-    st.caption(T("shapes", inp=run.per_device_in, out=run.per_device_out))
     draw(run.before, T("before"))
-    draw(run.after, T("after"))
-    if run.ok:
-        st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
+    if run.jax_error:  # the input JAX refuses, run as written: its requirement and its real error
+        st.warning(T("scatter.needs_n_equal_d", size=size, devices=devices), icon="📐")
+        st.code(run.jax_error, language="text", wrap_lines=True)
     else:
-        st.error(T("check.bad", error=run.max_abs_error))
+        st.caption(T("shapes", inp=run.per_device_in, out=run.per_device_out))
+        draw(run.after, T("after"))
+        if run.ok:
+            st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
+        else:
+            st.error(T("check.bad", error=run.max_abs_error))
 
 ui.show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
              collectives.run_collective)

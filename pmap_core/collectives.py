@@ -20,7 +20,8 @@ from pmap_core.validation import LabInputError, check_devices, check_int, check_
 
 MAX_SIZE = 256  # values per device: enough to see, small enough to draw
 
-# Ops whose per-device vector is cut into D chunks need n divisible by D.
+# Ops whose per-device vector is cut into D chunks need n divisible by D; untiled psum_scatter
+# needs more: its scattered dimension (here n) equal to D, and the lab runs it to show JAX's error when not.
 OPS = (
     "pmean", "psum", "pmax", "pmin",
     "all_gather", "all_gather_tiled",
@@ -28,6 +29,7 @@ OPS = (
     "ppermute", "all_to_all",
 )
 CHUNKED_OPS = ("psum_scatter", "psum_scatter_tiled", "all_to_all")
+NEEDS_N_EQUAL_D = ("psum_scatter",)
 
 
 def ring_pairs(devices: int) -> list[tuple[int, int]]:
@@ -49,8 +51,8 @@ def collective_fn(op: str, devices: int) -> Callable[[jax.Array], jax.Array]:
         return lambda x: lax.all_gather(x, DATA_AXIS)
     if op == "all_gather_tiled":  # (n,) -> (D*n,): concatenated
         return lambda x: lax.all_gather(x, DATA_AXIS, tiled=True)
-    if op == "psum_scatter":  # (D, n/D) -> (n/D,): row d of the sum lands on device d
-        return lambda x: lax.psum_scatter(x.reshape(devices, -1), DATA_AXIS)
+    if op == "psum_scatter":  # (n,) -> (): element d of the sum lands on device d; n must equal D
+        return lambda x: lax.psum_scatter(x, DATA_AXIS)
     if op == "psum_scatter_tiled":  # (n,) -> (n/D,): chunk d of the sum lands on device d
         return lambda x: lax.psum_scatter(x, DATA_AXIS, tiled=True)
     if op == "ppermute":  # device d sends its vector to device d+1
@@ -78,7 +80,9 @@ def reference(op: str, before: np.ndarray) -> np.ndarray:
         return np.broadcast_to(x, (d, d, n))
     if op == "all_gather_tiled":
         return np.broadcast_to(x.ravel(), (d, d * n))
-    if op in ("psum_scatter", "psum_scatter_tiled"):
+    if op == "psum_scatter":  # untiled: the scattered axis is removed, device d keeps element d
+        return x.sum(axis=0)
+    if op == "psum_scatter_tiled":
         return x.sum(axis=0).reshape(d, n // d)
     if op == "ppermute":
         return np.roll(x, 1, axis=0)
@@ -97,6 +101,7 @@ class CollectiveRun:
     expected: np.ndarray  # NumPy's answer, same shape as `after`
     max_abs_error: float
     ok: bool
+    jax_error: str | None = None  # what JAX raised, for an input it refuses (untiled psum_scatter, n != D)
 
     @property
     def per_device_in(self) -> tuple[int, ...]:
@@ -113,7 +118,7 @@ def check_op_inputs(op: str, devices: int, size: int) -> tuple[int, int]:
                             op=op, options=", ".join(OPS))
     devices = check_devices(devices)
     size = check_int("size", size, 1, MAX_SIZE)
-    if op in CHUNKED_OPS and size % devices:
+    if op in CHUNKED_OPS and op not in NEEDS_N_EQUAL_D and size % devices:
         raise LabInputError(
             "size_not_divisible",
             "{op} cuts each device's {size} values into {devices} chunks, so the size must be a "
@@ -134,6 +139,13 @@ def run_collective(op: str, devices: int, size: int, seed: int = 0) -> Collectiv
     devices, size = check_op_inputs(op, devices, size)
     seed = check_seed(seed)
     before = device_data(devices, size, seed)
+    if op in NEEDS_N_EQUAL_D and size != devices:
+        # Not reshaped away: run it as written and keep the error JAX raises for it.
+        try:
+            compiled_collective(op, devices)(before)
+        except ValueError as error:
+            return CollectiveRun(op, devices, before, np.empty((devices, 0)), np.empty((devices, 0)),
+                                 float("inf"), False, jax_error=f"{type(error).__name__}: {str(error).splitlines()[0]}")
     after = np.asarray(compiled_collective(op, devices)(before))
     expected = reference(op, before)
     error = float(np.max(np.abs(after - expected))) if after.shape == expected.shape else float("inf")

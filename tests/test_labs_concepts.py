@@ -102,7 +102,8 @@ def test_collectives_default_is_checked_against_numpy():
 @pytest.mark.parametrize("op, devices", [("psum", 1), ("all_gather_tiled", 2), ("all_to_all", 8),
                                          ("ppermute", 5), ("psum_scatter", 4)])
 def test_collectives_numpy_check_passes(op, devices):
-    at = open_lab("collectives", op=op, devices=devices, size=8 if devices != 5 else 10)
+    size = devices if op == "psum_scatter" else 8 if devices != 5 else 10
+    at = open_lab("collectives", op=op, devices=devices, size=size)
     assert_clean(at)
     assert f"Matches NumPy on all {devices} devices" in at.success[0].value
 
@@ -119,6 +120,14 @@ def test_collectives_indivisible_size_is_explained():
     at = open_lab("collectives", op="psum_scatter_tiled", devices=3, size=8)
     assert not at.exception
     assert "must be a multiple of 3" in at.error[0].value
+
+
+def test_collectives_untiled_psum_scatter_shows_its_requirement_and_jax_error():
+    at = open_lab("collectives", op="psum_scatter", devices=4, size=8)
+    assert_clean(at)
+    assert "n = 8 on 4 devices does not" in at.warning[0].value
+    assert any("scatter dimension size 8 must match shard count 4" in c.value for c in at.code)
+    assert not at.success
 
 
 def test_collectives_in_chinese():

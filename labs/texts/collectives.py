@@ -39,22 +39,30 @@ TEXTS = {
     },
     "use.psum": {
         "en": "**In training:** sums across devices — total loss and sample counts for a correct global mean "
-              "(see the masked mean on *Parallel basics*), or gradients when the loss is already divided by "
-              "the global batch.",
+              "(see the masked mean on *Parallel basics*), gradients when the loss is already divided by the "
+              "global batch, and global-norm gradient clipping: each device sums the squares of its gradient "
+              "entries, `psum` adds them up, and ‖g‖ = √(Σ_d ‖g_d‖²) is the norm of the whole gradient.",
         "zh": "**训练中的用途：** 跨设备求和——总损失和样本数（得到正确的全局平均，见“并行基础”中的掩码平均），"
-              "或在损失已除以全局批次时对梯度求和。",
+              "在损失已除以全局批次时对梯度求和，以及按全局范数裁剪梯度：每台设备先求自己梯度元素的平方和，"
+              "`psum` 把它们加起来，‖g‖ = √(Σ_d ‖g_d‖²) 就是整个梯度的范数。",
     },
     "use.pmax": {
-        "en": "**In training:** global maxima — e.g. the largest gradient norm for clipping or overflow checks in "
-              "mixed precision, or the max logit for a numerically stable softmax over a sharded vocabulary.",
-        "zh": "**训练中的用途：** 全局最大值——例如梯度裁剪或混合精度溢出检查中的最大梯度范数，或词表分片时为数值稳定"
-              "的 softmax 求最大 logit。",
+        "en": "**In training:** global maxima — e.g. the max logit for a numerically stable softmax over a "
+              "sharded vocabulary, or an overflow check in mixed precision (any device with a non-finite "
+              "gradient sets a flag of 1). Not for clipping: the largest per-device norm is not the norm of "
+              "the whole gradient; global-norm clipping uses a `psum` of squared norms.",
+        "zh": "**训练中的用途：** 全局最大值——例如词表分片时为数值稳定的 softmax 求最大 logit，"
+              "或混合精度中的溢出检查（任何一台设备出现非有限梯度就把标志置为 1）。不要用于梯度裁剪："
+              "各设备范数的最大值不是整个梯度的范数；按全局范数裁剪要对平方范数做 `psum`。",
     },
     "use.pmin": {
-        "en": "**In training:** global minima — e.g. agreeing on the smallest remaining batch count so that no "
-              "device runs a step the others skip (which would hang the next collective).",
-        "zh": "**训练中的用途：** 全局最小值——例如就剩余批次数取最小值达成一致，避免某台设备多跑一步而其他设备跳过"
-              "（那会让下一次集合通信卡住）。",
+        "en": "**In training:** global minima — e.g. in a multi-process (multi-host) run, where each process "
+              "reads its own data, agreeing on the smallest number of batches any process has left, so that no "
+              "process enters a step the others skip (its collective would wait for them). Within one process "
+              "pmap runs every device in the same step, so this cannot happen there.",
+        "zh": "**训练中的用途：** 全局最小值——例如在多进程（多主机）运行中，每个进程读取自己的数据，"
+              "需要就各进程剩余批次数的最小值达成一致，避免某个进程进入其他进程跳过的一步"
+              "（它的集合通信会一直等待）。在单个进程内，pmap 让所有设备执行同一步，不会出现这种情况。",
     },
     "use.all_gather": {
         "en": "**In training:** gathering per-device metrics or predictions for evaluation, and rebuilding full "
@@ -68,11 +76,16 @@ TEXTS = {
               "（分片参数、分片批次）正好需要这种形式。",
     },
     "use.psum_scatter": {
-        "en": "**In training:** reduce-scatter — each device ends with the sum of only its own chunk. ZeRO-style "
+        "en": "**In training:** reduce-scatter — each device ends with the sum of only its own part. ZeRO-style "
               "optimizers use it so that each device updates just its shard of the parameters; a reduce-scatter "
-              "followed by an all-gather is exactly an all-reduce.",
-        "zh": "**训练中的用途：** 归约散射——每台设备只得到属于自己那一块的和。ZeRO 类优化器用它让每台设备只更新"
-              "自己那份参数分片；归约散射再接全收集，恰好等于一次全归约。",
+              "followed by an all-gather is exactly an all-reduce. Untiled, the scattered dimension must equal "
+              "the device count: here each device's n values are scattered, so n must be D, and device d keeps "
+              "element d of the sum. Nothing is reshaped for you: with another n the lab runs it anyway and "
+              "shows the error JAX raises.",
+        "zh": "**训练中的用途：** 归约散射——每台设备只得到属于自己那一部分的和。ZeRO 类优化器用它让每台设备只更新"
+              "自己那份参数分片；归约散射再接全收集，恰好等于一次全归约。不拼接（untiled）时，被散射的维度必须"
+              "等于设备数：这里散射的是每台设备的 n 个值，所以 n 必须等于 D，第 d 台设备保留和向量的第 d 个元素。"
+              "实验不会替你 reshape：换成其他 n 时照样运行，并展示 JAX 抛出的错误。",
     },
     "use.psum_scatter_tiled": {
         "en": "**In training:** the same reduce-scatter on a flat vector: each device keeps n/D consecutive "
@@ -125,6 +138,14 @@ TEXTS = {
               "multiple of {devices}. Choose another n (e.g. {devices}) or another device count.",
         "zh": "`{op}` 要把每台设备的 {size} 个值切成 {devices} 块（每台设备一块），所以 n 必须是 {devices} 的倍数。"
               "请换一个 n（例如 {devices}）或换一个设备数。",
+    },
+    "scatter.needs_n_equal_d": {
+        "en": "Untiled `psum_scatter` needs the scattered dimension to equal the device count: n = {size} on "
+              "{devices} devices does not. Choose n = {devices}, or `psum_scatter, tiled=True`, which needs n "
+              "divisible by {devices}. This is what JAX raised here:",
+        "zh": "不拼接的 `psum_scatter` 要求被散射的维度等于设备数：{devices} 台设备上 n = {size} 不满足。"
+              "请选择 n = {devices}，或改用 `psum_scatter, tiled=True`（它要求 n 能被 {devices} 整除）。"
+              "下面是 JAX 在此处抛出的错误：",
     },
     "error.unknown_op": {
         "en": "Unknown collective `{op}`; choose one of {options}.",
