@@ -101,6 +101,35 @@ def physical_cores() -> int:
         return os.cpu_count() or 1
 
 
+CGROUP_CPU_MAX = "/sys/fs/cgroup/cpu.max"
+
+
+def usable_cpus(affinity: int, cpu_max: str | None) -> int:
+    """How many CPUs a process can keep busy: the CPUs it may run on (`affinity`), capped by a
+    cgroup v2 CPU quota. `cpu_max` is the text of `cpu.max`, "QUOTA PERIOD" ("150000 100000" is
+    1.5 CPUs, counted as 2), "max PERIOD" for no quota, or None where there is no such file."""
+    cpus = max(1, affinity)
+    fields = (cpu_max or "").split()
+    if len(fields) == 2 and fields[0] != "max":
+        try:
+            quota, period = int(fields[0]), int(fields[1])
+        except ValueError:
+            return cpus
+        if quota > 0 and period > 0:
+            cpus = min(cpus, max(1, -(-quota // period)))
+    return cpus
+
+
+def process_cpus() -> int:
+    """`usable_cpus` of this process, read from the system (`os.cpu_count()` counts the host's CPUs)."""
+    try:
+        with open(CGROUP_CPU_MAX) as file:
+            cpu_max = file.read()
+    except OSError:
+        cpu_max = None
+    return usable_cpus(physical_cores(), cpu_max)
+
+
 def describe_runtime() -> RuntimeInfo:
     import jax
 
