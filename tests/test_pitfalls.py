@@ -131,3 +131,12 @@ def test_leading_axis_at_most_the_device_count_runs_on_that_many_devices_and_lon
                      for lang in ("en", "zh"))
     for false_claim in ("must equal", "≠", "必须等于"):
         assert false_claim not in texts
+
+
+def test_shard_map_trap_fix_includes_the_idiomatic_grad_outside_shard_map():
+    x = np.arange(2.0 * N)
+    reference = np.mean(2 * (0.5 * x - (3 * x + 1)) * x)  # NumPy: d/dw of mean((w x - y)^2) at w = 0.5
+    fix = run("shard_map_trap").fix.values
+    np.testing.assert_allclose(fix["grad_outside_shard_map"], reference, rtol=1e-5)
+    assert "grad_outside_shard_map" in importlib.import_module("labs.texts.mistakes").TEXTS[
+        "entry.shard_map_trap.fix"]["en"]

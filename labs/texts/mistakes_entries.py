@@ -235,10 +235,15 @@ TEXTS = {
               "（比值为此处实测）。",
     },
     "entry.shard_map_trap.fix": {
-        "en": "Any one of: `check_vma=False` + pmean (pmap's behaviour); `lax.pcast(w, 'data', to='varying')` "
-              "before grad + pmean; or no collective and divide by D. All three match the full-batch gradient.",
-        "zh": "任选其一：`check_vma=False` + pmean（与 pmap 行为一致）；在 grad 之前 `lax.pcast(w, 'data', to='varying')` "
-              "+ pmean；或不做集合通信、直接除以 D。三者都与全批次梯度一致。",
+        "en": "The idiomatic form: let shard_map compute only the loss (`pmean` of the shard losses) and take "
+              "`jax.grad` outside it, so autodiff handles the collective (`grad_outside_shard_map`). Inside "
+              "shard_map, any one of: `check_vma=False` + pmean (pmap's behaviour); "
+              "`lax.pcast(w, 'data', to='varying')` before grad + pmean; or no collective and divide by D. "
+              "All four match the full-batch gradient (computed here).",
+        "zh": "惯用写法：只让 shard_map 计算损失（对各分片损失做 `pmean`），在它外面求 `jax.grad`，"
+              "由自动微分处理集合通信（`grad_outside_shard_map`）。若要在 shard_map 内部修正，任选其一："
+              "`check_vma=False` + pmean（与 pmap 行为一致）；在 grad 之前 `lax.pcast(w, 'data', to='varying')` "
+              "+ pmean；或不做集合通信、直接除以 D。四者都与全批次梯度一致（此处实算）。",
     },
     "w.entry.side_effects": {"en": "Side effects inside a traced function", "zh": "在被追踪的函数里写副作用"},
     "entry.side_effects.what": {

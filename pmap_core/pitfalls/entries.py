@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import jax
+import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from pmap_core.pitfalls import RAISES, SILENT, WASTEFUL, Captured, Pitfall
 from pmap_core.pitfalls import runtime as rt
 from pmap_core.pitfalls import shapes as sh
+from pmap_core.runtime import DATA_AXIS
 
 
 def _raises(error_type: str):
@@ -38,8 +44,26 @@ def _late_config_claim(mistake: Captured, fix: Captured) -> bool:
     return mistake.error_type == "RuntimeError" and not fix.raised and fix.values["devices"] == 4
 
 
+def grad_outside_shard_map() -> float:
+    """The idiomatic form: shard_map computes the loss (a pmean of the shard losses), grad is taken outside."""
+    from jax.sharding import Mesh
+    from jax.sharding import PartitionSpec as P
+
+    n = jax.local_device_count()
+    mesh = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))
+    x = jnp.arange(2.0 * n)
+    sharded_loss = jax.shard_map(lambda w, x, y: lax.pmean(rt._loss(w, x, y), DATA_AXIS), mesh=mesh,
+                                 in_specs=(P(), P(DATA_AXIS), P(DATA_AXIS)), out_specs=P())
+    return float(jax.jit(jax.grad(sharded_loss))(jnp.array(0.5), x, 3 * x + 1))  # autodiff handles the pmean
+
+
+def shard_map_trap_fixes() -> dict[str, Any]:
+    """Three corrections inside shard_map (`shard_map_trap_fix`), and the idiomatic one: grad outside."""
+    return {**rt.shard_map_trap_fix(), "grad_outside_shard_map": grad_outside_shard_map()}
+
+
 def _shard_map_claim(m, f) -> bool:
-    fixes = ("check_vma_false_plus_pmean", "pcast_plus_pmean", "no_collective_divide_by_D")
+    fixes = ("check_vma_false_plus_pmean", "pcast_plus_pmean", "no_collective_divide_by_D", "grad_outside_shard_map")
     return _close(m["ratio"], m["devices"]) and all(_close(f[k], f["full_batch_gradient"]) for k in fixes)
 
 
@@ -73,8 +97,8 @@ PITFALLS = (
     Pitfall("timing", SILENT, rt.timing_mistake, rt.timing_fix,
             _values(lambda m, f: min(m.values()) > 0 and f["median_s"] > 0 and f["compile_s"] >= 0),
             helpers=(rt._heavy,)),
-    Pitfall("shard_map_trap", SILENT, rt.shard_map_trap_mistake, rt.shard_map_trap_fix, _values(_shard_map_claim),
-            helpers=(rt._loss, rt._shard_map_grad)),
+    Pitfall("shard_map_trap", SILENT, rt.shard_map_trap_mistake, shard_map_trap_fixes, _values(_shard_map_claim),
+            helpers=(grad_outside_shard_map, rt.shard_map_trap_fix, rt._loss, rt._shard_map_grad)),
     Pitfall("side_effects", SILENT, rt.side_effects_mistake, rt.side_effects_fix,
             _values(lambda m, f: m["appends"] == 1 and f["appends"] == 2 * len(set(f["values_seen"])))),
 )
