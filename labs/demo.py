@@ -18,7 +18,8 @@ T = texts("demo")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_demo(devices: int, per_device: int, steps: int, learning_rate: float) -> demo.DemoRun:
-    return demo.run_demo(devices, per_device, steps, learning_rate)
+    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+        return demo.run_demo(devices, per_device, steps, learning_rate)
 
 
 st.title(T("title"))
@@ -33,7 +34,7 @@ with right:
     learning_rate = ui.url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
 
 run = None
-with ui.guard(T), ui.heavy_job(T), st.spinner(T("running")):
+with ui.guard(T):
     run = cached_demo(devices, per_device, steps, learning_rate)
 
 if run is not None:

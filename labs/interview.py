@@ -14,7 +14,8 @@ RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "co
 
 @st.cache_data(show_spinner=False)
 def cached_answer(question_id: str):
-    return quiz.answer(question_id)
+    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+        return quiz.answer(question_id)
 
 
 def shown(value) -> str:
@@ -51,8 +52,7 @@ if question.heavy:
 
 if st.button(T("check"), key="interview.check", type="primary"):
     with ui.guard(T):
-        with ui.heavy_job(T), st.spinner(T("running")):
-            answer = cached_answer(chosen)
+        answer = cached_answer(chosen)
         results[chosen] = {"prediction": prediction, "answer": answer,
                            "correct": quiz.is_correct(chosen, prediction, answer)}
         st.rerun()

@@ -14,7 +14,8 @@ T = texts("jit_composition")
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def report(devices: int, rows: int, repeats: int, layers: int) -> composition.CompositionReport:
-    return composition.composition_report(devices, rows, repeats, layers)
+    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+        return composition.composition_report(devices, rows, repeats, layers)
 
 
 def yes_no(flag: bool) -> str:
@@ -149,8 +150,7 @@ with cols[3]:
     layers = ui.url_int(T, "layers", 3, 1, gradients.MAX_LAYERS)
 
 with ui.guard(T):
-    with ui.heavy_job(T), st.spinner(T("running")):
-        result = report(devices, rows, repeats, layers)
+    result = report(devices, rows, repeats, layers)
     show_hlo(result.hlo)
     show_speed(result.speed, result.hlo.identical)
     ui.show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,

@@ -18,7 +18,8 @@ MEASURED_KEY = "manual_parallelism.measured"
 @st.cache_data(show_spinner=False, max_entries=512)
 def cached_step(batch: int, features: int, hidden: int, devices: int, repeats: int,
                 attempt: int) -> sync_cost.SyncRow:
-    return sync_cost.measure_step(batch, features, hidden, devices, repeats)
+    with ui.heavy_job(T):  # a cache hit never queues
+        return sync_cost.measure_step(batch, features, hidden, devices, repeats)
 
 
 def parts_frame(rows: list[sync_cost.SyncRow]) -> pd.DataFrame:
@@ -72,12 +73,11 @@ with ui.guard(T):
     else:
         attempt = st.session_state.get(ATTEMPT_KEY, 0)
         rows = []
-        with ui.heavy_job(T):
-            progress = st.progress(0.0)
-            for devices in range(1, max_devices + 1):
-                progress.progress((devices - 1) / max_devices, text=T("progress", devices=devices, total=max_devices))
-                rows.append(cached_step(batch, features, hidden, devices, repeats, attempt))
-            progress.empty()
+        progress = st.progress(0.0)
+        for devices in range(1, max_devices + 1):
+            progress.progress((devices - 1) / max_devices, text=T("progress", devices=devices, total=max_devices))
+            rows.append(cached_step(batch, features, hidden, devices, repeats, attempt))
+        progress.empty()
 
         ui.hardware_note(T)
         st.altair_chart(charts.bar(parts_frame(rows), "devices", "ms", color="part", order="order",

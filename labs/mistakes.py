@@ -14,7 +14,8 @@ RAN_KEY = "mistakes.ran"  # entries this session has run, so their results stay 
 
 @st.cache_data(show_spinner=False)
 def cached_run(pitfall_id: str) -> pitfalls.PitfallRun:
-    return pitfalls.run_pitfall(pitfall_id)
+    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+        return pitfalls.run_pitfall(pitfall_id)
 
 
 st.title(T("title"))
@@ -44,7 +45,7 @@ if st.button(T("run"), key="mistakes.run", type="primary"):
 
 if chosen in ran:
     result = None
-    with ui.guard(T), ui.heavy_job(T), st.spinner(T("running")):
+    with ui.guard(T):
         result = cached_run(chosen)
     if result is not None:
         wrong, right = st.columns(2)
