@@ -22,8 +22,49 @@ def test_sweep_has_one_sane_row_per_device_count():
     assert [row.per_device_batch for row in cost.rows] == [30, 15, 10]
     for row in cost.rows:
         assert row.step_s > 0 and row.dispatch_s > 0 and row.compile_s >= 0
-        assert row.compute_s >= 0 and row.comm_s >= 0
-        assert row.dispatch_s + row.compute_s + row.comm_s >= row.step_s * (1 - 1e-9)
+
+
+def _fake_medians(monkeypatch, medians):
+    """Stand in for the clock: each of the three programs takes the given median, so the split is checkable."""
+    import pmap_core.sync_cost as sync_cost
+    from pmap_core.timing import Timing
+
+    def time_call(fn, *args, repeats=5):
+        kind = next(k for k in sync_cost.STEPS if sync_cost.compiled_step(k, args[1].shape[0]) is fn)
+        return Timing(first_call_s=medians[kind] + 0.5, samples_s=(medians[kind],) * repeats)
+
+    monkeypatch.setattr(sync_cost, "time_call", time_call)
+
+
+def test_step_time_splits_into_dispatch_compute_and_comm_that_add_up(monkeypatch):
+    """T_step = T_dispatch + T_compute + T_comm, each the difference of the medians the docstring names."""
+    _fake_medians(monkeypatch, {"dispatch": 0.001, "compute": 0.004, "step": 0.0065})
+    row = measure_step(batch=16, features=4, hidden=4, devices=2, repeats=3)
+    assert row.dispatch_s == pytest.approx(0.001) and row.compute_s == pytest.approx(0.003)
+    assert row.comm_s == pytest.approx(0.0025) and row.step_s == pytest.approx(0.0065)
+    assert row.dispatch_s + row.compute_s + row.comm_s == pytest.approx(row.step_s, rel=1e-12)
+    assert row.compile_s == pytest.approx(0.5)
+
+
+def test_noise_that_makes_a_difference_negative_is_clamped_to_zero_not_hidden_elsewhere(monkeypatch):
+    # The synced step measured faster than the unsynced one: noise. comm is 0; compute and dispatch are kept.
+    _fake_medians(monkeypatch, {"dispatch": 0.001, "compute": 0.004, "step": 0.0035})
+    row = measure_step(batch=16, features=4, hidden=4, devices=2, repeats=3)
+    assert row.comm_s == 0.0 and row.compute_s == pytest.approx(0.003) and row.step_s == pytest.approx(0.0035)
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_the_timed_programs_differ_by_exactly_the_gradient_all_reduce(devices):
+    """comm is the synced step minus the unsynced one: only the former holds an all-reduce (here, fused)."""
+    from pmap_core.hlo import all_reduces
+
+    params, x, y = make_problem(8 * devices, 4, 4)
+    plan = plan_shards(8 * devices, devices, "pad")
+    xs, mask = shard_batch(x, plan)
+    ys, _ = shard_batch(y, plan)
+    counts = {kind: len(all_reduces(compiled_step(kind, devices).lower(params, xs, ys, mask).compile().as_text()))
+              for kind in ("dispatch", "compute", "step")}
+    assert counts == {"dispatch": 0, "compute": 0, "step": 1}
 
 
 def test_synced_gradient_is_the_global_gradient():
