@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -51,6 +52,15 @@ def chunk_step_fn(model: str, steps: int) -> Callable[..., Any]:
     return run
 
 
+_compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
+
+
+def compiles_in_this_thread() -> int:
+    """How many programs `compiled_chunk` compiled in the calling thread: a call that compiled is
+    told apart from one whose program another session compiled meanwhile."""
+    return getattr(_compiled_here, "count", 0)
+
+
 @functools.lru_cache(maxsize=64)
 def compiled_chunk(model: str, devices: int, per_device_batch: int, features: int, hidden: int,
                    steps: int) -> ChunkProgram:
@@ -69,6 +79,7 @@ def compiled_chunk(model: str, devices: int, per_device_batch: int, features: in
     compiled = pmapped.lower(params, spec((per_device_batch, features)), spec((per_device_batch,)),
                              np.float32(0)).compile()
     done = time.perf_counter()
+    _compiled_here.count = compiles_in_this_thread() + 1
     return ChunkProgram(compiled, devs, steps, done - start, done)
 
 

@@ -2,12 +2,15 @@
 
 import functools
 import importlib
+import threading
+import warnings
 
 import jax
 import numpy as np
 import pytest
 
 from pmap_core import LabInputError, pitfalls
+from pmap_core.pitfalls import runtime as pitfalls_runtime
 
 N = jax.local_device_count()
 
@@ -112,6 +115,37 @@ def test_unknown_entry_is_an_input_error():
     with pytest.raises(LabInputError) as error:
         pitfalls.run_pitfall("no_such_mistake")
     assert error.value.code == "unknown_pitfall"
+
+
+def test_jit_of_pmap_records_only_its_own_warnings_while_another_session_warns(recwarn):
+    """Two sessions in one server: the other one's warnings must not show up in this one's result,
+    and this one's capture must not swallow them."""
+    done, sent = threading.Event(), []
+
+    def other_session():
+        while not done.is_set():
+            sent.append(f"the other session's warning {len(sent)}")
+            warnings.warn(sent[-1], UserWarning, stacklevel=1)
+            done.wait(0.001)
+
+    other = threading.Thread(target=other_session, daemon=True)
+    other.start()
+    try:
+        ours = pitfalls_runtime.jit_of_pmap_mistake()
+    finally:
+        done.set()
+        other.join(10)
+    assert ours["warnings"] == []
+    theirs = [str(w.message) for w in recwarn if "other session" in str(w.message)]
+    assert len(sent) > 10 and theirs == sent
+
+
+def test_a_capture_gets_every_warning_of_its_thread_even_one_shown_before():
+    for _ in range(2):
+        with pitfalls_runtime.warnings_of_this_thread() as caught:
+            warnings.warn("deprecated here", DeprecationWarning, stacklevel=1)  # ignored by default filters
+            warnings.warn("shown once by default", UserWarning, stacklevel=1)
+        assert [str(w.message) for w in caught] == ["deprecated here", "shown once by default"]
 
 
 def test_leading_axis_at_most_the_device_count_runs_on_that_many_devices_and_longer_fails():
