@@ -150,7 +150,7 @@ TEXTS = {
                             "zh": "没有复制的参数：w = jnp.array([0.0])"},
     "broken.params.why": {
         "en": "pmap maps axis 0 of every argument by default, so w of shape (1,) is read as data for one device "
-              "while x is for {devices}. The error text names a different array, which makes it hard to trace.",
+              "while x is for {devices}. The error text names a different array, which makes it hard to track down.",
         "zh": "pmap 默认对每个参数的第 0 轴做映射，于是形状为 (1,) 的 w 被当成只给 1 台设备的数据，"
               "而 x 是给 {devices} 台设备的。错误信息里提到的却是另一个数组，所以很难定位。",
     },

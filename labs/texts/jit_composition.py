@@ -30,7 +30,7 @@ TEXTS = {
         "en": "Both forms are lowered for the same input and compiled by XLA; we compare the optimised HLO text "
               "(`.lower(x).compile().as_text()`). Raw texts differ only in names, numbering and source-location "
               "metadata, so those are normalised away before comparing.",
-        "zh": "两种写法针对同一输入降级并由 XLA 编译；我们比较优化后的 HLO 文本（`.lower(x).compile().as_text()`）。"
+        "zh": "两种写法针对同一输入 lower 到 HLO（lowering）并由 XLA 编译；我们比较优化后的 HLO 文本（`.lower(x).compile().as_text()`）。"
               "原始文本只在名字、编号和源码位置元数据上不同，因此比较前先把这些规范化掉。",
     },
     "hlo.identical": {"en": "Same program after normalising", "zh": "规范化后是否相同"},
@@ -129,7 +129,7 @@ TEXTS = {
     "fusion.expander": {"en": "The compiled all-reduce instructions", "zh": "编译后的全归约指令"},
     "purity.heading": {"en": "4. Pure functions: side effects run at trace time", "zh": "4. 纯函数：副作用只在追踪时执行"},
     "purity.body": {
-        "en": "A **pure function** (纯函数) computes its outputs from its inputs only: it reads no outer "
+        "en": "A **pure function** computes its outputs from its inputs only: it reads no outer "
               "variable, writes nothing outside, prints nothing. JAX relies on this: it runs your Python once "
               "with abstract values (tracing), records the operations and compiles them; later calls with the "
               "same shapes run only the compiled program. The function below prints, appends to a list, reads "

@@ -46,7 +46,7 @@ TEXTS = {
               "collective, and the gradient followed by `pmean`. Compute = second − first; communication = "
               "third − second (clipped at 0 when noise makes it negative).",
         "zh": "这一步是在每台设备的分片上计算两层回归模型的梯度，全局批次 B 固定（强扩展：b = ⌈B/D⌉）。"
-              "计时三个版本（不含编译，取多次重复的中位数，在 `block_until_ready` 之后）：空的 pmap 步骤（调度开销）、"
+              "计时三个版本（不含编译，取多次重复的中位数，在 `block_until_ready` 之后）：空的 pmap 步骤（派发开销）、"
               "不带集合通信的梯度、梯度之后再 `pmean`。计算 = 第二个 − 第一个；通信 = 第三个 − 第二个"
               "（噪声导致为负时记为 0）。",
     },
@@ -58,7 +58,7 @@ TEXTS = {
               "（每个设备数要编译并计时三个程序，总共约一秒）。",
     },
     "progress": {"en": "Measuring D = {devices} of {total}…", "zh": "正在测量 D = {devices} / {total}…"},
-    "part.dispatch": {"en": "dispatch", "zh": "调度开销"},
+    "part.dispatch": {"en": "dispatch", "zh": "派发开销"},
     "part.compute": {"en": "compute", "zh": "计算"},
     "part.comm": {"en": "communication (pmean)", "zh": "通信（pmean）"},
     "chart.devices": {"en": "devices D", "zh": "设备数 D"},
@@ -67,7 +67,7 @@ TEXTS = {
     "col.step_ms": {"en": "step with pmean (ms)", "zh": "含 pmean 的单步（毫秒）"},
     "col.compute_ms": {"en": "compute (ms)", "zh": "计算（毫秒）"},
     "col.comm_ms": {"en": "communication (ms)", "zh": "通信（毫秒）"},
-    "col.dispatch_ms": {"en": "dispatch (ms)", "zh": "调度（毫秒）"},
+    "col.dispatch_ms": {"en": "dispatch (ms)", "zh": "派发（毫秒）"},
     "col.compile_ms": {"en": "compile, apart (ms)", "zh": "编译，单列（毫秒）"},
     "lesson": {
         "en": "Cutting the batch finer makes each device's compute lighter; adding devices makes the exchange "

@@ -212,7 +212,7 @@ TEXTS = {
     "entry.timing.why": {
         "en": "The first call traces and compiles; later calls return as soon as the work is queued (dispatch is "
               "asynchronous). So the first number is mostly compilation and the second mostly nothing.",
-        "zh": "第一次调用包含追踪和编译；之后的调用在任务入队后立刻返回（分发是异步的）。"
+        "zh": "第一次调用包含追踪和编译；之后的调用在任务入队后立刻返回（派发是异步的）。"
               "因此第一个数字主要是编译时间，第二个几乎什么都没测到。",
     },
     "entry.timing.fix": {

@@ -125,7 +125,7 @@ TEXTS = {
         "en": "S = {ratio:.2f} is above the hardware ceiling of {ceiling:g}. The ceiling bounds compute-bound work; "
               "when fixed costs per step (dispatch, synchronisation) dominate, a larger batch costs almost nothing "
               "extra, so weak scaling — and timing noise on a shared machine — can push S past it.",
-        "zh": "S = {ratio:.2f} 超过了硬件上限 {ceiling:g}。这个上限针对计算受限的工作；当每步的固定开销（调度、同步）"
+        "zh": "S = {ratio:.2f} 超过了硬件上限 {ceiling:g}。这个上限针对计算受限的工作；当每步的固定开销（派发、同步）"
               "占主导时，批次变大几乎不增加耗时，因此弱扩展——以及共享机器上的计时噪声——可能让 S 超过它。",
     },
     "scaling.bounds": {
