@@ -69,6 +69,28 @@ def test_mistakes_default_entry_captures_jax_error():
     assert "ValueError: cannot select an axis to squeeze out" in texts_of(at.code)
 
 
+def test_mistakes_leading_axis_shows_both_cases_live():
+    """A leading axis longer than D fails; a shorter one runs on that many devices: both captured, not typed."""
+    at = open_lab("mistakes", entry="leading_axis")
+    at.button(key="mistakes.run").click().run()
+    assert_clean(at)
+    code = texts_of(at.code)
+    assert "ValueError: cannot select an axis to squeeze out" in code  # 16 rows on 8 devices
+    assert "short_axis_rows: 4" in code and "short_axis_ran_on_devices: 4" in code  # 4 rows on 8 devices
+    assert "at most the number of devices" in texts_of(at.markdown)
+    assert f"JAX {jax.__version__}" in texts_of(at.success)
+
+
+def test_interview_uneven_batch_offers_the_answer_the_code_gives():
+    at = open_lab("interview", question="uneven_batch")
+    options = at.radio(key="interview.uneven_batch.guess").options
+    assert "IndivisibleError" in options and "ValueError" in options  # 12 rows on 8 devices; and 16 on 8
+    at.radio(key="interview.uneven_batch.guess").set_value("IndivisibleError").run()
+    at.button(key="interview.check").click().run()
+    assert_clean(at)
+    assert "the code returned IndivisibleError" in texts_of(at.success)
+
+
 def test_mistakes_bad_entry_in_link_falls_back_with_a_warning():
     at = open_lab("mistakes", entry="no_such_mistake")
     assert not at.exception

@@ -29,10 +29,12 @@ TEXTS = {
         "en": "A flat batch longer than the device count never runs, whatever its length; it has to be reshaped "
               "to (D, B/D), and that needs B to be a multiple of D so that every device gets the same shape. "
               "JAX words the failure in terms of its sharding machinery (pmap is built on shard_map): "
-              "`IndivisibleError` and `tiling factors` say that D + 1 rows cannot be cut into D equal blocks.",
+              "`IndivisibleError` and `tiling factors` say that D + 1 rows cannot be cut into D equal blocks. "
+              "(With one device every length divides, and the message is the squeeze one of the entry above.)",
         "zh": "比设备数长的一维批次无论长度多少都不能直接运行；必须先 reshape 成 (D, B/D)，而这要求 B 是 D 的倍数，"
               "每台设备才能拿到相同形状的数据。JAX 用分片机制的术语描述这个失败（pmap 构建在 shard_map 之上）："
-              "`IndivisibleError` 和 `tiling factors` 说的是 D + 1 行无法切成 D 个等大的块。",
+              "`IndivisibleError` 和 `tiling factors` 说的是 D + 1 行无法切成 D 个等大的块。"
+              "（只有一台设备时任何长度都能整除，报错就是上一个条目中关于 squeeze 的那条。）",
     },
     "entry.indivisible.fix": {
         "en": "Drop the remainder (as here) or pad the batch up to a multiple of D and mask the padding in the "
