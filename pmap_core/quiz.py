@@ -84,17 +84,14 @@ def psum_scatter_value() -> float:
     return float(out[0])  # device 0's piece of the sum
 
 
-def pmap_outcome(rows: int, n: int) -> str:
-    """What pmap does with a flat batch of `rows` samples on `n` devices: "runs" or the error's type."""
+def uneven_batch(rows: int | None = None) -> str:
+    n = _n()
+    rows = n + 4 if rows is None else rows  # the question: a flat batch of n + 4 samples
     try:
-        jax.pmap(lambda v: v * 2, devices=jax.devices()[:n])(jnp.ones(rows))
+        jax.pmap(lambda v: v * 2)(jnp.ones(rows))
         return "runs"
     except Exception as error:  # noqa: BLE001 - the error type is the answer
         return type(error).__name__
-
-
-def uneven_batch() -> str:
-    return pmap_outcome(_n() + 4, _n())
 
 
 def mean_of_means() -> str:
@@ -174,7 +171,7 @@ def _shapes(*shapes: Callable[[int], tuple[int, ...]]) -> Callable[[int], list[s
 def _uneven_batch_options(n: int) -> list[str]:
     # The same code as the answer, on batches that fit, that do not fit, and that do not divide: every
     # outcome pmap has for a flat batch on n devices (n + 4 among them, so the answer is always offered).
-    outcomes = [pmap_outcome(rows, n) for rows in (n + 4, n, max(n // 2, 1), n + 1, 2 * n)]
+    outcomes = [uneven_batch(rows) for rows in (n + 4, n, max(n // 2, 1), n + 1, 2 * n)]
     return sorted(_distinct(outcomes))
 
 
