@@ -14,6 +14,7 @@ import sys
 from typing import Any
 
 from pmap_core.cli_output import emit
+from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
 
 UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
@@ -82,6 +83,8 @@ def run_collectives(args: argparse.Namespace) -> int:
     plan = commbench.plan_sweep(args.ops, args.devices, args.sizes, args.repeats)
     print(f"sweep: {len(plan.ops)} ops × D {list(plan.devices)} × {len(plan.sizes)} sizes, "
           f"estimated ≤ {plan.estimated_s:.0f} s", file=sys.stderr, flush=True)
+    # A store no run could be written to is refused (exit status 2) before the sweep, not after it.
+    uri = None if args.no_tracking else check_tracking_uri(args.tracking_uri or tracking_uri())
     result = commbench.run_sweep(plan, on_progress=_progress)
     fits = costfit.fit_measurements(result.measurements)
     tracking: dict[str, Any] = {"uri": None, "run_id": None}
@@ -89,9 +92,9 @@ def run_collectives(args: argparse.Namespace) -> int:
         from pmap_core.mlflow_tracker import Tracker
         from pmap_core.tracking import runtime_tags
 
-        tracker = Tracker(args.tracking_uri)
+        tracker = Tracker(uri)
         run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))
-        tracking = {"uri": tracker.active_uri, "run_id": tracker.store_run_id(run_id),
+        tracking = {"uri": redact_uri(tracker.active_uri), "run_id": tracker.store_run_id(run_id),
                     "fell_back_to": tracker.fell_back_to}
     per_d = [fit for (op, d), fit in fits.items() if d is not None]
     emit(_finite({

@@ -18,7 +18,7 @@ from pmap_core import distributed, models, train_config, training
 from pmap_core.cli_output import emit, progress, stdout_to_stderr
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback, point_metrics, result_metrics
-from pmap_core.tracking import NullTracker, RunTracker
+from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, redact_uri, tracking_uri
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
 
 
@@ -86,16 +86,19 @@ def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> Run
     """Only process 0 writes to MLflow: one run per training, however many processes took part."""
     if args.no_tracking or not info.is_leader:
         return NullTracker()
-    tracker = Tracker(args.tracking_uri)
+    tracker = Tracker(check_tracking_uri(args.tracking_uri or tracking_uri()))  # a hopeless store: exit 2
     if tracker.fell_back_to:
-        progress(f"tracking: {tracker.uri} unreachable; logging to {tracker.fell_back_to}")
+        progress(f"tracking: {redact_uri(tracker.uri)} cannot be used ({tracker.fallback_reason}); "
+                 f"logging to {tracker.fell_back_to}")
     return tracker
 
 
-def _report_fallback(tracker: RunTracker, noticed_at_start: bool) -> None:
+def _report_fallback(tracker: RunTracker, noticed_at_start: bool, tracked: Any = None) -> None:
     if tracker.fell_back_to and not noticed_at_start:
-        progress(f"tracking: {tracker.uri} failed during the run ({tracker.fallback_reason}); "
-                 f"everything was written to {tracker.fell_back_to}")
+        progress(f"tracking: {redact_uri(getattr(tracker, 'uri', ''))} failed during the run "
+                 f"({tracker.fallback_reason}); everything was written to {tracker.fell_back_to}")
+    if tracked is not None and tracked.error:
+        progress(f"tracking: the run could not be recorded ({tracked.error}); the result below is complete")
 
 
 def _chunk_progress(steps_done: int, losses: Sequence[float], total: int) -> None:
@@ -126,7 +129,7 @@ def _tracking_fields(tracked: Any, info: distributed.ProcessInfo) -> dict[str, A
     logged = info.is_leader and tracked.tracking_uri != NullTracker.active_uri
     return {
         "run_id": tracked.run_id if logged else None,
-        "tracking_uri": tracked.tracking_uri if logged else None,
+        "tracking_uri": redact_uri(tracked.tracking_uri) if logged else None,
         "fell_back_to": tracked.fell_back_to,
         "logging_s": tracked.logging_s,
         "process_id": info.process_id,
@@ -159,7 +162,7 @@ def run_train(args: argparse.Namespace) -> int:
         tracking = TrackingCallback(tracker)
         chunks = training.Progress(on_chunk=functools.partial(_chunk_progress, total=config.steps))
         tracked = tracking.tracked(training.train(config, [tracking, chunks]))
-        _report_fallback(tracker, noticed)
+        _report_fallback(tracker, noticed, tracked)
     emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info)}, args.json)
     return 0
 
@@ -176,7 +179,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         tracking = TrackingCallback(tracker)
         sweep = training.sweep(config, counts, [tracking, training.Progress(on_point=_point_progress)])
         tracked = tracking.tracked_sweep(sweep)
-        _report_fallback(tracker, noticed)
+        _report_fallback(tracker, noticed, tracked)
     logged = info.is_leader and not args.no_tracking
     runs = [{**_run_summary(point.result, point_metrics(point, sweep.points[0])), "run_id": child if logged else None}
             for point, child in zip(sweep.points, tracked.child_run_ids, strict=True)]

@@ -30,7 +30,7 @@ EXPERIMENT = "pmap-lab"
 
 FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
 REACHABILITY_TIMEOUT_S = 3.0
-LOCK_PROBE_TIMEOUT_S = 2.0  # how long a store may stay locked before the runs go to the fallback
+LOCK_PROBE_TIMEOUT_S = 1.0  # how long a store may stay locked before the runs go to the fallback
 # The drivers SQLAlchemy needs for each database scheme MLflow accepts (the app installs none of them).
 DB_DRIVERS = {"postgresql": ("psycopg2", "psycopg"), "mysql": ("pymysql", "MySQLdb"), "mssql": ("pyodbc", "pymssql")}
 REMOTE_SCHEMES = ("http", "https", "databricks")

@@ -1,0 +1,125 @@
+"""`python -m pmap_core` against what goes wrong in real use: a SIGTERM mid-training, a hopeless or
+locked tracking store, a bad device count, credentials in the tracking URI. Each as a subprocess."""
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.support import ROOT, new_tracking_store
+from tests.test_tracking_faults import HOPELESS, hold_lock
+
+TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
+
+
+def cli(*args, cwd, env=None, devices="2"):
+    return [sys.executable, "-m", "pmap_core", *args], {
+        "cwd": cwd, "env": {**os.environ, "PYTHONPATH": str(ROOT), "PMAP_LAB_DEVICES": devices, **(env or {})},
+        "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+
+
+def run_cli(*args, cwd, env=None, devices="2", timeout=120):
+    command, options = cli(*args, cwd=cwd, env=env, devices=devices)
+    start = time.perf_counter()
+    done = subprocess.run(command, timeout=timeout, **options)
+    return done, time.perf_counter() - start
+
+
+def losses_stored(db) -> int:
+    with contextlib.suppress(sqlite3.Error), contextlib.closing(sqlite3.connect(db, timeout=1)) as store:
+        return store.execute("select count(*) from metrics where key = 'loss'").fetchone()[0]
+    return 0
+
+
+def test_sigterm_mid_training_ends_the_run_killed_with_every_loss_logged_so_far(tmp_path):
+    """Item 5: what `timeout -s TERM`, systemd or a container stop sends. The run ends KILLED (not
+    RUNNING), every loss written before the signal is in the store, and the CLI says so in one line."""
+    db = tmp_path / "mlflow.db"
+    store = new_tracking_store(db)
+    command, options = cli("train", "--steps", "5000", "--chunk", "1", "--global-batch", "32", "--devices", "2",
+                           "--tracking-uri", store, cwd=tmp_path)
+    process = subprocess.Popen(command, **options)
+    try:
+        deadline = time.monotonic() + 120
+        while losses_stored(db) < 20 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.1)
+        before = losses_stored(db)
+        assert before >= 20, process.communicate(timeout=5)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 143, err[-2000:]
+    assert "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("terminated (SIGTERM): every open MLflow run ended as KILLED")
+    (run,) = MlflowClient(store).search_runs(["1"])
+    assert run.info.status == "KILLED"
+    steps = sorted(m.step for m in MlflowClient(store).get_metric_history(run.info.run_id, "loss"))
+    assert steps == list(range(len(steps))) and len(steps) >= before  # nothing logged was dropped
+
+
+@pytest.mark.parametrize("make_uri", HOPELESS.values(), ids=HOPELESS.keys())
+def test_a_hopeless_tracking_uri_is_one_line_and_exit_status_2_within_15_s(tmp_path, make_uri):
+    """Item 8: refused before training, never a traceback or MLflow's retry loop."""
+    (tmp_path / "afile").write_text("not a database\n")
+    uri = make_uri(tmp_path)
+    done, elapsed = run_cli("train", *TINY, "--tracking-uri", uri, cwd=tmp_path)
+    print(f"{uri}: {elapsed:.1f} s")
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert elapsed < 15
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
+    assert done.stderr.startswith(f"error: tracking store {uri}: ") and done.stdout == ""
+
+
+def test_hopeless_uri_in_the_environment_is_refused_too(tmp_path):
+    done, _ = run_cli("train", *TINY, cwd=tmp_path, env={"MLFLOW_TRACKING_URI": "file:///tmp/mlruns"})
+    assert done.returncode == 2 and done.stderr.startswith("error: tracking store file:///tmp/mlruns: ")
+
+
+def test_a_store_locked_for_45_s_trains_into_the_fallback_within_15_s(tmp_path):
+    """Item 8: the training happens and its run goes to the fallback store, which the CLI names."""
+    db = tmp_path / "mlflow.db"
+    store = new_tracking_store(db)
+    new_tracking_store(tmp_path / "mlflow-fallback.db")  # as after a first fallback (a new one takes seconds)
+    holder = hold_lock(db, 45)
+    try:
+        done, elapsed = run_cli("train", *TINY, "--tracking-uri", store, cwd=tmp_path)
+    finally:
+        holder.kill()
+        holder.wait()
+    print(f"locked store: {elapsed:.1f} s")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert elapsed < 15
+    assert "Traceback" not in done.stderr
+    assert f"tracking: {store} cannot be used (another process has kept it locked" in done.stderr
+    assert "fell_back_to: sqlite:///mlflow-fallback.db" in done.stdout
+    fallback = MlflowClient(f"sqlite:///{tmp_path / 'mlflow-fallback.db'}")
+    (run,) = fallback.search_runs([fallback.get_experiment_by_name("pmap-lab").experiment_id])
+    assert run.info.status == "FINISHED" and len(fallback.get_metric_history(run.info.run_id, "loss")) == 20
+
+
+@pytest.mark.parametrize("devices, message", [
+    ("abc", "error: PMAP_LAB_DEVICES must be a whole number, got 'abc'"),
+    ("0", "error: PMAP_LAB_DEVICES must be between 1 and 64, got 0"),
+])
+def test_a_bad_device_count_is_one_line_and_exit_status_2(tmp_path, devices, message):
+    done, _ = run_cli("train", "--no-tracking", "--steps", "5", cwd=tmp_path, devices=devices)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == message
+
+
+def test_credentials_in_the_tracking_uri_never_reach_the_output(tmp_path):
+    """Item 11: a server URI with a password and a token (unreachable here: the run falls back)."""
+    new_tracking_store(tmp_path / "mlflow-fallback.db")
+    uri = "http://alice:s3cr3tPASS@127.0.0.1:9/?token=s3cr3tTOKEN"
+    done, _ = run_cli("train", *TINY, "--tracking-uri", uri, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "s3cr3t" not in done.stdout + done.stderr
+    assert "http://***@127.0.0.1:9/?token=***" in done.stderr
