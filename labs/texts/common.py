@@ -9,9 +9,9 @@ TEXTS = {
     "no": {"en": "no", "zh": "否"},
     "show_code": {"en": "Show the code", "zh": "查看代码"},
     "queued": {
-        "en": "Queued behind other sessions' heavy work (training, sweeps, benchmarks) — waiting ahead of you: "
-              "{ahead}, running: {running}, at most {slots} at once on this server. Yours starts by itself as soon "
-              "as a slot frees up; leaving the page gives up your place.",
+        "en": "Queued behind the heavy work of other sessions (training, sweeps, benchmarks) — waiting ahead of "
+              "you: {ahead}, running: {running}, at most {slots} at once on this server. Yours starts by itself as "
+              "soon as a slot frees up; leaving the page gives up your place.",
         "zh": "排队中，前面是其他会话的繁重任务（训练、扫描、基准测试）——你前面等待的会话：{ahead} 个，正在运行："
               "{running} 个，本服务器同时最多运行 {slots} 个。一有空位，你的任务就会自动开始；离开本页即放弃排队。",
     },
