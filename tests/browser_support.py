@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from tests.support import ROOT, free_port, new_tracking_store
@@ -66,14 +66,18 @@ class Server:
             return ""
 
 
-def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120) -> Server:
-    """`streamlit run streamlit_app.py` on a free port of 127.0.0.1; returns once healthy."""
+def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120,
+                 tracking_store: Callable[[pathlib.Path], str] = new_tracking_store) -> Server:
+    """`streamlit run streamlit_app.py` on a free port of 127.0.0.1; returns once healthy.
+
+    Its MLflow store is `tracking_store(<the server's folder>/mlflow.db)`: an empty one
+    unless the caller gives another (tests.tracked_runs.store_with_runs)."""
     port = free_port()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-server-"))
     env = {
         **os.environ,
         # A throwaway MLflow store: the tests never write into the checkout's mlflow.db.
-        "MLFLOW_TRACKING_URI": new_tracking_store(workdir / "mlflow.db"),
+        "MLFLOW_TRACKING_URI": tracking_store(workdir / "mlflow.db"),
         "PYTHONUNBUFFERED": "1",
         **(extra_env or {}),
     }
@@ -135,9 +139,12 @@ _shared: dict[str, object] = {}
 
 
 def shared_server() -> Server:
-    """The process's test server; one heavy job at a time so that queueing is visible."""
+    """The process's test server; one heavy job at a time so that queueing is visible. Its
+    store holds a few runs, so the experiments lab shows its filters, table and charts."""
     if "server" not in _shared:
-        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"})
+        from tests.tracked_runs import store_with_runs
+
+        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"}, tracking_store=store_with_runs)
         _shared["server"] = server
         atexit.register(stop_server, server)
     return _shared["server"]  # type: ignore[return-value]

@@ -8,7 +8,8 @@ deployment's budget must be refused with a message (`st.error` from a
 `LabInputError`), never crash the page or fail with an unexpected error.
 
 Time is bounded per lab (PMAP_LAB_EXTREMES_BUDGET_S, default 15 s); what the
-budget did not reach is reported as a warning, not silently dropped.
+budget did not reach is reported as a warning, not silently dropped. The store holds a few
+runs, so the experiments lab shows its filters (with an empty store it has no widgets).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from conftest import open_lab
 from streamlit.testing.v1 import AppTest
 
 from labs.registry import LABS
+from tests.tracked_runs import store_with_runs
 
 BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "15"))
 # The icon labs.ui.guard gives an error that is the lab's fault, not the reader's.
@@ -91,6 +93,11 @@ def problems_on_page(at: AppTest) -> list[str]:
 def _value_now(at: AppTest, kind: str, key: str) -> Any:
     widget = getattr(at, kind)(key=key)
     return widget.options[widget.index] if kind == "selectbox" else widget.value
+
+
+@pytest.fixture(autouse=True)
+def tracked_runs(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store_with_runs(tmp_path / "mlflow.db"))
 
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.script for lab in LABS])
