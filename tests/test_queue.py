@@ -81,24 +81,55 @@ def queued_session_script():
         st.write("ran")
 
 
-def test_a_queued_session_that_is_stopped_gives_up_its_place(one_slot):
-    """A stop (tab closed, page left) while queued ends the wait, and the slot is not lost."""
-    holder = Session()
-    queued = AppTest.from_function(queued_session_script)
+def stop_while_queued(at: AppTest) -> list[str]:
+    """Run `at` until it has queued for 1.5 s, when AppTest asks its script to stop; its errors."""
     errors = []
 
-    def run_until_stopped():
+    def run():
         try:
-            queued.run(timeout=1.5)  # still queued at 1.5 s: AppTest asks the script to stop
+            at.run(timeout=1.5)
         except RuntimeError as error:
             errors.append(str(error))
 
+    assert in_thread(run, 15), "the queued session did not give up when asked to stop"
+    return errors
+
+
+def test_a_queued_session_that_is_stopped_gives_up_its_place(one_slot):
+    """A stop (tab closed, page left) while queued ends the wait, and the slot is not lost."""
+    holder = Session()
     try:
-        assert in_thread(run_until_stopped, 15), "the queued session did not give up when asked to stop"
+        errors = stop_while_queued(AppTest.from_function(queued_session_script))
         assert errors and "timed out" in errors[0]
     finally:
         holder.stop()
     assert acquires_within(5), "a slot leaked: the next session waits forever"
+
+
+def cached_queued_session_script():
+    import streamlit as st
+
+    from labs import ui
+    from labs.i18n import texts
+
+    @st.cache_data(show_spinner=False)
+    def measured(size: int) -> int:  # as the labs do: the slot is taken inside the cached function
+        with ui.heavy_job(texts("training")):
+            return size * 2
+
+    st.write(f"result {measured(21)}")
+
+
+def test_a_session_stopped_while_queued_inside_a_cached_function_leaves_nothing_behind(one_slot):
+    """Stopped while queued inside st.cache_data: no slot kept, nothing cached; the next run computes."""
+    holder = Session()
+    try:
+        assert stop_while_queued(AppTest.from_function(cached_queued_session_script))
+    finally:
+        holder.stop()
+    again = AppTest.from_function(cached_queued_session_script).run(timeout=30)
+    assert not again.exception and [m.value for m in again.markdown] == ["result 42"]
+    assert acquires_within(5)
 
 
 def test_a_stop_raised_right_after_the_slot_is_granted_releases_it(one_slot, monkeypatch):
