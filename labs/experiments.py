@@ -15,6 +15,9 @@ ALL = "all"
 TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "devices", "global_batch", "scaling",
                  "throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend",
                  "tags.simulated", "run_id"]
+# How the table shows its numbers (printf formats of st.column_config.NumberColumn), not raw floats.
+NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",
+                  "efficiency": "%.2f", "final_loss": "%.4g"}
 
 
 def read_runs(uri: str) -> pd.DataFrame | None:
@@ -28,6 +31,14 @@ def read_runs(uri: str) -> pd.DataFrame | None:
     except Exception as error:  # noqa: BLE001 - any failure of the store is shown, not raised
         st.error(T("store.unreadable", uri=uri, kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
         return None
+
+
+def runs_table(frame: pd.DataFrame) -> None:
+    """The runs, one a row: headers in the page's language, numbers rounded to what they mean."""
+    config = {column: T(f"col.{column}") for column in frame.columns if T.has(f"col.{column}")}
+    config |= {column: st.column_config.NumberColumn(config.get(column, column), format=fmt)
+               for column, fmt in NUMBER_FORMATS.items() if column in frame.columns}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
 def group_label(row: pd.Series) -> str:
@@ -112,7 +123,7 @@ elif runs is not None:
         st.info(T("filtered_empty"), icon="🔎")
     else:
         shown = [c for c in TABLE_COLUMNS if c in runs.columns]
-        ui.dataframe(T, runs[shown])
+        runs_table(runs[shown])
         table = experiments.scaling_table(runs)
         if table.empty:
             st.info(T("scaling.none"), icon="ℹ️")
