@@ -22,6 +22,6 @@ for lab in [HOME, *LABS]:
                    url_path=lab.url_path or None, default=lab is HOME)
     sections.setdefault(common(lab.section), []).append(page)
 
-current = st.navigation(sections)
+current = ui.GuardedPage(st.navigation(sections, expanded=True), common)
 ui.runtime_sidebar(common)
 current.run()

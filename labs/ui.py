@@ -7,6 +7,8 @@ import contextlib
 import inspect
 import logging
 import os
+import re
+import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -32,6 +34,30 @@ HEAVY_JOBS_ENV = "PMAP_LAB_HEAVY_JOBS"
 # name (…/collectives?op=psum&devices=4). Values in the URL are language-free.
 
 
+# Shown of a refused link value: enough to recognise it, not a wall of text.
+LITERAL_MAX_CHARS = 120
+
+
+def literal(value: object, max_chars: int = LITERAL_MAX_CHARS) -> str:
+    """`value` as a markdown code span that shows exactly its characters, never markup.
+
+    A value from a link, a user or a store must not become a link, an image or HTML when a
+    text template puts it into markdown: backslash escapes are not enough (a URL in escaped
+    text is still turned into a link), so the value becomes a code span whose fence is
+    longer than any run of backticks in it (CommonMark), with line breaks and other control
+    characters shown as escapes; a long value is shortened with an ellipsis. Put the result
+    into a template as it is, never inside backticks.
+    """
+    text = str(value)
+    if len(text) > max_chars:
+        text = text[:max_chars] + "…"
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    if not text.strip(" "):
+        return f"`{text or ' '}`"  # spaces only: shown as they are, never stripped
+    fence = "`" * (1 + max(map(len, re.findall("`+", text)), default=0))
+    return f"{fence} {text} {fence}"  # one space inside each fence is stripped when shown
+
+
 def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) -> Any:
     raw = st.query_params.get(name)
     if raw is None:
@@ -39,7 +65,7 @@ def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) ->
     try:
         return parse(raw)
     except (TypeError, ValueError):
-        st.warning(T("url_value_ignored", name=name, value=raw))
+        st.warning(T("url_value_ignored", name=name, value=literal(raw)))
         return default
 
 
@@ -129,15 +155,36 @@ def guard(T: Texts) -> Iterator[None]:
     """Turn what a lab raises into a message on the page, never a traceback.
 
     A LabInputError is the reader's input: say what is wrong with it. Anything
-    else is our fault: log it for the operator and tell the reader briefly.
+    else is our fault: log the traceback for the operator under a short error id,
+    and tell the reader briefly, with that id (a visitor never sees a traceback).
+    With `client.showErrorDetails` set to "full" or "stacktrace" (a developer's
+    machine) the traceback is shown below the message as well.
     """
     try:
         yield
     except LabInputError as error:
         st.error(input_error_text(T, error), icon="⚠️")
     except Exception as error:
-        log.exception("lab %s failed", T.page)
-        st.error(T("error.unexpected", kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
+        error_id = secrets.token_hex(4)
+        log.exception("lab %s failed (error id %s)", T.page, error_id)
+        st.error(T("error.unexpected", kind=type(error).__name__, error_id=error_id), icon="🛑")
+        if str(st.get_option("client.showErrorDetails")).lower() in ("full", "stacktrace", "true"):
+            st.exception(error)
+
+
+class GuardedPage:
+    """The page `st.navigation` chose, run inside `guard`: an error the page itself did not
+    catch shows the short message with an error id, never Streamlit's traceback."""
+
+    def __init__(self, page: Any, T: Texts):
+        self.page, self.T = page, T
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.page, name)
+
+    def run(self) -> None:
+        with guard(self.T):
+            self.page.run()
 
 
 def dataframe(T: Texts, frame: Any) -> None:

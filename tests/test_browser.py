@@ -40,6 +40,12 @@ def _title(script: str, lang: str) -> str:
     return importlib.import_module(f"labs.texts.{script}").TEXTS["title"][lang]
 
 
+def _heading(script: str, lang: str) -> str:
+    """The page's own heading: its `heading` text where it has one (home), else its title."""
+    table = importlib.import_module(f"labs.texts.{script}").TEXTS
+    return table.get("heading", table["title"])[lang]
+
+
 def _query(url: str) -> dict[str, str]:
     return dict(parse_qsl(urlsplit(url).query))
 
@@ -56,8 +62,10 @@ def test_page_renders(page, script, url_path, lang):
     bs.open_app_page(page, bs.page_url(server, url_path, lang=lang))
     shot = bs.save_screenshot(page, f"{script}-{lang}")
     _assert_no_exception(page, f"{script} ({lang}), screenshot {shot}")
-    # The page's own title, in the language asked for, is on screen (sidebar or heading).
-    assert _title(script, lang) in page.locator('[data-testid="stApp"]').inner_text(), shot
+    # The page's own heading, in the language asked for, is the main area's h1 (the sidebar
+    # lists every title whatever page is open, so it proves nothing about this one).
+    headings = [text.strip() for text in page.locator(bs.MAIN).locator("h1").all_inner_texts()]
+    assert headings and headings[0] == _heading(script, lang), f"h1 {headings} ({shot})"
 
 
 # --- one interaction per lab, then the same setting from a link ---------------
@@ -191,3 +199,61 @@ def test_out_of_range_link_is_refused_with_a_message(page):
             assert _query(page.url)[name] == numeric[name]
             return
     pytest.skip("no lab has a numeric setting yet")
+
+
+def test_sidebar_lists_every_lab(page):
+    """Every lab is listed in the sidebar, none folded behind Streamlit's "View N more"."""
+    server = bs.shared_server()
+    for lang in ("en", "zh"):
+        bs.open_app_page(page, bs.page_url(server, "", lang=lang))
+        nav = page.locator('[data-testid="stSidebarNav"]')
+        shot = bs.save_screenshot(page, f"sidebar-{lang}")
+        listed = [text.strip() for text in nav.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
+        # A link reads "<icon> <title>".
+        missing = [_title(lab.script, lang) for lab in LABS
+                   if not any(text.endswith(_title(lab.script, lang)) for text in listed)]
+        assert not missing, f"not listed in the sidebar ({lang}): {missing} ({shot})"
+        assert not nav.locator('[data-testid="stSidebarNavViewButton"]').count(), f"a 'View more' button ({shot})"
+
+
+# A value that closes a code span and goes on as markdown and HTML: an image (a tracking
+# pixel), a link, raw HTML. The port is closed: nothing may even try to fetch it.
+POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=http://127.0.0.1:9/h.png> `"
+INJECTED = 'a[href*="127.0.0.1:9"], img[src*="127.0.0.1:9"]'
+
+
+def test_no_link_value_renders_as_markup(page):
+    """Every lab opened from a link in which every setting it keeps there is the poison: the
+    page says, for each setting, that the value was ignored and shows the value as its own
+    characters; no <a> or <img> comes from it and the browser fetches nothing it names."""
+    server = bs.shared_server()
+    fetched: list[str] = []
+
+    def watch(request) -> None:
+        if "127.0.0.1:9/" in request.url:
+            fetched.append(request.url)
+
+    page.on("request", watch)
+    checked = {}
+    try:
+        for lab in LABS:
+            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en"))
+            names = sorted(name for name in _query(page.url) if name != "lang")
+            if not names:
+                continue
+            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **dict.fromkeys(names, POISON)))
+            shot = bs.save_screenshot(page, f"{lab.script}-poisoned-link")
+            _assert_no_exception(page, f"{lab.script} with every setting poisoned")
+            main = page.locator(bs.MAIN)
+            injected = [element.evaluate("e => e.outerHTML") for element in main.locator(INJECTED).all()]
+            assert not injected, f"{lab.script}: markup from a link value: {injected} ({shot})"
+            alerts = main.locator('[data-testid="stAlert"]').all_inner_texts()
+            for name in names:
+                assert any(name in text and POISON in text for text in alerts), (
+                    f"{lab.script}: `{name}` not refused with its value shown verbatim: {alerts} ({shot})")
+            checked[lab.script] = names
+    finally:
+        page.remove_listener("request", watch)
+    print(f"\npoisoned link parameters: {checked}")
+    assert not fetched, f"the browser fetched what a link value named: {fetched}"
+    assert "experiments" in checked, "the experiments lab kept no setting in its link (empty store?)"

@@ -87,6 +87,17 @@ def test_streamlit_config_keeps_xsrf_protection_and_binds_locally():
     assert config.get("browser", {}).get("gatherUsageStats") is False
 
 
+def test_visitors_are_shown_no_traceback():
+    """Streamlit shows a visitor no error details (its default is the full traceback); a
+    developer turns them on with --client.showErrorDetails=full, as the README says."""
+    from streamlit.config import ShowErrorDetailsConfigOptions
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    shown = config.get("client", {}).get("showErrorDetails")
+    assert shown == ShowErrorDetailsConfigOptions.NONE, f"client.showErrorDetails = {shown!r}"
+    assert "--client.showErrorDetails=full" in (ROOT / "README.md").read_text()
+
+
 def test_docs_bind_servers_to_localhost():
     """Every command in the docs that starts the app or MLflow listens on 127.0.0.1; exposing
     them is the reader's explicit choice, explained in prose, not a copy-paste default."""

@@ -16,8 +16,8 @@ TEXTS = {
               "{running} 个，本服务器同时最多运行 {slots} 个。一有空位，你的任务就会自动开始；离开本页即放弃排队。",
     },
     "url_value_ignored": {
-        "en": "The link's value `{value}` for `{name}` is not allowed here, so the default is used.",
-        "zh": "链接中 `{name}` 的值 `{value}` 不在允许范围内，已改用默认值。",
+        "en": "The link's value {value} for `{name}` is not allowed here, so the default is used.",
+        "zh": "链接中 `{name}` 的值 {value} 不在允许范围内，已改用默认值。",
     },
     "runtime.title": {"en": "Device runtime", "zh": "设备运行时"},
     "runtime.body": {
@@ -42,8 +42,10 @@ TEXTS = {
         "zh": "硬件说明：{devices} 台真实的 {kind} 设备；D 台设备的理想加速比为 D 倍。",
     },
     "error.unexpected": {
-        "en": "Something went wrong while running this lab ({kind}: {detail}). The server is fine; try other settings.",
-        "zh": "运行本实验时出错（{kind}：{detail}）。服务器运行正常，请换一组设置再试。",
+        "en": "Something went wrong while running this lab ({kind}, error id {error_id}). The server is fine; "
+              "try other settings. If it happens again, tell the people who run this site the error id.",
+        "zh": "运行本实验时出错（{kind}，错误编号 {error_id}）。服务器运行正常，请换一组设置再试。"
+              "如果再次出现，请把错误编号告诉本站的维护者。",
     },
     "error.not_whole_number": {
         "en": "`{name}` must be a whole number (got `{value}`).",
