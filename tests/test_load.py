@@ -11,11 +11,14 @@ Figures for a report: `python -m benchmarks.load_sessions`.
 
 from __future__ import annotations
 
-import re
+import contextlib
 
 import browser_support as bs
 import pytest
+import streamlit as st
+from conftest import open_lab
 
+from labs import ui
 from labs.registry import script_path
 
 SESSIONS = 8
@@ -80,14 +83,44 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
             context.close()
 
 
-def test_heavy_labs_cache_identical_requests():
-    """Results that are the same for the same inputs come from a cache in the page layer.
-    A lab that records a new tracked run on each press (training) is the one exception."""
-    uncached = []
+def _visit(script: str):
+    """A fresh session opens the lab from its plain link and presses its primary button, if any."""
+    at = open_lab(script)
+    primary = [button for button in at.button if button.proto.type == "primary" and not button.disabled]
+    if primary:
+        primary[0].click().run(timeout=240)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
+    """Results that are the same for the same inputs come from a cache: a second session making
+    the same request as a first one gets its answer without entering `ui.heavy_job` (no heavy
+    work, no wait behind anyone's training). Training, which records a new tracked run on each
+    press, is the one exception."""
+    entered: list[str] = []
+    real_heavy_job = ui.heavy_job
+
+    @contextlib.contextmanager
+    def counted(T):
+        entered.append(T.page)
+        with real_heavy_job(T):
+            yield
+
+    monkeypatch.setattr(ui, "heavy_job", counted)
+    st.cache_data.clear()
+    recomputed, idle = [], []
     for lab in bs.heavy_labs():
-        source = (bs.ROOT / script_path(lab)).read_text()
-        cached = re.search(r"st\.cache_(data|resource)", source)
-        records_runs = re.search(r"Tracker\(|_tracked\(", source)
-        if not cached and not records_runs:
-            uncached.append(lab.script)
-    assert not uncached, f"heavy labs that recompute identical requests: {uncached}"
+        if lab.script == "training":
+            continue
+        entered.clear()
+        _visit(lab.script)
+        if not entered:
+            idle.append(lab.script)
+            continue
+        entered.clear()
+        _visit(lab.script)
+        if entered:
+            recomputed.append(lab.script)
+    assert not idle, f"heavy labs that did no heavy work on a first visit (nothing to cache): {idle}"
+    assert not recomputed, f"heavy labs that redo identical requests: {recomputed}"
