@@ -2,12 +2,19 @@
 
 import streamlit as st
 
-import pmap_core  # noqa: F401 - fixes the device count before anything touches JAX
+import pmap_core  # fixes the device count before anything touches JAX
 from labs import ui
 from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path
 
 st.set_page_config(page_title="pmap-lab", page_icon="⚡", layout="wide")
+
+try:
+    pmap_core.configure_runtime()  # raises again what importing pmap_core let pass: a bad PMAP_LAB_DEVICES
+except ValueError as error:
+    st.error("pmap-lab cannot start with this device setting / 设备数设置无效，无法启动", icon="🛑")
+    st.code(str(error), language=None, wrap_lines=True)  # the value comes from the environment: plain text
+    st.stop()
 
 if LANGUAGE_KEY not in st.session_state:
     requested = st.query_params.get(LANGUAGE_KEY)

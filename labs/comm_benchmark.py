@@ -160,13 +160,21 @@ def log_button(result: commbench.SweepResult, fits: dict) -> None:
     if not st.button(T("log.button"), key=PREFIX + "log"):
         return
     from pmap_core.mlflow_tracker import Tracker  # MLflow loads only when a run is logged
-    from pmap_core.tracking import runtime_tags
+    from pmap_core.tracking import check_tracking_uri, redact_uri, runtime_tags, tracking_uri
 
-    tracker = Tracker()
+    def in_code_span(text: str) -> str:  # the texts put it between backticks: none may close the span
+        return redact_uri(text).replace("`", "'")
+
+    try:
+        uri = check_tracking_uri(tracking_uri())
+    except ValueError as error:  # a store no run could be written to: one line, nothing logged
+        st.error(f"`{in_code_span(str(error))}`", icon="🛑")
+        return
+    tracker = Tracker(uri)
     run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))
-    st.success(T("log.done", run_id=tracker.store_run_id(run_id), uri=tracker.active_uri))
+    st.success(T("log.done", run_id=tracker.store_run_id(run_id), uri=in_code_span(tracker.active_uri)))
     if tracker.fell_back_to:
-        st.warning(T("log.fell_back", uri=tracker.uri, fallback=tracker.fell_back_to))
+        st.warning(T("log.fell_back", uri=in_code_span(tracker.uri), fallback=tracker.fell_back_to))
 
 
 def show_results(result: commbench.SweepResult, view: str) -> None:

@@ -8,7 +8,15 @@ import streamlit as st
 from labs import charts, ui
 from labs.i18n import texts
 from pmap_core import experiments, models
-from pmap_core.tracking import FALLBACK_TRACKING_URI, server_reachable, tracking_uri
+from pmap_core.tracking import (
+    FALLBACK_TRACKING_URI,
+    check_tracking_uri,
+    redact_uri,
+    server_reachable,
+    store_locked,
+    tracking_uri,
+)
+from pmap_core.validation import LabInputError
 
 T = texts("experiments")
 ALL = "all"
@@ -21,15 +29,28 @@ NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_
 
 
 def read_runs(uri: str) -> pd.DataFrame | None:
-    """Every run in the store, or None (with an error shown) when the store cannot be read."""
+    """Every run in the store, or None (with an error shown) when the store cannot be read.
+
+    What a store says (its URI, its errors) is shown redacted and as plain text, never as markdown.
+    """
+    try:
+        check_tracking_uri(uri)
+    except LabInputError as error:
+        st.error(T("store.refused"), icon="🛑")
+        st.code(str(error), language=None, wrap_lines=True)
+        return None
     if not server_reachable(uri):
-        st.error(T("store.unreachable", uri=uri, fallback=FALLBACK_TRACKING_URI), icon="🔌")
+        st.error(T("store.unreachable", fallback=FALLBACK_TRACKING_URI), icon="🔌")
+        return None
+    if store_locked(uri, write=False):
+        st.error(T("store.locked", fallback=FALLBACK_TRACKING_URI), icon="🔒")
         return None
     try:
         with st.spinner(T("loading")):
             return experiments.load_runs(uri)
     except Exception as error:  # noqa: BLE001 - any failure of the store is shown, not raised
-        st.error(T("store.unreadable", uri=uri, kind=type(error).__name__, detail=str(error)[:300]), icon="🛑")
+        st.error(T("store.unreadable"), icon="🛑")
+        st.code(redact_uri(f"{type(error).__name__}: {error}")[:300], language=None, wrap_lines=True)
         return None
 
 
@@ -98,7 +119,8 @@ st.title(T("title"))
 st.markdown(T("intro"))
 
 uri = tracking_uri()
-st.markdown(T("store.uri", uri=uri))
+st.caption(T("store.uri"))
+st.code(redact_uri(uri), language=None)
 st.markdown(T("store.ui_command"))
 st.code(experiments.ui_command(uri), language="bash")
 

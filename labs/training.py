@@ -11,8 +11,8 @@ from pmap_core import models, train_config, train_program, training
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
-from pmap_core.tracking import tracking_uri
-from pmap_core.validation import MAX_BATCH, MAX_STEPS
+from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
+from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
 
 T = texts("training")
 LAST_RUN = "training.last_run"  # session state: TrackedTraining
@@ -56,11 +56,24 @@ def live_loss(progress, chart_slot, total_steps: int, label: str):
     return on_chunk
 
 
+def usable_tracking_uri() -> str | None:
+    """The tracking URI, or None (with the reason shown as plain text) when no run could be stored there."""
+    try:
+        return check_tracking_uri(tracking_uri())
+    except LabInputError as error:
+        st.error(T("tracking.refused"), icon="🛑")
+        st.code(str(error), language=None, wrap_lines=True)
+        return None
+
+
 def run_training(config: train_config.TrainConfig) -> None:
+    uri = usable_tracking_uri()
+    if uri is None:
+        return
     with ui.heavy_job(T):
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
-        tracking = TrackingCallback(Tracker(tracking_uri()))
+        tracking = TrackingCallback(Tracker(uri))
         live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps"))
         result = training.train(config, [tracking, live])
         progress.empty()
@@ -69,6 +82,9 @@ def run_training(config: train_config.TrainConfig) -> None:
 
 
 def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> None:
+    uri = usable_tracking_uri()
+    if uri is None:
+        return
     with ui.heavy_job(T):
         runs = len(train_config.sweep_configs(config, device_counts))
         progress = st.progress(0.0, text=T("progress.sweep", done=0, total=runs))
@@ -80,7 +96,7 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> Non
         def on_chunk(steps_done, losses):
             chart_slot.altair_chart(loss_chart(losses), width="stretch")
 
-        tracking = TrackingCallback(Tracker(tracking_uri()))
+        tracking = TrackingCallback(Tracker(uri))
         sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)])
         progress.empty()
         chart_slot.empty()
@@ -91,9 +107,15 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> Non
 
 
 def show_tracking(tracked: TrackedTraining | TrackedSweep) -> None:
+    """Where the run went. The URI comes from the environment: shown redacted, as plain text."""
+    if tracked.error:
+        st.error(T("tracking.failed"), icon="📦")
+        st.code(tracked.error, language=None, wrap_lines=True)
+        return
     if tracked.fell_back_to:
         st.warning(T("tracking.fell_back", store=tracked.fell_back_to), icon="📦")
-    st.caption(T("tracking.where", run_id=tracked.run_id, uri=tracked.tracking_uri))
+    st.caption(T("tracking.where"))
+    st.code(f"{tracked.run_id}\n{redact_uri(tracked.tracking_uri)}", language=None)
 
 
 def show_params(result: training.TrainResult) -> None:

@@ -12,23 +12,32 @@ TEXTS = {
               "比较：吞吐量和扩展效率随设备数 D 的变化，以及损失曲线。",
     },
     "loading": {"en": "Reading runs from the tracking store…", "zh": "正在从跟踪存储读取运行……"},
-    "store.uri": {"en": "Tracking store in use: `{uri}`", "zh": "当前使用的跟踪存储：`{uri}`"},
+    "store.uri": {"en": "Tracking store in use:", "zh": "当前使用的跟踪存储："},
     "store.ui_command": {
         "en": "Open the same runs in MLflow's own UI with:",
         "zh": "用以下命令在 MLflow 自带的界面中打开同样的运行：",
     },
     "store.unreachable": {
-        "en": "The tracking server `{uri}` does not answer. Start it, or point `MLFLOW_TRACKING_URI` at a "
+        "en": "The tracking server does not answer. Start it, or point `MLFLOW_TRACKING_URI` at a "
               "reachable server or a local store such as `sqlite:///mlflow.db`. Runs trained while the server was "
               "down were written to the fallback store `{fallback}`.",
-        "zh": "跟踪服务器 `{uri}` 没有响应。请启动它，或把 `MLFLOW_TRACKING_URI` 指向可访问的服务器或本地存储，"
+        "zh": "跟踪服务器没有响应。请启动它，或把 `MLFLOW_TRACKING_URI` 指向可访问的服务器或本地存储，"
               "例如 `sqlite:///mlflow.db`。服务器不可用期间训练的运行已写入备用存储 `{fallback}`。",
     },
+    "store.locked": {
+        "en": "The tracking store is locked by another process; try again in a moment. Runs trained while it "
+              "stays locked are written to the fallback store `{fallback}`.",
+        "zh": "跟踪存储正被另一个进程锁定，请稍后再试。锁定期间训练的运行会写入备用存储 `{fallback}`。",
+    },
+    "store.refused": {
+        "en": "The tracking store set by `MLFLOW_TRACKING_URI` cannot be used:",
+        "zh": "`MLFLOW_TRACKING_URI` 指定的跟踪存储无法使用：",
+    },
     "store.unreadable": {
-        "en": "The tracking store `{uri}` could not be read ({kind}: {detail}). Check that `MLFLOW_TRACKING_URI` "
-              "names an MLflow store (for example `sqlite:///mlflow.db`).",
-        "zh": "无法读取跟踪存储 `{uri}`（{kind}：{detail}）。请检查 `MLFLOW_TRACKING_URI` 是否指向 MLflow 存储"
-              "（例如 `sqlite:///mlflow.db`）。",
+        "en": "The tracking store could not be read. Check that `MLFLOW_TRACKING_URI` names an MLflow store "
+              "(for example `sqlite:///mlflow.db`). What failed:",
+        "zh": "无法读取跟踪存储。请检查 `MLFLOW_TRACKING_URI` 是否指向 MLflow 存储（例如 `sqlite:///mlflow.db`）。"
+              "失败原因：",
     },
     "empty": {
         "en": "No runs in this store yet. Press **Train** or **Scaling sweep** on the Training page, or run from a shell:",

@@ -51,13 +51,24 @@ TEXTS = {
         "zh": "最近一次运行：{model}，D = {devices}，B = {batch}",
     },
     "tracking.where": {
-        "en": "MLflow run `{run_id}` in `{uri}` — compare it on the Experiments page.",
-        "zh": "MLflow 运行 `{run_id}`，存储于 `{uri}`——可在“实验对比”页比较。",
+        "en": "Recorded as an MLflow run (its id, then the store) — compare it on the Experiments page:",
+        "zh": "已记录为一个 MLflow 运行（先是运行 ID，后是存储）——可在“实验对比”页比较：",
     },
     "tracking.fell_back": {
-        "en": "The tracking server could not be reached, so this run was written to the local fallback store "
-              "`{store}` instead. Nothing was lost; open that store to see it.",
-        "zh": "无法连接跟踪服务器，因此本次运行改为写入本地备用存储 `{store}`。没有任何数据丢失，打开该存储即可查看。",
+        "en": "The tracking store could not be used (it did not answer, stayed locked, or a write failed), so "
+              "this run was written to the local fallback store `{store}` instead. Nothing was lost; open that "
+              "store to see it.",
+        "zh": "跟踪存储无法使用（没有响应、一直被锁定或写入失败），因此本次运行改为写入本地备用存储 `{store}`。"
+              "没有任何数据丢失，打开该存储即可查看。",
+    },
+    "tracking.failed": {
+        "en": "This training could not be recorded in MLflow, not even in the fallback store; the result "
+              "below is complete. What failed:",
+        "zh": "本次训练无法记录到 MLflow，连备用存储也失败了；下方的结果是完整的。失败原因：",
+    },
+    "tracking.refused": {
+        "en": "Training was not started: the tracking store set by `MLFLOW_TRACKING_URI` cannot be used.",
+        "zh": "未开始训练：`MLFLOW_TRACKING_URI` 指定的跟踪存储无法使用。",
     },
     "replicas.same": {
         "en": "The {devices} per-device copies of the parameters are identical, bit for bit: every device applied the same averaged gradient.",
