@@ -273,8 +273,8 @@ class Tracker(RunContext):
         try:
             write()
         except Exception as error:
-            if self.fell_back_to is not None:
-                raise
+            if self.fell_back_to is not None or getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE":
+                raise  # nowhere left to go, or a write no store would take
             if "locked" in str(error) and not store_locked(self.uri, LOCKED_RETRY_WAIT_S):
                 try:
                     write()

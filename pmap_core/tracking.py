@@ -8,6 +8,7 @@ once without mixing runs.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import importlib.util
 import os
@@ -164,8 +165,15 @@ def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> boo
     """True for local stores; for an http(s) server, whether /health answers within `timeout_s`."""
     if not uri.startswith(("http://", "https://")):
         return True
+    parts = urllib.parse.urlsplit(uri)
+    netloc = parts.netloc.rpartition("@")[2]  # urllib would take user:password@ for the host
+    health = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/health", "", ""))
+    request = urllib.request.Request(health)
+    if parts.username is not None:
+        credentials = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        request.add_header("Authorization", "Basic " + base64.b64encode(credentials.encode()).decode())
     try:
-        with urllib.request.urlopen(uri.rstrip("/") + "/health", timeout=timeout_s):
+        with urllib.request.urlopen(request, timeout=timeout_s):
             return True
     except urllib.error.HTTPError:
         return True  # it answered (a proxy may guard /health); the writes will tell if it works

@@ -1,9 +1,12 @@
 """Runs that must never be lost or left RUNNING, read back from real sqlite stores: a Streamlit stop or
 rerun, a store another process keeps locked, a hopeless tracking URI, credentials in a URI."""
 
+import base64
+import http.server
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import pytest
@@ -13,7 +16,7 @@ from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback
-from pmap_core.tracking import check_tracking_uri, redact_uri, store_locked, ui_command
+from pmap_core.tracking import check_tracking_uri, redact_uri, server_reachable, store_locked, ui_command
 from pmap_core.train_config import TrainConfig
 from pmap_core.training import Progress, train
 from pmap_core.validation import LabInputError
@@ -184,3 +187,26 @@ def test_a_refusal_never_shows_the_credentials():
     with pytest.raises(LabInputError) as refused:
         check_tracking_uri("postgresql://bob:s3cr3t@db/mlflow")
     assert "s3cr3t" not in str(refused.value) and "***" in str(refused.value)
+
+
+def test_a_server_url_with_credentials_is_reached_with_them():
+    """`https://user:token@host` is not an unreachable host called `user:token@host`: the health check
+    sends the credentials as HTTP basic auth, so the tracker does not fall back needlessly."""
+    seen = []
+
+    class Health(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append((self.path, self.headers.get("Authorization")))
+            self.send_response(200 if self.headers.get("Authorization") else 401)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Health)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        assert server_reachable(f"http://alice:s3cr3t@127.0.0.1:{server.server_port}/mlflow")
+    finally:
+        server.shutdown()
+    assert seen == [("/mlflow/health", "Basic " + base64.b64encode(b"alice:s3cr3t").decode())]
