@@ -16,11 +16,18 @@ from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback
-from pmap_core.tracking import check_tracking_uri, redact_uri, server_reachable, store_locked, ui_command
+from pmap_core.tracking import (
+    FALLBACK_TRACKING_URI,
+    check_tracking_uri,
+    redact_uri,
+    server_reachable,
+    store_locked,
+    ui_command,
+)
 from pmap_core.train_config import TrainConfig
-from pmap_core.training import Progress, train
+from pmap_core.training import Progress, sweep, train
 from pmap_core.validation import LabInputError
-from tests.support import empty_tracking_store
+from tests.support import ROOT, empty_tracking_store
 
 SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
 # Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
@@ -67,6 +74,32 @@ def test_a_streamlit_stop_or_rerun_mid_training_ends_the_run_killed(tmp_path, st
     (run_id,) = tracker._runs
     assert MlflowClient(store).get_run(run_id).info.status == "KILLED"
     assert [m.step for m in losses_of(store, run_id)] == list(range(20))
+
+
+def test_a_streamlit_stop_in_a_sweep_ends_the_open_child_and_the_parent_killed(tmp_path):
+    """A stop during the second run of a sweep: that run and the sweep's parent are KILLED; the first
+    run, already complete, stays FINISHED. No run is left RUNNING."""
+    store = fresh_store(tmp_path / "mlflow.db")
+    tracker = Tracker(store)
+    tracking = TrackingCallback(tracker)
+    config = TrainConfig(devices=2, global_batch=32, steps=20, chunk=10)
+
+    def streamlit_call(steps_done, losses):
+        if len(tracker._runs) == 3:  # the parent, D = 1, D = 2: inside the second run
+            raise StopException()
+
+    with pytest.raises(StopException):
+        sweep(config, None, [tracking, Progress(on_chunk=streamlit_call)])
+    parent, first, second = (MlflowClient(store).get_run(run_id) for run_id in tracker._runs)
+    assert (parent.info.status, first.info.status, second.info.status) == ("KILLED", "FINISHED", "KILLED")
+    assert second.data.tags["mlflow.parentRunId"] == parent.info.run_id
+    assert [m.step for m in losses_of(store, second.info.run_id)] == list(range(10))
+
+
+def test_the_fallback_store_is_ignored_by_git():
+    """Item 9: the fallback store is a local file next to mlflow.db, never something to commit."""
+    ignored = (ROOT / ".gitignore").read_text().splitlines()
+    assert FALLBACK_TRACKING_URI.removeprefix("sqlite:///") in ignored
 
 
 def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes(tmp_path):
