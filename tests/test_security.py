@@ -16,12 +16,36 @@ from tests.support import ROOT
 DYNAMIC_CODE = {"eval", "exec", "compile", "__import__", "execfile"}
 
 
+def _written_in_source(node: ast.AST, constants: dict[str, ast.AST], depth: int = 0) -> bool:
+    """A string the source spells out: a literal, `+` or an f-string of such, or a module-level
+    name bound to one."""
+    if depth > 10:
+        return False
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _written_in_source(node.left, constants, depth + 1) and _written_in_source(
+            node.right, constants, depth + 1)
+    if isinstance(node, ast.JoinedStr):
+        return all(_written_in_source(part.value if isinstance(part, ast.FormattedValue) else part,
+                                      constants, depth + 1) for part in node.values)
+    if isinstance(node, ast.Name) and node.id in constants:
+        return _written_in_source(constants[node.id], constants, depth + 1)
+    return False
+
+
 def _dynamic_code_calls(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[str]:
     """Calls that run a string as Python: eval(…), exec(…), builtins.compile(…), os.system(…),
     subprocess with shell=True. `x.compile()` (XLA, regex objects) is not one of them; a
-    `re.compile` of a literal pattern is not either. Each is named by its place under `root`."""
+    `re.compile` of a pattern written in the source is not either. Each is named by its place
+    under `root`."""
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    tree = ast.parse(path.read_text(), str(path))
+    assigned = [(target.id, statement.value) for statement in tree.body if isinstance(statement, ast.Assign)
+                for target in statement.targets if isinstance(target, ast.Name)]
+    names = [name for name, _ in assigned]
+    constants = {name: value for name, value in assigned if names.count(name) == 1}
+    for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         func = node.func
@@ -31,7 +55,7 @@ def _dynamic_code_calls(path: pathlib.Path, root: pathlib.Path = ROOT) -> list[s
                 name = func.attr
             if (func.value.id, func.attr) in {("os", "system"), ("os", "popen")}:
                 name = f"os.{func.attr}"
-            if func.value.id == "re" and func.attr == "compile" and not isinstance(node.args[0], ast.Constant):
+            if func.value.id == "re" and func.attr == "compile" and not _written_in_source(node.args[0], constants):
                 name = "re.compile of a computed pattern"
         if any(k.arg == "shell" and getattr(k.value, "value", False) is True for k in node.keywords):
             name = "shell=True"
@@ -72,10 +96,11 @@ def test_snippets_for_a_fresh_python_are_literals():
 def test_the_checker_sees_dynamic_code(tmp_path):
     bad = tmp_path / "bad.py"
     bad.write_text("import os, re, subprocess\neval(text)\nos.system(cmd)\nsubprocess.run(c, shell=True)\n"
-                   "re.compile(user)\nlowered.compile()\nre.compile('a+')\n")
+                   "re.compile(user)\nlowered.compile()\nre.compile('a+')\n"
+                   "FIELDS = r'(?:a' + r'|b)'\nre.compile(rf'(?i){FIELDS}=x')\nre.compile(f'{user}+')\n")
     found = _dynamic_code_calls(bad, root=tmp_path)
     assert [f.split(": ", 1)[1] for f in found] == [
-        "eval", "os.system", "shell=True", "re.compile of a computed pattern"]
+        "eval", "os.system", "shell=True", "re.compile of a computed pattern", "re.compile of a computed pattern"]
 
 
 def test_streamlit_config_keeps_xsrf_protection_and_binds_locally():
