@@ -33,6 +33,7 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import (
     EXPERIMENT,
+    FAILED,
     FALLBACK_TRACKING_URI,
     FINISHED,
     KILLED,
@@ -55,6 +56,7 @@ MAX_PARAMS_PER_BATCH = 100
 # A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
 # lock is gone, if it goes within this time; otherwise everything moves to the fallback store.
 LOCKED_RETRY_WAIT_S = 5.0
+MOVED_TO_TAG = "pmap_lab.moved_to"  # on a run a failed store was left with: "<fallback uri> <run id there>"
 
 _live_trackers: weakref.WeakSet[Tracker] = weakref.WeakSet()  # trackers that started a run
 
@@ -293,13 +295,32 @@ class Tracker(RunContext):
         self._experiment_id = None
         with self._lock:
             records = [record for record in self._records if record.store_run_id]
+        moved: list[tuple[str, str]] = []  # (id in the failed store, id in the fallback) of open runs
         # Children refer to their parent's new id, so replay parents first (insertion order).
         for record in records:
+            old_id = record.store_run_id
             self._create(record)
             if record.metrics:
                 self._write_metrics(record, record.metrics)
             if record.status:
                 self.client.set_terminated(record.store_run_id, status=record.status)
+            else:
+                moved.append((old_id, record.store_run_id))
+        if moved:  # not daemon: the CLI waits for it (seconds: the HTTP timeout, the sqlite lock)
+            threading.Thread(target=_close_moved_runs, args=(self.uri, moved, self.fallback_uri),
+                             name="mlflow-close-moved", daemon=False).start()
+
+
+def _close_moved_runs(uri: str, moved: Sequence[tuple[str, str]], fallback_uri: str) -> None:
+    """Best effort, in the background: the runs a failing store was left with mid-run end FAILED
+    there (not RUNNING forever), tagged with where they went on, once the store answers again."""
+    try:
+        client = MlflowClient(tracking_uri=uri)
+        for old_id, new_id in moved:
+            client.set_tag(old_id, MOVED_TO_TAG, f"{fallback_uri} {new_id}")
+            client.set_terminated(old_id, status=FAILED)
+    except Exception as error:  # noqa: BLE001 - the store is still failing: its runs stay as they are
+        log.info("tracking: could not close the runs left in %s: %s", redact_uri(uri), redact_uri(str(error))[:300])
 
 
 @atexit.register

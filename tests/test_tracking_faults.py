@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-from pmap_core.mlflow_tracker import Tracker
+from pmap_core.mlflow_tracker import MOVED_TO_TAG, Tracker
 from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
@@ -134,6 +134,45 @@ def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes
     assert [m.step for m in history] == list(range(60))
     assert [m.value for m in history] == pytest.approx(result.losses)
     assert run.data.metrics["final_loss"] == pytest.approx(result.final_loss)
+
+
+def test_a_store_locked_too_long_mid_run_moves_the_run_and_closes_the_one_left_behind(tmp_path):
+    """A lock that outlasts MLflow's 20 s wait and the retry: the run goes on in the fallback store,
+    whole, and the copy left in the locked store ends FAILED there (not RUNNING) once the lock is gone,
+    tagged with where the run went."""
+    db = tmp_path / "mlflow.db"
+    store = fresh_store(db)
+    fallback = fresh_store(tmp_path / "fallback.db")
+    tracker = Tracker(store, fallback_uri=fallback)
+    tracking = TrackingCallback(tracker)
+    holders = []
+
+    def lock_after_first_chunk(steps_done, losses):
+        if not holders:
+            (run_id,) = tracker._runs
+            deadline = time.monotonic() + 30
+            while len(losses_of(store, run_id)) < 20 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            holders.append(hold_lock(db, 32))
+
+    try:
+        result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
+        tracked = tracking.tracked(result)
+        (left_behind,) = tracker._runs
+        deadline = time.monotonic() + 60
+        while MlflowClient(store).get_run(left_behind).info.status == "RUNNING" and time.monotonic() < deadline:
+            time.sleep(0.5)
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
+    assert tracked.fell_back_to == fallback and tracked.error is None
+    run = MlflowClient(fallback).get_run(tracked.run_id)
+    assert run.info.status == "FINISHED"
+    assert [m.value for m in losses_of(fallback, tracked.run_id)] == pytest.approx(result.losses)
+    old = MlflowClient(store).get_run(left_behind)
+    assert old.info.status == "FAILED"
+    assert old.data.tags[MOVED_TO_TAG] == f"{fallback} {tracked.run_id}"
 
 
 def test_a_store_locked_at_the_start_goes_to_the_fallback_within_seconds(tmp_path):
