@@ -1,7 +1,7 @@
 """Many students at once: N browser sessions run the heaviest labs together on one server.
 
 Starts `streamlit run` on 127.0.0.1 and Debian's Chromium, opens N sessions on
-the labs that use `ui.heavy_job`, presses each page's primary button at once,
+the labs that use `heavy_jobs.heavy_job`, presses each page's primary button at once,
 and prints how long until every session finished, the server's peak memory
 (RSS, children included) and how many sessions showed the 'queued' notice.
 

@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import ui
+from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import comm_share, commbench, costfit
 from pmap_core.sync_cost import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
@@ -24,7 +24,7 @@ RAN = PREFIX + "ran"  # settings this session has measured (their results are in
 def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbench.SweepResult:
     """Run a sweep once per settings; the progress bar is cleared when it is done."""
     plan = commbench.plan_sweep(ops, devices, sizes, repeats)
-    with ui.heavy_job(T):
+    with heavy_jobs.heavy_job(T):
         bar = st.progress(0.0, text=T("progress", done=0, total=plan.steps, label=""))
 
         def report(done: int, total: int, label: str) -> None:
@@ -37,7 +37,7 @@ def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbenc
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def measured_training_share(psum_fits: dict, devices: tuple) -> tuple:
-    with ui.heavy_job(T), st.spinner(T("train.measuring")):
+    with heavy_jobs.heavy_job(T), st.spinner(T("train.measuring")):
         # The manual-parallelism lab's default step, so both labs measure the same thing.
         return comm_share.training_share(psum_fits, devices, DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN)
 

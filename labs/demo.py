@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import ui
+from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import demo
 from pmap_core.pitfalls import format_values
@@ -18,7 +18,7 @@ T = texts("demo")
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def cached_demo(devices: int, per_device: int, steps: int, learning_rate: float) -> demo.DemoRun:
-    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
         return demo.run_demo(devices, per_device, steps, learning_rate)
 
 

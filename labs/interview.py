@@ -4,7 +4,7 @@ import inspect
 
 import streamlit as st
 
-from labs import ui
+from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import quiz
 
@@ -14,7 +14,7 @@ RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "co
 
 @st.cache_data(show_spinner=False)
 def cached_answer(question_id: str):
-    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
         return quiz.answer(question_id)
 
 

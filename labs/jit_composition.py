@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import ui
+from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import composition, gradients, hlo, models
 
@@ -14,7 +14,7 @@ T = texts("jit_composition")
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def report(devices: int, rows: int, repeats: int, layers: int) -> composition.CompositionReport:
-    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
         return composition.composition_report(devices, rows, repeats, layers)
 
 

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
+from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import sync_cost
 
@@ -18,7 +18,7 @@ MEASURED_KEY = "manual_parallelism.measured"
 @st.cache_data(show_spinner=False, max_entries=512)
 def cached_step(batch: int, features: int, hidden: int, devices: int, repeats: int,
                 attempt: int) -> sync_cost.SyncRow:
-    with ui.heavy_job(T):  # a cache hit never queues
+    with heavy_jobs.heavy_job(T):  # a cache hit never queues
         return sync_cost.measure_step(batch, features, hidden, devices, repeats)
 
 

@@ -4,7 +4,7 @@ import inspect
 
 import streamlit as st
 
-from labs import ui
+from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import pitfalls
 
@@ -14,7 +14,7 @@ RAN_KEY = "mistakes.ran"  # entries this session has run, so their results stay 
 
 @st.cache_data(show_spinner=False)
 def cached_run(pitfall_id: str) -> pitfalls.PitfallRun:
-    with ui.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
         return pitfalls.run_pitfall(pitfall_id)
 
 

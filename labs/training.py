@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
+from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import models, train_config, train_program, training
 from pmap_core.mlflow_tracker import Tracker
@@ -70,7 +70,7 @@ def run_training(config: train_config.TrainConfig) -> None:
     uri = usable_tracking_uri()
     if uri is None:
         return
-    with ui.heavy_job(T):
+    with heavy_jobs.heavy_job(T):
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
         tracking = TrackingCallback(Tracker(uri))
@@ -85,7 +85,7 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> Non
     uri = usable_tracking_uri()
     if uri is None:
         return
-    with ui.heavy_job(T):
+    with heavy_jobs.heavy_job(T):
         runs = len(train_config.sweep_configs(config, device_counts))
         progress = st.progress(0.0, text=T("progress.sweep", done=0, total=runs))
         chart_slot = st.empty()

@@ -22,18 +22,16 @@ import dataclasses
 import logging
 import os
 import threading
-import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
+from pmap_core import mlflow_store
 from pmap_core.tracking import (
     EXPERIMENT,
-    FAILED,
     FALLBACK_TRACKING_URI,
     FINISHED,
     KILLED,
@@ -48,15 +46,9 @@ from pmap_core.tracking import (
 
 log = logging.getLogger(__name__)
 
-# MLflow's defaults retry an unreachable server for about four minutes per call.
-# These make a dead server known within seconds; the user can still override them.
-HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
-MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
-MAX_PARAMS_PER_BATCH = 100
 # A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
 # lock is gone, if it goes within this time; otherwise everything moves to the fallback store.
 LOCKED_RETRY_WAIT_S = 5.0
-MOVED_TO_TAG = "pmap_lab.moved_to"  # on a run a failed store was left with: "<fallback uri> <run id there>"
 
 _live_trackers: weakref.WeakSet[Tracker] = weakref.WeakSet()  # trackers that started a run
 
@@ -90,7 +82,7 @@ class Tracker(RunContext):
 
     def __init__(self, uri: str | None = None, experiment: str = EXPERIMENT,
                  fallback_uri: str = FALLBACK_TRACKING_URI):
-        for name, value in HTTP_ENV_DEFAULTS.items():
+        for name, value in mlflow_store.HTTP_ENV_DEFAULTS.items():
             os.environ.setdefault(name, value)
         self.uri = uri or tracking_uri()
         self.experiment = experiment
@@ -206,19 +198,8 @@ class Tracker(RunContext):
                 self._writer = None
 
     def _experiment(self) -> str:
-        """The experiment's id, created on first use. MLflow 3's UI opens an experiment without
-        an `mlflow.experimentKind` tag in its GenAI view: the lab's is tagged as model training,
-        also when it was created untagged (by an older version of the lab or by hand)."""
         if self._experiment_id is None:
-            kind = {"mlflow.experimentKind": "custom_model_development"}
-            found = self.client.get_experiment_by_name(self.experiment)
-            if found is None:
-                self._experiment_id = self.client.create_experiment(self.experiment, tags=kind)
-            else:
-                self._experiment_id = found.experiment_id
-                for key, value in kind.items():
-                    if key not in found.tags:
-                        self.client.set_experiment_tag(found.experiment_id, key, value)
+            self._experiment_id = mlflow_store.experiment_id(self.client, self.experiment)
         return self._experiment_id
 
     def _create(self, record: _RunRecord, with_params: bool = True) -> None:
@@ -232,15 +213,10 @@ class Tracker(RunContext):
             self._write_params(record)
 
     def _write_params(self, record: _RunRecord) -> None:
-        params = [Param(k, v) for k, v in record.params.items()]
-        for start in range(0, len(params), MAX_PARAMS_PER_BATCH):
-            self.client.log_batch(record.store_run_id, params=params[start:start + MAX_PARAMS_PER_BATCH])
+        mlflow_store.write_params(self.client, record.store_run_id, record.params)
 
     def _write_metrics(self, record: _RunRecord, entries: Sequence[tuple[str, float, int | None]]) -> None:
-        now = int(time.time() * 1000)
-        metrics = [Metric(key, value, now, step or 0) for key, value, step in entries]
-        for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
-            self.client.log_batch(record.store_run_id, metrics=metrics[start:start + MAX_METRICS_PER_BATCH])
+        mlflow_store.write_metrics(self.client, record.store_run_id, entries)
 
     def _log(self, run_id: str, entries: list[tuple[str, float, int | None]]) -> None:
         if not entries:
@@ -307,20 +283,8 @@ class Tracker(RunContext):
             else:
                 moved.append((old_id, record.store_run_id))
         if moved:  # not daemon: the CLI waits for it (seconds: the HTTP timeout, the sqlite lock)
-            threading.Thread(target=_close_moved_runs, args=(self.uri, moved, self.fallback_uri),
+            threading.Thread(target=mlflow_store.close_moved_runs, args=(self.uri, moved, self.fallback_uri),
                              name="mlflow-close-moved", daemon=False).start()
-
-
-def _close_moved_runs(uri: str, moved: Sequence[tuple[str, str]], fallback_uri: str) -> None:
-    """Best effort, in the background: the runs a failing store was left with mid-run end FAILED
-    there (not RUNNING forever), tagged with where they went on, once the store answers again."""
-    try:
-        client = MlflowClient(tracking_uri=uri)
-        for old_id, new_id in moved:
-            client.set_tag(old_id, MOVED_TO_TAG, f"{fallback_uri} {new_id}")
-            client.set_terminated(old_id, status=FAILED)
-    except Exception as error:  # noqa: BLE001 - the store is still failing: its runs stay as they are
-        log.info("tracking: could not close the runs left in %s: %s", redact_uri(uri), redact_uri(str(error))[:300])
 
 
 @atexit.register

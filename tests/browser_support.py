@@ -240,7 +240,7 @@ def iter_all_pages() -> Iterator[tuple[str, str]]:
 
 
 def heavy_labs() -> list:
-    """The labs that run heavy work (training, sweeps, benchmarks): those that use ui.heavy_job."""
+    """The labs that run heavy work (training, sweeps, benchmarks): those that use heavy_jobs.heavy_job."""
     from labs.registry import LABS, script_path
 
     return [lab for lab in LABS if "heavy_job(" in (ROOT / script_path(lab)).read_text()]

@@ -5,15 +5,15 @@ import pytest
 from conftest import assert_clean, open_lab
 from test_queue import Session, in_thread
 
-from labs import ui
+from labs import heavy_jobs
 
 
 @pytest.fixture
 def one_slot(monkeypatch):
-    monkeypatch.setenv(ui.HEAVY_JOBS_ENV, "1")
-    ui._heavy_slots.clear()
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
+    heavy_jobs._heavy_slots.clear()
     yield
-    ui._heavy_slots.clear()
+    heavy_jobs._heavy_slots.clear()
 
 
 def _rerun(at):

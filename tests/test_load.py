@@ -18,7 +18,7 @@ import pytest
 import streamlit as st
 from conftest import open_lab
 
-from labs import ui
+from labs import heavy_jobs
 from labs.registry import script_path
 
 SESSIONS = 8
@@ -39,7 +39,7 @@ def browser():
 def test_eight_sessions_on_the_heaviest_labs_all_finish(browser):
     labs = bs.heavy_labs()
     if not labs:
-        pytest.skip("no lab uses ui.heavy_job yet")
+        pytest.skip("no lab uses heavy_jobs.heavy_job yet")
     server = bs.shared_server()
     report = bs.run_sessions(server, browser, labs, SESSIONS)
     print(f"\n{SESSIONS} sessions on {report.labs}: all done in {report.wall_s:.1f} s; "
@@ -95,11 +95,11 @@ def _visit(script: str):
 
 def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
     """Results that are the same for the same inputs come from a cache: a second session making
-    the same request as a first one gets its answer without entering `ui.heavy_job` (no heavy
+    the same request as a first one gets its answer without entering `heavy_jobs.heavy_job` (no heavy
     work, no wait behind anyone's training). Training, which records a new tracked run on each
     press, is the one exception."""
     entered: list[str] = []
-    real_heavy_job = ui.heavy_job
+    real_heavy_job = heavy_jobs.heavy_job
 
     @contextlib.contextmanager
     def counted(T):
@@ -107,7 +107,7 @@ def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
         with real_heavy_job(T):
             yield
 
-    monkeypatch.setattr(ui, "heavy_job", counted)
+    monkeypatch.setattr(heavy_jobs, "heavy_job", counted)
     st.cache_data.clear()
     recomputed, idle = [], []
     for lab in bs.heavy_labs():

@@ -11,7 +11,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import StopException
 from streamlit.testing.v1 import AppTest
 
-from labs import ui
+from labs import heavy_jobs
 from labs.i18n import texts
 from pmap_core import runtime
 
@@ -25,10 +25,10 @@ def slot_count(queue) -> int:
 @pytest.fixture
 def one_slot(monkeypatch):
     """PMAP_LAB_HEAVY_JOBS=1, with a fresh queue before and after the test."""
-    monkeypatch.setenv(ui.HEAVY_JOBS_ENV, "1")
-    ui._heavy_slots.clear()
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
+    heavy_jobs._heavy_slots.clear()
     yield
-    ui._heavy_slots.clear()
+    heavy_jobs._heavy_slots.clear()
 
 
 class Session:
@@ -42,7 +42,7 @@ class Session:
             assert self.held.wait(10), "the slot was not free"
 
     def _hold(self):
-        with ui.heavy_job(T):
+        with heavy_jobs.heavy_job(T):
             self.held.set()
             self.release.wait(60)
 
@@ -56,7 +56,7 @@ def acquires_within(seconds: float) -> bool:
     got = threading.Event()
 
     def take():
-        with ui.heavy_job(T):
+        with heavy_jobs.heavy_job(T):
             got.set()
 
     threading.Thread(target=take, daemon=True).start()
@@ -72,10 +72,10 @@ def in_thread(fn, timeout: float) -> bool:
 
 
 def queued_session_script():
-    from labs import ui
+    from labs import heavy_jobs
     from labs.i18n import texts
 
-    with ui.heavy_job(texts("training")):
+    with heavy_jobs.heavy_job(texts("training")):
         import streamlit as st
 
         st.write("ran")
@@ -109,12 +109,12 @@ def test_a_queued_session_that_is_stopped_gives_up_its_place(one_slot):
 def cached_queued_session_script():
     import streamlit as st
 
-    from labs import ui
+    from labs import heavy_jobs
     from labs.i18n import texts
 
     @st.cache_data(show_spinner=False)
     def measured(size: int) -> int:  # as the labs do: the slot is taken inside the cached function
-        with ui.heavy_job(texts("training")):
+        with heavy_jobs.heavy_job(texts("training")):
             return size * 2
 
     st.write(f"result {measured(21)}")
@@ -148,7 +148,7 @@ def test_a_stop_raised_right_after_the_slot_is_granted_releases_it(one_slot, mon
 
     def queued_session():
         try:
-            with ui.heavy_job(T):
+            with heavy_jobs.heavy_job(T):
                 outcome.append("ran")
         except StopException:
             outcome.append("stopped")
@@ -165,7 +165,7 @@ def test_a_stop_raised_right_after_the_slot_is_granted_releases_it(one_slot, mon
 
 
 def test_the_queue_is_first_come_first_served_and_counts_who_is_ahead():
-    queue = ui.HeavyQueue(2)
+    queue = heavy_jobs.HeavyQueue(2)
     a, b, c, d = (object() for _ in range(4))
     for ticket in (a, b, c, d):
         queue.join(ticket)
@@ -220,12 +220,18 @@ def test_the_default_slot_count_is_the_cpus_this_process_may_use(monkeypatch, tm
     monkeypatch.setattr(runtime, "CGROUP_CPU_MAX", str(cpu_max), raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
     monkeypatch.setattr(os, "cpu_count", lambda: 64)  # the host's CPUs, not this container's
-    monkeypatch.delenv(ui.HEAVY_JOBS_ENV, raising=False)
-    ui._heavy_slots.clear()
+    monkeypatch.delenv(heavy_jobs.HEAVY_JOBS_ENV, raising=False)
+    heavy_jobs._heavy_slots.clear()
     try:
-        assert slot_count(ui._heavy_slots()) == 3
+        assert slot_count(heavy_jobs._heavy_slots()) == 3
         cpu_max.write_text("max 100000\n")
-        ui._heavy_slots.clear()
-        assert slot_count(ui._heavy_slots()) == 6
+        heavy_jobs._heavy_slots.clear()
+        assert slot_count(heavy_jobs._heavy_slots()) == 6
     finally:
-        ui._heavy_slots.clear()
+        heavy_jobs._heavy_slots.clear()
+
+
+@pytest.mark.parametrize("raw", ["abc", "0", "-2", "1.5"])
+def test_a_slot_count_that_is_not_a_whole_number_from_1_falls_back_to_the_usable_cpus(monkeypatch, raw):
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, raw)
+    assert heavy_jobs.slot_count() == runtime.process_cpus()

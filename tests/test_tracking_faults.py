@@ -14,7 +14,8 @@ from mlflow.tracking import MlflowClient
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-from pmap_core.mlflow_tracker import MOVED_TO_TAG, Tracker
+from pmap_core.mlflow_store import MOVED_TO_TAG
+from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
