@@ -8,6 +8,7 @@ import inspect
 import logging
 import re
 import secrets
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -15,8 +16,22 @@ import streamlit as st
 
 from labs.i18n import Texts
 from pmap_core import LabInputError, RuntimeInfo, describe_runtime
+from pmap_core.tracking import redact_uri
+
+
+class RedactedTracebacks(logging.Filter):
+    """A logged traceback may quote a tracking URI with its credentials: the log gets it redacted."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and record.exc_info[0] is not None:
+            record.exc_text = redact_uri("".join(traceback.format_exception(*record.exc_info)).rstrip())
+        record.msg = redact_uri(record.getMessage())
+        record.args = ()
+        return True
+
 
 log = logging.getLogger("pmap_lab")
+log.addFilter(RedactedTracebacks())
 
 # --- widgets whose value lives in the URL -----------------------------------
 #
@@ -133,7 +148,7 @@ def url_bool(T: Texts, name: str, default: bool) -> bool:
                        to_url=lambda value: "true" if value else "false")
 
 
-# --- errors, code, heavy work ------------------------------------------------
+# --- errors and code ------------------------------------------------------
 
 
 def input_error_text(T: Texts, error: LabInputError) -> str:

@@ -39,26 +39,24 @@ TRAININGS = {
 def test_sigterm_to_streamlit_mid_training_ends_the_run_killed_with_its_losses(tmp_path, query, losses_first):
     if _missing:
         pytest.fail(f"CI=true but the browser cannot run: {_missing}")
-    from playwright.sync_api import sync_playwright
 
     db = tmp_path / "mlflow.db"
     server = bs.start_server(tracking_store=lambda _: new_tracking_store(db))
     try:
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=bs.CHROMIUM, args=bs.CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport=bs.VIEWPORT)
-                bs.open_app_page(page, bs.page_url(server, "training", devices=2, **query))
-                page.locator(TRAIN_BUTTON).click()
-                deadline = time.monotonic() + 180
-                while losses_stored(db) < losses_first and time.monotonic() < deadline:
-                    time.sleep(0.05)
-                before = losses_stored(db)
-                assert before >= losses_first, server.log_tail()
-                server.process.send_signal(signal.SIGTERM)
-                server.process.wait(timeout=60)
-            finally:
-                browser.close()
+        # The process's one browser: Playwright's sync API allows one instance per thread.
+        page = bs.shared_browser().new_page(viewport=bs.VIEWPORT)
+        try:
+            bs.open_app_page(page, bs.page_url(server, "training", devices=2, **query))
+            page.locator(TRAIN_BUTTON).click()
+            deadline = time.monotonic() + 180
+            while losses_stored(db) < losses_first and time.monotonic() < deadline:
+                time.sleep(0.05)
+            before = losses_stored(db)
+            assert before >= losses_first, server.log_tail()
+            server.process.send_signal(signal.SIGTERM)
+            server.process.wait(timeout=60)
+        finally:
+            page.close()
         log = server.log_tail(20_000)
     finally:
         bs.stop_server(server)

@@ -15,6 +15,10 @@ TEXTS = {
         "zh": "排队中，前面是其他会话的繁重任务（训练、扫描、基准测试）——你前面等待的会话：{ahead} 个，正在运行："
               "{running} 个，本服务器同时最多运行 {slots} 个。一有空位，你的任务就会自动开始；离开本页即放弃排队。",
     },
+    "error.tracking_uri": {
+        "en": "This tracking store cannot be used; whoever runs this server should check MLFLOW_TRACKING_URI.",
+        "zh": "无法使用此跟踪存储；请本服务器的管理员检查 MLFLOW_TRACKING_URI。",
+    },
     "url_value_ignored": {
         "en": "The link's value {value} for `{name}` is not allowed here, so the default is used.",
         "zh": "链接中 `{name}` 的值 {value} 不在允许范围内，已改用默认值。",
