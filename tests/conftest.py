@@ -54,3 +54,21 @@ def assert_clean(at: AppTest) -> None:
 def lab():
     return open_lab
 
+
+@pytest.fixture
+def one_slot(monkeypatch):
+    """PMAP_LAB_HEAVY_JOBS=1, with a fresh heavy-job queue before and after the test."""
+    from labs import heavy_jobs
+
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
+    heavy_jobs._heavy_slots.clear()
+    yield
+    heavy_jobs._heavy_slots.clear()
+
+
+@pytest.fixture
+def tracked_runs(tmp_path, monkeypatch):
+    """MLFLOW_TRACKING_URI names a store holding a few real runs (see tests/tracked_runs.py)."""
+    from tests.tracked_runs import store_with_runs
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store_with_runs(tmp_path / "mlflow.db"))

@@ -5,16 +5,6 @@ import pytest
 from conftest import assert_clean, open_lab
 from test_queue import Session, in_thread
 
-from labs import heavy_jobs
-
-
-@pytest.fixture
-def one_slot(monkeypatch):
-    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
-    heavy_jobs._heavy_slots.clear()
-    yield
-    heavy_jobs._heavy_slots.clear()
-
 
 def _rerun(at):
     return lambda: at.run(timeout=20)

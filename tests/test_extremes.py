@@ -26,7 +26,6 @@ from conftest import open_lab
 from streamlit.testing.v1 import AppTest
 
 from labs.registry import LABS
-from tests.tracked_runs import store_with_runs
 
 BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "15"))
 # The icon labs.ui.guard gives an error that is the lab's fault, not the reader's.
@@ -95,9 +94,8 @@ def _value_now(at: AppTest, kind: str, key: str) -> Any:
     return widget.options[widget.index] if kind == "selectbox" else widget.value
 
 
-@pytest.fixture(autouse=True)
-def tracked_runs(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", store_with_runs(tmp_path / "mlflow.db"))
+# The experiments lab needs runs to show: every test here tracks into a store that has some.
+pytestmark = pytest.mark.usefixtures("tracked_runs")
 
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.script for lab in LABS])

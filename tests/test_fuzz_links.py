@@ -8,14 +8,12 @@ import pytest
 from conftest import open_lab
 
 from labs.registry import LABS
-from tests.tracked_runs import store_with_runs
 
 NASTY_LINK_VALUES = ["-999999999999", "1e999", "nan", "<script>alert(1)</script>{name}", "x" * 2000]
 
 
-@pytest.fixture(autouse=True)
-def tracked_runs(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", store_with_runs(tmp_path / "mlflow.db"))
+# The experiments lab needs runs to show: every test here tracks into a store that has some.
+pytestmark = pytest.mark.usefixtures("tracked_runs")
 
 
 @pytest.mark.parametrize("lab", LABS, ids=[lab.script for lab in LABS])

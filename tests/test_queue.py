@@ -22,13 +22,6 @@ def slot_count(queue) -> int:
     return queue.slots if hasattr(queue, "slots") else queue._initial_value
 
 
-@pytest.fixture
-def one_slot(monkeypatch):
-    """PMAP_LAB_HEAVY_JOBS=1, with a fresh queue before and after the test."""
-    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
-    heavy_jobs._heavy_slots.clear()
-    yield
-    heavy_jobs._heavy_slots.clear()
 
 
 class Session:

@@ -103,6 +103,20 @@ def test_the_fallback_store_is_ignored_by_git():
     assert FALLBACK_TRACKING_URI.removeprefix("sqlite:///") in ignored
 
 
+def locker_after_first_chunk(tracker, store, db, seconds, holders):
+    """An on_chunk that, once the first chunk's losses are stored, has another process lock the
+    store for `seconds` (the process goes into `holders`, to be killed by the test)."""
+    def lock(steps_done, losses):
+        if not holders:
+            (run_id,) = tracker._runs
+            deadline = time.monotonic() + 30
+            while len(losses_of(store, run_id)) < 20 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            holders.append(hold_lock(db, seconds))
+
+    return lock
+
+
 def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes(tmp_path):
     """Item 7: another process locks the store for 25 s after the first chunk's losses are written.
     The writes wait, are retried, and every loss and the end of the run are stored; train returns."""
@@ -111,14 +125,7 @@ def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes
     tracker = Tracker(store)
     tracking = TrackingCallback(tracker)
     holders = []
-
-    def lock_after_first_chunk(steps_done, losses):
-        if not holders:
-            (run_id,) = tracker._runs
-            deadline = time.monotonic() + 30
-            while len(losses_of(store, run_id)) < 20 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            holders.append(hold_lock(db, 25))
+    lock_after_first_chunk = locker_after_first_chunk(tracker, store, db, 25, holders)
 
     try:
         result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
@@ -147,14 +154,7 @@ def test_a_store_locked_too_long_mid_run_moves_the_run_and_closes_the_one_left_b
     tracker = Tracker(store, fallback_uri=fallback)
     tracking = TrackingCallback(tracker)
     holders = []
-
-    def lock_after_first_chunk(steps_done, losses):
-        if not holders:
-            (run_id,) = tracker._runs
-            deadline = time.monotonic() + 30
-            while len(losses_of(store, run_id)) < 20 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            holders.append(hold_lock(db, 32))
+    lock_after_first_chunk = locker_after_first_chunk(tracker, store, db, 32, holders)
 
     try:
         result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
