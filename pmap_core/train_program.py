@@ -32,7 +32,6 @@ class ChunkProgram:
     devices: tuple[Any, ...]
     steps: int
     compile_s: float
-    compiled_at: float  # time.perf_counter() when compiling finished
 
     def input_shardings(self) -> tuple[Any, ...]:
         return self.run.input_shardings[0]
@@ -80,7 +79,7 @@ def compiled_chunk(model: str, devices: int, per_device_batch: int, features: in
                              np.float32(0)).compile()
     done = time.perf_counter()
     _compiled_here.count = compiles_in_this_thread() + 1
-    return ChunkProgram(compiled, devs, steps, done - start, done)
+    return ChunkProgram(compiled, devs, steps, done - start)
 
 
 def _local_indices(devs: Sequence[Any]) -> list[int]:
