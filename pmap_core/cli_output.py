@@ -20,7 +20,10 @@ def emit(result: dict[str, Any], as_json: bool) -> None:
 
 
 def progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+    # One write with its newline: a signal handled between message and newline would glue
+    # the next line (e.g. the SIGTERM notice) onto this one.
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
 
 
 @contextlib.contextmanager
