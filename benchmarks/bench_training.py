@@ -43,11 +43,11 @@ from pmap_core.training import train
 
 
 def _inputs(config: TrainConfig, steps: int):
-    program = compiled_chunk(config.model, config.devices, config.per_device_batch, config.input_features,
-                             config.hidden, steps)
+    program = compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch,
+                             config.input_features, config.hidden, steps)
     data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
     params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
-    return program, place_inputs(program, params, data)
+    return program, place_inputs(program, params, data, config.learning_rate)[:3]
 
 
 def alternating_medians(calls: dict, rounds: int) -> dict[str, float]:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import models, train_config, train_program, training
+from pmap_core import implementations, models, train_config, training
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
@@ -17,7 +17,7 @@ from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
 T = texts("training")
 LAST_RUN = "training.last_run"  # session state: TrackedTraining
 LAST_SWEEP = "training.last_sweep"  # session state: TrackedSweep
-CHUNK = 25  # steps per pmap call: the loss curve and the progress bar move once per chunk
+CHUNK = 25  # steps per compiled call: the loss curve and the progress bar move once per chunk
 
 
 # --- charts ----------------------------------------------------------------------
@@ -152,7 +152,8 @@ def show_scaling(scaling: training.ScalingResult) -> None:
 def show_run(tracked: TrackedTraining) -> None:
     result = tracked.result
     cfg = result.config
-    st.subheader(T("result.heading", model=T(f"w.model.{cfg.model}"), devices=cfg.devices, batch=cfg.global_batch))
+    st.subheader(T("result.heading", model=T(f"w.model.{cfg.model}"), impl=cfg.impl, devices=cfg.devices,
+                   batch=cfg.global_batch))
     show_tracking(tracked)
     st.altair_chart(loss_chart(result.losses), width="stretch")
     if result.replicas_identical:
@@ -211,6 +212,7 @@ with cols[0]:
     devices = ui.url_devices(T, max_devices)
     scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, "strong", radio=True)
 with cols[1]:
+    impl = ui.url_choice(T, "impl", implementations.IMPLEMENTATIONS, "pmap", radio=True)
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
     learning_rate = ui.url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
     steps = ui.url_int(T, "steps", 300, 1, MAX_STEPS, slider=False, step=50)
@@ -219,7 +221,8 @@ with cols[2]:
     seed = ui.url_int(T, "seed", 0, 0, 1_000_000, slider=False)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
-                              steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode)
+                              steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,
+                                  impl=impl)
 sweep_counts = device_ladder(max_devices)
 valid = False
 with ui.guard(T):
@@ -245,4 +248,6 @@ if LAST_SWEEP in st.session_state:
 if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-ui.show_code(T, train_program.chunk_step_fn, training.train, training.sweep, TrackingCallback)
+IMPLEMENTED_BY = {"pmap": implementations.pmap_chunk, "shard_map": implementations.shard_map_chunk,
+                  "jit": implementations.jit_chunk}
+ui.show_code(T, IMPLEMENTED_BY[impl], training.train, training.sweep, TrackingCallback)

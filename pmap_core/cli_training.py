@@ -16,6 +16,7 @@ from typing import Any
 
 from pmap_core import distributed, models, train_config, training
 from pmap_core.cli_output import emit, progress, stdout_to_stderr
+from pmap_core.implementations import IMPLEMENTATIONS
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, redact_uri, tracking_uri
@@ -24,14 +25,15 @@ from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
 
 def register(subparsers: Any) -> None:
     train = subparsers.add_parser("train", help="train one model data-parallel and track it in MLflow",
-                                  description="Train one model data-parallel with jax.pmap; log the run to MLflow.")
+                                  description="Train one model data-parallel (pmap, shard_map or jit); "
+                                              "log the run to MLflow.")
     _add_settings(train)
     train.set_defaults(run=run_train)
     sweep = subparsers.add_parser("sweep", help="train once per device count (1, 2, 4, …) and compare",
                                   description="Train once per device count; throughput, scaling ratio and "
                                               "efficiency against D = 1, as a parent MLflow run with one child per D "
                                               "(one process: a multi-process group has no smaller D).")
-    _add_settings(sweep)
+    _add_settings(sweep, sweep=True)
     sweep.add_argument("--device-counts", type=_int_list, default=None,
                        help="comma-separated device counts (default: 1, 2, 4, … up to --devices)")
     sweep.set_defaults(run=run_sweep)
@@ -44,7 +46,7 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
-def _add_settings(parser: argparse.ArgumentParser) -> None:
+def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     d = train_config.TrainConfig()
     add = parser.add_argument
     add("--model", choices=models.MODELS, default=d.model, help="linear: y = 3x + 1; mlp: one hidden layer")
@@ -57,7 +59,10 @@ def _add_settings(parser: argparse.ArgumentParser) -> None:
     add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
     add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
     add("--seed", type=int, default=d.seed)
-    add("--chunk", type=int, default=d.chunk, help=f"steps run inside one pmap call (1–{train_config.MAX_CHUNK})")
+    add("--chunk", type=int, default=d.chunk, help=f"steps run inside one compiled call (1–{train_config.MAX_CHUNK})")
+    add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=d.impl,
+        help="how the step is written: pmap, shard_map or jit with shardings"
+             + ("; all: every implementation at every D" if sweep else ""))
     add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
         help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
@@ -78,6 +83,7 @@ def _join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainCon
         model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
         global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
+        impl=IMPLEMENTATIONS[0] if args.impl == "all" else args.impl,
     )
     return config, info
 
@@ -107,15 +113,15 @@ def _chunk_progress(steps_done: int, losses: Sequence[float], total: int) -> Non
 
 def _point_progress(point: training.SweepPoint, index: int, total: int) -> None:
     result = point.result
-    progress(f"run {index + 1}/{total}: D = {point.devices}, {result.throughput:,.0f} samples/s, "
-             f"final loss {result.final_loss:.6g}")
+    progress(f"run {index + 1}/{total}: D = {point.devices} ({result.config.impl}), "
+             f"{result.throughput:,.0f} samples/s, final loss {result.final_loss:.6g}")
 
 
 def _run_summary(result: training.TrainResult, scaling: dict[str, float]) -> dict[str, Any]:
     """One run as the JSON reports it: its settings, then the metrics under MLflow's names."""
     config = result.config
     summary: dict[str, Any] = {
-        "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
+        "impl": config.impl, "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
         "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
@@ -156,7 +162,7 @@ def run_train(args: argparse.Namespace) -> int:
         config, info = _join_and_configure(args)
         config = train_config.validate(config)
         tracker = make_tracker(args, info)
-        progress(f"training {config.model} on {config.devices} devices "
+        progress(f"training {config.model} with {config.impl} on {config.devices} devices "
                  f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
         noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)
@@ -173,22 +179,23 @@ def run_sweep(args: argparse.Namespace) -> int:
         config, info = _join_and_configure(args)
         counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
         config = train_config.validate(config)
-        train_config.check_sweep(config, counts)
+        impls = IMPLEMENTATIONS if args.impl == "all" else None
+        train_config.check_sweep(config, counts, impls)
         tracker = make_tracker(args, info)
         noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)
-        sweep = training.sweep(config, counts, [tracking, training.Progress(on_point=_point_progress)])
+        sweep = training.sweep(config, counts, [tracking, training.Progress(on_point=_point_progress)], impls)
         tracked = tracking.tracked_sweep(sweep)
         _report_fallback(tracker, noticed, tracked)
     logged = info.is_leader and not args.no_tracking
-    runs = [{**_run_summary(point.result, point_metrics(point, sweep.points[0])), "run_id": child if logged else None}
+    runs = [{**_run_summary(point.result, point_metrics(point)), "run_id": child if logged else None}
             for point, child in zip(sweep.points, tracked.child_run_ids, strict=True)]
     summary = {"mode": sweep.mode, "runs": runs, **_tracking_fields(tracked, info)}
     if args.json:
         emit(summary, True)
     else:
         for run in runs:
-            print(f"D={run['devices']}: throughput {run['throughput']:,.0f} samples/s, "
+            print(f"{run['impl']} D={run['devices']}: throughput {run['throughput']:,.0f} samples/s, "
                   f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
         emit({k: v for k, v in summary.items() if k != "runs"}, False)
     return 0

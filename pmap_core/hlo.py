@@ -1,4 +1,4 @@
-"""Reading compiled HLO text: compare two programs, find their all-reduces.
+"""Reading compiled HLO text: compare two programs, find their collectives.
 
 XLA's text names values by a numeric suffix (`%sin.5`) and carries source
 metadata, so two programs that compute the same thing rarely match line for
@@ -7,7 +7,9 @@ line. `normalize_hlo` removes what only names; what is left is the program.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import math
 import re
 
 _SOURCE_TABLES = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
@@ -61,3 +63,68 @@ def unified_diff(a: str, b: str, a_name: str, b_name: str) -> str:
 def all_reduces(compiled: str, width: int = 240) -> list[str]:
     """The all-reduce instructions of compiled HLO, without metadata, cut to `width` characters."""
     return [_METADATA.sub("", line.strip())[:width] for line in compiled.splitlines() if _ALL_REDUCE.search(line)]
+
+
+COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
+_COLLECTIVE = re.compile(r"^\s*(?:ROOT )?%?(?P<name>[\w.\-]+) = (?P<type>.+?) "
+                         r"(?P<kind>" + "|".join(COLLECTIVE_KINDS) + r")(?:-start)?\(")
+_ARRAY_TYPE = re.compile(r"\b(?P<dtype>pred|[bsuf]\d+|bf16|f8\w*|c64|c128)\[(?P<dims>[\d,]*)\]")
+_BRACED_GROUP = re.compile(r"replica_groups=\{\{(?P<first>[\d,]*)\}")
+_IOTA_GROUPS = re.compile(r"replica_groups=\[\d+,(?P<size>\d+)\]")
+_MESH_GROUPS = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\] \{(?P<used>[^}]*)\}")
+_BITS = {"pred": 8, "bf16": 16, "c64": 64, "c128": 128}
+
+
+@dataclasses.dataclass(frozen=True)
+class Collective:
+    """One collective instruction of compiled HLO. Inside a loop it runs once per iteration."""
+
+    kind: str                       # one of COLLECTIVE_KINDS
+    name: str
+    shapes: tuple[str, ...]         # its result's arrays, e.g. ("f32[8,32]", "f32[]")
+    result_bytes: int
+    group_size: int | None          # devices taking part in each group, when the HLO says
+
+    @property
+    def operand_bytes(self) -> int:
+        """Bytes each device puts in: an all-gather's operand is 1/group of its result, a
+        reduce-scatter's operand is group × its result, every other kind's equals its result."""
+        group = self.group_size or 1
+        if self.kind == "all-gather":
+            return self.result_bytes // group
+        if self.kind == "reduce-scatter":
+            return self.result_bytes * group
+        return self.result_bytes
+
+
+def collectives(compiled: str) -> list[Collective]:
+    """The collective instructions of compiled HLO text, in program order (an async pair — start
+    and done — counts once, at its start)."""
+    found = []
+    for line in compiled.splitlines():
+        match = _COLLECTIVE.match(line)
+        if match is None or "-done(" in line:
+            continue
+        arrays = list(_ARRAY_TYPE.finditer(match["type"]))
+        if match["type"].startswith("(") and "-start(" in line:
+            arrays = arrays[len(arrays) // 2:]  # an async start's type is (operands, results)
+        shapes = tuple(f"{a['dtype']}[{a['dims']}]" for a in arrays)
+        found.append(Collective(match["kind"], match["name"], shapes,
+                                sum(_array_bytes(a["dtype"], a["dims"]) for a in arrays), _group_size(line)))
+    return found
+
+
+def _array_bytes(dtype: str, dims: str) -> int:
+    bits = _BITS.get(dtype) or int(re.sub(r"\D", "", dtype.split("e")[0]) or 8)
+    return math.prod(int(d) for d in dims.split(",") if d) * bits // 8
+
+
+def _group_size(line: str) -> int | None:
+    if match := _BRACED_GROUP.search(line):
+        return len([d for d in match["first"].split(",") if d])
+    if match := _IOTA_GROUPS.search(line):
+        return int(match["size"])
+    if match := _MESH_GROUPS.search(line):
+        sizes = dict(re.findall(r"'([^']+)'=(\d+)", match["axes"]))
+        return math.prod(int(sizes[axis]) for axis in re.findall(r"'([^']+)'", match["used"]))
+    return None

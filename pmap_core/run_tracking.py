@@ -51,9 +51,8 @@ def result_metrics(result: TrainResult) -> dict[str, float]:
     return metrics
 
 
-def point_metrics(point: SweepPoint, baseline: SweepPoint) -> dict[str, float]:
-    return scaling_metrics(point.scaling_ratio, point.efficiency, point.hardware_ceiling,
-                           baseline.result.steady_throughput)
+def point_metrics(point: SweepPoint) -> dict[str, float]:
+    return scaling_metrics(point.scaling_ratio, point.efficiency, point.hardware_ceiling, point.baseline_throughput)
 
 
 def run_name(config: TrainConfig) -> str:
@@ -95,7 +94,7 @@ class TrackingCallback(Callback):
         self._open: list[str] = []      # runs started and not yet ended, innermost last
         self._runs: list[str] = []      # every training run started, in order
         self._parent: str | None = None
-        self._baseline: SweepPoint | None = None  # a sweep's D = 1 point
+        self._sweep_impls: tuple[str, ...] = ()  # the implementations a sweep compares
         self._logged = 0                # losses of the current run already written
         self.error: str | None = None   # set when the tracker failed: nothing more is written
 
@@ -123,7 +122,9 @@ class TrackingCallback(Callback):
     def sweep_started(self, config: TrainConfig, runs: Sequence[TrainConfig]) -> None:
         if self.error:
             return
-        params = {**run_params(config), "device_counts": ",".join(str(run.devices) for run in runs)}
+        self._sweep_impls = tuple(dict.fromkeys(run.impl for run in runs))
+        params = {**run_params(config), "impl": ",".join(self._sweep_impls),
+                  "device_counts": ",".join(str(d) for d in dict.fromkeys(run.devices for run in runs))}
         with self._writing():
             self._parent = self._start(f"sweep-{config.model}-{config.scaling}", params,
                                        {**self.tags, "sweep": "true"})
@@ -153,13 +154,15 @@ class TrackingCallback(Callback):
     def point_done(self, point: SweepPoint, index: int, total: int) -> None:
         if self.error:
             return
-        self._baseline = self._baseline or point
         with self._writing():
-            self.tracker.log_metrics(self._open[-1], point_metrics(point, self._baseline))
+            self.tracker.log_metrics(self._open[-1], point_metrics(point))
             self._end(FINISHED)
+            # The parent's curves against D (step = D); one set per implementation when it compares them.
+            prefix = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
             self.tracker.log_metrics(self._open[-1], {
-                "throughput": point.result.throughput, "steady_throughput": point.result.steady_throughput,
-                "scaling_ratio": point.scaling_ratio, "efficiency": point.efficiency}, step=point.devices)
+                f"{prefix}{name}": value for name, value in (
+                    ("throughput", point.result.throughput), ("steady_throughput", point.result.steady_throughput),
+                    ("scaling_ratio", point.scaling_ratio), ("efficiency", point.efficiency))}, step=point.devices)
 
     def sweep_ended(self, sweep: SweepResult) -> None:
         if self.error:

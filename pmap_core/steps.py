@@ -20,9 +20,15 @@ def sgd_update(params: Any, grads: Any, learning_rate: Any) -> Any:
     return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
 
 
+def mean_gradient(loss_fn: Callable[..., jax.Array], params: Any, x: jax.Array, y: jax.Array,
+                  axis_name: str = DATA_AXIS) -> tuple[jax.Array, Any]:
+    """(this device's loss on its shard, ḡ): the gradient averaged over the devices of `axis_name`."""
+    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+    return loss, lax.pmean(grads, axis_name)  # ḡ: every device now holds the same mean gradient
+
+
 def data_parallel_sgd_step(loss_fn: Callable[..., jax.Array], params: Any, x: jax.Array, y: jax.Array,
                            learning_rate: Any, axis_name: str = DATA_AXIS) -> tuple[Any, jax.Array]:
     """One step on one device inside pmap: (new params, this device's loss on its shard)."""
-    loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    grads = lax.pmean(grads, axis_name)  # ḡ: every device now holds the same mean gradient
+    loss, grads = mean_gradient(loss_fn, params, x, y, axis_name)
     return sgd_update(params, grads, learning_rate), loss

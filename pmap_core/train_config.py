@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import jax
 
 from pmap_core import models
+from pmap_core.implementations import IMPLEMENTATIONS
 from pmap_core.runtime import device_ladder
 from pmap_core.validation import (
     MAX_BATCH,
@@ -47,6 +48,7 @@ class TrainConfig:
     seed: int = 0
     chunk: int = 50              # steps run inside one compiled call
     scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
+    impl: str = "pmap"           # one of implementations.IMPLEMENTATIONS: how the step is written
 
     @property
     def per_device_batch(self) -> int:
@@ -59,11 +61,14 @@ class TrainConfig:
 
 def validate(config: TrainConfig) -> TrainConfig:
     """The config with numbers normalised, or a LabInputError (codes: unknown_model,
-    unknown_scaling, batch_not_divisible, too_much_work, out_of_range, not_whole_number,
+    unknown_scaling, unknown_impl, batch_not_divisible, too_much_work, out_of_range, not_whole_number,
     not_a_number, too_many_devices, too_large, distributed_devices)."""
     if config.model not in models.MODELS:
         raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
                             options=", ".join(models.MODELS), value=config.model)
+    if config.impl not in IMPLEMENTATIONS:
+        raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
+                            options=", ".join(IMPLEMENTATIONS), value=config.impl)
     if config.scaling not in SCALING_MODES:
         raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
                             options=", ".join(SCALING_MODES), value=config.scaling)
@@ -107,23 +112,26 @@ def baseline_config(config: TrainConfig) -> TrainConfig:
     return dataclasses.replace(config, devices=1, global_batch=batch)
 
 
-def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None) -> list[TrainConfig]:
-    """One config per D (D = 1 always first; default counts: `device_ladder(config.devices)`).
-    Strong: the same global batch, keeping only the D it divides; weak: the config's per-device
-    batch on every D."""
+def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None,
+                  impls: Sequence[str] | None = None) -> list[TrainConfig]:
+    """One config per implementation and D (default: the config's own implementation; counts:
+    `device_ladder(config.devices)`, D = 1 always first). Strong: the same global batch, keeping
+    only the D it divides; weak: the config's per-device batch on every D."""
     counts = sorted({1, *(device_counts or device_ladder(config.devices))})
     configs = []
-    for d in counts:
-        batch = config.global_batch if config.scaling == "strong" else config.per_device_batch * d
-        if config.scaling == "strong" and batch % d:
-            continue
-        configs.append(dataclasses.replace(config, devices=d, global_batch=batch))
+    for impl in impls or (config.impl,):
+        for d in counts:
+            batch = config.global_batch if config.scaling == "strong" else config.per_device_batch * d
+            if config.scaling == "strong" and batch % d:
+                continue
+            configs.append(dataclasses.replace(config, devices=d, global_batch=batch, impl=impl))
     return configs
 
 
-def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None) -> None:
+def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
+                impls: Sequence[str] | None = None) -> None:
     """Check, once each, the runs of a validated config's sweep other than the config itself
     (a weak sweep's larger D grows the batch)."""
-    for run in sweep_configs(config, device_counts):
+    for run in sweep_configs(config, device_counts, impls):
         if run != config:
             validate(run)

@@ -1,9 +1,10 @@
-"""The compiled training program: `chunk` data-parallel steps inside one pmap call.
+"""The compiled training program: `chunk` data-parallel steps inside one call, in any of the three
+implementations (`implementations.IMPLEMENTATIONS`).
 
 One call runs `steps` steps inside `lax.scan` and returns the loss of each step, so the Python
 dispatch cost is paid once per chunk instead of once per step. Compilation happens ahead of time
-(`lower().compile()`), is timed on its own and is cached per (model, D, shapes, chunk length):
-a rerun with the same shapes never recompiles.
+(`lower().compile()`), is timed on its own and is cached per (implementation, model, D, shapes,
+chunk length): a rerun with the same shapes never recompiles.
 """
 
 from __future__ import annotations
@@ -12,43 +13,35 @@ import dataclasses
 import functools
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import jax
 import numpy as np
-from jax import lax
 
-from pmap_core import models
-from pmap_core.runtime import DATA_AXIS
-from pmap_core.steps import data_parallel_sgd_step
+from pmap_core import implementations, models
 
 
 @dataclasses.dataclass(frozen=True)
 class ChunkProgram:
-    """A compiled pmap that runs `steps` training steps; `compile_s` is what compiling cost."""
+    """A compiled program that runs `steps` training steps; `compile_s` is what compiling cost.
 
-    run: Any            # run(params, x, y, learning_rate) -> (params, losses of shape (D, steps))
-    devices: tuple[Any, ...]
+    run(params, x, y, learning_rate) -> (params, losses). With `impl == "pmap"` every input and
+    output carries a leading device axis; otherwise they have their global shapes.
+    """
+
+    impl: str
+    run: Any
+    devices: tuple[Any, ...]  # in the order the batch's blocks go to them
     steps: int
     compile_s: float
 
+    @property
+    def device_axis(self) -> bool:
+        return self.impl == "pmap"
+
     def input_shardings(self) -> tuple[Any, ...]:
         return self.run.input_shardings[0]
-
-
-def chunk_step_fn(model: str, steps: int) -> Callable[..., Any]:
-    """What one device runs: `steps` data-parallel updates inside `lax.scan`."""
-    loss_fn = functools.partial(models.loss, model)
-
-    def run(params, x, y, learning_rate):
-        def step(params, _):
-            params, loss = data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)
-            return params, lax.pmean(loss, DATA_AXIS)  # the loss over the global batch
-
-        return lax.scan(step, params, None, length=steps)
-
-    return run
 
 
 _compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
@@ -61,25 +54,40 @@ def compiles_in_this_thread() -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def compiled_chunk(model: str, devices: int, per_device_batch: int, features: int, hidden: int,
+def compiled_chunk(impl: str, model: str, devices: int, per_device_batch: int, features: int, hidden: int,
                    steps: int) -> ChunkProgram:
-    """Compile (once per key) the pmap over the first `devices` devices."""
-    devs = tuple(jax.devices()[:devices])
-    local = len(_local_indices(devs))
+    """Compile (once per key) the chunk program of `impl` over the first `devices` devices."""
+    params = models.init_params(model, features, hidden, 0)
+    if impl == "pmap":
+        devs = tuple(jax.devices()[:devices])
+        local = len(_local_indices(devs))
 
-    def spec(shape: tuple[int, ...]) -> np.ndarray:
-        # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to
-        # global arrays even when lowering, which needs real arrays.
-        return np.zeros((local, *shape), np.float32)
+        def spec(shape: tuple[int, ...]) -> np.ndarray:
+            # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to
+            # global arrays even when lowering, which needs real arrays.
+            return np.zeros((local, *shape), np.float32)
 
-    params = jax.tree.map(lambda p: spec(p.shape), models.init_params(model, features, hidden, 0))
-    pmapped = jax.pmap(chunk_step_fn(model, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devs)
+        program = implementations.pmap_chunk(model, steps, devs)
+        args = (jax.tree.map(lambda p: spec(p.shape), params), spec((per_device_batch, features)),
+                spec((per_device_batch,)), np.float32(0))
+    else:
+        mesh = implementations.data_mesh(devices)
+        devs = tuple(mesh.devices.flat)
+        sharded, replicated = implementations.batch_sharding(mesh), implementations.replicated(mesh)
+
+        def spec(shape: tuple[int, ...], sharding: Any) -> jax.ShapeDtypeStruct:
+            return jax.ShapeDtypeStruct(shape, np.float32, sharding=sharding)
+
+        batch = devices * per_device_batch
+        chunk = implementations.shard_map_chunk if impl == "shard_map" else implementations.jit_chunk
+        program = chunk(model, steps, mesh)
+        args = (jax.tree.map(lambda p: spec(p.shape, replicated), params), spec((batch, features), sharded),
+                spec((batch,), sharded), spec((), replicated))
     start = time.perf_counter()
-    compiled = pmapped.lower(params, spec((per_device_batch, features)), spec((per_device_batch,)),
-                             np.float32(0)).compile()
+    compiled = program.lower(*args).compile()
     done = time.perf_counter()
     _compiled_here.count = compiles_in_this_thread() + 1
-    return ChunkProgram(compiled, devs, steps, done - start)
+    return ChunkProgram(impl, compiled, devs, steps, done - start)
 
 
 def _local_indices(devs: Sequence[Any]) -> list[int]:
@@ -87,29 +95,41 @@ def _local_indices(devs: Sequence[Any]) -> list[int]:
     return [i for i, d in enumerate(devs) if d.process_index == jax.process_index()]
 
 
-def place_inputs(program: ChunkProgram, params: dict[str, np.ndarray], data: models.Dataset) -> tuple:
-    """Replicate params and shard the batch (D, B/D, …) onto the program's devices.
+def place_inputs(program: ChunkProgram, params: dict[str, np.ndarray], data: models.Dataset,
+                 learning_rate: float) -> tuple:
+    """Replicate params and split the batch into D blocks on the program's devices, as its
+    implementation wants them: (D, B/D, …) for pmap, (B, …) split along rows otherwise.
 
-    In a multi-process run each process passes only its own devices' shards.
+    In a multi-process run each process passes only its own devices' blocks.
     """
     devs, local = program.devices, _local_indices(program.devices)
     d = len(devs)
-    p_shard, x_shard, y_shard, _ = program.input_shardings()
+    p_shard, x_shard, y_shard, lr_shard = program.input_shardings()
     x = data.x.reshape(d, -1, data.x.shape[1])[local]
     y = data.y.reshape(d, -1)[local]
+    if program.device_axis:
+        def replicate(p: np.ndarray, sharding: Any) -> jax.Array:
+            copies = np.ascontiguousarray(np.broadcast_to(p, (len(local), *p.shape)))
+            return jax.make_array_from_process_local_data(sharding, copies, (d, *p.shape))
+
+        return (jax.tree.map(replicate, params, p_shard),
+                jax.make_array_from_process_local_data(x_shard, x, (d, *x.shape[1:])),
+                jax.make_array_from_process_local_data(y_shard, y, (d, *y.shape[1:])),
+                np.float32(learning_rate))
 
     def replicate(p: np.ndarray, sharding: Any) -> jax.Array:
-        copies = np.ascontiguousarray(np.broadcast_to(p, (len(local), *p.shape)))
-        return jax.make_array_from_process_local_data(sharding, copies, (d, *p.shape))
+        return jax.make_array_from_process_local_data(sharding, p, p.shape)
 
     return (jax.tree.map(replicate, params, p_shard),
-            jax.make_array_from_process_local_data(x_shard, x, (d, *x.shape[1:])),
-            jax.make_array_from_process_local_data(y_shard, y, (d, *y.shape[1:])))
+            jax.make_array_from_process_local_data(x_shard, x.reshape(-1, x.shape[-1]), data.x.shape),
+            jax.make_array_from_process_local_data(y_shard, y.reshape(-1), data.y.shape),
+            replicate(np.float32(learning_rate), lr_shard))
 
 
-def local_copies(array: jax.Array) -> list[np.ndarray]:
-    """This process's per-device copies of a pmap output, each without the device axis."""
-    return [np.asarray(shard.data)[0] for shard in array.addressable_shards]
+def local_copies(program: ChunkProgram, array: jax.Array) -> list[np.ndarray]:
+    """This process's per-device copies of a replicated output, each without a device axis."""
+    copies = [np.asarray(shard.data) for shard in array.addressable_shards]
+    return [c[0] for c in copies] if program.device_axis else copies
 
 
 def chunk_lengths(steps: int, chunk: int) -> list[int]:

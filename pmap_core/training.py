@@ -1,4 +1,5 @@
-"""Data-parallel training with `jax.pmap`, one entry point per job: `train` one model, `sweep` D.
+"""Data-parallel training (pmap, shard_map or jit: `config.impl`), one entry point per job:
+`train` one model, `sweep` D.
 
 Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
 to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
@@ -81,9 +82,10 @@ class TrainResult:
 @dataclasses.dataclass(frozen=True)
 class SweepPoint:
     result: TrainResult
-    scaling_ratio: float        # steady throughput against the sweep's D = 1 run
+    scaling_ratio: float        # steady throughput against the sweep's D = 1 run of the same implementation
     efficiency: float
     hardware_ceiling: float
+    baseline_throughput: float  # that D = 1 run's steady throughput
 
     @property
     def devices(self) -> int:
@@ -170,11 +172,10 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     initial = models.init_params(config.model, features, config.hidden, config.seed)
     lengths = chunk_lengths(config.steps, config.chunk)
     compiled_before = compiles_in_this_thread()
-    programs = {n: compiled_chunk(config.model, config.devices, config.per_device_batch, features,
+    programs = {n: compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch, features,
                                   config.hidden, n) for n in sorted(set(lengths))}
     first = programs[lengths[0]]
-    params, x, y = place_inputs(first, initial, data)
-    learning_rate = np.float32(config.learning_rate)
+    params, x, y, learning_rate = place_inputs(first, initial, data, config.learning_rate)
 
     losses: list[float] = []
     call_times: list[float] = []
@@ -182,7 +183,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         start = time.perf_counter()
         params, chunk_losses = jax.block_until_ready(programs[n].run(params, x, y, learning_rate))
         call_times.append(time.perf_counter() - start)
-        losses.extend(float(v) for v in local_copies(chunk_losses)[0])
+        losses.extend(float(v) for v in local_copies(first, chunk_losses)[0])
         for callback in callbacks:
             callback.chunk_done(len(losses), list(losses))
 
@@ -193,7 +194,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     steady_s = statistics.median(warm)
     scaling = _scaling(config, first, steady_s, data, initial) if measure_scaling else None
 
-    copies = {name: local_copies(leaf) for name, leaf in params.items()}
+    copies = {name: local_copies(first, leaf) for name, leaf in params.items()}
     diff = max(float(np.max(np.abs(c - cs[0]))) for cs in copies.values() for c in cs)
     timed = sum(call_times)
     return TrainResult(
@@ -228,10 +229,10 @@ def _scaling(config: TrainConfig, program: ChunkProgram, steady_s: float, data: 
     if base == config:
         base_s = steady_s
     else:
-        base_program = compiled_chunk(base.model, 1, base.global_batch, base.input_features, base.hidden,
-                                      program.steps)
+        base_program = compiled_chunk(base.impl, base.model, 1, base.global_batch, base.input_features,
+                                      base.hidden, program.steps)
         base_data = models.Dataset(data.x[:base.global_batch], data.y[:base.global_batch])
-        inputs = (*place_inputs(base_program, initial, base_data), np.float32(config.learning_rate))
+        inputs = place_inputs(base_program, initial, base_data, config.learning_rate)
         base_s = _median_warm(base_program, inputs)
     steady = program.steps * config.global_batch / steady_s
     baseline = program.steps * base.global_batch / base_s
@@ -251,19 +252,20 @@ def _median_warm(program: ChunkProgram, inputs: tuple) -> float:
 
 
 def sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
-          callbacks: Sequence[Callback] = ()) -> SweepResult:
-    """Train once per device count (`train_config.sweep_configs`); S(D) is the steady throughput
-    against the sweep's own D = 1 run."""
-    runs = sweep_configs(config, device_counts)
+          callbacks: Sequence[Callback] = (), impls: Sequence[str] | None = None) -> SweepResult:
+    """Train once per implementation and device count (`train_config.sweep_configs`); S(D) is the
+    steady throughput against the sweep's own D = 1 run of the same implementation."""
+    runs = sweep_configs(config, device_counts, impls)
     with _told_when_stopped(callbacks):
         for callback in callbacks:
             callback.sweep_started(config, runs)
         points: list[SweepPoint] = []
         for index, run in enumerate(runs):
             result = train(run, callbacks, measure_scaling=False)
-            base = points[0].result if points else result
+            base = next((p.result for p in points if p.result.config.impl == run.impl), result)
             ratio = result.steady_throughput / base.steady_throughput
-            points.append(SweepPoint(result, ratio, ratio / run.devices, hardware_ceiling(run.devices)))
+            points.append(SweepPoint(result, ratio, ratio / run.devices, hardware_ceiling(run.devices),
+                                     base.steady_throughput))
             for callback in callbacks:
                 callback.point_done(points[-1], index, len(runs))
         outcome = SweepResult(config, config.scaling, tuple(points))

@@ -1,0 +1,91 @@
+"""One training chunk — `steps` data-parallel SGD steps inside `lax.scan` — written three ways.
+
+- `pmap`: the legacy API. Inputs carry a leading device axis (D, B/D, …); each device's body sees
+  its block without that axis and averages gradients with `lax.pmean` over `axis_name`.
+- `shard_map`: `jax.shard_map` over a 1-D mesh. The batch (B, …) is split with `P('data')`, so the
+  body sees (B/D, …) — the same rank as the global array; params are `P()`, one value everywhere.
+  With `check_vma=True` (the default) autodiff already *sums* the gradient of a `P()` input over
+  the devices; casting the params to "varying" first gives per-device gradients, and `pmean` then
+  gives the true mean (the shard_map trap on the mistakes page).
+- `jit`: no per-device body at all. The loss is written over the global batch; the inputs' shardings
+  (`NamedSharding(mesh, P('data'))` for the batch, `P()` for params) tell the compiler to split the
+  work, and it inserts the all-reduce itself.
+
+All three run the same arithmetic: the same parameters after the same steps.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+from jax import lax
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from pmap_core import models
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.steps import data_parallel_sgd_step, mean_gradient, sgd_update
+
+IMPLEMENTATIONS = ("pmap", "shard_map", "jit")
+
+
+def data_mesh(devices: int) -> Mesh:
+    """A 1-D mesh of the first `devices` devices, its one axis named DATA_AXIS."""
+    return jax.make_mesh((devices,), (DATA_AXIS,), devices=jax.devices()[:devices])
+
+
+def _scanned(step: Callable[..., tuple[Any, jax.Array]], steps: int) -> Callable[..., tuple[Any, jax.Array]]:
+    """`steps` calls of step(params, x, y, learning_rate) -> (params, loss), as one `lax.scan`."""
+    def run(params, x, y, learning_rate):
+        return lax.scan(lambda p, _: step(p, x, y, learning_rate), params, None, length=steps)
+
+    return run
+
+
+def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...]) -> Callable[..., Any]:
+    """params and batch with a leading device axis; returns (params, losses), each (D, …)."""
+    loss_fn = functools.partial(models.loss, model)
+
+    def step(params, x, y, learning_rate):
+        params, loss = data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)
+        return params, lax.pmean(loss, DATA_AXIS)  # the loss over the global batch
+
+    return jax.pmap(_scanned(step, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
+
+
+def shard_map_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
+    """params `P()`, batch `P('data')` with global shapes; returns (params, losses), both `P()`."""
+    loss_fn = functools.partial(models.loss, model)
+
+    def step(params, x, y, learning_rate):
+        varying = lax.pcast(params, DATA_AXIS, to="varying")  # per-device gradients, not their sum
+        loss, grads = mean_gradient(loss_fn, varying, x, y)
+        return sgd_update(params, grads, learning_rate), lax.pmean(loss, DATA_AXIS)
+
+    body = jax.shard_map(_scanned(step, steps), mesh=mesh, in_specs=(P(), P(DATA_AXIS), P(DATA_AXIS), P()),
+                         out_specs=(P(), P()))
+    return jax.jit(body)
+
+
+def jit_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
+    """The global-batch step; the shardings of the inputs decide what runs where."""
+    loss_fn = functools.partial(models.loss, model)
+
+    def step(params, x, y, learning_rate):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # the compiler adds the all-reduce
+        return sgd_update(params, grads, learning_rate), loss
+
+    return jax.jit(_scanned(step, steps))
+
+
+def batch_sharding(mesh: Mesh) -> NamedSharding:
+    """Rows split over the mesh's data axis: device i holds the i-th block of B/D rows."""
+    return NamedSharding(mesh, P(DATA_AXIS))
+
+
+def replicated(mesh: Mesh) -> NamedSharding:
+    """The whole value on every device of the mesh."""
+    return NamedSharding(mesh, P())
