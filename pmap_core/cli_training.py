@@ -10,6 +10,7 @@ Progress goes to stderr; the result to stdout (`--json`: one JSON object). With
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -60,9 +61,18 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
     add("--seed", type=int, default=d.seed)
     add("--chunk", type=int, default=d.chunk, help=f"steps run inside one compiled call (1–{train_config.MAX_CHUNK})")
-    add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=d.impl,
-        help="how the step is written: pmap, shard_map or jit with shardings"
+    add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=None,
+        help=f"how the step is written: pmap, shard_map or jit with shardings (default: {d.impl}; jit when "
+             "--optimizer/--strategy/--accum-steps/--grad-dtype leave the replicated SGD step)"
              + ("; all: every implementation at every D" if sweep else ""))
+    add("--optimizer", choices=train_config.OPTIMIZERS, default=d.optimizer, help="sgd, or adam (optax)")
+    add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
+        help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
+    add("--accum-steps", type=int, default=d.accum_steps,
+        help=f"K micro-batches per step, one gradient collective per K (1–{train_config.MAX_ACCUM_STEPS}); "
+             "the global batch must split into D × K equal micro-batches")
+    add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
+        help="dtype the gradient collective sends (bfloat16 halves its bytes)")
     add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
         help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
@@ -83,9 +93,11 @@ def _join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainCon
         model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
         global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
-        impl=IMPLEMENTATIONS[0] if args.impl == "all" else args.impl,
+        optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
     )
-    return config, info
+    default_impl = "jit" if config.sharded_state else config.impl
+    impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
+    return dataclasses.replace(config, impl=impl), info
 
 
 def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> RunTracker:
@@ -123,6 +135,8 @@ def _run_summary(result: training.TrainResult, scaling: dict[str, float]) -> dic
     summary: dict[str, Any] = {
         "impl": config.impl, "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
         "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
+        "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
+        "grad_dtype": config.grad_dtype,
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
     }

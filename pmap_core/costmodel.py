@@ -190,3 +190,70 @@ def scaling(params: float, bytes_per_value: float, flops_per_sample: float, glob
     dominated = next((r.devices for r in rows if r.comm_s > r.compute_s), None)
     best = max(rows, key=lambda r: r.samples_per_s).devices
     return Scaling(size, tuple(rows), dominated, best)
+
+
+# Sharded data parallelism. Sources: ZeRO — Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward
+# Training Trillion Parameter Models", §3 (model states: K = 12 bytes of Adam state per parameter in mixed
+# precision, 2Ψ + 2Ψ + KΨ = 16Ψ), §5 (P_os, P_os+g, P_os+g+p divide them by D) and §7.2 (communication:
+# DP's all-reduce = reduce-scatter + all-gather = 2Ψ; P_os+g+p = 3Ψ: all-gather forward, all-gather
+# backward, reduce-scatter); FSDP — Zhao et al. 2023 (ZeRO-3's schedule in PyTorch); the Ultra-Scale
+# Playbook (Hugging Face, 2025), "ZeRO" (the same formulas, the memory widget).
+# Which of (params, grads, optimizer state) each strategy holds as a 1/D shard.
+ZERO_SHARDED = {"dp": (False, False, False), "zero1": (False, False, True),
+                "zero2": (False, True, True), "zero3": (True, True, True)}
+OPTIMIZER_STATE_BYTES = {"sgd": 0, "adam": 8}  # fp32 state per parameter: none; Adam's two moments
+GRAD_DTYPE_BYTES = {"float32": 4, "bfloat16": 2}  # what the gradient collective sends per value
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroMemory:
+    """Model bytes per device of one strategy (ZeRO §5)."""
+
+    params: float
+    grads: float
+    optimizer: float
+
+    @property
+    def total(self) -> float:
+        return self.params + self.grads + self.optimizer
+
+
+def _strategy(strategy: str) -> tuple[bool, bool, bool]:
+    if strategy not in ZERO_SHARDED:
+        raise LabInputError("unknown_strategy", "strategy must be one of {options}, got {value!r}",
+                            options=", ".join(ZERO_SHARDED), value=strategy)
+    return ZERO_SHARDED[strategy]
+
+
+def zero_memory_per_device(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                           grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> ZeroMemory:
+    """Ψ·p, Ψ·g and Ψ·k bytes, each divided by D where the strategy shards it. The lab trains in fp32
+    (p = g = 4; Adam k = 8: 16Ψ replicated); mixed-precision Adam in the paper is p = g = 2, k = 12 (16Ψ too)."""
+    params = _positive("params", params)
+    devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
+    shard = [devices if sharded else 1 for sharded in _strategy(strategy)]
+    return ZeroMemory(params * param_bytes / shard[0], params * grad_bytes / shard[1],
+                      params * optimizer_bytes / shard[2])
+
+
+def zero_comm_bytes_per_step(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                             grad_bytes: float = 4.0) -> float:
+    """Bytes each device sends per step on a ring (all-reduce 2(D−1)/D·S; all-gather and
+    reduce-scatter (D−1)/D·S of the whole array S):
+    dp 2Ψg; zero1 2Ψg + Ψp (the whole gradient all-reduced as in dp, the updated params all-gathered —
+    the paper's P_os reaches 2Ψ by reduce-scattering, which is zero2 here); zero2 Ψg + Ψp (§7.2.1: 2Ψ);
+    zero3 Ψg + 2Ψp (§7.2.2: 3Ψ, the params gathered for the forward and again for the backward).
+    g is the communication dtype's bytes (2 for bfloat16). All times (D−1)/D; zero for one device."""
+    params = _positive("params", params)
+    devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
+    _strategy(strategy)
+    units = {"dp": 2 * grad_bytes, "zero1": 2 * grad_bytes + param_bytes, "zero2": grad_bytes + param_bytes,
+             "zero3": grad_bytes + 2 * param_bytes}[strategy]
+    return params * units * (devices - 1) / devices
+
+
+def largest_model_params(budget_bytes: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                         grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> float:
+    """The most parameters Ψ whose model states fit `budget_bytes` per device (activations excluded)."""
+    per_param = zero_memory_per_device(1.0, devices, strategy, param_bytes, grad_bytes, optimizer_bytes).total
+    return _positive("budget_bytes", budget_bytes) / per_param

@@ -44,7 +44,7 @@ def result_metrics(result: TrainResult) -> dict[str, float]:
     metrics = {"throughput": result.throughput, "steady_throughput": result.steady_throughput,
                "step_time_s": result.step_time_s, "steady_step_time_s": result.steady_step_time_s,
                "compile_time_s": result.compile_time_s, "wall_time_s": result.wall_time_s,
-               "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff}
+               "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff, **result.memory}
     if result.scaling is not None:
         s = result.scaling
         metrics.update(scaling_metrics(s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput))

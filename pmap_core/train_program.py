@@ -18,8 +18,12 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
 
-from pmap_core import implementations, models
+from pmap_core import implementations, models, zero
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.train_config import TrainConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,6 +39,10 @@ class ChunkProgram:
     devices: tuple[Any, ...]  # in the order the batch's blocks go to them
     steps: int
     compile_s: float
+    # Set for the sharded-state program (`zero.strategy_chunk`): then run(state, x, y, learning_rate)
+    # -> (state, losses) with state = {"params": …, "opt": …} in the strategy's shardings.
+    state: StateLayout | None = None
+    lowered_hlo: str = ""     # the program as JAX emitted it, before the backend's own passes
 
     @property
     def device_axis(self) -> bool:
@@ -42,6 +50,13 @@ class ChunkProgram:
 
     def input_shardings(self) -> tuple[Any, ...]:
         return self.run.input_shardings[0]
+
+
+@dataclasses.dataclass(frozen=True)
+class StateLayout:
+    setup: zero.Setup
+    mesh: Any
+    specs: zero.StateSpecs
 
 
 _compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
@@ -53,12 +68,41 @@ def compiles_in_this_thread() -> int:
     return getattr(_compiled_here, "count", 0)
 
 
+def config_program(config: TrainConfig, steps: int, devices: int | None = None,
+                   global_batch: int | None = None) -> ChunkProgram:
+    """The compiled chunk of `steps` steps for `config` (on `devices` and `global_batch` when given)."""
+    d = devices or config.devices
+    return compiled_chunk(config.impl, config.model, d, (global_batch or config.global_batch) // d,
+                          config.input_features, config.hidden, steps, config.optimizer, config.strategy,
+                          config.accum_steps, config.grad_dtype)
+
+
 @functools.lru_cache(maxsize=64)
 def compiled_chunk(impl: str, model: str, devices: int, per_device_batch: int, features: int, hidden: int,
-                   steps: int) -> ChunkProgram:
-    """Compile (once per key) the chunk program of `impl` over the first `devices` devices."""
+                   steps: int, optimizer: str = "sgd", strategy: str = "dp", accum_steps: int = 1,
+                   grad_dtype: str = "float32") -> ChunkProgram:
+    """Compile (once per key) the chunk program of `impl` over the first `devices` devices; any
+    setting of `zero.Setup` other than its defaults compiles `zero.strategy_chunk` (impl jit)."""
     params = models.init_params(model, features, hidden, 0)
-    if impl == "pmap":
+    setup = zero.Setup(model, optimizer, strategy, accum_steps, grad_dtype)
+    state = None
+    if setup != zero.Setup(model):
+        mesh = zero.auto_mesh(devices)
+        devs = tuple(mesh.devices.flat)
+        state = StateLayout(setup, mesh, zero.state_specs(setup, params, devices))
+        shardings = zero.state_shardings(mesh, state.specs)
+        sharded = NamedSharding(mesh, P(DATA_AXIS))
+        replicated = NamedSharding(mesh, P())
+        host = {"params": params, "opt": zero.init_opt_state(optimizer, params)}
+        batch = devices * per_device_batch
+        program = jax.jit(zero.strategy_chunk(setup, steps, mesh, state.specs),
+                          out_shardings=(shardings, replicated))
+        args = (jax.tree.map(lambda p, s: jax.ShapeDtypeStruct(np.shape(p), np.asarray(p).dtype, sharding=s),
+                             host, shardings),
+                jax.ShapeDtypeStruct((batch, features), np.float32, sharding=sharded),
+                jax.ShapeDtypeStruct((batch,), np.float32, sharding=sharded),
+                jax.ShapeDtypeStruct((), np.float32, sharding=replicated))
+    elif impl == "pmap":
         devs = tuple(jax.devices()[:devices])
         local = len(_local_indices(devs))
 
@@ -84,10 +128,12 @@ def compiled_chunk(impl: str, model: str, devices: int, per_device_batch: int, f
         args = (jax.tree.map(lambda p: spec(p.shape, replicated), params), spec((batch, features), sharded),
                 spec((batch,), sharded), spec((), replicated))
     start = time.perf_counter()
-    compiled = program.lower(*args).compile()
+    lowered = program.lower(*args)
+    compiled = lowered.compile()
     done = time.perf_counter()
     _compiled_here.count = compiles_in_this_thread() + 1
-    return ChunkProgram(impl, compiled, devs, steps, done - start)
+    return ChunkProgram(impl, compiled, devs, steps, done - start, state,
+                        lowered.as_text(dialect="hlo") if state else "")
 
 
 def _local_indices(devs: Sequence[Any]) -> list[int]:
@@ -107,7 +153,10 @@ def place_inputs(program: ChunkProgram, params: dict[str, np.ndarray], data: mod
     p_shard, x_shard, y_shard, lr_shard = program.input_shardings()
     x = data.x.reshape(d, -1, data.x.shape[1])[local]
     y = data.y.reshape(d, -1)[local]
-    if program.device_axis:
+    if program.state is not None:
+        layout = program.state
+        params_in = zero.place_state(params, layout.setup, layout.mesh, layout.specs)
+    elif program.device_axis:
         def replicate(p: np.ndarray, sharding: Any) -> jax.Array:
             copies = np.ascontiguousarray(np.broadcast_to(p, (len(local), *p.shape)))
             return jax.make_array_from_process_local_data(sharding, copies, (d, *p.shape))
@@ -120,7 +169,9 @@ def place_inputs(program: ChunkProgram, params: dict[str, np.ndarray], data: mod
     def replicate(p: np.ndarray, sharding: Any) -> jax.Array:
         return jax.make_array_from_process_local_data(sharding, p, p.shape)
 
-    return (jax.tree.map(replicate, params, p_shard),
+    if program.state is None:
+        params_in = jax.tree.map(replicate, params, p_shard)
+    return (params_in,
             jax.make_array_from_process_local_data(x_shard, x.reshape(-1, x.shape[-1]), data.x.shape),
             jax.make_array_from_process_local_data(y_shard, y.reshape(-1), data.y.shape),
             replicate(np.float32(learning_rate), lr_shard))
@@ -130,6 +181,23 @@ def local_copies(program: ChunkProgram, array: jax.Array) -> list[np.ndarray]:
     """This process's per-device copies of a replicated output, each without a device axis."""
     copies = [np.asarray(shard.data) for shard in array.addressable_shards]
     return [c[0] for c in copies] if program.device_axis else copies
+
+
+def final_params(program: ChunkProgram, carried: Any) -> tuple[dict[str, np.ndarray], float]:
+    """(the parameters on the host, the largest difference between two devices' copies of one
+    part of them). A sharded-state program's params may be split: each part's copies are compared."""
+    if program.state is None:
+        copies = {name: local_copies(program, leaf) for name, leaf in carried.items()}
+        diff = max(float(np.max(np.abs(c - cs[0]))) for cs in copies.values() for c in cs)
+        return {name: cs[0] for name, cs in copies.items()}, diff
+    params, diff = carried["params"], 0.0
+    for leaf in params.values():
+        parts: dict[str, np.ndarray] = {}
+        for shard in leaf.addressable_shards:
+            first = parts.setdefault(str(shard.index), np.asarray(shard.data))
+            diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
+    whole = jax.jit(lambda p: p, out_shardings=NamedSharding(program.state.mesh, P()))(params)
+    return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
 
 
 def chunk_lengths(steps: int, chunk: int) -> list[int]:

@@ -31,11 +31,13 @@ from pmap_core.train_config import TrainConfig, baseline_config, sweep_configs
 from pmap_core.train_program import (
     ChunkProgram,
     chunk_lengths,
-    compiled_chunk,
     compiles_in_this_thread,
+    config_program,
+    final_params,
     local_copies,
     place_inputs,
 )
+from pmap_core.zero_measure import Footprint, measure
 
 STEADY_REPEATS = 3  # timed calls behind each steady-state median
 
@@ -73,6 +75,16 @@ class TrainResult:
     recompiled: bool                   # False when every program came from the cache
     wall_time_s: float                 # the whole call: data, compile, steps, scaling, callbacks
     scaling: ScalingResult | None = None  # when asked for, in a one-process run
+    footprint: Footprint | None = None    # bytes held per device and sent per step, beside the model
+
+    @property
+    def memory(self) -> dict[str, float]:
+        """The CLI's and MLflow's four figures of `footprint`."""
+        f = self.footprint
+        if f is None:
+            return {}
+        return {"param_bytes_per_device": f.param_bytes_per_device, "grad_bytes_per_device": f.grad_bytes_per_device,
+                "opt_bytes_per_device": f.opt_bytes_per_device, "comm_bytes_per_step": f.comm_bytes_per_step}
 
     @property
     def final_loss(self) -> float:
@@ -172,8 +184,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     initial = models.init_params(config.model, features, config.hidden, config.seed)
     lengths = chunk_lengths(config.steps, config.chunk)
     compiled_before = compiles_in_this_thread()
-    programs = {n: compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch, features,
-                                  config.hidden, n) for n in sorted(set(lengths))}
+    programs = {n: config_program(config, n) for n in sorted(set(lengths))}
     first = programs[lengths[0]]
     params, x, y, learning_rate = place_inputs(first, initial, data, config.learning_rate)
 
@@ -194,13 +205,13 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     steady_s = statistics.median(warm)
     scaling = _scaling(config, first, steady_s, data, initial) if measure_scaling else None
 
-    copies = {name: local_copies(first, leaf) for name, leaf in params.items()}
-    diff = max(float(np.max(np.abs(c - cs[0]))) for cs in copies.values() for c in cs)
+    host_params, diff = final_params(first, params)
+    footprint = measure(config, first, params)
     timed = sum(call_times)
     return TrainResult(
         config=config,
         losses=tuple(losses),
-        params={name: cs[0] for name, cs in copies.items()},
+        params=host_params,
         replicas_identical=diff == 0.0,
         replica_max_diff=diff,
         throughput=config.steps * config.global_batch / timed,
@@ -212,6 +223,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         recompiled=compiles_in_this_thread() > compiled_before,  # by this call, not another session's
         wall_time_s=time.perf_counter() - started,
         scaling=scaling,
+        footprint=footprint,
     )
 
 
@@ -229,8 +241,7 @@ def _scaling(config: TrainConfig, program: ChunkProgram, steady_s: float, data: 
     if base == config:
         base_s = steady_s
     else:
-        base_program = compiled_chunk(base.impl, base.model, 1, base.global_batch, base.input_features,
-                                      base.hidden, program.steps)
+        base_program = config_program(base, program.steps)
         base_data = models.Dataset(data.x[:base.global_batch], data.y[:base.global_batch])
         inputs = place_inputs(base_program, initial, base_data, config.learning_rate)
         base_s = _median_warm(base_program, inputs)

@@ -69,3 +69,14 @@ def test_only_process_zero_writes_to_mlflow(tmp_path):
     assert isinstance(make_tracker(args, follower), NullTracker)
     leader = dataclasses.replace(follower, process_id=0)
     assert isinstance(make_tracker(args, leader), Tracker)
+
+
+def test_train_json_reports_the_bytes_of_a_sharded_strategy(tmp_path):
+    done = run_cli("train", "--json", "--no-tracking", "--model", "mlp", "--strategy", "zero3", "--optimizer", "adam",
+                   "--accum-steps", "2", *TINY, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["impl"], result["strategy"], result["accum_steps"]) == ("jit", "zero3", 2)
+    for key in ("param_bytes_per_device", "grad_bytes_per_device", "opt_bytes_per_device", "comm_bytes_per_step"):
+        assert result[key] > 0, key
+    assert result["param_bytes_per_device"] < result["opt_bytes_per_device"]  # Adam: two moments per parameter
