@@ -31,6 +31,7 @@ from pmap_core.train_config import TrainConfig, baseline_config, sweep_configs
 from pmap_core.train_program import (
     ChunkProgram,
     chunk_lengths,
+    compiled_chunk,  # noqa: F401 - the program cache, cleared through this module by tests
     compiles_in_this_thread,
     config_program,
     final_params,
