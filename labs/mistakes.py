@@ -7,6 +7,7 @@ import streamlit as st
 from labs import heavy_jobs, ui
 from labs.i18n import texts
 from pmap_core import pitfalls
+from pmap_core.pitfalls import entries as pitfall_entries
 
 T = texts("mistakes")
 RAN_KEY = "mistakes.ran"  # entries this session has run, so their results stay on screen
@@ -24,11 +25,16 @@ ids = pitfalls.pitfall_ids()
 kinds = [pitfalls.get_pitfall(i).kind for i in ids]
 st.caption(T("count", count=len(ids), raises=kinds.count(pitfalls.RAISES), silent=kinds.count(pitfalls.SILENT),
              wasteful=kinds.count(pitfalls.WASTEFUL)))
+hidden_here = [i for i in ids if pitfall_entries.differs_here(i)]  # needs two or more devices; this runtime has one
+if hidden_here:
+    st.caption(T("count_one_device", count=len(hidden_here)))
 
 chosen = ui.url_choice(T, "entry", ids, ids[0])
 entry = pitfalls.get_pitfall(chosen)
 st.subheader(T(f"w.entry.{chosen}"))
 st.markdown(f"**{T(f'kind.{entry.kind}')}** — {T(f'entry.{chosen}.what')}")
+if chosen in hidden_here:
+    st.info(T(f"entry.{chosen}.one_device"), icon="ℹ️")
 
 st.caption(T("what_people_write"))
 st.code(inspect.getsource(entry.mistake), language="python")

@@ -1,4 +1,4 @@
-"""Interview questions on pmap and data parallelism: predict, then run.
+"""Interview questions on pmap, shard_map, jit shardings and data parallelism: predict, then run.
 
 Each question is a small program. Its correct answer is whatever the program
 returns on the installed JAX — never typed in — and a prediction is scored
@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from pmap_core import quiz_modern as modern
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import LabInputError
 
@@ -195,6 +196,13 @@ QUESTIONS = (
     Question("fused_all_reduces", NUMBER, fused_all_reduces),
     Question("ring_bytes", NUMBER, ring_bytes, tolerance=0.01),
     Question("measured_speedup", NUMBER, measured_speedup, tolerance=0.35, heavy=True),
+    # --- the modern ways: jit with shardings, shard_map (programs in quiz_modern) ---
+    Question("collectives_sum_rows", CHOICE, modern.collectives_sum_rows, modern.collective_options),
+    Question("collectives_replicate", CHOICE, modern.collectives_replicate, modern.collective_options),
+    Question("shard_map_body_shape", CHOICE, modern.shard_map_body_shape, modern.body_shape_options),
+    Question("replicated_output", NUMBER, modern.replicated_output),
+    Question("same_bytes_three_ways", CHOICE, modern.same_bytes_three_ways, lambda n: ["same", "different"]),
+    Question("typeof_sharded", CHOICE, modern.typeof_sharded, modern.typeof_options),
 )
 
 

@@ -3,8 +3,8 @@ from labs.texts.interview_questions import TEXTS as _QUESTIONS
 TEXTS = {
     "title": {"en": "Interview questions", "zh": "面试题"},
     "summary": {
-        "en": "Predict, run, and learn: questions on pmap and data parallelism.",
-        "zh": "先预测再运行：关于 pmap 与数据并行的面试题。",
+        "en": "Predict, run, and learn: questions on pmap, shard_map, jit shardings and data parallelism.",
+        "zh": "先预测再运行：关于 pmap、shard_map、jit 分片与数据并行的面试题。",
     },
     "intro": {
         "en": "Pick a question, write down your prediction, then run the real code. The right answer is whatever "

@@ -160,4 +160,100 @@ TEXTS = {
               "min(D, cores), and other work on the machine moves the figure.",
         "zh": "此处实测：{answer} 倍。模拟的 CPU 设备共享物理核，上限是 min(D, 核数)，机器上的其他负载也会影响这个数字。",
     },
+    # --- the modern ways: jit with shardings, shard_map (pmap_core/quiz_modern.py) ---
+    "w.question.collectives_sum_rows": {"en": "Collectives for a sum over split rows",
+                                        "zh": "对切分的行求和需要的集合通信"},
+    "q.collectives_sum_rows.text": {
+        "en": "x has shape ({n}·4, 4) and its rows are split over {n} devices with "
+              "`NamedSharding(mesh, P('data'))`. Which collective does XLA put into the compiled "
+              "`jax.jit(lambda x: x.sum(axis=0))`?",
+        "zh": "x 的形状为 ({n}·4, 4)，它的行通过 `NamedSharding(mesh, P('data'))` 切分到 {n} 台设备上。"
+              "XLA 会在编译后的 `jax.jit(lambda x: x.sum(axis=0))` 中插入哪种集合通信？",
+    },
+    "q.collectives_sum_rows.explain": {
+        "en": "Read from the compiled HLO: {answer}. Each device sums its own rows into a partial (4,) result, "
+              "and the output is not split, so the partial sums are added across the devices: one all-reduce of "
+              "4 numbers, never the whole x. (With one device there is nothing to add across devices, and no "
+              "collective.)",
+        "zh": "从编译后的 HLO 中读出：{answer}。每台设备先把自己的行加成一个 (4,) 的部分和；输出没有切分，"
+              "所以要在设备之间把部分和加起来：一次 4 个数的全归约，而不是整个 x。"
+              "（只有一台设备时，没有需要跨设备相加的东西，也就没有集合通信。）",
+    },
+    "w.question.collectives_replicate": {"en": "Collectives for a replicated output", "zh": "复制输出需要的集合通信"},
+    "q.collectives_replicate.text": {
+        "en": "x has shape ({n}·4, 4) and its rows are split over {n} devices with `P('data')`. "
+              "`jax.jit(lambda x: x * 2, out_shardings=NamedSharding(mesh, P()))` asks for the whole result on "
+              "every device. Which collective does XLA insert?",
+        "zh": "x 的形状为 ({n}·4, 4)，它的行用 `P('data')` 切分到 {n} 台设备上。"
+              "`jax.jit(lambda x: x * 2, out_shardings=NamedSharding(mesh, P()))` 要求每台设备都得到完整的结果。"
+              "XLA 会插入哪种集合通信？",
+    },
+    "q.collectives_replicate.explain": {
+        "en": "Read from the compiled HLO: {answer}. Each device doubles its own rows; then every device needs "
+              "the rows of all the others, which is an all-gather. `P()` means replicated, and replicating a "
+              "split array costs a gather. (With one device its block is already the whole array.)",
+        "zh": "从编译后的 HLO 中读出：{answer}。每台设备先把自己的行乘以 2；之后每台设备都需要其他所有设备的行，"
+              "这就是全收集。`P()` 表示复制，而复制一个切分的数组要付出一次收集。"
+              "（只有一台设备时，它的那一块就是整个数组。）",
+    },
+    "w.question.shard_map_body_shape": {"en": "What a shard_map body sees", "zh": "shard_map 的函数体看到的形状"},
+    "q.shard_map_body_shape.text": {
+        "en": "x has shape ({n}·4, 3) and is split over {n} devices with `P('data')`. What shape does `body` "
+              "see in `jax.shard_map(body, mesh=mesh, in_specs=P('data'), out_specs=P('data'))`?",
+        "zh": "x 的形状为 ({n}·4, 3)，用 `P('data')` 切分到 {n} 台设备上。在 "
+              "`jax.shard_map(body, mesh=mesh, in_specs=P('data'), out_specs=P('data'))` 中，`body` 看到的形状是？",
+    },
+    "q.shard_map_body_shape.explain": {
+        "en": "The body sees its own block, {answer}: shard_map keeps the rank and cuts the split axis into {n} "
+              "blocks, where pmap drops the device axis of a ({n}, 4, 3) input. The out_specs put the blocks "
+              "back together into ({n}·4, 3).",
+        "zh": "函数体看到的是它自己的那一块 {answer}：shard_map 保持秩不变，把被切分的轴切成 {n} 块；"
+              "而 pmap 会去掉 ({n}, 4, 3) 输入的设备轴。out_specs 再把各块拼回 ({n}·4, 3)。",
+    },
+    "w.question.replicated_output": {"en": "What P() means for an output", "zh": "输出的 P() 意味着什么"},
+    "q.replicated_output.text": {
+        "en": "Each of {n} devices holds one row of x (shape ({n}, 2), `P('data')`). A `jax.shard_map` returns "
+              "the `lax.psum` of the rows with `out_specs=P()`. On how many devices is the whole result found?",
+        "zh": "{n} 台设备各持有 x 的一行（形状 ({n}, 2)，`P('data')`）。一个 `jax.shard_map` 以 `out_specs=P()` "
+              "返回各行的 `lax.psum`。完整的结果存在于几台设备上？",
+    },
+    "q.replicated_output.explain": {
+        "en": "Counted from the output's `addressable_shards`: {answer}. `P()` names no mesh axis, so no "
+              "dimension is split: the output is replicated, and every device holds the whole (1, 2) value. "
+              "`P()` promises that the value is the same everywhere; here `lax.psum` makes it so.",
+        "zh": "从输出的 `addressable_shards` 中数得：{answer}。`P()` 没有指定任何 mesh 轴，所以没有哪个维度被切分："
+              "输出是复制的，每台设备都持有完整的 (1, 2) 值。`P()` 承诺各处的值相同；这里由 `lax.psum` 保证了这一点。",
+    },
+    "w.question.same_bytes_three_ways": {"en": "pmap, shard_map, jit: the same bytes?",
+                                         "zh": "pmap、shard_map、jit：通信的字节数相同吗？"},
+    "q.same_bytes_three_ways.text": {
+        "en": "One MLP training step is compiled three ways over {n} devices: pmap, shard_map, and jit with "
+              "shardings (`train_program.compiled_chunk`). Do the three programs put the same number of bytes "
+              "into collectives?",
+        "zh": "同一个 MLP 训练步在 {n} 台设备上用三种方式编译：pmap、shard_map 和带分片的 jit"
+              "（`train_program.compiled_chunk`）。三个程序投入集合通信的字节数相同吗？",
+    },
+    "q.same_bytes_three_ways.explain": {
+        "en": "Summed over each compiled HLO's collectives: {answer}. With two or more devices all three "
+              "all-reduce the gradient of every parameter and the loss once per step, whoever wrote the "
+              "collective: the programmer (pmap, shard_map) or the compiler (jit). A collective among a single "
+              "device moves nothing and is not counted, so with one device every program moves nothing.",
+        "zh": "对每个编译后 HLO 中的集合通信求和：{answer}。有两台及以上设备时，三者每步都对每个参数的梯度和损失做一次"
+              "全归约，不论集合通信是谁写的：程序员（pmap、shard_map）还是编译器（jit）。只在一台设备内部的集合通信"
+              "不搬运任何数据，不计入，所以只有一台设备时每个程序都不搬运数据。",
+    },
+    "w.question.typeof_sharded": {"en": "jax.typeof of a sharded array", "zh": "分片数组的 jax.typeof"},
+    "q.typeof_sharded.text": {
+        "en": "mesh = `jax.make_mesh(({n},), ('data',))`, and x of shape ({n}·4, 3) float32 is placed with "
+              "`NamedSharding(mesh, P('data'))`. What does `jax.typeof(x)` print?",
+        "zh": "mesh = `jax.make_mesh(({n},), ('data',))`，形状为 ({n}·4, 3) 的 float32 数组 x 用 "
+              "`NamedSharding(mesh, P('data'))` 放置。`jax.typeof(x)` 打印什么？",
+    },
+    "q.typeof_sharded.explain": {
+        "en": "It prints {answer}: the type names the mesh axis that splits each dimension (`@data`), because "
+              "`jax.make_mesh` gives its axes the Explicit type on this JAX. Over Auto axes the sharding is not "
+              "part of the type, and the same array prints as a plain shape.",
+        "zh": "打印的是 {answer}：类型中写明了切分每个维度的 mesh 轴（`@data`），因为在当前 JAX 上 "
+              "`jax.make_mesh` 默认把轴设为 Explicit 类型。在 Auto 轴上，分片方式不属于类型，同一个数组打印出来只是普通的形状。",
+    },
 }

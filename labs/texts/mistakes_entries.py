@@ -48,9 +48,15 @@ TEXTS = {
     },
     "entry.unreplicated_params.why": {
         "en": "By default pmap maps axis 0 of every argument, so w of shape (1,) is read as data for one device. "
-              "The message even names another array's shape.",
+              "With two or more devices that fails, and the message even names another array's shape (x's).",
         "zh": "pmap 默认对每个参数的第 0 轴做映射，形状 (1,) 的 w 被当成只属于 1 台设备的数据。"
-              "报错里甚至给出的是另一个数组的形状。",
+              "有两台及以上设备时这会出错，而且报错里给出的竟是另一个数组（x）的形状。",
+    },
+    "entry.unreplicated_params.one_device": {
+        "en": "With one device, as here, w's one row is exactly one row for the one device: the step runs, and w "
+              "comes out right (it equals the fix's). The error appears with two or more devices.",
+        "zh": "只有一台设备时（如此处），w 唯一的一行恰好就是这台设备的一行：训练步能运行，w 的结果也正确"
+              "（与修正写法相同）。有两台及以上设备时才会报错。",
     },
     "entry.unreplicated_params.fix": {
         "en": "`in_axes=(None, 0, 0)`: None sends the same w to every device.",
@@ -62,13 +68,21 @@ TEXTS = {
         "zh": "按老教程的做法用 `jax.device_put_replicated` 复制参数。",
     },
     "entry.device_put_replicated.why": {
-        "en": "It was deprecated and now raises AttributeError, with a pointer to `jax.device_put` "
-              "(the same holds for `device_put_sharded`).",
-        "zh": "它已被弃用，现在会抛出 AttributeError，并提示改用 `jax.device_put`（`device_put_sharded` 同理）。",
+        "en": "It was deprecated and is now gone: it raises AttributeError, with a pointer to `jax.device_put`. "
+              "Its sibling `jax.device_put_sharded` has an entry of its own.",
+        "zh": "它先被弃用，现在已被移除：调用会抛出 AttributeError，并提示改用 `jax.device_put`。"
+              "与它配套的 `jax.device_put_sharded` 另有单独的条目。",
     },
     "entry.device_put_replicated.fix": {
-        "en": "`in_axes=None`, or stack D copies and place them with `jax.device_put(..., NamedSharding(mesh, P('data')))`.",
-        "zh": "使用 `in_axes=None`，或堆叠 D 份副本并用 `jax.device_put(..., NamedSharding(mesh, P('data')))` 放置。",
+        "en": "For shard_map and jit, replicate with `jax.device_put(w, NamedSharding(mesh, P()))`: every device "
+              "holds the whole w (`devices_holding_all_of_w`). For a pmap, `in_axes=None`; or, where pmap maps "
+              "axis 0, D stacked copies placed with `jax.device_put(..., NamedSharding(mesh, P('data')))`. JAX sees "
+              "those copies as sharded, not replicated, so `y[0]` on them is a computation across devices "
+              "(see the `y[0]` entry).",
+        "zh": "对 shard_map 和 jit，用 `jax.device_put(w, NamedSharding(mesh, P()))` 复制：每台设备都持有完整的 w"
+              "（`devices_holding_all_of_w`）。对 pmap，用 `in_axes=None`；或者在 pmap 映射第 0 轴时，堆叠 D 份副本并用 "
+              "`jax.device_put(..., NamedSharding(mesh, P('data')))` 放置。JAX 把这些副本看作分片而非复制的数据，"
+              "所以对它们做 `y[0]` 是一次跨设备的计算（见 `y[0]` 条目）。",
     },
     "w.entry.gather_scalar": {"en": "all_gather(tiled=True) on scalars", "zh": "对标量使用 all_gather(tiled=True)"},
     "entry.gather_scalar.what": {
@@ -90,8 +104,15 @@ TEXTS = {
     },
     "entry.out_axes_none.why": {
         "en": "`out_axes=None` promises the value is the same on every device; JAX does not check it and hands "
-              "back one device's copy. No error, just a wrong number.",
-        "zh": "`out_axes=None` 表示你保证各设备上的值相同；JAX 不做检查，直接返回其中一台设备的副本。不报错，只是数字错了。",
+              "back one device's copy (device 0's: `returned` equals `per_device[0]`). With two or more devices "
+              "the values differ: no error, just a wrong number.",
+        "zh": "`out_axes=None` 表示你保证各设备上的值相同；JAX 不做检查，直接返回其中一台设备的副本"
+              "（0 号设备的：`returned` 等于 `per_device[0]`）。有两台及以上设备时各设备的值不同：不报错，只是数字错了。",
+    },
+    "entry.out_axes_none.one_device": {
+        "en": "With one device, as here, there is only one value, so the returned number is right. The mistake "
+              "shows with two or more devices.",
+        "zh": "只有一台设备时（如此处），只有一个值，所以返回的数字是对的。有两台及以上设备时这个错误才会显现。",
     },
     "entry.out_axes_none.fix": {
         "en": "Make the value equal first (`pmean`/`psum`), or keep `out_axes=0` and reduce on the host.",
@@ -129,9 +150,15 @@ TEXTS = {
     },
     "entry.same_key.fix": {
         "en": "Pass `jax.random.split(key, D)` mapped over devices, or `fold_in(key, lax.axis_index('data'))` inside. "
-              "Both give the same distinct numbers here.",
+              "Both give the same numbers here, one per device, no two alike.",
         "zh": "传入按设备映射的 `jax.random.split(key, D)`，或在内部使用 `fold_in(key, lax.axis_index('data'))`。"
-              "两者在这里给出相同且各不相同的随机数。",
+              "两者在这里给出相同的随机数：每台设备一个，互不相同。",
+    },
+    "entry.same_key.one_device": {
+        "en": "With one device, as here, there is one number either way. The mistake shows with two or more "
+              "devices: then every device draws the same number.",
+        "zh": "只有一台设备时（如此处），两种写法都只有一个数。有两台及以上设备时这个错误才会显现："
+              "那时每台设备抽到的都是同一个数。",
     },
     # --- runtime, compilation, timing ---
     "w.entry.late_config": {"en": "Setting the device count after JAX started", "zh": "JAX 启动后才设置设备数"},
@@ -196,11 +223,24 @@ TEXTS = {
         "zh": "用 `y[0]` 读取某台设备的结果。",
     },
     "entry.index_output.why": {
-        "en": "y is one array spread over all devices; indexing it is a new computation over that whole array, "
-              "and the result lands on every device. Reading the shard that already sits on device 0 copies "
-              "nothing. The times below were measured here.",
-        "zh": "y 是分布在所有设备上的一个数组；对它索引是一次覆盖整个数组的新计算，结果还会放到每台设备上。"
-              "直接读取已经在 0 号设备上的分片则无需任何拷贝。下面的时间是此处实测的。",
+        "en": "y is one array spread over all devices, one row each. Indexing it is a new computation over that "
+              "whole array, and its result is replicated on every device (`y0_devices`), so with two or more "
+              "devices the compiled indexing moves row 0 to all of them: `y0_collectives` lists the collectives "
+              "found in its compiled HLO, and `y0_collective_bytes_per_device` what each device puts in (the "
+              "migration guide calls this the gather behind `x[0]`). Reading the shard that already sits on "
+              "device 0 runs nothing. The times below were measured here.",
+        "zh": "y 是分布在所有设备上的一个数组，每台设备一行。对它索引是一次覆盖整个数组的新计算，"
+              "结果会复制到每台设备上（`y0_devices`），所以有两台及以上设备时，编译出的索引程序要把第 0 行送到所有设备："
+              "`y0_collectives` 列出它编译后的 HLO 中的集合通信，`y0_collective_bytes_per_device` 是每台设备投入的字节数"
+              "（迁移指南把它称为 `x[0]` 背后的 gather）。直接读取已经在 0 号设备上的分片则什么都不用运行。"
+              "下面的时间是此处实测的。",
+    },
+    "entry.index_output.one_device": {
+        "en": "With one device, as here, row 0 is already on the only device: the compiled indexing holds no "
+              "collective (`y0_collectives` is empty), though it is still a computation of its own (timed "
+              "below). The collective appears with two or more devices.",
+        "zh": "只有一台设备时（如此处），第 0 行本来就在唯一的设备上：编译出的索引程序里没有集合通信"
+              "（`y0_collectives` 为空），但它仍是一次单独的计算（下面有计时）。有两台及以上设备时才会出现集合通信。",
     },
     "entry.index_output.fix": {
         "en": "`y.addressable_shards[0].data` (note its leading axis of 1), or fetch everything once with `jax.device_get(y)`.",

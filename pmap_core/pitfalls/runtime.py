@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from pmap_core.hlo import normalize_hlo
+from pmap_core.hlo import collectives, normalize_hlo
 from pmap_core.pitfalls import RaisedInChild
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.timing import time_call
@@ -184,7 +184,13 @@ def index_output_mistake() -> dict[str, Any]:
     n = jax.local_device_count()
     y = jax.pmap(lambda v: v * 2)(jnp.ones((n, 250_000)))
     row = y[0]  # a new computation over the whole sharded array
+    # The same indexing compiled on its own, to read what it does in its HLO.
+    compiled = jax.jit(lambda v: v[0]).lower(y).compile()
+    found = collectives(compiled.as_text())
     return {"y0_shape": row.shape, "y0_devices": len(row.sharding.device_set),
+            "compiled_like_y0": compiled.output_shardings == row.sharding,
+            "y0_collectives": [f"{c.kind} {', '.join(c.shapes)}" for c in found],
+            "y0_collective_bytes_per_device": sum(c.operand_bytes for c in found), "row_bytes": row.nbytes,
             "y0_median_s": time_call(lambda: y[0], repeats=10).median_s}
 
 

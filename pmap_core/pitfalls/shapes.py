@@ -81,8 +81,13 @@ def device_put_replicated_fix() -> dict[str, Any]:
     n = jax.local_device_count()
     w = jnp.array([0.0])
     mesh = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))
+    # For shard_map and jit: truly replicated, P() — every device holds the whole w, no device axis.
+    replicated = jax.device_put(w, NamedSharding(mesh, PartitionSpec()))
+    # For a pmap that maps axis 0 of w: D stacked copies, one row per device.
     stacked = jax.device_put(jnp.broadcast_to(w, (n, *w.shape)), NamedSharding(mesh, PartitionSpec(DATA_AXIS)))
-    return {"shape": stacked.shape, "devices_holding_a_copy": len(stacked.sharding.device_set)}
+    return {"replicated_shape": replicated.shape,
+            "devices_holding_all_of_w": sum(s.data.shape == w.shape for s in replicated.addressable_shards),
+            "stacked_shape": stacked.shape, "devices_holding_a_copy": len(stacked.sharding.device_set)}
 
 
 # --- all_gather(tiled=True) needs an axis to concatenate on -------------------
