@@ -126,14 +126,13 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
             raise ValueError(raw)
         return raw
 
-    def label(option: str) -> str:
-        key = f"w.{name}.{option}"
-        return T(key) if T.has(key) else option
-
     def draw(key: str) -> str:
+        # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
+        # outside the script) must not fall back to another language.
+        labels = {option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
         if radio:
-            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal)
-        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key)
+            return st.radio(T(f"w.{name}"), options, format_func=labels.__getitem__, key=key, horizontal=horizontal)
+        return st.selectbox(T(f"w.{name}"), options, format_func=labels.__getitem__, key=key)
 
     return _url_widget(T, name, parse, default, draw)
 
@@ -144,7 +143,9 @@ def url_bool(T: Texts, name: str, default: bool) -> bool:
             raise ValueError(raw)
         return raw == "true"
 
-    return _url_widget(T, name, parse, default, lambda key: st.toggle(T(f"w.{name}"), key=key),
+    return _url_widget(T, name, parse, default,
+                       lambda key: st.toggle(T(f"w.{name}"), key=key,
+                                             help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
                        to_url=lambda value: "true" if value else "false")
 
 

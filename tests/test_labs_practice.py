@@ -101,6 +101,11 @@ def test_mistakes_in_chinese():
     at = open_lab("mistakes", lang="zh", entry="same_key")
     assert_clean(at)
     assert at.title[0].value == "常见误区"
+    # A click re-sends every widget; the chosen entry keeps its Chinese label and the entry runs.
+    at.button(key="mistakes.run").click().run()
+    assert_clean(at)
+    assert at.query_params["entry"] == "same_key"
+    assert "实际发生了什么（捕获结果）" in [c.value for c in at.caption]
 
 
 # --- interview questions -----------------------------------------------------------
