@@ -62,28 +62,6 @@ TEXTS = {
         "en": "`in_axes=(None, 0, 0)`: None sends the same w to every device.",
         "zh": "使用 `in_axes=(None, 0, 0)`：None 表示把同一个 w 发给每台设备。",
     },
-    "w.entry.device_put_replicated": {"en": "jax.device_put_replicated is gone", "zh": "jax.device_put_replicated 已移除"},
-    "entry.device_put_replicated.what": {
-        "en": "Replicating parameters the way older tutorials do, with `jax.device_put_replicated`.",
-        "zh": "按老教程的做法用 `jax.device_put_replicated` 复制参数。",
-    },
-    "entry.device_put_replicated.why": {
-        "en": "It was deprecated and is now gone: it raises AttributeError, with a pointer to `jax.device_put`. "
-              "Its sibling `jax.device_put_sharded` has an entry of its own.",
-        "zh": "它先被弃用，现在已被移除：调用会抛出 AttributeError，并提示改用 `jax.device_put`。"
-              "与它配套的 `jax.device_put_sharded` 另有单独的条目。",
-    },
-    "entry.device_put_replicated.fix": {
-        "en": "For shard_map and jit, replicate with `jax.device_put(w, NamedSharding(mesh, P()))`: every device "
-              "holds the whole w (`devices_holding_all_of_w`). For a pmap, `in_axes=None`; or, where pmap maps "
-              "axis 0, D stacked copies placed with `jax.device_put(..., NamedSharding(mesh, P('data')))`. JAX sees "
-              "those copies as sharded, not replicated, so `y[0]` on them is a computation across devices "
-              "(see the `y[0]` entry).",
-        "zh": "对 shard_map 和 jit，用 `jax.device_put(w, NamedSharding(mesh, P()))` 复制：每台设备都持有完整的 w"
-              "（`devices_holding_all_of_w`）。对 pmap，用 `in_axes=None`；或者在 pmap 映射第 0 轴时，堆叠 D 份副本并用 "
-              "`jax.device_put(..., NamedSharding(mesh, P('data')))` 放置。JAX 把这些副本看作分片而非复制的数据，"
-              "所以对它们做 `y[0]` 是一次跨设备的计算（见 `y[0]` 条目）。",
-    },
     "w.entry.gather_scalar": {"en": "all_gather(tiled=True) on scalars", "zh": "对标量使用 all_gather(tiled=True)"},
     "entry.gather_scalar.what": {
         "en": "Gathering per-device scalars with `tiled=True`, as the tutorial's demo does.",
