@@ -51,13 +51,17 @@ with link_col:
         st.caption(T("link_values", bw=bandwidth_gbps, alpha=latency_us))
     max_devices = ui.url_int(T, "max_devices", 1024, 1, 4096, slider=False)
     overlap = ui.url_bool(T, "overlap", False)
+    zero = ui.url_choice(T, "zero", list(cm.ZERO_SHARDED), "dp", radio=True)
 
 bytes_per_value = 2 if precision == "bf16" else 4
 plan = memory = None
 with ui.guard(T):
     plan = cm.scaling(params, bytes_per_value, flops_per_sample, global_batch, accelerator.peak_tflops,
                       utilisation, bandwidth_gbps, latency_us, max_devices, mode, overlap)
-    memory = cm.memory_per_device(params, bytes_per_value, optimizer, mixed_precision=precision == "bf16")
+    replicated = cm.memory_per_device(params, bytes_per_value, optimizer, mixed_precision=precision == "bf16")
+    # ZeRO counts the fp32 master weights with the optimizer state (its K): both are sharded from stage 1 on.
+    state_bytes = (replicated.optimizer + replicated.master_weights) / params
+    memory = cm.zero_memory_per_device(params, max_devices, zero, bytes_per_value, bytes_per_value, state_bytes)
 
 if plan is not None and memory is not None:
     last = plan.rows[-1]
@@ -91,16 +95,20 @@ if plan is not None and memory is not None:
     ).properties(title=T("chart.efficiency"), height=300), width="stretch")
     st.caption(T("model_note"))
 
-    st.subheader(T("memory_heading"))
-    parts = {T("mem.weights"): memory.weights, T("mem.gradients"): memory.gradients,
-             T("mem.optimizer"): memory.optimizer, T("mem.master"): memory.master_weights}
+    st.subheader(T("memory_heading", zero=T(f"w.zero.{zero}"), d=max_devices))
+    st.latex(r"M = \Psi\left(\frac{p}{D_p} + \frac{g}{D_g} + \frac{k}{D_k}\right)")
+    master_share = replicated.master_weights / (replicated.optimizer + replicated.master_weights or 1.0)
+    parts = {T("mem.weights"): memory.params, T("mem.gradients"): memory.grads,
+             T("mem.optimizer"): memory.optimizer * (1 - master_share),
+             T("mem.master"): memory.optimizer * master_share}
     st.altair_chart(alt.Chart(pd.DataFrame({"part": list(parts), "GB": [v / 1e9 for v in parts.values()]}))
                     .mark_bar().encode(x=alt.X("GB:Q", title="GB"), y=alt.Y("part:N", title=None, sort=None),
                                        tooltip=["part", alt.Tooltip("GB:Q", format=".3g")])
                     .properties(height=180), width="stretch")
     fits = memory.total <= accelerator.memory_gb * 1e9
-    message = T("fits" if fits else "does_not_fit", total=memory.total / 1e9, bytes=memory.total / params,
-                device=accelerator.name, capacity=accelerator.memory_gb)
+    verdict = "fits" if fits else "does_not_fit" if zero == "dp" else "does_not_fit_sharded"
+    message = T(verdict, total=memory.total / 1e9, bytes=memory.total / params, device=accelerator.name,
+                capacity=accelerator.memory_gb, zero=T(f"w.zero.{zero}"), d=max_devices)
     (st.info if fits else st.warning)(message, icon="💾")
 
     st.subheader(T("sources_heading"))
@@ -109,4 +117,5 @@ if plan is not None and memory is not None:
     st.dataframe(pd.DataFrame(sources, columns=[T("col.item"), T("col.source")]), hide_index=True)
     st.caption(T("latency_note"))
 
-ui.show_code(T, cm.ring_allreduce_seconds, cm.compute_seconds, cm.scaling, cm.memory_per_device)
+ui.show_code(T, cm.ring_allreduce_seconds, cm.compute_seconds, cm.scaling, cm.memory_per_device,
+             cm.zero_memory_per_device)

@@ -117,15 +117,20 @@ TEXTS = {
               "devices are not involved.",
         "zh": "这是模型估算而非实测：使用上面所选参数的 α-β 环形模型，与本机的模拟设备无关。",
     },
-    "memory_heading": {"en": "Memory per device when everything is replicated", "zh": "全部复制时每台设备的显存"},
+    "memory_heading": {"en": "Memory per device at D = {d} ({zero})", "zh": "D = {d} 时每台设备的显存（{zero}）"},
+    "w.zero": {"en": "Sharding of the training state (ZeRO stage)", "zh": "训练状态的分片（ZeRO 阶段）"},
+    "w.zero.dp": {"en": "none: everything replicated", "zh": "不分片：全部复制"},
+    "w.zero.zero1": {"en": "ZeRO-1: optimizer state", "zh": "ZeRO-1：优化器状态"},
+    "w.zero.zero2": {"en": "ZeRO-2: + gradients", "zh": "ZeRO-2：+ 梯度"},
+    "w.zero.zero3": {"en": "ZeRO-3 / FSDP: + parameters", "zh": "ZeRO-3 / FSDP：+ 参数"},
     "mem.weights": {"en": "weights", "zh": "权重"},
     "mem.gradients": {"en": "gradients", "zh": "梯度"},
     "mem.optimizer": {"en": "optimizer state (fp32)", "zh": "优化器状态（fp32）"},
     "mem.master": {"en": "fp32 master weights", "zh": "fp32 主权重"},
     "fits": {
-        "en": "{total:,.1f} GB per device ({bytes:.0f} bytes per parameter, activations not counted) fits in the "
+        "en": "{total:,.1f} GB per device ({bytes:.3g} bytes per parameter, activations not counted) fits in the "
               "{capacity:g} GB of an {device}.",
-        "zh": "每台设备 {total:,.1f} GB（每个参数 {bytes:.0f} 字节，未计激活值），可以放进 {device} 的 {capacity:g} GB。",
+        "zh": "每台设备 {total:,.1f} GB（每个参数 {bytes:.3g} 字节，未计激活值），可以放进 {device} 的 {capacity:g} GB。",
     },
     "does_not_fit": {
         "en": "{total:,.1f} GB per device ({bytes:.0f} bytes per parameter, before activations) does not fit in the "
@@ -133,6 +138,13 @@ TEXTS = {
               "gradients and parameters (ZeRO / FSDP).",
         "zh": "每台设备 {total:,.1f} GB（每个参数 {bytes:.0f} 字节，尚未计激活值），放不进 {device} 的 {capacity:g} GB："
               "单纯的数据并行无法训练它；需要对优化器状态、梯度和参数分片（ZeRO / FSDP）。",
+    },
+    "does_not_fit_sharded": {
+        "en": "{total:,.1f} GB per device ({bytes:.2f} bytes per parameter, before activations) does not fit in the "
+              "{capacity:g} GB of an {device} with {zero} on {d} devices: shard further, use more devices, or add "
+              "tensor or pipeline parallelism.",
+        "zh": "在 {d} 台设备上使用 {zero} 时，每台设备 {total:,.1f} GB（每个参数 {bytes:.2f} 字节，尚未计激活值）放不进 "
+              "{device} 的 {capacity:g} GB：需要进一步分片、使用更多设备，或加上张量并行、流水线并行。",
     },
     "sources_heading": {"en": "Where the preset figures come from", "zh": "预设数值的来源"},
     "col.item": {"en": "Preset", "zh": "预设"},
