@@ -183,8 +183,8 @@ def show_measured(footprints, budget_gb: float, devices: int, optimizer: str) ->
 
 st.title(T("title"))
 st.markdown(T("intro"))
-st.latex(r"M_\text{device} = \Psi\left(\frac{p}{D_p} + \frac{g}{D_g} + \frac{k}{D_k}\right), \qquad "
-         r"C_\text{dp} = 2\Psi g\,\tfrac{D-1}{D}, \quad C_\text{zero2} = \Psi(g+p)\tfrac{D-1}{D}, \quad "
+st.latex(r"M_\text{device} = \Psi\left(\frac{p}{D_p} + \frac{g}{D_g} + \frac{k}{D_k}\right)")
+st.latex(r"C_\text{dp} = 2\Psi g\,\tfrac{D-1}{D}, \quad C_\text{zero2} = \Psi(g+p)\tfrac{D-1}{D}, \quad "
          r"C_\text{zero3} = \Psi(g+2p)\tfrac{D-1}{D}")
 st.markdown(T("formulas"))
 
@@ -196,7 +196,7 @@ with cols[0]:
     grad_dtype = ui.url_choice(T, "grad_dtype", train_config.GRAD_DTYPES, "float32", radio=True)
     compare = ui.url_bool(T, "compare", False)
 with cols[1]:
-    devices = ui.url_devices(T, max_devices)
+    devices = ui.url_devices(T, max_devices) if max_devices > 1 else 1  # a slider needs min < max
     accum = ui.url_int(T, "accum", 1, 1, train_config.MAX_ACCUM_STEPS, slider=False)
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
     steps = ui.url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)

@@ -229,4 +229,18 @@ TEXTS = {
     },
     "error.not_positive": {"en": "`{name}` must be greater than zero (got {value}).",
                            "zh": "`{name}` 必须大于零（收到 {value}）。"},
+    "error.strategy_needs_jit": {
+        "en": "Optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s) and {dtype} gradients run in "
+              "the jit implementation (sharded training state), not in {impl}.",
+        "zh": "优化器 {optimizer}、策略 {strategy}、{accum} 个累积步和 {dtype} 梯度只能在 jit 实现（分片的训练状态）中运行，"
+              "不能在 {impl} 中运行。",
+    },
+    "error.unknown_strategy": {"en": "Unknown strategy `{value}`; choose one of {options}.",
+                               "zh": "未知策略 `{value}`；请从 {options} 中选择。"},
+    "error.unknown_optimizer": {"en": "Unknown optimizer `{value}`; choose one of {options}.",
+                                "zh": "未知优化器 `{value}`；请从 {options} 中选择。"},
+    "error.unknown_grad_dtype": {"en": "Unknown gradient dtype `{value}`; choose one of {options}.",
+                                 "zh": "未知梯度数据类型 `{value}`；请从 {options} 中选择。"},
+    "error.unknown_impl": {"en": "Unknown implementation `{value}`; choose one of {options}.",
+                           "zh": "未知实现 `{value}`；请从 {options} 中选择。"},
 }
