@@ -19,7 +19,8 @@ HOME = Lab("home", "", "🏠", "section.start")
 _SECTIONS = {
     "section.concepts": (("basics", "🍱"), ("device_mapping", "🗺️"), ("collectives", "🔁"),
                          ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
-    "section.training": (("training", "🏋️"), ("experiments", "📊"), ("comm_benchmark", "📡")),
+    "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("experiments", "📊"),
+                         ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
 }
 

@@ -1,0 +1,226 @@
+"""pmap → shard_map → jit: one data-parallel step three ways, run live; what changes; a mesh and
+PartitionSpec picker drawn from the array's real shards; the collectives of the compiled programs."""
+
+import inspect
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+from labs import charts, heavy_jobs, ui
+from labs.i18n import texts
+from pmap_core import LabInputError, hlo, mesh_view, migration, models
+
+T = texts("migration")
+PROGRAMS = {"pmap": migration.pmap_step, "shard_map": migration.shard_map_step, "jit": migration.jit_step}
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def three_ways(devices: int, per_device: int) -> migration.ThreeWays:
+    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
+        return migration.run_three_ways(devices, per_device)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def placement(devices: int, mesh: str, spec: str, rows: int, cols: int) -> mesh_view.Placement:
+    return mesh_view.place(devices, mesh, spec, rows, cols)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def hlo_report(devices: int, model: str) -> migration.HloReport:
+    with heavy_jobs.heavy_job(T), st.spinner(T("compiling")):
+        return migration.inspect_hlo(devices, model)
+
+
+def yes_no(flag: bool) -> str:
+    return T("yes") if flag else T("no")
+
+
+def show_ways(result: migration.ThreeWays, per_device: int) -> None:
+    st.subheader(T("ways.heading"))
+    st.markdown(T("ways.body", batch=result.batch, features=migration.FEATURES, devices=result.devices,
+                  per_device=per_device))
+    for column, way in zip(st.columns(3), result.ways, strict=True):
+        with column:
+            st.markdown(f"#### {T(f'way.{way.impl}')}")
+            st.markdown(f"{T('view.label')}: `{way.body_view}`")  # as jax.typeof printed it
+            st.caption(T("view.in", shape=way.input_shape))
+            st.code(inspect.getsource(PROGRAMS[way.impl]), language="python", wrap_lines=True)
+
+
+def show_changes(result: migration.ThreeWays) -> None:
+    st.subheader(T("changes.heading"))
+    st.markdown(T("changes.body"))
+    frame = pd.DataFrame([{T("col.topic"): T(f"change.{c.topic}"), "pmap": c.cells[0], "shard_map": c.cells[1],
+                           "jit": c.cells[2], T("col.same"): yes_no(c.same)} for c in migration.changes(result)])
+    st.table(frame.set_index(T("col.topic")))  # every cell in full: the table is the point
+    pm, sm, _ = result.ways
+    st.markdown(T("rank.note", pmap_in=pm.ranks[0], pmap_body=pm.ranks[1], sm_in=sm.ranks[0], sm_body=sm.ranks[1]))
+    st.markdown(T("names.note"))
+    st.markdown(T("vma.note"))
+
+    st.subheader(T("arrays.heading"))
+    if "{V:" in sm.body_view and "@" in result.ways[2].body_view:  # the notation the note explains
+        st.markdown(T("typeof.note"))
+    frame = pd.DataFrame([{"impl": way.impl, "role": T(f"role.{a.role}"), "name": a.name, "typeof": a.typeof,
+                           "spec": a.spec} for way in result.ways for a in way.arrays])
+    ui.dataframe(T, frame)
+
+
+def show_results(result: migration.ThreeWays) -> None:
+    st.subheader(T("results.heading"))
+    names = [f"w[{i}]" for i in range(migration.FEATURES)] + ["b", "loss"]
+
+    def values(params, loss) -> list[float]:
+        return [*map(float, params["w"]), float(params["b"]), float(loss)]
+
+    frame = pd.DataFrame({"param": names, **{w.impl: values(w.params, w.loss) for w in result.ways},
+                          "numpy": values(result.reference_params, result.reference_loss)})
+    ui.dataframe(T, frame)
+    left, right = st.columns(2)
+    left.metric(T("metric.between"), f"{result.max_diff_between:.1e}")
+    right.metric(T("metric.numpy"), f"{result.max_diff_numpy:.1e}")
+    worst = max(result.max_diff_between, result.max_diff_numpy)
+    if result.equal:
+        st.success(T("results.equal", error=worst), icon="✅")
+    else:
+        st.error(T("results.differ", error=worst), icon="❌")
+
+
+def mesh_choice(devices: int) -> str:
+    """The mesh, kept in the link; a mesh of another device count (D just changed) becomes this D's default."""
+    options, default = mesh_view.mesh_shapes(devices), mesh_view.default_mesh(devices)
+    key = f"{T.page}.mesh"
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
+    return ui.url_choice(T, "mesh", options, default)
+
+
+def blocks_chart(placed: mesh_view.Placement) -> alt.Chart:
+    frame = pd.DataFrame([{"row0": b.rows[0], "row1": b.rows[1], "col0": b.cols[0], "col1": b.cols[1],
+                           "rows": f"{b.rows[0]}:{b.rows[1]}", "cols": f"{b.cols[0]}:{b.cols[1]}",
+                           "devices": mesh_view.device_label(b.devices),
+                           "row_mid": (b.rows[0] + b.rows[1]) / 2, "col_mid": (b.cols[0] + b.cols[1]) / 2}
+                          for b in placed.blocks])
+    rows, cols = placed.shape
+    x = alt.X("col0:Q", title=T("chart.col"), scale=alt.Scale(domain=[0, cols], nice=False),
+              axis=alt.Axis(tickMinStep=1, format="d"))
+    y = alt.Y("row0:Q", title=T("chart.row"), scale=alt.Scale(domain=[0, rows], nice=False, reverse=True),
+              axis=alt.Axis(tickMinStep=1, format="d"))
+    base = alt.Chart(frame, title=T("chart.blocks", rows=rows, cols=cols))
+    rects = base.mark_rect(stroke="white", strokeWidth=2).encode(
+        x=x, x2="col1:Q", y=y, y2="row1:Q",
+        color=alt.Color("devices:N", title=T("chart.devices"), scale=alt.Scale(scheme=charts.DEVICE_SCHEME)),
+        tooltip=["rows", "cols", "devices"],
+    )
+    labels = base.mark_text(fontSize=13, fontWeight="bold").encode(
+        x=alt.X("col_mid:Q"), y=alt.Y("row_mid:Q"), text="devices:N")
+    return (rects + labels).properties(height=min(420, 60 + 30 * rows))
+
+
+def mesh_table(placed: mesh_view.Placement) -> pd.DataFrame:
+    """Device ids by mesh position: a row per position on 'x', a column per position on 'y'."""
+    grid = placed.mesh_grid
+    if "y" not in placed.axes:  # 1-D: the one row of ids, read down
+        return pd.DataFrame({T("chart.device"): grid[0]}, index=[f"x={i}" for i in range(len(grid[0]))])
+    return pd.DataFrame(grid, index=[f"x={i}" for i in range(len(grid))],
+                        columns=[f"y={j}" for j in range(len(grid[0]))])
+
+
+def show_mesh(devices: int) -> None:
+    st.subheader(T("mesh.heading"))
+    st.markdown(T("mesh.body"))
+    cols = st.columns(4)
+    with cols[0]:
+        mesh = mesh_choice(devices)
+    with cols[1]:
+        spec = ui.url_choice(T, "spec", list(mesh_view.SPECS), "x,y")
+    with cols[2]:
+        rows = ui.url_int(T, "rows", 8, 1, mesh_view.MAX_SIDE)
+    with cols[3]:
+        columns = ui.url_int(T, "cols", 8, 1, mesh_view.MAX_SIDE)
+    try:
+        placed = placement(devices, mesh, spec, rows, columns)
+    except LabInputError as error:
+        st.error(ui.input_error_text(T, error), icon="⚠️")
+        refusal = mesh_view.jax_refusal(devices, mesh, spec, rows, columns)
+        if refusal:  # JAX's own words, verbatim
+            st.caption(T("jax.says"))
+            st.code(refusal, language="text", wrap_lines=True)
+        return
+    left, right = st.columns([1, 3])
+    with left:
+        st.markdown(f"**{T('mesh.grid')}**")
+        st.table(mesh_table(placed))
+    with right:
+        st.altair_chart(blocks_chart(placed), width="stretch")
+    st.markdown(T("placed.typeof", typeof=placed.typeof, shard_shape=placed.shard_shape, copies=placed.copies))
+    if placed.as_predicted and all(b.values_match for b in placed.blocks):
+        st.success(T("placed.ok"), icon="🧩")
+    else:
+        st.warning(T("placed.bad"), icon="🔍")
+    with st.expander(T("shards.expander")):
+        ui.dataframe(T, pd.DataFrame([{"device": d, "rows": f"{r[0]}:{r[1]}", "cols": f"{c[0]}:{c[1]}"}
+                                      for d, r, c in placed.shards]))
+
+
+def show_hlo(report: migration.HloReport) -> None:
+    rows = [{"impl": i.impl, "kind": c.kind, "shapes": ", ".join(c.shapes), "bytes": c.operand_bytes,
+             "group": c.group_size, "instruction": c.name} for i in report.impls for c in i.collectives]
+    if rows:
+        ui.dataframe(T, pd.DataFrame(rows))
+    else:
+        st.info(T("hlo.none"))
+    st.markdown(f"**{T('hlo.counts')}**")
+    counts = pd.DataFrame([{"impl": i.impl, **{kind: i.count(kind) for kind in hlo.COLLECTIVE_KINDS}}
+                           for i in report.impls])
+    ui.dataframe(T, counts)
+    per_impl = pd.DataFrame([{"impl": i.impl, "bytes": i.bytes_per_step} for i in report.impls])
+    st.altair_chart(charts.bar(per_impl, "impl", "bytes", x_title=T("col.impl"), y_title=T("hlo.bytes_axis"),
+                               color="impl", color_title=T("col.impl")), width="stretch")
+    first = report.impls[0]
+    same_counts = len({tuple(i.count(kind) for kind in hlo.COLLECTIVE_KINDS) for i in report.impls}) == 1
+    if report.same_bytes and not same_counts:
+        st.success(T("hlo.same_bytes", bytes=first.bytes_per_step), icon="🟰")
+    elif report.same_bytes:
+        st.success(T("hlo.same", bytes=first.bytes_per_step, all_reduces=first.count("all-reduce"),
+                     all_gathers=first.count("all-gather")), icon="🟰")
+    else:
+        detail = ", ".join(f"{i.impl} {i.bytes_per_step}" for i in report.impls)
+        st.warning(T("hlo.differs", detail=detail), icon="🔍")
+    if report.devices == 1:
+        st.caption(T("hlo.one_device"))
+    for impl in report.impls:
+        with st.expander(T("hlo.expander", impl=impl.impl)):
+            st.caption(T("hlo.text_note"))
+            st.code(impl.hlo_text, language="text")
+
+
+st.title(T("title"))
+st.markdown(T("intro"))
+st.caption(T("jax_version", version=ui.runtime_info().jax_version))
+
+left, right = st.columns(2)
+with left:
+    devices = ui.url_devices(T, ui.runtime_info().device_count)
+with right:
+    per_device = ui.url_int(T, "per_device", 2, 1, migration.MAX_PER_DEVICE)
+
+with ui.guard(T):
+    result = three_ways(devices, per_device)
+    show_ways(result, per_device)
+    show_changes(result)
+    show_results(result)
+    ui.show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
+                 migration.changes)
+
+with ui.guard(T):
+    show_mesh(devices)
+    ui.show_code(T, mesh_view.place, mesh_view.predicted_spans, mesh_view.check_placement)
+
+st.subheader(T("hlo.heading"))
+model = ui.url_choice(T, "model", models.MODELS, "mlp", radio=True)
+st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
+with ui.guard(T):
+    show_hlo(hlo_report(devices, model))
+    ui.show_code(T, migration.inspect_hlo, hlo.collectives)

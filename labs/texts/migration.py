@@ -1,0 +1,243 @@
+TEXTS = {
+    "title": {"en": "pmap → shard_map → jit", "zh": "pmap → shard_map → jit"},
+    "summary": {
+        "en": "One data-parallel step written three ways and run on your devices: what changes, the shardings, "
+              "a mesh and PartitionSpec picker, and the collectives of the compiled programs.",
+        "zh": "同一个数据并行训练步用三种写法在你的设备上运行：哪些变了、各数组的分片、mesh 与 PartitionSpec "
+              "选择器，以及编译后程序中的集合通信。",
+    },
+    "intro": {
+        "en": "Since JAX 0.8, `jax.pmap` is in maintenance mode and is itself implemented as `jit(shard_map(...))`; "
+              "new code is written with `jax.shard_map` or with plain `jax.jit` on arrays that carry a sharding. "
+              "Here one data-parallel step — the gradient of a tiny linear model y ≈ x·w + b, averaged over D "
+              "devices, then w ← w − η ḡ — is written three ways and run on your devices. Everything below is read "
+              "from what ran: the shapes the code saw, the shardings of the arrays, the results, the compiled HLO.",
+        "zh": "自 JAX 0.8 起，`jax.pmap` 进入维护模式，其本身就由 `jit(shard_map(...))` 实现；新代码用 "
+              "`jax.shard_map`，或对带有分片（sharding）的数组直接用 `jax.jit`。这里把同一个数据并行训练步——"
+              "小线性模型 y ≈ x·w + b 的梯度在 D 台设备上取平均，再做 w ← w − η ḡ——用三种写法写出，并在你的设备上"
+              "运行。下面的一切都读自实际运行：代码看到的形状、数组的分片、结果、编译后的 HLO。",
+    },
+    "jax_version": {
+        "en": "Installed JAX: {version}. Shardings are printed by `jax.typeof` of this version.",
+        "zh": "已安装的 JAX：{version}。分片由这个版本的 `jax.typeof` 打印。",
+    },
+    "w.devices": {"en": "Devices D", "zh": "设备数 D"},
+    "w.per_device": {"en": "Samples per device b", "zh": "每台设备的样本数 b"},
+    "running": {"en": "Compiling and running the three programs…", "zh": "正在编译并运行三个程序……"},
+    "compiling": {"en": "Compiling the training program three ways…", "zh": "正在用三种写法编译训练程序……"},
+    # --- 1. the three programs -------------------------------------------------------------
+    "ways.heading": {"en": "1. One step, three ways", "zh": "1. 同一步，三种写法"},
+    "ways.body": {
+        "en": "A global batch of B = {batch} samples with {features} features on D = {devices} devices, b = "
+              "{per_device} per device. `loss_fn` and `sgd` are the same in all three; what differs is who splits "
+              "the batch and who writes the gradient average.",
+        "zh": "全局批次 B = {batch} 个样本、每个 {features} 个特征，D = {devices} 台设备，每台设备 b = {per_device} 个。"
+              "三种写法中的 `loss_fn` 和 `sgd` 完全相同；不同的是由谁切分批次、由谁写梯度平均。",
+    },
+    "way.pmap": {"en": "`jax.pmap` (the old way)", "zh": "`jax.pmap`（旧写法）"},
+    "way.shard_map": {"en": "`jax.shard_map`", "zh": "`jax.shard_map`"},
+    "way.jit": {"en": "`jax.jit` + `NamedSharding`", "zh": "`jax.jit` + `NamedSharding`"},
+    "view.label": {"en": "x where the code runs", "zh": "代码运行处看到的 x"},
+    "view.in": {"en": "x passed in: shape {shape}", "zh": "传入的 x：形状 {shape}"},
+    # --- 2. what changes -------------------------------------------------------------------
+    "changes.heading": {"en": "2. What changes and what does not", "zh": "2. 哪些变了，哪些没变"},
+    "changes.body": {
+        "en": "Each cell is read from the programs and arrays that just ran. The last column says whether the "
+              "three cells say the same thing.",
+        "zh": "每个单元格都读自刚刚运行的程序和数组。最后一列说明三个单元格的内容是否相同。",
+    },
+    "change.view": {"en": "What the code sees of x (`jax.typeof`)", "zh": "代码看到的 x（`jax.typeof`）"},
+    "change.rank": {"en": "x passed in → x in the code (shape)", "zh": "传入的 x → 代码中的 x（形状）"},
+    "change.axis": {"en": "Where the device axis gets its name", "zh": "设备轴的名字从哪里来"},
+    "change.in": {"en": "How inputs are split or replicated", "zh": "输入如何切分或复制"},
+    "change.out": {"en": "How outputs come back", "zh": "输出如何返回"},
+    "change.place": {"en": "Putting inputs on the devices", "zh": "把输入放到设备上"},
+    "change.collective": {"en": "The gradient average you write", "zh": "你写的梯度平均"},
+    "change.compiled": {"en": "Collectives in the compiled step", "zh": "编译后这一步里的集合通信"},
+    "change.math": {"en": "The math: loss, gradient, update", "zh": "数学：损失、梯度、更新"},
+    "change.result": {"en": "Result after the step", "zh": "这一步之后的结果"},
+    "col.topic": {"en": "what", "zh": "项目"},
+    "col.same": {"en": "same in all three", "zh": "三者相同"},
+    "rank.note": {
+        "en": "**The rank.** `pmap` maps over a leading axis of size D and takes it away: an input of rank "
+              "{pmap_in} reaches the code as rank {pmap_body}. `shard_map` cuts the global array and keeps its "
+              "rank: rank {sm_in} in, rank {sm_body} in the code, only the split dimension is smaller. `jit` has "
+              "no per-device code: it sees the global shape, and the sharding is part of the type.",
+        "zh": "**秩（rank）。** `pmap` 沿大小为 D 的前导维度映射并把它拿掉：秩为 {pmap_in} 的输入到了代码里秩变成 "
+              "{pmap_body}。`shard_map` 切分全局数组但保留秩：传入秩 {sm_in}，代码中秩 {sm_body}，只是被切分的那一维"
+              "变小了。`jit` 没有逐设备的代码：它看到全局形状，分片是类型的一部分。",
+    },
+    "names.note": {
+        "en": "**The names.** pmap's `axis_name` becomes the name of a mesh axis (`jax.make_mesh`). `in_axes=0` "
+              "(split the leading axis) becomes `P('data')` (split dimension 0 over mesh axis 'data'); "
+              "`in_axes=None` and `out_axes=None` (one value for every device) become `P()`, replicated. "
+              "`jax.device_put_replicated` and `jax.device_put_sharded` are gone: `jax.device_put` with a "
+              "`NamedSharding` places an array, split or replicated.",
+        "zh": "**名字。** pmap 的 `axis_name` 变成网格（mesh）轴的名字（`jax.make_mesh`）。`in_axes=0`（切分前导维度）"
+              "变成 `P('data')`（沿 mesh 轴 'data' 切分第 0 维）；`in_axes=None` 和 `out_axes=None`（每台设备同一个值）"
+              "变成 `P()`，即复制（replicated）。`jax.device_put_replicated` 和 `jax.device_put_sharded` 已被移除："
+              "用 `jax.device_put` 加 `NamedSharding` 放置数组，无论切分还是复制。",
+    },
+    "vma.note": {
+        "en": "**The trap.** In `shard_map` the params come in as `P()`, the same on every device. With "
+              "`check_vma` on (the default), autodiff of such a value already sums its gradient over the devices, "
+              "so a `pmean` after it would give D times the mean. `lax.pcast(params, 'data', to='varying')` asks "
+              "for each device's own gradient; `pmean` then gives the true mean. The results below prove it.",
+        "zh": "**陷阱。** 在 `shard_map` 中，参数以 `P()` 传入，在每台设备上都相同。开启 `check_vma`（默认）时，"
+              "对这样的值求导会自动把梯度在各设备上求和，此后再做 `pmean` 会得到平均值的 D 倍。"
+              "`lax.pcast(params, 'data', to='varying')` 要求每台设备自己的梯度；然后 `pmean` 给出真正的平均。"
+              "下面的结果证明了这一点。",
+    },
+    "typeof.note": {
+        "en": "**Reading `jax.typeof`.** `float32[16@data,3]` is a global 16×3 array whose dimension 0 is split over "
+              "mesh axis 'data'; `{V:data}` marks a value that varies over 'data' (each device has its own); "
+              "no mark means one value on every device of the mesh.",
+        "zh": "**读懂 `jax.typeof`。** `float32[16@data,3]` 是一个全局 16×3 数组，其第 0 维沿 mesh 轴 'data' 切分；"
+              "`{V:data}` 表示该值沿 'data' 变化（每台设备各有一份不同的值）；没有标记则表示 mesh 中每台设备上"
+              "都是同一个值。",
+    },
+    "arrays.heading": {"en": "The sharding of every input and output", "zh": "每个输入和输出的分片"},
+    "role.input": {"en": "input", "zh": "输入"},
+    "role.output": {"en": "output", "zh": "输出"},
+    "col.impl": {"en": "implementation", "zh": "写法"},
+    "col.role": {"en": "role", "zh": "角色"},
+    "col.name": {"en": "array", "zh": "数组"},
+    "col.typeof": {"en": "jax.typeof", "zh": "jax.typeof"},
+    "col.spec": {"en": ".sharding.spec", "zh": ".sharding.spec"},
+    "results.heading": {"en": "The results", "zh": "结果"},
+    "col.param": {"en": "value", "zh": "数值"},
+    "col.numpy": {"en": "NumPy", "zh": "NumPy"},
+    "metric.between": {"en": "max |difference| between the three", "zh": "三者之间的最大 |差|"},
+    "metric.numpy": {"en": "max |difference| from NumPy", "zh": "与 NumPy 的最大 |差|"},
+    "results.equal": {
+        "en": "All three end with the same parameters and loss, and equal the NumPy step on the whole batch "
+              "(largest difference {error:.1e}).",
+        "zh": "三种写法得到相同的参数和损失，并与 NumPy 在整个批次上算出的一步一致（最大差 {error:.1e}）。",
+    },
+    "results.differ": {
+        "en": "The three results differ (largest difference {error:.1e}); see the table.",
+        "zh": "三个结果不一致（最大差 {error:.1e}），见上表。",
+    },
+    # --- 3. mesh and PartitionSpec ----------------------------------------------------------
+    "mesh.heading": {"en": "3. A mesh and a PartitionSpec: who holds which block", "zh": "3. mesh 与 PartitionSpec：谁持有哪一块"},
+    "mesh.body": {
+        "en": "A mesh arranges the D devices in a grid with named axes: 1-D (axis 'x') or 2-D a × b (axes 'x' and "
+              "'y'). A PartitionSpec says, per array dimension, which mesh axes split it; a dimension it leaves out "
+              "stays whole, and a mesh axis it does not name holds replicated copies. The array is placed with "
+              "`jax.device_put(x, NamedSharding(mesh, spec))`; the picture is read from its `addressable_shards` "
+              "(`shard.index`, `shard.device`) — what `jax.debug.visualize_array_sharding` draws, as a chart.",
+        "zh": "mesh（网格）把 D 台设备排成带命名轴的网格：一维（轴 'x'）或二维 a × b（轴 'x' 和 'y'）。PartitionSpec "
+              "逐个数组维度说明由哪些 mesh 轴来切分；它未提到的维度保持完整，它未使用的 mesh 轴上则是复制的副本。"
+              "数组用 `jax.device_put(x, NamedSharding(mesh, spec))` 放置；图读自数组的 `addressable_shards`"
+              "（`shard.index`、`shard.device`）——也就是 `jax.debug.visualize_array_sharding` 画的内容，这里画成图表。",
+    },
+    "w.mesh": {"en": "Mesh (D = 1-D; a x b = 2-D)", "zh": "mesh（D = 一维；a x b = 二维）"},
+    "w.spec": {"en": "PartitionSpec", "zh": "PartitionSpec"},
+    "w.spec.x": {"en": "P('x')", "zh": "P('x')"},
+    "w.spec.x,y": {"en": "P('x', 'y')", "zh": "P('x', 'y')"},
+    "w.spec.none,y": {"en": "P(None, 'y')", "zh": "P(None, 'y')"},
+    "w.spec.y,x": {"en": "P('y', 'x')", "zh": "P('y', 'x')"},
+    "w.spec.none,x": {"en": "P(None, 'x')", "zh": "P(None, 'x')"},
+    "w.spec.xy": {"en": "P(('x', 'y'))", "zh": "P(('x', 'y'))"},
+    "w.spec.replicated": {"en": "P() (replicated)", "zh": "P()（复制）"},
+    "w.rows": {"en": "Rows", "zh": "行数"},
+    "w.cols": {"en": "Columns", "zh": "列数"},
+    "mesh.grid": {"en": "The mesh: device ids by position", "zh": "mesh：各位置上的设备编号"},
+    "chart.device": {"en": "device", "zh": "设备"},
+    "chart.blocks": {"en": "Which devices hold each block of the {rows}×{cols} array",
+                     "zh": "{rows}×{cols} 数组的每一块由哪些设备持有"},
+    "chart.row": {"en": "row", "zh": "行"},
+    "chart.col": {"en": "column", "zh": "列"},
+    "chart.devices": {"en": "held by devices", "zh": "持有的设备"},
+    "placed.typeof": {
+        "en": "`jax.typeof(x)` = `{typeof}`; each shard is {shard_shape}; each block is held by {copies} device(s).",
+        "zh": "`jax.typeof(x)` = `{typeof}`；每个分片的形状是 {shard_shape}；每一块由 {copies} 台设备持有。",
+    },
+    "placed.ok": {
+        "en": "Read from the array: every device holds the block its position in the mesh predicts, and every "
+              "shard's data equals the NumPy slice `x[shard.index]`.",
+        "zh": "从数组读回：每台设备持有的正是它在 mesh 中的位置所预言的那一块，并且每个分片的数据都等于 NumPy 切片 "
+              "`x[shard.index]`。",
+    },
+    "placed.bad": {
+        "en": "Read from the array: the shards are not where the mesh positions predict (see the table).",
+        "zh": "从数组读回：分片并不在 mesh 位置所预言的地方（见表）。",
+    },
+    "shards.expander": {"en": "Every shard: device and index", "zh": "每个分片：设备与索引"},
+    "col.device": {"en": "device", "zh": "设备"},
+    "col.rows": {"en": "rows [start, stop)", "zh": "行 [起, 止)"},
+    "col.cols": {"en": "columns [start, stop)", "zh": "列 [起, 止)"},
+    "jax.says": {"en": "What JAX itself raises for this placement:", "zh": "JAX 本身对这种放置抛出的错误："},
+    "error.mesh_axis_missing": {
+        "en": "`{spec}` names mesh axis '{axis}', but this mesh has only {mesh_axes}. A 1-D mesh has the one axis "
+              "'x': choose a 2-D mesh (a x b) or a spec that names 'x' only.",
+        "zh": "`{spec}` 用到了 mesh 轴 '{axis}'，但这个 mesh 只有 {mesh_axes}。一维 mesh 只有一个轴 'x'："
+              "请选择二维 mesh（a x b），或只使用 'x' 的 spec。",
+    },
+    "error.block_not_divisible": {
+        "en": "`{spec}` cuts dimension {dim} (size {size}) into {parts} equal blocks, but {parts} does not divide "
+              "{size}. Sizes nearby that do: {nearest}.",
+        "zh": "`{spec}` 要把第 {dim} 维（大小 {size}）切成 {parts} 个相等的块，但 {size} 不能被 {parts} 整除。"
+              "附近可以整除的大小：{nearest}。",
+    },
+    "error.unknown_mesh": {
+        "en": "Mesh `{mesh}` is not a shape of {devices} devices; choose one of {options}.",
+        "zh": "mesh `{mesh}` 不是 {devices} 台设备的形状；请从 {options} 中选择。",
+    },
+    "error.unknown_spec": {
+        "en": "Unknown PartitionSpec `{spec}`; choose one of {options}.",
+        "zh": "未知的 PartitionSpec `{spec}`；请从 {options} 中选择。",
+    },
+    # --- 4. HLO inspector -----------------------------------------------------------------
+    "hlo.heading": {"en": "4. HLO inspector: the communication of the compiled programs",
+                    "zh": "4. HLO 检查器：编译后程序中的通信"},
+    "hlo.body": {
+        "en": "The lab's training program (one step of the {model} model, {per_device} samples per device, on "
+              "D = {devices} devices) is compiled in each implementation, and every collective (all-reduce, "
+              "all-gather, reduce-scatter, collective-permute, all-to-all) is read from the compiled HLO with its "
+              "shapes and the bytes each device puts in. Bytes per step = what each device puts into collectives that span more "
+              "than one device in one step.",
+        "zh": "本实验的训练程序（{model} 模型的一步，每台设备 {per_device} 个样本，D = {devices} 台设备）用每种写法"
+              "编译，并从编译后的 HLO 中读出每个集合通信（全归约 all-reduce、全收集 all-gather、归约散射 "
+              "reduce-scatter、collective-permute、all-to-all）及其形状和每台设备放入的字节数。每步字节数 = 一步中每台设备"
+              "放入跨越多台设备的集合通信的字节数。",
+    },
+    "w.model": {"en": "Model", "zh": "模型"},
+    "w.model.linear": {"en": "linear (w, b)", "zh": "线性（w、b）"},
+    "w.model.mlp": {"en": "MLP (one hidden layer)", "zh": "MLP（一个隐藏层）"},
+    "col.kind": {"en": "collective", "zh": "集合通信"},
+    "col.shapes": {"en": "shapes (result)", "zh": "形状（结果）"},
+    "col.bytes": {"en": "bytes per device", "zh": "每台设备字节数"},
+    "col.group": {"en": "devices per group", "zh": "每组设备数"},
+    "col.instruction": {"en": "HLO instruction", "zh": "HLO 指令"},
+    "hlo.counts": {"en": "Collectives counted in each compiled program", "zh": "每个编译后程序中的集合通信数量"},
+    "hlo.bytes_axis": {"en": "bytes per device per step", "zh": "每台设备每步字节数"},
+    "hlo.none": {"en": "No collective in this program.", "zh": "这个程序中没有集合通信。"},
+    "hlo.same": {
+        "en": "The three compiled programs communicate the same: {bytes} bytes per device per step each, in "
+              "{all_reduces} all-reduce(s) and {all_gathers} all-gather(s) per program. Writing the average by hand "
+              "(`pmap`, `shard_map`) or leaving it to the compiler (`jit`) gives the same communication.",
+        "zh": "三个编译后的程序通信量相同：每个程序每步每台设备 {bytes} 字节，包含 {all_reduces} 次全归约、"
+              "{all_gathers} 次全收集。手写平均（`pmap`、`shard_map`）还是交给编译器（`jit`），通信都一样。",
+    },
+    "hlo.same_bytes": {
+        "en": "The three compiled programs put the same {bytes} bytes per device per step into collectives, "
+              "split into different instructions (see the counts).",
+        "zh": "三个编译后的程序每步每台设备放入集合通信的字节数相同，都是 {bytes} 字节，只是拆成了不同的指令"
+              "（见计数表）。",
+    },
+    "hlo.differs": {
+        "en": "The three compiled programs do not communicate the same bytes per step: {detail}.",
+        "zh": "三个编译后的程序每步通信的字节数不同：{detail}。",
+    },
+    "hlo.one_device": {
+        "en": "With one device there is nobody to talk to: a collective over a group of one device moves no "
+              "bytes, so it counts 0.",
+        "zh": "只有一台设备时无人可通信：组内只有一台设备的集合通信不传输任何字节，因此计为 0。",
+    },
+    "hlo.expander": {"en": "Compiled HLO of {impl}", "zh": "{impl} 编译后的 HLO"},
+    "hlo.text_note": {
+        "en": "As XLA compiled it, without the source tables and `metadata={…}`.",
+        "zh": "XLA 编译后的原文，去掉了源码表和 `metadata={…}`。",
+    },
+}
