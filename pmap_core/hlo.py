@@ -67,7 +67,7 @@ def all_reduces(compiled: str, width: int = 240) -> list[str]:
 
 COLLECTIVE_KINDS = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")
 _COLLECTIVE = re.compile(r"^\s*(?:ROOT )?%?(?P<name>[\w.\-]+) = (?P<type>.+?) "
-                         r"(?P<kind>" + "|".join(COLLECTIVE_KINDS) + r")(?:-start)?\(")
+                         r"(?P<kind>all-reduce|all-gather|reduce-scatter|collective-permute|all-to-all)(?:-start)?\(")
 _ARRAY_TYPE = re.compile(r"\b(?P<dtype>pred|[bsuf]\d+|bf16|f8\w*|c64|c128)\[(?P<dims>[\d,]*)\]")
 _BRACED_GROUP = re.compile(r"replica_groups=\{\{(?P<first>[\d,]*)\}")
 _IOTA_GROUPS = re.compile(r"replica_groups=\[\d+,(?P<size>\d+)\]")

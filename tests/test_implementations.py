@@ -60,11 +60,13 @@ def test_hlo_collectives_reads_every_kind_with_its_bytes():
         "  %ar-start = (f32[8]{0}, f32[8]{0}) all-reduce-start(%p), replica_groups=mesh['a'=2,'b'=4] {'b'}",
         "  %ar-done = f32[8]{0} all-reduce-done(%ar-start)",
         "  %add = f32[8]{0} add(%x, %y)",
+        "  ROOT %a2a = (f32[2,4]{1,0}, f32[2,4]{1,0}) all-to-all(%s0, %s1), replica_groups={{0,1}}",
     ])
     found = hlo.collectives(text)
     assert [(c.kind, c.result_bytes, c.group_size, c.operand_bytes) for c in found] == [
         ("all-gather", 1024, 4, 256), ("reduce-scatter", 32, 4, 128), ("collective-permute", 64, None, 64),
-        ("all-reduce", 32, 4, 32)]
+        ("all-reduce", 32, 4, 32), ("all-to-all", 64, 2, 64)]
+    assert sorted({c.kind for c in found}) == sorted(hlo.COLLECTIVE_KINDS)
 
 
 def test_an_unknown_implementation_is_refused():
