@@ -142,8 +142,11 @@ def show_dtypes(runs: list[TrackedTraining]) -> None:
     st.info(T("bf16.widened" if widened else "bf16.kept"), icon="🔎")
 
 
-def show_measured(footprints, budget_gb: float, devices: int, optimizer: str) -> None:
+def show_measured(footprints, config: train_config.TrainConfig, budget_gb: float) -> None:
     st.subheader(T("all.heading"))
+    st.caption(T("all.settings", psi=footprints[0].param_count, hidden=config.hidden, features=config.features,
+                 optimizer=config.optimizer, batch=config.global_batch, k=config.accum_steps, dtype=config.grad_dtype,
+                 counts=", ".join(str(d) for d in sorted({f.devices for f in footprints}))))
     memory = pd.DataFrame(zero_compare.memory_rows(footprints))
     memory["part"] = memory["kind"].map(lambda k: T(f"kind.{k}"))
     memory["model_total"] = memory.groupby(["strategy", "D"])["model"].transform("sum")
@@ -169,7 +172,7 @@ def show_measured(footprints, budget_gb: float, devices: int, optimizer: str) ->
     if worst is not None:
         st.caption(T("all.worst", strategy=worst[0].strategy, devices=worst[0].devices, figure=T(f"ratio.{worst[1]}"),
                      ratio=worst[2]))
-    fits = zero_compare.largest_models(footprints, budget_gb * 1e9, devices, optimizer)
+    fits = zero_compare.largest_models(footprints, budget_gb * 1e9, config.devices, config.optimizer)
     st.subheader(T("fit.heading", budget=budget_gb, devices=fits[0].devices))
     ui.dataframe(T, pd.DataFrame([{"strategy": x.strategy, "bytes_per_param": x.measured_bytes_per_param,
                                    "model_bytes_per_param": x.model_bytes_per_param,
@@ -237,7 +240,7 @@ with ui.guard(T):
     if MEASURED in st.session_state:
         measured_config, measured_counts = st.session_state[MEASURED]
         st.session_state[FOOTPRINTS] = measured(measured_config, measured_counts)
-        show_measured(st.session_state[FOOTPRINTS], budget_gb, measured_config.devices, measured_config.optimizer)
+        show_measured(st.session_state[FOOTPRINTS], measured_config, budget_gb)
 if LAST_RUN not in st.session_state and MEASURED not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 

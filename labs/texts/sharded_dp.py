@@ -175,6 +175,13 @@ TEXTS = {
         "zh": "此处实测：编译后的集合通信保持 bfloat16，因此实际运行的字节数与生成的程序相同。",
     },
     "all.heading": {"en": "Every strategy against D, measured", "zh": "每种策略随 D 的变化（实测）"},
+    "all.settings": {
+        "en": "Each point is a short run of the MLP (Ψ = {psi:,} parameters: {features} inputs, {hidden} hidden), "
+              "{optimizer}, global batch {batch}, K = {k}, {dtype} gradients, at D = {counts} (the D that split the "
+              "batch into equal micro-batches).",
+        "zh": "每个点是 MLP 的一次短运行（Ψ = {psi:,} 个参数：{features} 个输入、{hidden} 个隐藏单元），{optimizer}，"
+              "全局批次 {batch}，K = {k}，{dtype} 梯度，D = {counts}（能把批次分成大小相同的微批次的 D）。",
+    },
     "chart.memory": {"en": "Bytes per device by kind (bars: measured; ◆: model)",
                      "zh": "每台设备按类别的字节数（柱：实测；◆：模型）"},
     "chart.memory.note": {
