@@ -19,6 +19,7 @@ import numpy as np
 from jax import lax
 
 from pmap_core import quiz_modern as modern
+from pmap_core import quiz_zero
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import LabInputError
 
@@ -203,6 +204,7 @@ QUESTIONS = (
     Question("replicated_output", NUMBER, modern.replicated_output),
     Question("same_bytes_three_ways", CHOICE, modern.same_bytes_three_ways, lambda n: ["same", "different"]),
     Question("typeof_sharded", CHOICE, modern.typeof_sharded, modern.typeof_options),
+    *quiz_zero.QUESTIONS,  # ZeRO / FSDP, accumulation, padded shards
 )
 
 

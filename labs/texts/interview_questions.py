@@ -3,6 +3,8 @@
 Explanations refer to the computed answer as {answer} and to the device count as {n}; no answer is typed in.
 """
 
+from labs.texts.interview_zero import TEXTS as _ZERO
+
 TEXTS = {
     "w.question.output_shape": {"en": "Output shape of a pmap", "zh": "pmap 的输出形状"},
     "q.output_shape.text": {
@@ -256,4 +258,5 @@ TEXTS = {
         "zh": "打印的是 {answer}：类型中写明了切分每个维度的 mesh 轴（`@data`），因为在当前 JAX 上 "
               "`jax.make_mesh` 默认把轴设为 Explicit 类型。在 Auto 轴上，分片方式不属于类型，同一个数组打印出来只是普通的形状。",
     },
+    **_ZERO,
 }
