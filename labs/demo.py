@@ -28,7 +28,8 @@ st.markdown(T("intro"))
 left, right = st.columns(2)
 with left:
     devices = ui.url_devices(T, 8)
-    per_device = ui.url_int(T, "per_device", 1, 1, demo.MAX_PER_DEVICE)
+    # The tutorial's one sample per device; a one-device server starts with the two a line needs.
+    per_device = ui.url_int(T, "per_device", 1 if devices > 1 else 2, 1, demo.MAX_PER_DEVICE)
 with right:
     steps = ui.url_int(T, "steps", 300, 1, 2000)
     learning_rate = ui.url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")

@@ -199,7 +199,7 @@ with cols[0]:
     grad_dtype = ui.url_choice(T, "grad_dtype", train_config.GRAD_DTYPES, "float32", radio=True)
     compare = ui.url_bool(T, "compare", False)
 with cols[1]:
-    devices = ui.url_devices(T, max_devices) if max_devices > 1 else 1  # a slider needs min < max
+    devices = ui.url_devices(T, max_devices)
     accum = ui.url_int(T, "accum", 1, 1, train_config.MAX_ACCUM_STEPS, slider=False)
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
     steps = ui.url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)

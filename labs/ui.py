@@ -98,7 +98,7 @@ def url_int(T: Texts, name: str, default: int, low: int, high: int, *,
             slider: bool = True, step: int = 1, sidebar: bool = False) -> int:
     """An int setting in [low, high]; a value outside it in the URL is refused with a warning."""
     where = st.sidebar if sidebar else st
-    widget = where.slider if slider else where.number_input
+    widget = where.slider if slider and low < high else where.number_input  # a slider needs min < max
     return _url_widget(
         T, name, _bounded(int, low, high), min(max(default, low), high),
         lambda key: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
