@@ -1,5 +1,5 @@
-"""The runs recorded in MLflow: filter them, compare throughput and efficiency against D, and overlay
-loss curves."""
+"""The runs recorded in MLflow: filter them, compare throughput and efficiency against D for the three
+implementations (pmap, shard_map, jit), and overlay loss curves."""
 
 import altair as alt
 import pandas as pd
@@ -7,7 +7,8 @@ import streamlit as st
 
 from labs import charts, ui
 from labs.i18n import texts
-from pmap_core import experiments, models
+from pmap_core import experiments, implementations, models
+from pmap_core.impl_advice import DEFAULT_IMPL, TOLERANCE
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
     check_tracking_uri,
@@ -20,12 +21,14 @@ from pmap_core.validation import LabInputError
 
 T = texts("experiments")
 ALL = "all"
-TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "devices", "global_batch", "scaling",
+TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "devices", "global_batch", "scaling",
                  "throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend",
                  "tags.simulated", "run_id"]
 # How the table shows its numbers (printf formats of st.column_config.NumberColumn), not raw floats.
 NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",
                   "efficiency": "%.2f", "final_loss": "%.4g"}
+THROUGHPUTS = ("steady_throughput", "throughput")  # the two throughputs a chart can show against D
+IMPL_COLORS = alt.Scale(domain=list(implementations.IMPLEMENTATIONS), scheme="set1")  # the same hue everywhere
 
 
 def read_runs(uri: str) -> pd.DataFrame | None:
@@ -63,40 +66,70 @@ def runs_table(frame: pd.DataFrame) -> None:
 
 
 def group_label(row: pd.Series) -> str:
-    return f"{row['model']} · B={row['global_batch']} · {row['scaling']}"
+    """The runs a line joins: same model, batch and scaling (and training state, where it is not the plain step)."""
+    setup = row.get("setup")
+    extra = f" · {setup}" if isinstance(setup, str) and setup != experiments.PLAIN_SETUP else ""
+    return f"{row['model']} · B={row['global_batch']} · {row['scaling']}{extra}"
 
 
 def against_devices(frame: pd.DataFrame, y: str, y_title: str, title: str) -> alt.Chart:
-    """Every run as a point; a line through the median of each group at each D."""
-    color = alt.Color("group:N", title=T("axis.group"))
+    """Every run as a point coloured by its implementation (shaped by its group); a line through the
+    median of each implementation and group at each D."""
+    color = alt.Color("impl:N", title=T("axis.impl"), scale=IMPL_COLORS)
     x = alt.X("devices:Q", title="D", scale=alt.Scale(domainMin=1))
-    points = alt.Chart(frame, title=title).mark_circle(size=70, opacity=0.7).encode(
-        x=x, y=alt.Y(f"{y}:Q", title=y_title), color=color,
-        tooltip=["run_name", "run_id", "devices", alt.Tooltip(f"{y}:Q", format=",.4g")],
+    points = alt.Chart(frame, title=title).mark_point(size=70, opacity=0.8, filled=True).encode(
+        x=x, y=alt.Y(f"{y}:Q", title=y_title), color=color, shape=alt.Shape("group:N", title=T("axis.group")),
+        tooltip=["run_name", "run_id", "impl", "devices", alt.Tooltip(f"{y}:Q", format=",.4g")],
     )
-    medians = frame.groupby(["group", "devices"], as_index=False)[y].median()
-    return points + alt.Chart(medians).mark_line().encode(x=x, y=f"{y}:Q", color=color)
+    medians = frame.groupby(["group", "impl", "devices"], as_index=False)[y].median()
+    lines = alt.Chart(medians).mark_line().encode(x=x, y=f"{y}:Q", color=color,
+                                                  strokeDash=alt.StrokeDash("group:N", title=T("axis.group")))
+    return points + lines
 
 
 def scaling_charts(table: pd.DataFrame) -> None:
     st.subheader(T("scaling.heading"))
     frame = table.assign(group=table.apply(group_label, axis=1), devices=table["devices"].astype(int))
+    which = ui.url_choice(T, "throughput", THROUGHPUTS, THROUGHPUTS[0], radio=True)
     left, right = st.columns(2)
-    steady = frame[frame["steady_throughput"].notna()]  # S(D) is the ratio of this figure
-    left.altair_chart(against_devices(steady, "steady_throughput", T("axis.throughput"), T("scaling.throughput")),
-                      width="stretch")
+    measured = frame[frame[which].notna()]  # S(D) is the ratio of the steady figure
+    left.altair_chart(against_devices(measured, which, T(f"axis.{which}"), T(f"scaling.{which}")), width="stretch")
     with_efficiency = frame[frame["efficiency"].notna()]
     ideal = alt.Chart(pd.DataFrame({"y": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(y="y:Q")
     right.altair_chart(against_devices(with_efficiency, "efficiency", T("axis.efficiency"), T("scaling.efficiency"))
                        + ideal, width="stretch")
     st.caption(T("scaling.note"))
     ui.hardware_note(T)
+    impl_table(table, which)
+
+
+def impl_table(table: pd.DataFrame, metric: str) -> None:
+    """The implementations side by side at each D: the median of `metric`, the fastest, and how the
+    default implementation compares with it."""
+    st.subheader(T("impl.heading"))
+    wide = experiments.impl_comparison(table, metric)
+    impls = [i for i in implementations.IMPLEMENTATIONS if i in wide.columns]
+    if len(impls) < 2:
+        st.info(T("impl.single"), icon="ℹ️")
+        return
+    st.caption(T("impl.metric", metric=T(f"col.{metric}")))
+    share = f"{DEFAULT_IMPL}_share"
+    config = {"model": T("col.model"), "global_batch": T("col.global_batch"), "scaling": T("col.scaling"),
+              "devices": T("col.devices"), "fastest": T("col.fastest"), "runs": T("col.runs")}
+    config |= {i: st.column_config.NumberColumn(i, format=NUMBER_FORMATS[metric]) for i in impls}
+    config[share] = st.column_config.NumberColumn(T("col.default_share", default=DEFAULT_IMPL), format="%.2f")
+    st.dataframe(wide, hide_index=True, width="stretch", column_config=config)
+    st.caption(T("impl.note", default=DEFAULT_IMPL, tolerance=round(TOLERANCE * 100),
+                 threshold=1 - TOLERANCE))
+    st.markdown(T("impl.mlflow"))
 
 
 def loss_curves(runs: pd.DataFrame, uri: str) -> None:
     st.subheader(T("loss.heading"))
     trainings = runs[~runs["is_sweep"]]
-    names = dict(zip(trainings["run_id"], trainings["run_name"] + " · " + trainings["run_id"].str[:8], strict=True))
+    impl = trainings["impl"].map(lambda value: f" · {value}" if isinstance(value, str) else "")  # same names in each
+    names = dict(zip(trainings["run_id"], trainings["run_name"] + impl + " · " + trainings["run_id"].str[:8],
+                     strict=True))
     chosen = st.multiselect(T("loss.choose"), list(names), default=list(names)[:3], format_func=names.get,
                             key="experiments.loss_runs")
     if not chosen:
@@ -128,18 +161,24 @@ runs = read_runs(uri)
 if runs is not None and runs.empty:
     st.info(T("empty"), icon="🌱")
     st.code("python -m pmap_core train --model linear --devices 8 --global-batch 256 --steps 300\n"
-            "python -m pmap_core sweep --model mlp --global-batch 512 --steps 200", language="bash")
+            "python -m pmap_core sweep --model mlp --global-batch 512 --steps 200\n"
+            "python -m pmap_core sweep --model linear --steps 200 --impl all", language="bash")
 elif runs is not None:
-    cols = st.columns(2)
+    cols = st.columns(3)
     with cols[0]:
         model = ui.url_choice(T, "model", [ALL, *models.MODELS], ALL)
     batches = sorted({int(b) for b in runs["global_batch"].dropna()})
     with cols[1]:
         batch = ui.url_choice(T, "batch", [ALL, *map(str, batches)], ALL)
+    with cols[2]:
+        impl = ui.url_choice(T, "impl", [ALL, *implementations.IMPLEMENTATIONS], ALL)
+    st.caption(T("impl.legacy", legacy=experiments.LEGACY_IMPL))
     if model != ALL:
         runs = runs[runs["model"] == model]
     if batch != ALL:
         runs = runs[runs["global_batch"] == int(batch)]
+    if impl != ALL:
+        runs = experiments.filter_impl(runs, impl)
     st.caption(T("count", runs=len(runs), sweeps=int(runs["is_sweep"].sum())))
     if runs.empty:
         st.info(T("filtered_empty"), icon="🔎")
@@ -153,4 +192,5 @@ elif runs is not None:
             scaling_charts(table)
         loss_curves(runs, uri)
 
-ui.show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table)
+ui.show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table,
+             experiments.filter_impl, experiments.impl_comparison)
