@@ -7,7 +7,7 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import implementations, models, train_config, training
+from pmap_core import impl_advice, implementations, models, train_config, training
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
@@ -31,17 +31,20 @@ def loss_chart(losses) -> alt.Chart:
 
 
 def scaling_frames(points) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Throughput and efficiency against D, each beside the ideal line and the hardware ceiling."""
-    base = points[0].result.steady_throughput
+    """Throughput and efficiency against D, each beside the ideal line and the hardware ceiling; a
+    sweep of several implementations gets one measured line per implementation instead."""
+    several = len({p.result.config.impl for p in points}) > 1
     rows_t, rows_e = [], []
     for p in points:
-        d = p.devices
-        rows_t += [{"D": d, "samples/s": p.result.steady_throughput, "series": T("series.measured")},
-                   {"D": d, "samples/s": base * d, "series": T("series.ideal")},
-                   {"D": d, "samples/s": base * p.hardware_ceiling, "series": T("series.ceiling")}]
-        rows_e += [{"D": d, "efficiency": p.efficiency, "series": T("series.measured")},
-                   {"D": d, "efficiency": 1.0, "series": T("series.ideal")},
-                   {"D": d, "efficiency": p.hardware_ceiling / d, "series": T("series.ceiling")}]
+        d, base = p.devices, p.baseline_throughput
+        measured = p.result.config.impl if several else T("series.measured")
+        rows_t.append({"D": d, "samples/s": p.result.steady_throughput, "series": measured})
+        rows_e.append({"D": d, "efficiency": p.efficiency, "series": measured})
+        if not several:
+            rows_t += [{"D": d, "samples/s": base * d, "series": T("series.ideal")},
+                       {"D": d, "samples/s": base * p.hardware_ceiling, "series": T("series.ceiling")}]
+            rows_e += [{"D": d, "efficiency": 1.0, "series": T("series.ideal")},
+                       {"D": d, "efficiency": p.hardware_ceiling / d, "series": T("series.ceiling")}]
     return pd.DataFrame(rows_t), pd.DataFrame(rows_e)
 
 
@@ -81,12 +84,12 @@ def run_training(config: train_config.TrainConfig) -> None:
     st.session_state[LAST_RUN] = tracking.tracked(result)
 
 
-def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> None:
+def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls: tuple[str, ...] | None) -> None:
     uri = usable_tracking_uri()
     if uri is None:
         return
     with heavy_jobs.heavy_job(T):
-        runs = len(train_config.sweep_configs(config, device_counts))
+        runs = len(train_config.sweep_configs(config, device_counts, impls))
         progress = st.progress(0.0, text=T("progress.sweep", done=0, total=runs))
         chart_slot = st.empty()
 
@@ -97,7 +100,7 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int]) -> Non
             chart_slot.altair_chart(loss_chart(losses), width="stretch")
 
         tracking = TrackingCallback(Tracker(uri))
-        sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)])
+        sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)], impls)
         progress.empty()
         chart_slot.empty()
     st.session_state[LAST_SWEEP] = tracking.tracked_sweep(sweep)
@@ -184,7 +187,8 @@ def show_sweep(tracked: TrackedSweep) -> None:
     right.altair_chart(charts.line(efficiency, "D", "efficiency", x_title="D", y_title=T("axis.efficiency"),
                                    color="series", title=T("sweep.efficiency")), width="stretch")
     ui.hardware_note(T)
-    table = pd.DataFrame([{"D": p.devices, T("sweep.col.batch"): p.result.config.global_batch,
+    table = pd.DataFrame([{T("w.impl"): p.result.config.impl, "D": p.devices,
+                           T("sweep.col.batch"): p.result.config.global_batch,
                            T("metric.steady_throughput"): round(p.result.steady_throughput),
                            "S(D)": round(p.scaling_ratio, 3), "E(D)": round(p.efficiency, 3),
                            T("sweep.col.ceiling"): p.hardware_ceiling,
@@ -195,7 +199,25 @@ def show_sweep(tracked: TrackedSweep) -> None:
         last = above[-1]
         st.info(T("scaling.above_ceiling", ratio=last.scaling_ratio, ceiling=last.hardware_ceiling), icon="🔎")
     best = max(sweep.points, key=lambda p: p.result.steady_throughput)
-    st.markdown(T("sweep.best", devices=best.devices, throughput=best.result.steady_throughput))
+    st.markdown(T("sweep.best", devices=best.devices, impl=best.result.config.impl,
+                  throughput=best.result.steady_throughput))
+    show_impl_advice(sweep.points)
+
+
+def show_impl_advice(points) -> None:
+    """After a sweep of every implementation: keep the default where it is within 10% of the fastest,
+    else recommend the fastest, with the figures measured here."""
+    advice = impl_advice.advise(impl_advice.from_points(points))
+    if len({p.result.config.impl for p in points}) < 2 or not advice:
+        return
+    behind = [a for a in advice if not a.default_ok]
+    if not behind:
+        st.success(T("advice.default_ok", default=impl_advice.DEFAULT_IMPL, share=impl_advice.TOLERANCE * 100,
+                     counts=", ".join(str(a.devices) for a in advice)), icon="✅")
+    for a in behind:
+        st.info(T("advice.recommend", devices=a.devices, fastest=a.fastest, fastest_throughput=a.fastest_throughput,
+                  default=a.default, default_throughput=a.default_throughput or 0.0,
+                  shortfall=(a.shortfall or 1.0) * 100), icon="💡")
 
 
 # --- the page ------------------------------------------------------------------------
@@ -219,6 +241,7 @@ with cols[1]:
 with cols[2]:
     hidden = ui.url_int(T, "hidden", 32, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" else 32
     seed = ui.url_int(T, "seed", 0, 0, 1_000_000, slider=False)
+    compare = ui.url_bool(T, "compare", False)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
                               steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,
@@ -238,8 +261,9 @@ with ui.guard(T):
     if train_clicked:
         run_training(config)
     if sweep_clicked:
-        train_config.check_sweep(config, sweep_counts)
-        run_sweep(config, sweep_counts)
+        sweep_impls = implementations.IMPLEMENTATIONS if compare else None
+        train_config.check_sweep(config, sweep_counts, sweep_impls)
+        run_sweep(config, sweep_counts, sweep_impls)
 
 if LAST_RUN in st.session_state:
     show_run(st.session_state[LAST_RUN])

@@ -11,7 +11,8 @@ import pytest
 from conftest import assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 
-from pmap_core import experiments
+from pmap_core import experiments, impl_advice
+from pmap_core.implementations import IMPLEMENTATIONS
 from tests.support import MlflowServer
 
 
@@ -189,3 +190,22 @@ def test_a_server_that_dies_mid_run_still_shows_the_run_on_the_page(tmp_path, mo
     history = sorted(client.get_metric_history(tracked.run_id, "loss"), key=lambda m: m.step)
     np.testing.assert_allclose([m.value for m in history], tracked.result.losses, rtol=1e-6)
     assert run.data.metrics["steady_throughput"] == pytest.approx(tracked.result.steady_throughput)
+
+
+def test_sweep_of_every_implementation_compares_them_and_advises(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    at = open_lab("training", batch=32, steps=20, compare="true")
+    at.button(key="training.sweep").click().run()
+    assert_clean(at)
+    points = at.session_state["training.last_sweep"].sweep.points
+    assert sorted((p.result.config.impl, p.devices) for p in points) == sorted(
+        (impl, d) for impl in IMPLEMENTATIONS for d in (1, 2, 4, 8))
+    assert sorted(set(at.dataframe[-1].value["Implementation"])) == sorted(IMPLEMENTATIONS)
+    # The advice shown is the one computed from the sweep's own figures.
+    behind = [a for a in impl_advice.advise(impl_advice.from_points(points)) if not a.default_ok]
+    shown = [m.value for m in at.info if "was fastest here" in m.value]
+    assert len(shown) == len(behind)
+    for advice, message in zip(behind, shown, strict=True):
+        assert message.startswith(f"At D = {advice.devices}, {advice.fastest} was fastest here")
+    kept = [m.value for m in at.success if "is within 10% of the fastest" in m.value]
+    assert len(kept) == (0 if behind else 1)

@@ -171,8 +171,27 @@ TEXTS = {
     "sweep.col.batch": {"en": "global batch", "zh": "全局批次"},
     "sweep.col.ceiling": {"en": "ceiling S", "zh": "上限 S"},
     "sweep.best": {
-        "en": "Highest steady throughput in this sweep: D = {devices} with {throughput:,.0f} samples/s.",
-        "zh": "本次扫描稳态吞吐量最高的是 D = {devices}，{throughput:,.0f} 样本/秒。",
+        "en": "Highest steady throughput in this sweep: D = {devices} with {impl}, {throughput:,.0f} samples/s.",
+        "zh": "本次扫描稳态吞吐量最高的是 D = {devices}（{impl}），{throughput:,.0f} 样本/秒。",
+    },
+    "w.compare": {"en": "Sweep every implementation", "zh": "扫描全部实现方式"},
+    "w.compare.help": {
+        "en": "The scaling sweep trains pmap, shard_map and jit at every D, each compared with its own D = 1 run.",
+        "zh": "扩展扫描在每个 D 上分别用 pmap、shard_map 和 jit 训练，各自与自己的 D = 1 运行比较。",
+    },
+    "advice.default_ok": {
+        "en": "The default implementation, {default}, is within {share:.0f}% of the fastest at every D measured "
+              "here (D = {counts}): keep it.",
+        "zh": "默认实现 {default} 在此处测量的每个 D（D = {counts}）上都与最快者相差不超过 {share:.0f}%：保留它即可。",
+    },
+    "advice.recommend": {
+        "en": "At D = {devices}, {fastest} was fastest here ({fastest_throughput:,.0f} samples/s); the default, "
+              "{default}, reached {default_throughput:,.0f} samples/s, {shortfall:.0f}% less. Use {fastest} at "
+              "this D: the three programs compute and communicate the same values, so the gap is in how each "
+              "is compiled and dispatched on this machine (the migration lab compares their compiled programs).",
+        "zh": "在 D = {devices} 时，此处最快的是 {fastest}（{fastest_throughput:,.0f} 样本/秒）；默认实现 {default} "
+              "为 {default_throughput:,.0f} 样本/秒，少 {shortfall:.0f}%。在这个 D 上请使用 {fastest}："
+              "三个程序计算和通信的数值相同，差距来自各自在本机上的编译与派发方式（迁移实验比较了它们的编译程序）。",
     },
     "error.batch_not_divisible": {
         "en": "The global batch {batch} does not split evenly over {devices} devices. Choose a multiple of {devices}, for example {suggestion}.",
