@@ -30,7 +30,7 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo, implementations, models, train_program
 from pmap_core.runtime import DATA_AXIS
-from pmap_core.validation import check_devices, check_int, check_seed
+from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
 FEATURES = 3
 LEARNING_RATE = 0.1
@@ -288,7 +288,8 @@ def inspect_hlo(devices: int, model: str) -> HloReport:
     """The one-step training program of each implementation, compiled, and its collectives."""
     devices = check_devices(devices)
     if model not in models.MODELS:
-        raise ValueError(f"unknown model {model!r}")
+        raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
+                            options=", ".join(models.MODELS), value=model)
     impls = []
     for impl in IMPLS:
         program = train_program.compiled_chunk(impl, model, devices, HLO_PER_DEVICE_BATCH, HLO_FEATURES,

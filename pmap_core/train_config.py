@@ -168,8 +168,8 @@ def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = Non
 
 def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
                 impls: Sequence[str] | None = None) -> None:
-    """Check, once each, the runs of a validated config's sweep other than the config itself
-    (a weak sweep's larger D grows the batch)."""
+    """Check, once each, every run of a config's sweep (a weak sweep's larger D grows the batch)."""
+    config = validate(config)  # the ladder below divides by its numbers
     for run in sweep_configs(config, device_counts, impls):
         if run != config:
             validate(run)

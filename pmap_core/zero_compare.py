@@ -24,6 +24,7 @@ KINDS = ("params", "grads", "optimizer")
 def ladder_configs(config: TrainConfig, device_counts: Sequence[int]) -> list[TrainConfig]:
     """One short run per strategy and D (same global batch: strong), keeping the D whose
     D × accumulation steps divides the batch."""
+    config = validate(config)  # the ladder below divides by its numbers
     steps = min(MEASURE_STEPS, config.steps)
     return [validate(dataclasses.replace(config, strategy=s, devices=d, steps=steps, chunk=steps, impl="jit"))
             for s in STRATEGIES for d in sorted(set(device_counts))
