@@ -33,6 +33,7 @@ CHROMIUM_ARGS = [
 VIEWPORT = {"width": 1400, "height": 4000}
 READY = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 RUNNING = '[data-testid="stApp"][data-test-script-state="running"]'
+SKELETON = '[data-testid="stSkeleton"]'
 EXCEPTION = '[data-testid="stException"]'
 MAIN = '[data-testid="stMain"]'
 HEALTH_PATH = "/_stcore/health"
@@ -193,6 +194,9 @@ def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
         with contextlib.suppress(PlaywrightTimeout):
             page.wait_for_selector(RUNNING, timeout=3_000)
     page.wait_for_selector(READY, timeout=timeout_ms)
+    # A widget whose code the browser has not loaded yet shows as a grey skeleton after the script
+    # has finished (lazy chunks; slow on a busy machine): wait until every element is drawn.
+    page.wait_for_function(f"document.querySelectorAll('{SKELETON}').length === 0", timeout=timeout_ms)
     # Elements of the previous run can linger for a frame; let them settle.
     page.wait_for_timeout(150)
 
