@@ -130,9 +130,13 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
         # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
         # outside the script) must not fall back to another language.
         labels = {option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
+
+        def label(option: str) -> str:
+            return labels.get(option, option)  # AppTest may pass a label back: it stays itself
+
         if radio:
-            return st.radio(T(f"w.{name}"), options, format_func=labels.__getitem__, key=key, horizontal=horizontal)
-        return st.selectbox(T(f"w.{name}"), options, format_func=labels.__getitem__, key=key)
+            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal)
+        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key)
 
     return _url_widget(T, name, parse, default, draw)
 
