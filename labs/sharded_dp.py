@@ -14,8 +14,8 @@ from pmap_core import costmodel, train_config, training, zero_compare
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
-from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
-from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
+from pmap_core.tracking import redact_uri
+from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("sharded_dp")
 LAST_RUN = "sharded_dp.last_run"  # session state: [TrackedTraining] (two when float32 and bfloat16 are compared)
@@ -46,11 +46,8 @@ def loss_chart(runs: list[TrackedTraining]) -> alt.Chart:
 
 
 def run_training(configs: list[train_config.TrainConfig]) -> None:
-    try:
-        uri = check_tracking_uri(tracking_uri())
-    except LabInputError as error:
-        st.error(T("tracking.refused"), icon="🛑")
-        st.code(str(error), language=None, wrap_lines=True)
+    uri = ui.usable_tracking_uri(T)
+    if uri is None:
         return
     done = []
     with heavy_jobs.heavy_job(T):

@@ -11,8 +11,8 @@ from pmap_core import impl_advice, implementations, models, train_config, traini
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
-from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
-from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
+from pmap_core.tracking import redact_uri
+from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("training")
 LAST_RUN = "training.last_run"  # session state: TrackedTraining
@@ -59,18 +59,8 @@ def live_loss(progress, chart_slot, total_steps: int, label: str):
     return on_chunk
 
 
-def usable_tracking_uri() -> str | None:
-    """The tracking URI, or None (with the reason shown as plain text) when no run could be stored there."""
-    try:
-        return check_tracking_uri(tracking_uri())
-    except LabInputError as error:
-        st.error(T("tracking.refused"), icon="🛑")
-        st.code(str(error), language=None, wrap_lines=True)
-        return None
-
-
 def run_training(config: train_config.TrainConfig) -> None:
-    uri = usable_tracking_uri()
+    uri = ui.usable_tracking_uri(T)
     if uri is None:
         return
     with heavy_jobs.heavy_job(T):
@@ -85,7 +75,7 @@ def run_training(config: train_config.TrainConfig) -> None:
 
 
 def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls: tuple[str, ...] | None) -> None:
-    uri = usable_tracking_uri()
+    uri = ui.usable_tracking_uri(T)
     if uri is None:
         return
     with heavy_jobs.heavy_job(T):

@@ -16,7 +16,7 @@ import streamlit as st
 
 from labs.i18n import Texts
 from pmap_core import LabInputError, RuntimeInfo, describe_runtime
-from pmap_core.tracking import redact_uri
+from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
 
 
 class RedactedTracebacks(logging.Filter):
@@ -244,3 +244,14 @@ def hardware_note(T: Texts) -> None:
         st.info(T("hardware_note.simulated", devices=info.device_count, cores=info.physical_cores), icon="🖥️")
     else:
         st.info(T("hardware_note.real", devices=info.device_count, kind=info.device_kind), icon="🚀")
+
+
+def usable_tracking_uri(T: Texts) -> str | None:
+    """The tracking URI, or None (with the reason shown as plain text, under the page's
+    `tracking.refused`) when no run could be stored there."""
+    try:
+        return check_tracking_uri(tracking_uri())
+    except LabInputError as error:
+        st.error(T("tracking.refused"), icon="🛑")
+        st.code(str(error), language=None, wrap_lines=True)
+        return None
