@@ -11,10 +11,11 @@ import secrets
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
-from labs.i18n import Texts
+from labs.i18n import Texts, language
 from pmap_core import LabInputError, RuntimeInfo, describe_runtime
 from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
 
@@ -40,6 +41,7 @@ log.addFilter(RedactedTracebacks())
 # name (…/collectives?op=psum&devices=4). Values in the URL are language-free.
 
 
+SHARED_SETTINGS = "ui.shared_settings"  # session state: {name: value in the link} drawn in this run
 # Shown of a refused link value: enough to recognise it, not a wall of text.
 LITERAL_MAX_CHARS = 120
 
@@ -75,13 +77,32 @@ def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) ->
         return default
 
 
+def link_names(param: str) -> set[str]:
+    """The setting names a link's `lock` or `hide` lists (comma-separated, possibly repeated)."""
+    return {name.strip() for raw in st.query_params.get_all(param) for name in raw.split(",") if name.strip()}
+
+
 def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
-                draw: Callable[[str], Any], to_url: Callable[[Any], str] = str) -> Any:
+                draw: Callable[[str, bool], Any], to_url: Callable[[Any], str] = str) -> Any:
+    """The setting `name`: drawn with `draw(key, disabled)`, its value kept in the link.
+
+    A teacher's link may lock it (`lock=name`: drawn disabled, the link's value) or hide it
+    (`hide=name`: not drawn, the link's value); either way an invalid value becomes the default
+    with a warning. Each run records the setting for the share panel (`share_panel`).
+    """
     key = f"{T.page}.{name}"
-    if key not in st.session_state:
-        st.session_state[key] = _from_url(T, name, parse, default)
-    value = draw(key)
+    hidden, locked = name in link_names("hide"), name in link_names("lock")
+    if hidden or locked:
+        value = _from_url(T, name, parse, default)  # the link decides, whatever this session had
+        if locked and not hidden:
+            st.session_state[key] = value
+            draw(key, True)
+    else:
+        if key not in st.session_state:
+            st.session_state[key] = _from_url(T, name, parse, default)
+        value = draw(key, False)
     st.query_params[name] = to_url(value)
+    st.session_state.setdefault(SHARED_SETTINGS, {})[name] = to_url(value)
     return value
 
 
@@ -101,8 +122,9 @@ def url_int(T: Texts, name: str, default: int, low: int, high: int, *,
     widget = where.slider if slider and low < high else where.number_input  # a slider needs min < max
     return _url_widget(
         T, name, _bounded(int, low, high), min(max(default, low), high),
-        lambda key: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
-                           help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+        lambda key, disabled: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
+                                     disabled=disabled,
+                                     help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
     )
 
 
@@ -111,8 +133,8 @@ def url_float(T: Texts, name: str, default: float, low: float, high: float, *,
     """A float setting in [low, high], typed in a number box."""
     return _url_widget(
         T, name, _bounded(float, low, high), default,
-        lambda key: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
-                                    format=fmt, key=key),
+        lambda key, disabled: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
+                                              format=fmt, key=key, disabled=disabled),
     )
 
 
@@ -126,7 +148,7 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
             raise ValueError(raw)
         return raw
 
-    def draw(key: str) -> str:
+    def draw(key: str, disabled: bool) -> str:
         # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
         # outside the script) must not fall back to another language.
         labels = {option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
@@ -135,8 +157,9 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
             return labels.get(option, option)  # AppTest may pass a label back: it stays itself
 
         if radio:
-            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal)
-        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key)
+            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal,
+                            disabled=disabled)
+        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key, disabled=disabled)
 
     return _url_widget(T, name, parse, default, draw)
 
@@ -148,8 +171,8 @@ def url_bool(T: Texts, name: str, default: bool) -> bool:
         return raw == "true"
 
     return _url_widget(T, name, parse, default,
-                       lambda key: st.toggle(T(f"w.{name}"), key=key,
-                                             help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+                       lambda key, disabled: st.toggle(T(f"w.{name}"), key=key, disabled=disabled,
+                                                       help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
                        to_url=lambda value: "true" if value else "false")
 
 
@@ -194,8 +217,53 @@ class GuardedPage:
         return getattr(self.page, name)
 
     def run(self) -> None:
+        st.session_state[SHARED_SETTINGS] = {}  # filled by this run's link-backed widgets
         with guard(self.T):
             self.page.run()
+        share_panel(self.T, self.page.url_path)
+
+
+# --- teacher links: the share panel -------------------------------------------
+
+
+def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[str], hide: Sequence[str]) -> str:
+    """`base` with the settings, the language and what the link locks and hides, as a query string."""
+    query = {**settings, "lang": lang}
+    if lock:
+        query["lock"] = ",".join(lock)
+    if hide:
+        query["hide"] = ",".join(hide)
+    return f"{base}?{urlencode(query, safe=',')}"
+
+
+def share_panel(T: Texts, url_path: str) -> None:
+    """Under every page: the link of its current settings, each of which a checkbox locks or hides.
+    The link's own `lock` and `hide` stay in the address; names the page has no setting for are
+    ignored and said so, as plain text."""
+    settings: dict[str, str] = st.session_state.get(SHARED_SETTINGS, {})
+    locked, hidden = link_names("lock"), link_names("hide")
+    for param in ("lock", "hide"):
+        if st.query_params.get_all(param):
+            st.query_params[param] = ",".join(st.query_params.get_all(param))
+    with st.expander(T("share.title")):
+        unknown = sorted((locked | hidden) - set(settings))
+        if unknown:
+            st.caption(T("share.unknown", names=", ".join(literal(n, 40) for n in unknown[:10])))
+        if not settings:
+            st.caption(T("share.no_settings"))
+        else:
+            st.caption(T("share.body"))
+        lock, hide = [], []
+        for name, value in settings.items():
+            name_col, lock_col, hide_col = st.columns([3, 1, 1])
+            name_col.text(f"{name} = {value}")
+            if lock_col.checkbox(T("share.lock"), value=name in locked, key=f"share.{url_path}.{name}.lock"):
+                lock.append(name)
+            if hide_col.checkbox(T("share.hide"), value=name in hidden, key=f"share.{url_path}.{name}.hide"):
+                hide.append(name)
+        base = (st.context.url or "").rstrip("/") or f"/{url_path}"
+        st.code(share_link(base, settings, language(), lock, hide), language=None,
+                wrap_lines=True)
 
 
 def dataframe(T: Texts, frame: Any) -> None:

@@ -71,4 +71,21 @@ TEXTS = {
         "en": "`{name}` would hold {count:,} values, over this deployment's limit of {limit:,}. Choose smaller sizes.",
         "zh": "`{name}` 将包含 {count:,} 个数值，超过本部署的上限 {limit:,}。请选择更小的规模。",
     },
+    "share.title": {"en": "Share this lab", "zh": "分享本实验"},
+    "share.body": {
+        "en": "The link below opens this lab with the settings it shows now. Tick **lock** to show a setting "
+              "without letting it change, **hide** to leave it out of the page (its value still applies).",
+        "zh": "下面的链接会以当前显示的设置打开本实验。勾选 **锁定** 则显示该设置但不允许修改，勾选 **隐藏** 则页面上不显示它"
+              "（它的值仍然生效）。",
+    },
+    "share.no_settings": {
+        "en": "This page has no settings to fix: the link opens it in the language shown now.",
+        "zh": "本页没有可固定的设置：链接会以当前语言打开它。",
+    },
+    "share.lock": {"en": "lock", "zh": "锁定"},
+    "share.hide": {"en": "hide", "zh": "隐藏"},
+    "share.unknown": {
+        "en": "This link locks or hides settings this page does not show now, so they are ignored: {names}",
+        "zh": "此链接锁定或隐藏了本页当前没有显示的设置，因此已忽略：{names}",
+    },
 }
