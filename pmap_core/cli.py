@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from pmap_core import cli_bench, cli_training
+from pmap_core import cli_bench, cli_export, cli_launch, cli_training
 from pmap_core.runtime import configure_runtime
 from pmap_core.validation import LabInputError
 
@@ -46,7 +46,7 @@ def _sigterm_raises() -> Iterator[None]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m pmap_core", description=__doc__.splitlines()[0])
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (cli_training, cli_bench):
+    for module in (cli_training, cli_bench, cli_launch, cli_export):
         module.register(commands)
     return parser
 

@@ -15,7 +15,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pmap_core import distributed, models, train_config, training
+from pmap_core import distributed, launch, models, train_config, training
 from pmap_core.cli_output import emit, progress, stdout_to_stderr
 from pmap_core.implementations import IMPLEMENTATIONS
 from pmap_core.mlflow_tracker import Tracker
@@ -82,12 +82,22 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     group.add_argument("--coordinator-address", default=None, help="host:port of process 0")
     group.add_argument("--num-processes", type=int, default=1)
     group.add_argument("--process-id", type=int, default=0)
+    group.add_argument("--init-timeout", type=int, default=120,
+                       help="seconds to wait for every process to join (default 120)")
+    group.add_argument("--heartbeat-timeout", type=int, default=100,
+                       help="seconds without a heartbeat after which a process counts as dead (default 100)")
+    if not sweep:
+        group.add_argument("--dataset-size", type=int, default=0,
+                           help="train on a dataset of this many samples, shuffled per epoch, each process "
+                                "reading only its own devices' rows (default: one fixed global batch)")
 
 
-def _join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
+def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
     """Join the process group (before any JAX work), then build the config the user asked for."""
     if args.coordinator_address or args.num_processes > 1:
-        distributed.initialize(args.coordinator_address or "", args.num_processes, args.process_id)
+        launch.exit_with_parent()
+        distributed.initialize(args.coordinator_address or "", args.num_processes, args.process_id,
+                               args.init_timeout, args.heartbeat_timeout)
     info = distributed.process_info()
     config = train_config.TrainConfig(
         model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
@@ -172,8 +182,12 @@ def _interruptible(command: Callable[[argparse.Namespace], int]) -> Callable[[ar
 
 @_interruptible
 def run_train(args: argparse.Namespace) -> int:
+    if args.dataset_size:
+        from pmap_core.cli_launch import run_per_host
+
+        return run_per_host(args)
     with stdout_to_stderr():
-        config, info = _join_and_configure(args)
+        config, info = join_and_configure(args)
         config = train_config.validate(config)
         tracker = make_tracker(args, info)
         progress(f"training {config.model} with {config.impl} on {config.devices} devices "
@@ -190,7 +204,7 @@ def run_train(args: argparse.Namespace) -> int:
 @_interruptible
 def run_sweep(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
-        config, info = _join_and_configure(args)
+        config, info = join_and_configure(args)
         counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
         config = train_config.validate(config)
         impls = IMPLEMENTATIONS if args.impl == "all" else None

@@ -34,8 +34,11 @@ class ProcessInfo:
 
 
 def initialize(coordinator_address: str, num_processes: int, process_id: int,
-               timeout_s: int = 120) -> ProcessInfo:
-    """Join the group coordinated at `coordinator_address` ("host:port"; process 0 serves it)."""
+               timeout_s: int = 120, heartbeat_timeout_s: int = 100) -> ProcessInfo:
+    """Join the group coordinated at `coordinator_address` ("host:port"; process 0 serves it).
+
+    Joining waits up to `timeout_s` for every process; a process that sends no heartbeat for
+    `heartbeat_timeout_s` counts as dead, and the coordinator then stops every other one."""
     num_processes = check_int("num_processes", num_processes, 1, MAX_PROCESSES)
     process_id = check_int("process_id", process_id, 0, num_processes - 1)
     if not coordinator_address or ":" not in coordinator_address:
@@ -48,7 +51,8 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     # CPU devices of different processes talk through gloo (TCP); GPUs and TPUs use their own links.
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
-                               process_id=process_id, initialization_timeout=timeout_s)
+                               process_id=process_id, initialization_timeout=timeout_s,
+                               heartbeat_timeout_seconds=heartbeat_timeout_s)
     return process_info()
 
 
