@@ -6,7 +6,7 @@ import streamlit as st
 
 from labs import charts, ui
 from labs.i18n import texts
-from pmap_core import collectives
+from pmap_core import collectives, export
 
 T = texts("collectives")
 PAGE_MAX_SIZE = 32  # values per device that still read as a grid
@@ -77,6 +77,7 @@ with ui.guard(T):
             st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
         else:
             st.error(T("check.bad", error=run.max_abs_error))
+    ui.export_button(T, lambda: export.collectives_script(op, devices, size, seed), "collectives.py")
 
 ui.show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
              collectives.run_collective)

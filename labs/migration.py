@@ -9,7 +9,7 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import LabInputError, hlo, mesh_view, migration, models
+from pmap_core import LabInputError, export, hlo, mesh_view, migration, models
 
 T = texts("migration")
 PROGRAMS = {"pmap": migration.pmap_step, "shard_map": migration.shard_map_step, "jit": migration.jit_step}
@@ -211,6 +211,7 @@ with ui.guard(T):
     show_ways(result, per_device)
     show_changes(result)
     show_results(result)
+    ui.export_button(T, lambda: export.migration_script(devices, per_device), "migration.py")
     ui.show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
                  migration.changes)
 

@@ -279,6 +279,13 @@ def show_code(T: Texts, *objects: Any) -> None:
             st.code(inspect.getsource(obj), language="python")
 
 
+def export_button(T: Texts, build: Callable[[], str], file_name: str) -> None:
+    """The lab with its current settings as a standalone script (only jax and numpy) to download."""
+    with guard(T):
+        st.download_button(T("export.button"), build(), file_name=file_name, mime="text/x-python",
+                           help=T("export.help"), key=f"{T.page}.export", on_click="ignore")
+
+
 # --- the runtime, shown on every page ----------------------------------------
 
 

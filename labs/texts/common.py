@@ -88,4 +88,11 @@ TEXTS = {
         "en": "This link locks or hides settings this page does not show now, so they are ignored: {names}",
         "zh": "此链接锁定或隐藏了本页当前没有显示的设置，因此已忽略：{names}",
     },
+    "export.button": {"en": "Export as a Python script", "zh": "导出为 Python 脚本"},
+    "export.help": {
+        "en": "A standalone script (only jax and numpy) that prints the numbers this lab shows with the current "
+              "settings; run it in a notebook or on a machine with real GPUs.",
+        "zh": "一个独立脚本（只需 jax 和 numpy），用当前设置打印本实验显示的数值；可在 notebook 中运行，"
+              "也可在有真实 GPU 的机器上运行。",
+    },
 }
