@@ -22,6 +22,7 @@ _SECTIONS = {
     "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("experiments", "📊"),
                          ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
+    "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),
 }
 
 LABS = [Lab(script, script.replace("_", "-"), icon, section)

@@ -5,9 +5,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import charts, heavy_jobs, ui
+from labs import charts, classroom, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import impl_advice, implementations, models, train_config, training
+from pmap_core import export, impl_advice, implementations, models, train_config, training
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.runtime import device_ladder
@@ -66,7 +66,7 @@ def run_training(config: train_config.TrainConfig) -> None:
     with heavy_jobs.heavy_job(T):
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
-        tracking = TrackingCallback(Tracker(uri))
+        tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
         live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps"))
         result = training.train(config, [tracking, live])
         progress.empty()
@@ -89,7 +89,7 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls:
         def on_chunk(steps_done, losses):
             chart_slot.altair_chart(loss_chart(losses), width="stretch")
 
-        tracking = TrackingCallback(Tracker(uri))
+        tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
         sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)], impls)
         progress.empty()
         chart_slot.empty()
@@ -247,6 +247,8 @@ left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="training.train", type="primary", disabled=not valid)
 sweep_clicked = right.button(T("button.sweep"), key="training.sweep", disabled=not valid,
                              help=T("button.sweep.help"))
+if valid:
+    ui.export_button(T, lambda: export.training_script(config, CHUNK), "training.py")
 with ui.guard(T):
     if train_clicked:
         run_training(config)

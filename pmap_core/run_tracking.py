@@ -14,7 +14,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import jax
@@ -87,9 +87,9 @@ class TrackedSweep:
 class TrackingCallback(Callback):
     """Records runs through a `RunTracker`; `tracked(result)` / `tracked_sweep(sweep)` say where."""
 
-    def __init__(self, tracker: RunTracker, lab: str = "training"):
+    def __init__(self, tracker: RunTracker, lab: str = "training", extra_tags: Mapping[str, str] | None = None):
         self.tracker = tracker
-        self.tags = runtime_tags(lab)
+        self.tags = {**runtime_tags(lab), **(extra_tags or {})}  # extra: e.g. a student's class code and name
         self.logging_s = 0.0
         self._open: list[str] = []      # runs started and not yet ended, innermost last
         self._runs: list[str] = []      # every training run started, in order

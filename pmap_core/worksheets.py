@@ -215,7 +215,16 @@ def fastest_devices(sweep: MeasuredSweep, model: str, scaling: str) -> int:
     return max(_matching(sweep, model, scaling), key=lambda p: p.throughput).devices
 
 
-def _function(name: str) -> Any:
+def measured_sweep(sweep: Any) -> MeasuredSweep:
+    """A `training.SweepResult` as a MeasuredSweep: the points of its own implementation (a sweep
+    that compares implementations measures the others too)."""
+    points = tuple(SweepMeasure(p.devices, p.efficiency, p.result.steady_throughput) for p in sweep.points
+                   if p.result.config.impl == sweep.config.impl)
+    return MeasuredSweep(sweep.config.model, sweep.mode, points)
+
+
+def function_of(name: str) -> Any:
+    """The allowed function a step names."""
     module, attribute = ALLOWED[name]  # a KeyError here is a sheet that skipped validation
     return getattr(importlib.import_module(module), attribute)
 
@@ -235,7 +244,7 @@ def compute_answer(step: Step, sweep: MeasuredSweep | None = None) -> float | st
     if step.needs_sweep and sweep is None:
         raise LabInputError("needs_sweep", "this step is checked against your own sweep: run one first")
     args = {k: sweep if v == SWEEP_ARG else v for k, v in step.args.items()}
-    value = _read(_function(step.function)(**args), step.result)
+    value = _read(function_of(step.function)(**args), step.result)
     if step.kind == NUMBER:
         return float(value) * step.scale
     if step.kind == SHAPE:

@@ -5,6 +5,7 @@ TEXTS = {
     "section.concepts": {"en": "Concepts", "zh": "概念"},
     "section.training": {"en": "Training", "zh": "训练"},
     "section.practice": {"en": "Practice", "zh": "实践"},
+    "section.classroom": {"en": "Classroom", "zh": "课堂"},
     "yes": {"en": "yes", "zh": "是"},
     "no": {"en": "no", "zh": "否"},
     "show_code": {"en": "Show the code", "zh": "查看代码"},

@@ -1,0 +1,80 @@
+TEXTS = {
+    "title": {"en": "Class", "zh": "班级"},
+    "summary": {
+        "en": "For a teacher: a class's exercise results, best scaling efficiency at each D, a throughput "
+              "leaderboard, and a CSV of every run.",
+        "zh": "供教师使用：一个班级的练习结果、每个 D 的最佳扩展效率、吞吐量排行榜，以及所有运行的 CSV。",
+    },
+    "intro": {
+        "en": "Students who enter a class code on the Worksheet page have their training runs and exercise "
+              "results recorded in this server's MLflow store, tagged with the code and their display name. "
+              "Enter the code to see the class.",
+        "zh": "在练习页填写了班级代码的学生，其训练运行和练习结果会记录到本服务器的 MLflow 存储中，并带上班级代码和"
+              "显示名称作为标签。输入班级代码即可查看该班级。",
+    },
+    "w.code": {"en": "Class code", "zh": "班级代码"},
+    "enter_code": {"en": "Enter a class code to see its runs.", "zh": "请输入班级代码以查看其运行。"},
+    "nothing_yet": {
+        "en": "No runs carry this class code yet. Students enter it on the Worksheet page, then train or answer "
+              "exercises.",
+        "zh": "还没有运行带有这个班级代码。学生需先在练习页填写它，然后训练或回答练习。",
+    },
+    "store_failed": {
+        "en": "The tracking store could not be read; whoever runs this server should check it. What it said:",
+        "zh": "无法读取跟踪存储，请本服务器的管理员检查。它返回的信息：",
+    },
+    "tracking.refused": {
+        "en": "This server's tracking store cannot be used, so there is no class to show. What is wrong:",
+        "zh": "本服务器的跟踪存储无法使用，因此没有班级可显示。问题如下：",
+    },
+    "students": {"en": "{students} students, {runs} rows", "zh": "{students} 名学生，{runs} 行"},
+    "completion.heading": {"en": "Exercises", "zh": "练习"},
+    "completion.body": {
+        "en": "One row per student, one column per exercise (sheet/step): 1 answered right, 0 answered wrong, "
+              "empty not answered.",
+        "zh": "每名学生一行，每道练习（练习单/步骤）一列：1 表示答对，0 表示答错，空白表示未作答。",
+    },
+    "efficiency.heading": {"en": "Best scaling efficiency at each D", "zh": "每个 D 的最佳扩展效率"},
+    "efficiency.body": {
+        "en": "Each student's best efficiency E(D) = S(D) / D over their training runs, where it was measured.",
+        "zh": "每名学生在其训练运行中测得的最佳扩展效率 E(D) = S(D) / D。",
+    },
+    "leaderboard.heading": {"en": "Throughput leaderboard", "zh": "吞吐量排行榜"},
+    "leaderboard.body": {
+        "en": "Best steady throughput (samples/s) per student and D, for runs with the same settings only.",
+        "zh": "每名学生在每个 D 下的最佳稳态吞吐量（样本/秒），只比较设置相同的运行。",
+    },
+    "w.settings": {"en": "Settings (model · global batch · scaling · implementation)",
+                   "zh": "设置（模型 · 全局批次 · 扩展方式 · 实现）"},
+    "runs.heading": {"en": "Every row", "zh": "所有行"},
+    "download": {"en": "⬇️ Download as CSV", "zh": "⬇️ 下载 CSV"},
+    "none": {"en": "Nothing here yet.", "zh": "这里暂时没有内容。"},
+    "plain_text_note": {
+        "en": "Names and codes are what students typed; they are shown as plain text only.",
+        "zh": "名称和代码是学生自己输入的，只以纯文本显示。",
+    },
+    "col.student": {"en": "student", "zh": "学生"},
+    "col.devices": {"en": "D", "zh": "D"},
+    "col.steady_throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
+    # The name and class code form (labs/classroom.py), shown on the Worksheet page.
+    "identity.heading": {"en": "🧑‍🎓 Your name in a class (optional)", "zh": "🧑‍🎓 你在班级中的名字（可选）"},
+    "identity.shown_to_classmates": {
+        "en": "With a class code, your training runs and exercise results are recorded on this server under your "
+              "display name and the code, and **everyone who opens the Class page with that code sees them — "
+              "your classmates too**. Use a nickname if you prefer. Up to {name_max} characters for the name and "
+              "{code_max} for the code.",
+        "zh": "填写班级代码后，你的训练运行和练习结果会以你的显示名称和该代码记录在本服务器上，"
+              "**任何用这个代码打开班级页的人都能看到——包括你的同学**。愿意的话可以使用昵称。名称最多 {name_max} 个字符，"
+              "代码最多 {code_max} 个字符。",
+    },
+    "identity.name": {"en": "Display name", "zh": "显示名称"},
+    "identity.code": {"en": "Class code", "zh": "班级代码"},
+    "identity.recording": {
+        "en": "Your runs and results are recorded for your class.",
+        "zh": "你的运行和结果会记录到你的班级。",
+    },
+    "identity.not_recording": {
+        "en": "No class code: nothing is recorded for a class.",
+        "zh": "没有班级代码：不会为班级记录任何内容。",
+    },
+}

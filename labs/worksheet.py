@@ -1,0 +1,165 @@
+"""Worksheets: steps across the labs, each opened with its settings, predicted, then checked by running code."""
+
+import inspect
+from urllib.parse import urlencode
+
+import pandas as pd
+import streamlit as st
+
+from labs import classroom, ui
+from labs.i18n import language, texts
+from labs.registry import LABS
+from pmap_core import LabInputError, worksheets
+from pmap_core.classroom import record_exercise
+from pmap_core.tracking import redact_uri
+
+T = texts("worksheet")
+# sheet id -> step id -> {"prediction", "answer", "correct", "recorded", "record_error"}
+RESULTS_KEY = "worksheet.results"
+RUNS_KEY = "worksheet.runs"  # (sheet id, class code, name) -> the run its results go to
+LAST_SWEEP = "training.last_sweep"  # the training lab keeps the session's latest sweep here
+LAB_PATHS = {lab.script: lab.url_path for lab in LABS}
+
+
+@st.cache_resource(show_spinner=False)
+def cached_sheets() -> dict[str, worksheets.Sheet]:
+    return {sheet.id: sheet for sheet in worksheets.load_sheets()}
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def cached_answer(sheet_id: str, step_id: str) -> float | str:
+    with st.spinner(T("running")):
+        return worksheets.compute_answer(cached_sheets()[sheet_id].step(step_id))
+
+
+def url_choice(name: str, options: list[str], labels: dict[str, str]) -> str:
+    """A choice kept in the link whose labels come from the sheets, not from the text tables."""
+    key = f"{T.page}.{name}"
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = options[0]  # a step of the sheet shown before
+    if key not in st.session_state:
+        raw = st.query_params.get(name)
+        if raw is not None and raw not in options:
+            st.warning(T("url_value_ignored", name=name, value=ui.literal(raw)))
+        st.session_state[key] = raw if raw in options else options[0]
+    value = st.selectbox(T(f"w.{name}"), options, format_func=lambda option: labels.get(option, option), key=key)
+    st.query_params[name] = value
+    return value
+
+
+def student_sweep() -> worksheets.MeasuredSweep | None:
+    tracked = st.session_state.get(LAST_SWEEP)
+    return worksheets.measured_sweep(tracked.sweep) if tracked is not None else None
+
+
+def record(sheet_id: str, results: dict) -> str | None:
+    """With a class code, the sheet's results go to the student's run for it. A store that fails
+    costs the student nothing but the record: what went wrong is returned, to be shown."""
+    tags = classroom.tags()
+    if not tags:
+        return None
+    runs = st.session_state.setdefault(RUNS_KEY, {})
+    key = (sheet_id, tags["class_code"], tags["student"])
+    try:
+        runs[key] = record_exercise(sheet_id, {step: r["correct"] for step, r in results.items()}, tags,
+                                    run_id=runs.get(key))
+    except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
+        return redact_uri(f"{type(error).__name__}: {error}")[:300]
+    return None
+
+
+def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
+    key = f"worksheet.{sheet_id}.{step.id}.guess"
+    if step.kind == worksheets.CHOICE:
+        labels = {c["id"]: c[lang] for c in step.choices}
+        return st.radio(T("your_prediction"), step.choice_ids(), format_func=lambda c: labels.get(c, c),
+                        key=key, horizontal=True)
+    if step.kind == worksheets.SHAPE:
+        return st.text_input(T("your_prediction"), key=key, max_chars=worksheets.MAX_PREDICTION_CHARS,
+                             placeholder="(4, 2)", help=T("shape_help"))
+    return st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g", key=key)
+
+
+def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
+    st.caption(T("sweep_used", model=sweep.model, scaling=sweep.scaling))
+    frame = pd.DataFrame([(p.devices, p.efficiency, p.throughput) for p in sweep.points],
+                         columns=["devices", "efficiency", "throughput"])
+    ui.dataframe(T, frame)
+    ui.hardware_note(T)
+
+
+st.title(T("title"))
+st.markdown(T("intro"))
+classroom.identity_form(T.page)
+
+lang = language()
+sheets = cached_sheets()
+sheet_id = url_choice("sheet", list(sheets), {i: s.title[lang] for i, s in sheets.items()})
+sheet = sheets[sheet_id]
+st.markdown(sheet.intro[lang])
+
+results = st.session_state.setdefault(RESULTS_KEY, {}).setdefault(sheet_id, {})
+marks = {step.id: "·" if step.id not in results else "✅" if results[step.id]["correct"] else "❌"
+         for step in sheet.steps}
+numbers = {step.id: i + 1 for i, step in enumerate(sheet.steps)}
+progress, reset = st.columns([3, 1])
+progress.progress(len(results) / len(sheet.steps), text=T(
+    "progress", answered=len(results), total=len(sheet.steps), right=sum(r["correct"] for r in results.values())))
+if reset.button(T("reset"), key="worksheet.reset"):
+    results.clear()
+    st.rerun()
+
+step_id = url_choice("step", [s.id for s in sheet.steps],
+                     {i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers})
+step = sheet.step(step_id)
+st.subheader(f"{numbers[step_id]}. {step.question[lang]}")
+lab_texts = texts(step.lab) if step.lab in LAB_PATHS else None
+if lab_texts is not None:
+    st.link_button(T("open_lab", lab=lab_texts("title")),
+                   f"{LAB_PATHS[step.lab]}?{urlencode(step.query(lang))}", icon="🔗")
+with st.expander(T("hints")):
+    for hint in step.hints:
+        st.markdown(f"- {hint[lang]}")
+
+prediction = prediction_widget(sheet_id, step, lang)
+if step.kind == worksheets.NUMBER and step.tolerance:
+    st.caption(T("tolerance", tolerance=f"{step.tolerance:.2%}"))
+sweep = student_sweep() if step.needs_sweep else None
+if step.needs_sweep and sweep is None:
+    st.info(T("needs_sweep"), icon="📈")
+
+if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None):
+    with ui.guard(T):
+        answer = (worksheets.compute_answer(step, sweep) if step.needs_sweep
+                  else cached_answer(sheet_id, step_id))
+        try:
+            correct = worksheets.is_correct(step, prediction, answer)
+        except LabInputError as error:  # the student's text: shown as its own characters, never markup
+            st.error(T(f"error.{error.code}", value=ui.literal(prediction), name=ui.literal(prediction)), icon="⚠️")
+        else:
+            shown = worksheets.parse_shape(prediction) if step.kind == worksheets.SHAPE else prediction
+            results[step_id] = {"prediction": shown, "answer": answer, "correct": correct}
+            results[step_id].update(recorded=bool(classroom.tags()), record_error=record(sheet_id, results))
+            st.rerun()  # the step list shows the new mark
+
+if step_id in results:
+    result = results[step_id]
+    words = {"prediction": ui.literal(worksheets.shown(result["prediction"])),
+             "answer": ui.literal(worksheets.shown(result["answer"]))}
+    if result["correct"]:
+        st.success(T("right", **words), icon="🎉")
+    else:
+        st.warning(T("wrong", **words), icon="🤔")
+    st.markdown(f"**{T('explanation')}:** " + step.explain[lang].format(answer=worksheets.shown(result["answer"])))
+    if result.get("record_error"):
+        st.warning(T("record_failed"), icon="📦")
+        st.code(result["record_error"], language=None, wrap_lines=True)
+    elif result.get("recorded"):
+        st.caption(T("recorded"))
+    if step.needs_sweep and sweep is not None:
+        show_sweep(sweep)
+    with st.expander(T("the_code"), expanded=True):
+        call = ", ".join(f"{k}={v!r}" for k, v in step.args.items())
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in step.result)
+        st.code(f"{step.function}({call}){path}", language="python")
+        st.code(inspect.getsource(worksheets.function_of(step.function)), language="python")
