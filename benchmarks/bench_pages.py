@@ -1,8 +1,16 @@
-"""Page speed, measured through Streamlit's AppTest: first visit, then a re-render per changed widget.
+"""Page speed, in real Chromium and through Streamlit's AppTest: first visit, then a re-render per changed widget.
 
-    .venv/bin/python -m benchmarks.bench_pages                 # every lab in labs.registry.LABS
+    .venv/bin/python -m benchmarks.bench_pages                 # every page, browser then AppTest
     .venv/bin/python -m benchmarks.bench_pages basics collectives --json
+    .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest
 
+Browser: a fresh `streamlit run` serves the home page once, then each page opens in its own
+browser context (its own session): the time from the request until the script has finished
+and every element is drawn, then the time from moving the page's first slider (or number
+box) one step until its rerun has finished. A summary table gives, per page, both browser
+figures beside AppTest's first visit and slowest widget change.
+
+AppTest:
 For each lab: the time of its first visit in this process (its JAX functions compile
 then; the app's imports, Altair's and pandas' included, are paid once beforehand and
 reported apart), and for each
@@ -22,7 +30,8 @@ import time
 from streamlit.testing.v1 import AppTest
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
-from labs.registry import LABS
+from labs.registry import HOME, LABS
+from tests import browser_support as bs
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 APP = os.path.join(ROOT, "streamlit_app.py")
@@ -99,31 +108,164 @@ def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
     return result
 
 
+# --- real Chromium ------------------------------------------------------------
+
+# Records, in the page's own clock, every change of the app's script state: a rerun's end is
+# read from the record, so a rerun that ends before Python looks is still timed exactly.
+STATE_RECORDER = """
+window.__states = [];
+new MutationObserver(() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const state = app && app.getAttribute('data-test-script-state');
+  const last = window.__states[window.__states.length - 1];
+  if (state && (!last || last.state !== state)) window.__states.push({state, t: performance.now()});
+}).observe(document, {subtree: true, attributes: true, childList: true,
+                      attributeFilter: ['data-test-script-state']});
+"""
+SETTLED = f"document.querySelectorAll('{bs.SKELETON}').length === 0"
+
+
+def rerun_end(page, since_ms: float, timeout_s: float) -> float | None:
+    """Page time (ms) at which the first run that started after `since_ms` finished; None if none did."""
+    deadline = time.monotonic() + timeout_s
+    while True:  # looks at least once: timeout_s=0 asks whether it has ended already
+        started = False
+        for entry in page.evaluate("window.__states"):
+            if entry["t"] >= since_ms and entry["state"] == "running":
+                started = True
+            elif started and entry["state"] == "notRunning":
+                return entry["t"]
+        if time.monotonic() >= deadline:
+            return None
+        page.wait_for_timeout(20)
+
+
+def change_first_setting(page) -> str | None:
+    """Move the main area's first slider (else number box) one step; its label, or None if there is none."""
+    main = page.locator(bs.MAIN)
+    sliders = main.locator('[data-testid="stSlider"]')
+    if sliders.count():
+        thumb = sliders.first.locator('[role="slider"], input[type="range"]').first
+        at_max = thumb.get_attribute("aria-valuenow") == thumb.get_attribute("aria-valuemax")
+        thumb.focus()
+        thumb.press("ArrowLeft" if at_max else "ArrowRight")
+        return "slider " + sliders.first.locator("label").first.inner_text().strip()
+    boxes = main.locator('[data-testid="stNumberInput"]')
+    if boxes.count():
+        step_up = boxes.first.locator('[data-testid="stNumberInputStepUp"]')
+        if step_up.count() and step_up.is_enabled():
+            step_up.click()
+        else:
+            boxes.first.locator('[data-testid="stNumberInputStepDown"]').click()
+        boxes.first.locator("input").press("Enter")
+        return "number " + boxes.first.locator("label").first.inner_text().strip()
+    return None
+
+
+def browser_lab(server, browser, lab, timeout_s: float = 120) -> dict:
+    context = browser.new_context(viewport=bs.VIEWPORT)
+    context.add_init_script(STATE_RECORDER)
+    page = context.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto(bs.page_url(server, lab.url_path, lang="en"), wait_until="commit")
+        if rerun_end(page, 0, timeout_s) is None:
+            raise RuntimeError(f"{lab.script}: the first run did not finish within {timeout_s:.0f} s")
+        page.wait_for_function(SETTLED, timeout=timeout_s * 1000)
+        first = time.perf_counter() - start
+        result = {"lab": lab.script, "first_render_s": first, "widget": None, "change_s": None,
+                  "exceptions": len(bs.exception_texts(page))}
+        pressed = page.evaluate("performance.now()")
+        label = change_first_setting(page)
+        if label is not None:
+            end = rerun_end(page, pressed, timeout_s)
+            result["widget"] = label
+            result["change_s"] = None if end is None else (end - pressed) / 1000
+        return result
+    finally:
+        context.close()
+
+
+def browser_figures(scripts: list[str]) -> dict:
+    """Per page: first render and one widget change in Chromium, on a server that has served the home page."""
+    pages = [lab for lab in [HOME, *LABS] if lab.script in scripts]
+    with bs.server_and_browser() as (server, browser):
+        warm_start = time.perf_counter()
+        context = browser.new_context(viewport=bs.VIEWPORT)
+        bs.open_app_page(context.new_page(), bs.page_url(server, HOME.url_path, lang="en"))
+        context.close()
+        warm = time.perf_counter() - warm_start
+        labs = [browser_lab(server, browser, lab) for lab in pages]
+        rss = bs.server_rss_bytes(server)
+    return {"home_first_s": warm, "labs": labs, "server_rss_mib": rss / 2**20}
+
+
+def summary(browser: dict | None, apptest: list[dict]) -> list[dict]:
+    """One row per page: browser first render and change, AppTest first visit and slowest change."""
+    rows: dict[str, dict] = {}
+    for lab in (browser or {}).get("labs", []):
+        rows[lab["lab"]] = {"page": lab["lab"], "browser_first_s": lab["first_render_s"],
+                            "browser_change_s": lab["change_s"], "browser_widget": lab["widget"]}
+    for lab in apptest:
+        changes = [w["change_s"] for w in lab["widgets"]]
+        rows.setdefault(lab["lab"], {"page": lab["lab"]}).update(
+            apptest_first_s=lab["first_visit_s"], apptest_slowest_change_s=max(changes, default=None))
+    return list(rows.values())
+
+
+def figure(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("labs", nargs="*", help="lab scripts (default: every lab)")
+    parser.add_argument("labs", nargs="*", help="page scripts (default: every page)")
+    parser.add_argument("--only", choices=("browser", "apptest"), help="one of the two measurements")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--query", action="append", default=[], metavar="NAME=VALUE",
-                        help="a link setting for every lab, e.g. --query policy=pad (repeatable)")
+                        help="a link setting for every lab in AppTest, e.g. --query policy=pad (repeatable)")
     args = parser.parse_args(argv)
-    scripts = args.labs or [lab.script for lab in LABS]
+    scripts = args.labs or [HOME.script, *(lab.script for lab in LABS)]
+    load_before = os.getloadavg()
 
-    warmup = timed_run(open_page(None))  # imports and the home page, paid once per process
-    start = time.perf_counter()
-    import labs.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
-    chart_imports = time.perf_counter() - start
-    query = dict(item.split("=", 1) for item in args.query)
-    results = [bench_lab(script, query) for script in scripts]
+    browser = browser_figures(scripts) if args.only != "apptest" else None
+    apptest: list[dict] = []
+    warmup = chart_imports = None
+    if args.only != "browser":
+        warmup = timed_run(open_page(None))  # imports and the home page, paid once per process
+        start = time.perf_counter()
+        import labs.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
+        chart_imports = time.perf_counter() - start
+        query = dict(item.split("=", 1) for item in args.query)
+        apptest = [bench_lab(script, query) for script in scripts if script != HOME.script]
+    rows = summary(browser, apptest)
+    load = {"before": load_before, "after": os.getloadavg(), "cores": len(os.sched_getaffinity(0))}
     if args.json:
-        print(json.dumps({"app_startup_s": warmup, "chart_imports_s": chart_imports, "labs": results}, default=str))
+        print(json.dumps({"load": load, "browser": browser, "app_startup_s": warmup,
+                          "chart_imports_s": chart_imports, "apptest": apptest, "summary": rows}, default=str))
         return 0
-    print(f"app start-up (imports + home page): {warmup:.2f} s, then Altair + pandas imports: "
-          f"{chart_imports:.2f} s   cores: {len(os.sched_getaffinity(0))}, load: {os.getloadavg()[0]:.1f}")
-    for result in results:
-        print(f"\n{result['lab']}: first visit {result['first_visit_s']:.2f} s")
+    print(f"cores: {load['cores']}, load average (1/5/15 min) before: "
+          f"{' '.join(f'{x:.2f}' for x in load['before'])}, after: {' '.join(f'{x:.2f}' for x in load['after'])}")
+    if browser:
+        print(f"browser: home page first served in {browser['home_first_s']:.2f} s; server RSS at the end "
+              f"{browser['server_rss_mib']:.0f} MiB")
+    if warmup is not None:
+        print(f"AppTest: app start-up (imports + home page) {warmup:.2f} s, then Altair + pandas imports "
+              f"{chart_imports:.2f} s")
+    for result in apptest:
+        print(f"\n{result['lab']}: AppTest first visit {result['first_visit_s']:.2f} s")
         for w in result["widgets"]:
             print(f"  {w['widget']:<36} -> {w['new_value']!s:<8} change {w['change_s']:.3f} s   "
                   f"back {w['back_s']:.3f} s")
+    print(f"\n{'page':<20} {'browser first':>14} {'browser change':>15} {'AppTest first':>14} "
+          f"{'AppTest change (slowest)':>25}  browser widget")
+    for row in rows:
+        print(f"{row['page']:<20} {figure(row.get('browser_first_s')):>14} {figure(row.get('browser_change_s')):>15} "
+              f"{figure(row.get('apptest_first_s')):>14} {figure(row.get('apptest_slowest_change_s')):>25}  "
+              f"{row.get('browser_widget') or '-'}")
+    exceptions = [lab["lab"] for lab in (browser or {}).get("labs", []) if lab["exceptions"]]
+    if exceptions:
+        print(f"pages that showed an exception: {', '.join(exceptions)}")
     return 0
 
 
