@@ -21,8 +21,9 @@ from pmap_core.validation import LabInputError
 
 T = texts("experiments")
 ALL = "all"
-TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "devices", "global_batch", "scaling",
-                 "throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss", "tags.backend",
+TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "devices", "num_processes",
+                 "global_batch", "scaling", "throughput", "steady_throughput", "scaling_ratio", "efficiency",
+                 "final_loss", "tags.backend",
                  "tags.simulated", "run_id"]
 # How the table shows its numbers (printf formats of st.column_config.NumberColumn), not raw floats.
 NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",

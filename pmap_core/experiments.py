@@ -26,8 +26,8 @@ __all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "filter_impl", "impl_com
            "loss_histories", "scaling_table", "setup_label", "sweep_runs", "ui_command"]
 
 RUN_COLUMNS = ["run_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
-               "lab", "model", "impl", "setup", "devices", "global_batch", "scaling", "throughput", "steady_throughput",
-               "scaling_ratio", "efficiency", "final_loss"]
+               "lab", "model", "impl", "setup", "devices", "num_processes", "global_batch", "scaling", "throughput",
+               "steady_throughput", "scaling_ratio", "efficiency", "final_loss"]
 # Typed copies of the most used params and metrics, next to every "params.*"/"metrics.*"/"tags.*" column.
 _INT_PARAMS = ("devices", "global_batch")
 _TEXT_PARAMS = ("model", "scaling")
@@ -105,6 +105,9 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
         row["setup"] = setup_label(data.params) if training else None
         for name in _INT_PARAMS:  # other labs' runs may hold e.g. a list of device counts here
             row[name] = _whole_number(data.params.get(name))
+        # Runs of one process recorded before `num_processes` existed carry `processes` (or nothing).
+        row["num_processes"] = _whole_number(data.params.get("num_processes") or data.params.get("processes")) or (
+            1 if training else None)
         for name in _METRICS:
             row[name] = data.metrics.get(name)
         row.update({f"params.{k}": v for k, v in data.params.items()})
@@ -112,7 +115,7 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
         row.update({f"tags.{k}": v for k, v in data.tags.items() if not k.startswith("mlflow.")})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=None if rows else RUN_COLUMNS)
-    for name in _INT_PARAMS:
+    for name in (*_INT_PARAMS, "num_processes"):
         frame[name] = frame[name].astype("Int64")
     return filter_impl(frame, impl)
 

@@ -113,6 +113,7 @@ class ProcessGroup:
         self._lines: queue.Queue[Line] = queue.Queue()
         self._started = 0.0
         self.dead: int | None = None
+        self._killed: int | None = None
         self.timed_out = False
 
     def __enter__(self) -> ProcessGroup:
@@ -172,7 +173,9 @@ class ProcessGroup:
         """True once every process has ended (or will never start); stops the others on a fault."""
         codes = [p.poll() if p is not None else None for p in self._procs]
         if self.dead is None and not self.timed_out:
-            failed = [i for i, c in enumerate(codes) if c not in (None, 0)]
+            # The root cause first: the process killed on purpose, then deaths by a signal.
+            failed = sorted((i for i, c in enumerate(codes) if c not in (None, 0)),
+                            key=lambda i: (i != self._killed, codes[i] > 0))
             if failed:
                 self.dead = failed[0]
                 others = [i for i, c in enumerate(codes) if c is None and i != self.dead]
@@ -204,6 +207,7 @@ class ProcessGroup:
         proc = self._procs[index]
         if proc is not None and proc.poll() is None:
             self._say(f"killing process {index} (SIGKILL)")
+            self._killed = index
             _signal_group(proc, signal.SIGKILL)
 
     def outcome(self) -> Outcome:

@@ -136,6 +136,7 @@ TEXTS = {
     "col.runs": {"en": "runs", "zh": "运行数"},
     "col.default_share": {"en": "{default} / fastest", "zh": "{default} / 最快"},
     "col.devices": {"en": "devices D", "zh": "设备数 D"},
+    "col.num_processes": {"en": "processes P", "zh": "进程数 P"},
     "col.global_batch": {"en": "global batch B", "zh": "全局批大小 B"},
     "col.scaling": {"en": "scaling", "zh": "扩展方式"},
     "col.throughput": {"en": "throughput, end to end (samples/s)", "zh": "吞吐量，端到端（样本/秒）"},

@@ -1,0 +1,200 @@
+"""Multi-process lab: P real `jax.distributed` processes on this machine train as one, each loading
+only its own rows of the global batch; faults (a late process, a killed process) shown live."""
+
+import json
+import re
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from labs import heavy_jobs, ui
+from labs.i18n import texts
+from pmap_core import data_loading, launch
+from pmap_core.cli_launch import run_per_host
+from pmap_core.implementations import IMPLEMENTATIONS
+from pmap_core.tracking import redact_uri
+from pmap_core.train_config import TrainConfig
+from pmap_core.validation import LabInputError
+
+T = texts("multiprocess")
+LAST_RUN = "multiprocess.last_run"  # session state: what the last group did (see `run_group`)
+FAULTS = ("none", "late", "kill")
+GROUP_TIMEOUT_S = 240
+HEARTBEAT_TIMEOUT_S = 15
+STEP_LINE = re.compile(r"^step (\d+)/(\d+)")
+TAIL = 14
+
+
+def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeout: int, uri: str) -> list[str]:
+    return ["train", "--json", "--model", "linear", "--impl", impl, "--global-batch", str(batch),
+            "--steps", str(steps), "--dataset-size", str(size), "--learning-rate", str(lr), "--tracking-uri", uri,
+            "--init-timeout", str(init_timeout), "--heartbeat-timeout", str(HEARTBEAT_TIMEOUT_S)]
+
+
+def run_group(settings: dict, uri: str) -> None:
+    """Start the processes, stream their lines into the page, inject the chosen fault; on every path
+    (also a Stop or a rerun) the group is killed when the `with` block is left."""
+    p, fault = settings["processes"], settings["fault"]
+    delays = [0.0] * (p - 1) + [float(settings["late_s"]) if fault == "late" else 0.0]
+    argv = command(settings["impl"], settings["batch"], settings["steps"], settings["size"], settings["lr"],
+                   settings["init_timeout"], uri)
+    with heavy_jobs.heavy_job(T), launch.ProcessGroup(argv, p, settings["per_process"], GROUP_TIMEOUT_S,
+                                                      delays) as group:
+        status = st.status(T("status.running", processes=p, address=group.address), expanded=True)
+        bars = [status.progress(0.0, text=T("progress.process", process=i, done=0, total=settings["steps"]))
+                for i in range(p)]
+        timer, tail, shown = status.empty(), status.empty(), []
+        for line in group.lines():
+            if line is not None:
+                shown = [*shown, f"[{'launcher' if line.process < 0 else line.process}] {line.text}"][-TAIL:]
+                step = STEP_LINE.match(line.text) if line.stream == "stderr" else None
+                if step and line.process >= 0:
+                    done = int(step.group(1))
+                    bars[line.process].progress(done / settings["steps"], text=T(
+                        "progress.process", process=line.process, done=done, total=settings["steps"]))
+                    if fault == "kill" and line.process == p - 1 and done == settings["kill_step"]:
+                        group.kill(p - 1)
+                tail.code("\n".join(shown), language=None)
+            timer.caption(T("status.elapsed", elapsed=group.elapsed(), timeout=settings["init_timeout"],
+                            limit=GROUP_TIMEOUT_S))
+        outcome = group.outcome()
+        status.update(label=T("status.done" if outcome.ok else "status.failed"), state=(
+            "complete" if outcome.ok else "error"), expanded=not outcome.ok)
+    results = [ui_json(out) for out in outcome.stdout]
+    st.session_state[LAST_RUN] = {"settings": settings, "ok": outcome.ok, "dead": outcome.dead,
+                                  "timed_out": outcome.timed_out, "codes": outcome.returncodes,
+                                  "results": results, "tail": shown, "elapsed": outcome.elapsed_s}
+
+
+def ui_json(text: str) -> dict | None:
+    lines = text.strip().splitlines()
+    try:
+        return json.loads(lines[-1]) if lines else None
+    except ValueError:
+        return None
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def single_process(settings: dict) -> dict[str, float]:
+    """The same training in this server's process on P × N of its devices: the reference."""
+    config = TrainConfig(model="linear", devices=settings["processes"] * settings["per_process"],
+                         global_batch=settings["batch"], steps=settings["steps"], learning_rate=settings["lr"],
+                         impl=settings["impl"], seed=TrainConfig().seed)
+    with heavy_jobs.heavy_job(T):
+        result = data_loading.train_per_host(config, settings["size"])
+    return {k: float(v) for k, v in result.params.items()}
+
+
+def batch_chart(results: list[dict], batch: int) -> alt.Chart:
+    """Every step's global batch, each row coloured by the process (and device) that loaded it."""
+    per_device = batch // sum(len(r["local_devices"]) for r in results)
+    rows = [{"step": step + 1, "row": position * per_device + j, "sample": sample,
+             "process": str(r["process_index"]), "device": r["local_devices"][k]}
+            for r in results for step, blocks in enumerate(r["rows"])
+            for k, (position, block) in enumerate(zip(r["device_positions"], blocks, strict=True))
+            for j, sample in enumerate(block)]
+    return alt.Chart(pd.DataFrame(rows)).mark_rect(stroke="white", strokeWidth=0.3).encode(
+        x=alt.X("row:O", title=T("axis.row"), axis=alt.Axis(labels=batch <= 64)),
+        y=alt.Y("step:O", title=T("axis.step")),
+        color=alt.Color("process:N", title=T("axis.process")),
+        opacity=alt.Opacity("device:N", legend=None, scale=alt.Scale(range=[1.0, 0.55])),
+        tooltip=["step", "row", "sample", "process", "device"]).properties(height=min(40 * len(results[0]["rows"]),
+                                                                                       360))
+
+
+def show_run(run: dict) -> None:
+    s, results = run["settings"], [r for r in run["results"] if r]
+    if not run["ok"]:
+        if run["dead"] is not None:
+            st.error(T("fault.dead", process=run["dead"], code=launch.describe_exit(run["codes"][run["dead"]])),
+                     icon="💀")
+        else:
+            st.error(T("fault.timeout", limit=GROUP_TIMEOUT_S) if run["timed_out"] else T("fault.other"), icon="⏱️")
+        st.caption(T("fault.left", elapsed=run["elapsed"], processes=s["processes"]))
+        st.code("\n".join(run["tail"]), language=None)
+        return
+    st.subheader(T("result.heading", processes=s["processes"], per=s["per_process"],
+                   devices=s["processes"] * s["per_process"], impl=s["impl"]))
+    table = pd.DataFrame([{
+        T("col.process"): r["process_index"], T("col.devices"): ", ".join(r["local_devices"]),
+        T("col.blocks"): ", ".join(map(str, r["device_positions"])),
+        T("col.step_ms"): 1e3 * float(np.median(r["step_times_s"])),
+        T("col.load_ms"): 1e3 * float(np.median(r["load_times_s"])),
+        "w": r["params"]["w"], "b": r["params"]["b"]} for r in results])
+    ui.dataframe(T, table)
+    st.altair_chart(batch_chart(results, s["batch"]), width="stretch")
+    st.caption(T("chart.note", processes=s["processes"], per=s["per_process"], batch=s["batch"],
+                 block=s["batch"] // (s["processes"] * s["per_process"])))
+    spread = max(abs(r["params"][k] - results[0]["params"][k]) for r in results for k in ("w", "b"))
+    st.markdown(T("result.equal_processes", diff=spread))
+    if s["processes"] * s["per_process"] <= ui.runtime_info().device_count:
+        reference = single_process(s)
+        diff = max(abs(results[0]["params"][k] - v) / max(abs(v), 1e-12) for k, v in reference.items())
+        st.markdown(T("result.equal_single", devices=s["processes"] * s["per_process"], diff=diff))
+    else:
+        st.caption(T("result.no_single", devices=s["processes"] * s["per_process"],
+                     available=ui.runtime_info().device_count))
+    if results[0].get("run_id"):
+        st.caption(T("tracking.where", processes=s["processes"]))
+        st.code(f"{results[0]['run_id']}\n{redact_uri(ui.usable_tracking_uri(T) or '')}", language=None)
+
+
+# --- the page ------------------------------------------------------------------------
+
+st.title(T("title"))
+st.markdown(T("intro"))
+st.latex(r"\text{rows}(p) = \bigcup_{k=pN}^{pN+N-1} \left[\,k\tfrac{B}{PN},\ (k+1)\tfrac{B}{PN}\right)")
+st.markdown(T("formula"))
+
+cols = st.columns(3)
+with cols[0]:
+    processes = ui.url_int(T, "processes", 2, 1, launch.MAX_PROCESSES)
+    per_process = ui.url_int(T, "per_process", 2, 1, 4)
+    impl = ui.url_choice(T, "impl", IMPLEMENTATIONS, "jit", radio=True)
+with cols[1]:
+    batch = ui.url_int(T, "batch", 16, 1, 1024, slider=False)
+    size = ui.url_int(T, "size", 64, 1, data_loading.MAX_DATASET_SIZE, slider=False)
+    steps = ui.url_int(T, "steps", 8, 1, 200, slider=False)
+with cols[2]:
+    fault = ui.url_choice(T, "fault", FAULTS, "none", radio=True, horizontal=False)
+    init_timeout = ui.url_int(T, "init_timeout", 20, 5, 120, slider=False)
+    late_s = ui.url_int(T, "late_s", 30, 1, 120, slider=False)
+    kill_step = ui.url_int(T, "kill_step", 3, 1, 200, slider=False)
+lr = 0.3
+
+settings = {"processes": processes, "per_process": per_process, "impl": impl, "batch": batch, "size": size,
+            "steps": steps, "fault": fault, "init_timeout": init_timeout, "late_s": late_s, "kill_step": kill_step,
+            "lr": lr}
+valid = False
+with ui.guard(T):
+    launch.check_group(processes, per_process, batch, None, size)
+    if fault == "kill" and kill_step >= steps:
+        raise LabInputError("kill_after_end", "kill_step must be below steps", step=kill_step, steps=steps)
+    valid = True
+    st.caption(T("per_process", processes=processes, per=per_process, devices=processes * per_process, batch=batch,
+                 rows=batch // processes, steps_per_epoch=size // batch))
+    if fault == "late":
+        st.info(T("fault.late.note", process=processes - 1, late=late_s, timeout=init_timeout), icon="🐢")
+    if fault == "kill":
+        st.info(T("fault.kill.note", process=processes - 1, step=kill_step, heartbeat=HEARTBEAT_TIMEOUT_S), icon="💀")
+
+if st.button(T("button.run"), key="multiprocess.run", type="primary", disabled=not valid):
+    with ui.guard(T):
+        uri = ui.usable_tracking_uri(T)
+        if uri is not None:
+            run_group(settings, uri)
+if LAST_RUN in st.session_state:
+    with ui.guard(T):
+        show_run(st.session_state[LAST_RUN])
+else:
+    st.info(T("nothing_yet"), icon="👆")
+st.markdown(T("cluster"))
+st.code("python -m pmap_core launch --processes 2 --devices-per-process 4 train --dataset-size 256\n"
+        "# " + T("cluster.code") + "\n"
+        "python -m pmap_core train --dataset-size 256 --coordinator-address 10.0.0.1:1234 --num-processes 2 "
+        "--process-id 0\n"
+        "python -m pmap_core train --dataset-size 256 --coordinator-address 10.0.0.1:1234 --num-processes 2 "
+        "--process-id 1", language="bash")
+ui.show_code(T, data_loading.step_rows, data_loading.load_local, data_loading.global_inputs, run_per_host)

@@ -1,0 +1,155 @@
+"""Local process groups (`launch`) with per-host data loading: the same result as one process,
+every sample read once per epoch, faults that end every process, one MLflow run."""
+
+import json
+import re
+
+import mlflow
+import numpy as np
+import psutil
+import pytest
+from conftest import assert_clean, open_lab
+
+from pmap_core import cli, data_loading, experiments, launch
+from pmap_core.train_config import TrainConfig
+from tests.support import new_tracking_store
+
+SETTINGS = dict(model="linear", global_batch=16, steps=4, learning_rate=0.3, seed=5)
+DATASET = 32  # two steps per epoch: the second epoch is shuffled anew
+
+
+def train_args(impl: str, steps: int = SETTINGS["steps"]) -> list[str]:
+    return ["train", "--json", "--impl", impl, "--dataset-size", str(DATASET), "--heartbeat-timeout", "20",
+            *[f"--{k.replace('_', '-')}={v}" for k, v in {**SETTINGS, "steps": steps}.items()]]
+
+
+def run_group(command: list[str], processes: int, per_process: int, cwd: str) -> list[dict]:
+    with launch.ProcessGroup(command, processes, per_process, timeout_s=240, cwd=cwd) as group:
+        lines = [line for line in group.lines() if line is not None]
+        outcome = group.outcome()
+    assert outcome.ok, "\n".join(line.text for line in lines)[-3000:]
+    return [json.loads(out) for out in outcome.stdout]
+
+
+def numpy_reference(steps: int) -> tuple[float, float]:
+    """Plain SGD on the same batches, written in NumPy: w, b after `steps` steps."""
+    spec = data_loading.DataSpec("linear", 1, DATASET, SETTINGS["seed"])
+    w, b = 0.0, 0.0
+    for step in range(steps):
+        batch = data_loading.read_samples(spec, data_loading.step_rows(spec, SETTINGS["global_batch"], step, 1))
+        x, y = batch.x[:, 0].astype(np.float64), batch.y.astype(np.float64)
+        residual = w * x + b - y
+        w, b = w - SETTINGS["learning_rate"] * np.mean(2 * residual * x), b - SETTINGS["learning_rate"] * np.mean(
+            2 * residual)
+    return w, b
+
+
+@pytest.mark.parametrize("impl", ["pmap", "jit"])
+def test_groups_of_processes_equal_one_process_of_eight_devices(impl, tmp_path):
+    single = data_loading.train_per_host(TrainConfig(**SETTINGS, devices=8, impl=impl), DATASET)
+    np.testing.assert_allclose([single.params["w"], single.params["b"]], numpy_reference(SETTINGS["steps"]),
+                               rtol=1e-5)
+    for processes, per_process in ((2, 4), (4, 2)):
+        results = run_group(train_args(impl), processes, per_process, str(tmp_path))
+        for rank, result in enumerate(results):
+            assert (result["process_index"], result["num_processes"], result["devices"]) == (rank, processes, 8)
+            assert len(result["local_devices"]) == per_process
+            assert result["device_positions"] == list(range(rank * per_process, (rank + 1) * per_process))
+            assert result["replicas_identical"]
+            for name, value in single.params.items():
+                np.testing.assert_allclose(result["params"][name], value, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(result["losses"], single.losses, rtol=1e-5)
+        if processes == 4:
+            # Over one epoch (DATASET / global batch steps) the processes read every sample once.
+            per_epoch = DATASET // SETTINGS["global_batch"]
+            for epoch in range(SETTINGS["steps"] // per_epoch):
+                read = [i for r in results for step in r["rows"][epoch * per_epoch:(epoch + 1) * per_epoch]
+                        for block in step for i in block]
+                assert sorted(read) == list(range(DATASET))
+            assert results[0]["rows"][0] != results[0]["rows"][per_epoch]  # a new order each epoch
+
+
+def test_every_sample_is_read_once_per_epoch_for_any_split():
+    spec = data_loading.DataSpec("mlp", 3, 96, seed=2)
+    for batch, devices in ((96, 4), (24, 8), (12, 3)):
+        for epoch in range(2):
+            steps = range(epoch * spec.size // batch, (epoch + 1) * spec.size // batch)
+            blocks = [data_loading.step_rows(spec, batch, s, devices) for s in steps]
+            assert sorted(np.concatenate(blocks, axis=None)) == list(range(spec.size))
+    a = data_loading.read_samples(spec, np.array([7, 3]))
+    b = data_loading.read_samples(spec, np.array([3]))
+    np.testing.assert_array_equal(a.x[1], b.x[0])  # a sample is the same whoever reads it, with whatever else
+
+
+def test_a_killed_process_stops_the_others_and_leaves_nothing(tmp_path):
+    command = train_args("jit", steps=5000)
+    with launch.ProcessGroup(command, 2, 2, timeout_s=240, cwd=str(tmp_path)) as group:
+        texts, killed_at = [], None
+        for line in group.lines():
+            if line is None:
+                continue
+            texts.append(line.text)
+            if killed_at is None and line.process == 1 and line.text.startswith("step 3/"):
+                group.kill(1)
+                killed_at = group.elapsed()
+        outcome, pids = group.outcome(), group.pids()
+    assert killed_at is not None, texts[-20:]
+    assert outcome.dead == 1 and outcome.returncodes[1] == -9 and outcome.returncodes[0] not in (None, 0)
+    assert outcome.elapsed_s - killed_at < 30
+    assert any("process 1 died (killed by SIGKILL); stopping process 0" in t for t in texts)
+    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
+    assert alive == []
+
+
+def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
+    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "4", "train", "--global-batch", "12"])
+    assert status == 2
+    assert "the global batch 12 does not split over 8 devices (2 processes × 4)" in capsys.readouterr().err
+    assert not [c for c in psutil.Process().children(recursive=True) if "pmap_core" in " ".join(c.cmdline())]
+
+
+def test_launch_command_records_one_run_with_every_process_timings(tmp_path, capfd, monkeypatch):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "1", *train_args("pmap"),
+                       "--devices", "2", "--global-batch", "4", "--tracking-uri", uri])
+    out, err = capfd.readouterr()
+    assert status == 0, err[-3000:]
+    result = json.loads(out.strip().splitlines()[-1])
+    assert "[process 1] step 4/4" in err
+    runs = mlflow.MlflowClient(uri).search_runs(mlflow.MlflowClient(uri).search_experiments()[0].experiment_id)
+    assert [r.info.run_id for r in runs] == [result["run_id"]]
+    run = runs[0]
+    assert run.data.params["num_processes"] == "2" and run.data.tags["lab"] == "multiprocess"
+    for i in (0, 1):
+        key = f"step_time_s.process_{i}"
+        assert run.data.metrics[key] == pytest.approx(result["timings"][key])
+    shown = experiments.load_runs(uri)  # what the experiments page lists, beside single-process runs
+    assert list(shown["num_processes"]) == [2] and list(shown["devices"]) == [2]
+    history = mlflow.MlflowClient(uri).get_metric_history(run.info.run_id, "loss")
+    np.testing.assert_allclose([m.value for m in sorted(history, key=lambda m: m.step)], result["losses"], rtol=1e-6)
+
+
+def pmap_core_children() -> list[psutil.Process]:
+    return [c for c in psutil.Process().children(recursive=True) if "pmap_core" in " ".join(c.cmdline())]
+
+
+def test_page_runs_two_processes_and_leaves_none_behind():
+    at = open_lab("multiprocess", processes=2, per_process=2, batch=8, size=16, steps=3)
+    assert_clean(at)
+    at.button(key="multiprocess.run").click().run()
+    assert_clean(at)
+    assert pmap_core_children() == []
+    table = at.dataframe[0].value
+    assert list(table["process_index"]) == [0, 1]
+    texts = " ".join(m.value for m in at.markdown)
+    assert "largest difference between two processes is 0." in texts
+    relative = float(re.search(r"within (\S+) \(relative\)", texts).group(1))
+    assert relative < 1e-5
+
+
+def test_chinese_page_refuses_a_batch_the_processes_cannot_share():
+    at = open_lab("multiprocess", lang="zh", processes=2, per_process=2, batch=6)
+    assert not at.exception
+    assert "全局批次 6 无法平均分到 4 台设备" in at.error[0].value
+    assert at.button(key="multiprocess.run").disabled
