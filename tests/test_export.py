@@ -1,0 +1,108 @@
+"""Exported labs: each script, run by a fresh interpreter that cannot import pmap_core, prints the
+numbers pmap_core computes for the same settings (training: final loss and every parameter;
+collectives: every device's result; migration: the step three ways), at D = 1, 2 and 8."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from pmap_core import collectives, export, migration, train_config, training
+from pmap_core.cli import main
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+TRAINING = {  # D: a config whose steps span two compiled calls of different lengths
+    1: train_config.TrainConfig(model="linear", devices=1, impl="pmap", global_batch=32, steps=40, learning_rate=0.1),
+    2: train_config.TrainConfig(model="mlp", devices=2, impl="shard_map", global_batch=64, steps=40,
+                                learning_rate=0.1, hidden=16, seed=3),
+    8: train_config.TrainConfig(model="mlp", devices=8, impl="jit", global_batch=64, steps=30, learning_rate=0.2,
+                                hidden=8, seed=1),
+}
+COLLECTIVES = {1: ("psum", 4), 2: ("all_to_all", 6), 8: ("all_gather", 3)}  # D: (op, size)
+
+
+def _clean_env() -> dict[str, str]:
+    """The environment of a learner's shell: no path to this repository, no device setting of ours."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PMAP_LAB_DEVICES", "NPROC")}
+
+
+def _start(path) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, path.name], cwd=path.parent, env=_clean_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _output(process: subprocess.Popen) -> str:
+    out, err = process.communicate(timeout=240)
+    assert process.returncode == 0, err[-2000:]
+    return out
+
+
+def _training_output(text: str) -> tuple[float, dict[str, tuple[float, np.ndarray]]]:
+    """(final loss, {name: (norm, values)}) as the script printed them."""
+    loss = float(re.search(r"^final loss: (\S+)$", text, re.M).group(1))
+    params, name = {}, None
+    for line in text[text.index("final loss:"):].splitlines()[1:]:
+        header = re.match(r"^(\w+): shape \(.*\), norm (\S+)$", line)
+        if header:
+            name = header.group(1)
+            params[name] = (float(header.group(2)), [])
+        else:
+            params[name][1].extend(float(v) for v in NUMBER.findall(line))
+    return loss, {k: (norm, np.array(values)) for k, (norm, values) in params.items()}
+
+
+def _device_results(text: str) -> np.ndarray:
+    after = text[text.index("\nafter:"):].split("\n", 2)[2]
+    return np.array([float(v) for v in NUMBER.findall(re.sub(r"device \d+:", "", after))])
+
+
+def test_exported_scripts_print_what_the_labs_compute(tmp_path, capsys):
+    # The D = 8 collectives script comes from the CLI, as a learner would get it.
+    assert main(["export", "collectives", "op=all_gather", "devices=8", "size=3"]) == 0
+    scripts = {("collectives", 8): capsys.readouterr().out}
+    scripts |= {("training", d): export.training_script(c, chunk=25) for d, c in TRAINING.items()}
+    scripts |= {("collectives", d): export.collectives_script(op, d, n) for d, (op, n) in COLLECTIVES.items() if d != 8}
+    scripts[("migration", 2)] = export.migration_script(2, 3)
+    for (lab, d), text in scripts.items():
+        assert "pmap_core" not in text and "streamlit" not in text, (lab, d)
+        (tmp_path / f"{lab}_{d}.py").write_text(text)
+    processes = {key: _start(tmp_path / f"{key[0]}_{key[1]}.py") for key in scripts}  # run while we compute
+
+    for d, config in TRAINING.items():
+        result = training.train(train_config.validate(dataclasses.replace(config, chunk=25)), measure_scaling=False)
+        loss, params = _training_output(_output(processes[("training", d)]))
+        np.testing.assert_allclose(loss, result.final_loss, rtol=1e-5, err_msg=f"D={d}")
+        assert set(params) == set(result.params), d
+        for name, value in result.params.items():
+            norm, printed = params[name]
+            np.testing.assert_allclose(norm, np.linalg.norm(value), rtol=1e-5, err_msg=f"D={d} {name}")
+            np.testing.assert_allclose(printed, np.ravel(value), rtol=1e-4, atol=1e-6, err_msg=f"D={d} {name}")
+    for d, (op, n) in COLLECTIVES.items():
+        run = collectives.run_collective(op, d, n)
+        shown = _device_results(_output(processes[("collectives", d)]))
+        np.testing.assert_allclose(shown, np.ravel(run.after), rtol=1e-6, err_msg=f"{op} D={d}")
+
+    ways = migration.run_three_ways(2, 3)
+    lines = _output(processes[("migration", 2)]).splitlines()
+    for way, line in zip(ways.ways, lines[:3], strict=True):
+        assert line.startswith(f"{way.impl}:")
+        expected = [way.loss, *np.ravel(way.params["w"]), float(way.params["b"])]
+        np.testing.assert_allclose([float(v) for v in NUMBER.findall(line)], expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["training", "lr=abc"], "lr must be a number"),
+    (["training", "devices=3"], "does not split evenly"),
+    (["collectives", "op=<b>x</b>"], "unknown collective"),
+    (["migration", "colour=red"], "has no setting colour"),
+])
+def test_the_cli_refuses_bad_settings_in_one_line(capsys, argv, message):
+    assert main(["export", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert not out and message in err and err.count("\n") == 1
