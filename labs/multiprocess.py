@@ -65,7 +65,8 @@ def run_group(settings: dict, uri: str) -> None:
     results = [ui_json(out) for out in outcome.stdout]
     st.session_state[LAST_RUN] = {"settings": settings, "ok": outcome.ok, "dead": outcome.dead,
                                   "timed_out": outcome.timed_out, "codes": outcome.returncodes,
-                                  "results": results, "tail": shown, "elapsed": outcome.elapsed_s}
+                                  "results": results, "tail": shown, "elapsed": outcome.elapsed_s,
+                                  "uri": redact_uri(uri)}
 
 
 def ui_json(text: str) -> dict | None:
@@ -107,7 +108,10 @@ def batch_chart(results: list[dict], batch: int) -> alt.Chart:
 def show_run(run: dict) -> None:
     s, results = run["settings"], [r for r in run["results"] if r]
     if not run["ok"]:
-        if run["dead"] is not None:
+        if run["dead"] is not None and s["fault"] == "late" and run["codes"][-1] is None:
+            st.error(T("fault.never_joined", process=s["processes"] - 1, timeout=s["init_timeout"], late=s["late_s"]),
+                     icon="🐢")
+        elif run["dead"] is not None:
             st.error(T("fault.dead", process=run["dead"], code=launch.describe_exit(run["codes"][run["dead"]])),
                      icon="💀")
         else:
@@ -138,7 +142,7 @@ def show_run(run: dict) -> None:
                      available=ui.runtime_info().device_count))
     if results[0].get("run_id"):
         st.caption(T("tracking.where", processes=s["processes"]))
-        st.code(f"{results[0]['run_id']}\n{redact_uri(ui.usable_tracking_uri(T) or '')}", language=None)
+        st.code(f"{results[0]['run_id']}\n{run['uri']}", language=None)
 
 
 # --- the page ------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Local process groups (`launch`) with per-host data loading: the same result as one process,
 every sample read once per epoch, faults that end every process, one MLflow run."""
 
+import functools
 import json
 import re
 
@@ -44,29 +45,39 @@ def numpy_reference(steps: int) -> tuple[float, float]:
     return w, b
 
 
-@pytest.mark.parametrize("impl", ["pmap", "jit"])
-def test_groups_of_processes_equal_one_process_of_eight_devices(impl, tmp_path):
+@functools.cache
+def single_process(impl: str) -> data_loading.HostResult:
+    """One process with 8 devices, checked against plain SGD written in NumPy."""
     single = data_loading.train_per_host(TrainConfig(**SETTINGS, devices=8, impl=impl), DATASET)
     np.testing.assert_allclose([single.params["w"], single.params["b"]], numpy_reference(SETTINGS["steps"]),
                                rtol=1e-5)
-    for processes, per_process in ((2, 4), (4, 2)):
-        results = run_group(train_args(impl), processes, per_process, str(tmp_path))
-        for rank, result in enumerate(results):
-            assert (result["process_index"], result["num_processes"], result["devices"]) == (rank, processes, 8)
-            assert len(result["local_devices"]) == per_process
-            assert result["device_positions"] == list(range(rank * per_process, (rank + 1) * per_process))
-            assert result["replicas_identical"]
-            for name, value in single.params.items():
-                np.testing.assert_allclose(result["params"][name], value, rtol=1e-5, atol=1e-7)
-            np.testing.assert_allclose(result["losses"], single.losses, rtol=1e-5)
-        if processes == 4:
-            # Over one epoch (DATASET / global batch steps) the processes read every sample once.
-            per_epoch = DATASET // SETTINGS["global_batch"]
-            for epoch in range(SETTINGS["steps"] // per_epoch):
-                read = [i for r in results for step in r["rows"][epoch * per_epoch:(epoch + 1) * per_epoch]
-                        for block in step for i in block]
-                assert sorted(read) == list(range(DATASET))
-            assert results[0]["rows"][0] != results[0]["rows"][per_epoch]  # a new order each epoch
+    return single
+
+
+def assert_same_as_one_process(results: list[dict], impl: str, processes: int, per_process: int) -> None:
+    single = single_process(impl)
+    for rank, result in enumerate(results):
+        assert (result["process_index"], result["num_processes"], result["devices"]) == (rank, processes, 8)
+        assert len(result["local_devices"]) == per_process
+        assert result["device_positions"] == list(range(rank * per_process, (rank + 1) * per_process))
+        assert result["replicas_identical"]
+        for name, value in single.params.items():
+            np.testing.assert_allclose(result["params"][name], value, rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(result["losses"], single.losses, rtol=1e-5)
+
+
+# pmap with 2 × 4 runs through the `launch` command, in the MLflow test below.
+@pytest.mark.parametrize(("impl", "processes", "per_process"), [("pmap", 4, 2), ("jit", 4, 2), ("jit", 2, 4)])
+def test_groups_of_processes_equal_one_process_of_eight_devices(impl, processes, per_process, tmp_path):
+    results = run_group(train_args(impl), processes, per_process, str(tmp_path))
+    assert_same_as_one_process(results, impl, processes, per_process)
+    # Over one epoch (DATASET / global batch steps) the processes read every sample once.
+    per_epoch = DATASET // SETTINGS["global_batch"]
+    for epoch in range(SETTINGS["steps"] // per_epoch):
+        read = [i for r in results for step in r["rows"][epoch * per_epoch:(epoch + 1) * per_epoch]
+                for block in step for i in block]
+        assert sorted(read) == list(range(DATASET))
+    assert results[0]["rows"][0] != results[0]["rows"][per_epoch]  # a new order each epoch
 
 
 def test_every_sample_is_read_once_per_epoch_for_any_split():
@@ -105,17 +116,18 @@ def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
     status = cli.main(["launch", "--processes", "2", "--devices-per-process", "4", "train", "--global-batch", "12"])
     assert status == 2
     assert "the global batch 12 does not split over 8 devices (2 processes × 4)" in capsys.readouterr().err
-    assert not [c for c in psutil.Process().children(recursive=True) if "pmap_core" in " ".join(c.cmdline())]
+    assert pmap_core_children() == []
 
 
 def test_launch_command_records_one_run_with_every_process_timings(tmp_path, capfd, monkeypatch):
     uri = new_tracking_store(tmp_path / "mlflow.db")
     monkeypatch.chdir(tmp_path)
-    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "1", *train_args("pmap"),
-                       "--devices", "2", "--global-batch", "4", "--tracking-uri", uri])
+    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "4", *train_args("pmap"),
+                       "--tracking-uri", uri])
     out, err = capfd.readouterr()
     assert status == 0, err[-3000:]
     result = json.loads(out.strip().splitlines()[-1])
+    assert_same_as_one_process([result], "pmap", 2, 4)  # process 0's result
     assert "[process 1] step 4/4" in err
     runs = mlflow.MlflowClient(uri).search_runs(mlflow.MlflowClient(uri).search_experiments()[0].experiment_id)
     assert [r.info.run_id for r in runs] == [result["run_id"]]
@@ -125,7 +137,7 @@ def test_launch_command_records_one_run_with_every_process_timings(tmp_path, cap
         key = f"step_time_s.process_{i}"
         assert run.data.metrics[key] == pytest.approx(result["timings"][key])
     shown = experiments.load_runs(uri)  # what the experiments page lists, beside single-process runs
-    assert list(shown["num_processes"]) == [2] and list(shown["devices"]) == [2]
+    assert list(shown["num_processes"]) == [2] and list(shown["devices"]) == [8]
     history = mlflow.MlflowClient(uri).get_metric_history(run.info.run_id, "loss")
     np.testing.assert_allclose([m.value for m in sorted(history, key=lambda m: m.step)], result["losses"], rtol=1e-6)
 
@@ -146,6 +158,9 @@ def test_page_runs_two_processes_and_leaves_none_behind():
     assert "largest difference between two processes is 0." in texts
     relative = float(re.search(r"within (\S+) \(relative\)", texts).group(1))
     assert relative < 1e-5
+    run_ids = [c.value.split("\n")[0] for c in at.code if re.fullmatch(r"[0-9a-f]{32}", c.value.split("\n")[0])]
+    run = mlflow.MlflowClient().get_run(run_ids[0])  # conftest's store: MLFLOW_TRACKING_URI
+    assert run.data.params["num_processes"] == "2" and run.data.params["devices"] == "4"
 
 
 def test_chinese_page_refuses_a_batch_the_processes_cannot_share():

@@ -74,6 +74,12 @@ TEXTS = {
         "en": "Process {process} died ({code}); the others were stopped instead of hanging.",
         "zh": "进程 {process} 已退出（{code}）；其他进程随之停止，而不是一直挂起。",
     },
+    "fault.never_joined": {
+        "en": "Process {process} was to start {late} s late; the others waited {timeout} s for it to join, then gave "
+              "up (JAX: DEADLINE_EXCEEDED) instead of waiting forever.",
+        "zh": "进程 {process} 计划晚 {late} 秒启动；其他进程等待它加入 {timeout} 秒后放弃（JAX：DEADLINE_EXCEEDED），"
+              "而不是永远等待。",
+    },
     "fault.timeout": {"en": "The time limit of {limit} s was reached; every process was stopped.",
                       "zh": "达到 {limit} 秒的时间上限；所有进程都已停止。"},
     "fault.other": {"en": "The group did not finish; its last lines are below.", "zh": "进程组未能完成；最后的输出如下。"},
