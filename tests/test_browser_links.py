@@ -1,0 +1,64 @@
+"""Teacher links in real Chromium: a locked setting is drawn disabled with the link's value, a hidden
+one is not drawn, and the share panel's link, opened in a new page, brings the settings and locks back."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+import browser_support as bs
+import pytest
+
+_missing = bs.chromium_missing_reason()
+if _missing and not bs.in_ci():
+    pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
+
+
+def _box(page, name: str):
+    """The container of the widget keyed `collectives.<name>` (Streamlit's st-key-… class)."""
+    return page.locator(bs.MAIN).locator(".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", f"collectives.{name}"))
+
+
+def _assert_locked_view(page, where: str) -> None:
+    assert not bs.exception_texts(page), where
+    devices = _box(page, "devices").locator('input[type="range"]').first
+    assert devices.input_value() == "2" and devices.is_disabled(), where
+    op = _box(page, "op").locator('[role="combobox"]')
+    assert op.input_value().startswith("psum ") and op.is_disabled(), where
+    assert _box(page, "size").count() == 0, where  # hidden
+    assert _box(page, "seed").locator("input").is_enabled(), where  # neither locked nor hidden
+
+
+def test_locked_hidden_and_shared_link_in_chromium():
+    if _missing:
+        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+    server = bs.shared_server()
+    context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
+    try:
+        page = context.new_page()
+        bs.open_app_page(page, bs.page_url(server, "collectives", lang="en", op="psum", devices=2, size=4,
+                                           lock="devices,op", hide="size"))
+        shot = bs.save_screenshot(page, "collectives-locked")
+        _assert_locked_view(page, f"teacher's link ({shot})")
+        assert any("(4,)" in t for t in page.locator(bs.MAIN).all_inner_texts()), shot  # the hidden size applies
+
+        page.get_by_text("Share this lab").click()
+        page.locator(".st-key-share-collectives-seed-hide label").click()  # also hide the seed
+        bs.wait_ready(page, rerun=True)
+        link = page.locator(bs.MAIN).locator('[data-testid="stCode"] code').last.inner_text().strip()
+        query = dict(parse_qsl(urlsplit(link).query))
+        assert urlsplit(link).path == "/collectives", link
+        assert query == {"op": "psum", "devices": "2", "size": "4", "seed": "0", "lang": "en",
+                         "lock": "op,devices", "hide": "size,seed"}, link
+
+        fresh = context.new_page()  # the link as a student opens it
+        bs.open_app_page(fresh, link if link.startswith("http") else server.url + link)
+        shot = bs.save_screenshot(fresh, "collectives-shared-link")
+        assert _box(fresh, "seed").count() == 0, shot
+        assert _box(fresh, "devices").locator('input[type="range"]').first.is_disabled(), shot
+        assert _box(fresh, "devices").locator('input[type="range"]').first.input_value() == "2", shot
+        op = _box(fresh, "op").locator('[role="combobox"]')
+        assert op.input_value().startswith("psum ") and op.is_disabled(), shot
+        assert _box(fresh, "size").count() == 0, shot
+    finally:
+        context.close()
