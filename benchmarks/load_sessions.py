@@ -1,52 +1,311 @@
-"""Many students at once: N browser sessions run the heaviest labs together on one server.
+"""A class on one server: concurrent browser sessions on the concept labs, two of them training.
 
-Starts `streamlit run` on 127.0.0.1 and Debian's Chromium, opens N sessions on
-the labs that use `heavy_jobs.heavy_job`, presses each page's primary button at once,
-and prints how long until every session finished, the server's peak memory
-(RSS, children included) and how many sessions showed the 'queued' notice.
+Starts `streamlit run` on 127.0.0.1 and Debian's Chromium (loopback only), then, for each class
+size N: N sessions (each its own browser context, so its own Streamlit session) open the first
+concept lab, move its first slider, go to the next lab through the sidebar and do the same, for
+three concept labs; meanwhile two more sessions press *Train* on the training lab. Every
+interaction is timed in the page's own clock, from the request until the script has finished.
 
-    .venv/bin/python -m benchmarks.load_sessions --sessions 8 --heavy-jobs 2
+    .venv/bin/python -m benchmarks.load_sessions                          # N = 1, 8, 16, 30
+    .venv/bin/python -m benchmarks.load_sessions --class-sizes 1 4 --trainers 1
+    .venv/bin/python -m benchmarks.load_sessions --soak 200               # 200 sessions, one after another
+    .venv/bin/python -m benchmarks.load_sessions --sessions 8 --heavy-jobs 2   # 8 sessions on the heavy labs
+
+Prints a table and writes it as CSV, with an Altair chart (HTML), to --out
+(default benchmark-output/load/, ignored by git). Bounded: every level and the soak stop at
+--max-minutes; an interaction not done within --timeout counts as an error.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import pathlib
+import statistics
 import sys
+import time
 
+from benchmarks.bench_pages import STATE_RECORDER, change_first_setting, rerun_end
 from tests import browser_support as bs
 
+CONCEPT_LABS = ("basics", "device_mapping", "collectives")
+TRAIN_BUTTON = ".st-key-training-train button"
+OUT = pathlib.Path(__file__).resolve().parent.parent / "benchmark-output" / "load"
 
-def main() -> int:
+
+class Session:
+    """One browser context on the server; its interactions' latencies (s) and its errors."""
+
+    def __init__(self, browser, server, name: str):
+        self.context = browser.new_context(viewport={"width": 1200, "height": 2000})
+        self.context.add_init_script(STATE_RECORDER)
+        self.page = self.context.new_page()
+        self.server, self.name = server, name
+        self.latencies: list[float] = []
+        self.errors: list[str] = []
+        self.since: float | None = None  # page time of the interaction in flight
+
+    def open(self, script: str) -> None:
+        self.since = 0.0  # the page's clock starts with its navigation
+        path = "" if script == "home" else script.replace("_", "-")
+        self.page.goto(bs.page_url(self.server, path, lang="en"), wait_until="commit")
+
+    def start(self, action) -> None:
+        self.since = self.page.evaluate("performance.now()")
+        if action(self.page) is None:
+            self.errors.append(f"{self.name}: nothing to interact with")
+            self.since = None
+
+    def finished(self) -> bool:
+        """True once the interaction in flight has ended (its latency recorded), or if none is."""
+        if self.since is None:
+            return True
+        end = rerun_end(self.page, self.since, timeout_s=0)
+        if end is None:
+            return False
+        self.latencies.append((end - self.since) / 1000)
+        self.since = None
+        self.errors += [f"{self.name}: {text[:200]}" for text in bs.exception_texts(self.page)]
+        return True
+
+    def give_up(self, what: str) -> None:
+        if self.since is not None:
+            self.errors.append(f"{self.name}: {what} not done in time")
+            self.since = None
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def sidebar_link(script: str):
+    def click(page) -> str:
+        page.locator(f'[data-testid="stSidebarNav"] a[href$="/{script.replace("_", "-")}"]').first.click()
+        return script
+    return click
+
+
+def press_train(page) -> str | None:
+    from playwright.sync_api import Error as PlaywrightError
+
+    button = page.locator(TRAIN_BUTTON).first
+    try:
+        button.wait_for(timeout=10_000)
+        button.click(no_wait_after=True, timeout=10_000)  # waits until it is enabled
+    except PlaywrightError:
+        return None
+    return "train"
+
+
+def wait_all(sessions: list[Session], server, deadline: float, what: str, rss: list[int]) -> None:
+    """Poll until every session's interaction has ended, sampling the server's memory."""
+    pending = list(sessions)
+    while pending and time.monotonic() < deadline:
+        rss.append(bs.server_rss_bytes(server))
+        pending = [s for s in pending if not s.finished()]
+        if pending:
+            pending[0].page.wait_for_timeout(50)
+    for session in pending:
+        session.give_up(what)
+
+
+def class_level(server, browser, students: int, trainers: int, timeout_s: float, max_s: float) -> dict:
+    """N students on the concept labs and `trainers` sessions training, all at once."""
+    rss = [bs.server_rss_bytes(server)]
+    started = time.monotonic()
+    deadline = started + max_s
+    trainees = [Session(browser, server, f"trainer{i}") for i in range(trainers)]
+    students_ = [Session(browser, server, f"student{i}") for i in range(students)]
+    try:
+        for session in trainees:
+            session.open("training")
+        wait_all(trainees, server, min(deadline, time.monotonic() + timeout_s), "training page", rss)
+        for session in trainees:
+            session.start(press_train)
+        first_latency = {id(s): len(s.latencies) for s in trainees}
+        for step, script in enumerate(CONCEPT_LABS):
+            for session in students_:
+                session.open(script) if step == 0 else session.start(sidebar_link(script))
+            wait_all(students_, server, min(deadline, time.monotonic() + timeout_s), script, rss)
+            for session in students_:
+                session.start(change_first_setting)
+            wait_all(students_, server, min(deadline, time.monotonic() + timeout_s), f"{script} slider", rss)
+        wait_all(trainees, server, deadline, "training", rss)
+        training_s = [s.latencies[first_latency[id(s)]] for s in trainees if len(s.latencies) > first_latency[id(s)]]
+        concept = [x for s in students_ for x in s.latencies]
+        errors = [e for s in trainees + students_ for e in s.errors]
+    finally:
+        for session in trainees + students_:
+            session.close()
+    return {
+        "sessions": students, "trainers": trainers, "interactions": len(concept),
+        "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
+        "training_s": max(training_s, default=None), "errors": len(errors), "error_examples": errors[:5],
+        "peak_rss_mib": max(rss) / 2**20, "wall_s": time.monotonic() - started,
+    }
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def per_added_session(levels: list[dict]) -> float | None:
+    """MiB of peak RSS per added session: the least-squares slope of peak RSS against N."""
+    if len(levels) < 2:
+        return None
+    xs, ys = [lv["sessions"] for lv in levels], [lv["peak_rss_mib"] for lv in levels]
+    return statistics.linear_regression(xs, ys).slope
+
+
+def soak(server, browser, count: int, timeout_s: float, max_s: float) -> dict:
+    """`count` sessions one after another, each on two concept labs; RSS after each twentieth."""
+    started, samples, errors = time.monotonic(), [], []
+    for i in range(count):
+        if time.monotonic() - started > max_s:
+            errors.append(f"stopped after {i} sessions: --max-minutes reached")
+            break
+        session = Session(browser, server, f"soak{i}")
+        try:
+            session.open(CONCEPT_LABS[0])
+            wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
+            session.start(change_first_setting)
+            wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
+            session.start(sidebar_link(CONCEPT_LABS[1]))
+            wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
+            errors += session.errors
+        finally:
+            session.close()
+        if (i + 1) % 20 == 0 or i + 1 == count:
+            samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
+    after_20 = next((s["rss_mib"] for s in samples if s["sessions_done"] == 20), None)
+    end = samples[-1]["rss_mib"] if samples else None
+    return {"sessions": count, "rss_after_20_mib": after_20, "rss_end_mib": end,
+            "end_over_20": end / after_20 if after_20 and end else None, "samples": samples,
+            "errors": len(errors), "error_examples": errors[:5], "wall_s": time.monotonic() - started}
+
+
+def write_outputs(out: pathlib.Path, levels: list[dict], soaked: dict | None) -> list[pathlib.Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    (out.parent / ".gitignore").write_text("*\n")  # the output folder never enters the repository
+    written = []
+    if levels:
+        fields = ["sessions", "trainers", "interactions", "p50_s", "p95_s", "max_s", "training_s", "errors",
+                  "peak_rss_mib", "wall_s"]
+        with open(out / "class.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, fields, extrasaction="ignore")
+            writer.writeheader()
+            writer.writerows(levels)
+        written += [out / "class.csv", class_chart(levels, out / "class.html")]
+    if soaked:
+        with open(out / "soak.csv", "w", newline="") as f:
+            writer = csv.DictWriter(f, ["sessions_done", "rss_mib"])
+            writer.writeheader()
+            writer.writerows(soaked["samples"])
+        written.append(out / "soak.csv")
+    return written
+
+
+def class_chart(levels: list[dict], path: pathlib.Path) -> pathlib.Path:
+    import altair as alt
+    import pandas as pd
+
+    frame = pd.DataFrame(levels)
+    latency = frame.melt(id_vars="sessions", value_vars=["p50_s", "p95_s"], var_name="figure", value_name="seconds")
+    x = alt.X("sessions:Q", title="concurrent sessions N")
+    left = alt.Chart(latency, title="interaction latency").mark_line(point=True).encode(
+        x=x, y=alt.Y("seconds:Q", title="s"), color=alt.Color("figure:N", title=None))
+    target = alt.Chart(pd.DataFrame({"y": [3.0]})).mark_rule(strokeDash=[4, 4], color="gray").encode(y="y:Q")
+    right = alt.Chart(frame, title="peak server RSS").mark_line(point=True).encode(
+        x=x, y=alt.Y("peak_rss_mib:Q", title="MiB"))
+    (left + target | right).save(str(path))
+    return path
+
+
+def print_table(levels: list[dict], soaked: dict | None, load: tuple) -> None:
+    print(f"cores: {len(os.sched_getaffinity(0))}, load average at the start: {' '.join(f'{x:.2f}' for x in load)}, "
+          f"at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if levels:
+        print(f"{'N':>4} {'trainers':>8} {'interactions':>12} {'p50 s':>7} {'p95 s':>7} {'max s':>7} "
+              f"{'training s':>10} {'errors':>6} {'peak RSS MiB':>12}")
+        for lv in levels:
+            cells = [f"{lv[k]:.2f}" if lv[k] is not None else "-" for k in ("p50_s", "p95_s", "max_s", "training_s")]
+            print(f"{lv['sessions']:>4} {lv['trainers']:>8} {lv['interactions']:>12} {cells[0]:>7} {cells[1]:>7} "
+                  f"{cells[2]:>7} {cells[3]:>10} {lv['errors']:>6} {lv['peak_rss_mib']:>12.0f}")
+            for example in lv["error_examples"]:
+                print(f"     error: {example}")
+        slope = per_added_session(levels)
+        print("peak RSS per added session: " + ("-" if slope is None else f"{slope:.1f} MiB"))
+    if soaked:
+        ratio = soaked["end_over_20"]
+        print(f"soak: {soaked['sessions']} sessions in {soaked['wall_s']:.0f} s, RSS after 20: "
+              f"{soaked['rss_after_20_mib'] or 0:.0f} MiB, at the end: {soaked['rss_end_mib'] or 0:.0f} MiB"
+              + (f" ({ratio:.2f}x)" if ratio else "") + f", errors: {soaked['errors']}")
+        for example in soaked["error_examples"]:
+            print(f"     error: {example}")
+
+
+def heavy_labs_run(sessions: int, heavy_jobs: int | None, as_json: bool) -> int:
+    """N sessions on the heavy labs pressing their primary button at once (tests.browser_support.run_sessions)."""
+    env = {"PMAP_LAB_HEAVY_JOBS": str(heavy_jobs)} if heavy_jobs else {}
+    with bs.server_and_browser(env) as (server, browser):
+        report = bs.run_sessions(server, browser, bs.heavy_labs(), sessions)
+    figures = {
+        "sessions": report.sessions, "labs": report.labs, "heavy_jobs": heavy_jobs or "default (one per core)",
+        "all_done_s": round(report.wall_s, 1), "slowest_session_s": round(max(report.finished_s), 1),
+        "fastest_session_s": round(min(report.finished_s), 1),
+        "server_rss_start_mib": round(report.start_rss_bytes / 2**20),
+        "server_rss_peak_mib": round(report.peak_rss_bytes / 2**20), "sessions_shown_queued": report.queued_seen,
+        "sessions_with_exception": sorted(report.exceptions), "unfinished": report.unfinished,
+    }
+    print(json.dumps(figures) if as_json else "\n".join(f"{k}: {v}" for k, v in figures.items()))
+    return 1 if report.exceptions or report.unfinished else 0
+
+
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=8)
+    parser.add_argument("--class-sizes", type=int, nargs="+", default=[1, 8, 16, 30], metavar="N")
+    parser.add_argument("--trainers", type=int, default=2, help="sessions training during each class size")
+    parser.add_argument("--soak", type=int, default=0, metavar="COUNT", help="run COUNT sequential sessions instead")
+    parser.add_argument("--timeout", type=float, default=120, help="seconds an interaction may take")
+    parser.add_argument("--max-minutes", type=float, default=15, help="bound on each class size and on the soak")
+    parser.add_argument("--out", type=pathlib.Path, default=OUT)
+    parser.add_argument("--sessions", type=int, help="the heavy-labs run: N sessions press Run at once")
     parser.add_argument("--heavy-jobs", type=int, default=None,
                         help="PMAP_LAB_HEAVY_JOBS for the server (default: its own default, one per core)")
     parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    labs = bs.heavy_labs()
+    args = parser.parse_args(argv)
+    if args.sessions:
+        return heavy_labs_run(args.sessions, args.heavy_jobs, args.json)
+    if any(n < 1 or n > 64 for n in args.class_sizes) or not 0 <= args.trainers <= 8 or not 0 <= args.soak <= 1000:
+        print("class sizes must be 1..64, trainers 0..8, soak 0..1000", file=sys.stderr)
+        return 2
+    load = os.getloadavg()
     env = {"PMAP_LAB_HEAVY_JOBS": str(args.heavy_jobs)} if args.heavy_jobs else {}
+    levels, soaked = [], None
     with bs.server_and_browser(env) as (server, browser):
-        report = bs.run_sessions(server, browser, labs, args.sessions)
-    figures = {
-        "sessions": report.sessions,
-        "labs": report.labs,
-        "heavy_jobs": args.heavy_jobs or "default (one per core)",
-        "all_done_s": round(report.wall_s, 1),
-        "slowest_session_s": round(max(report.finished_s), 1),
-        "fastest_session_s": round(min(report.finished_s), 1),
-        "server_rss_start_mib": round(report.start_rss_bytes / 2**20),
-        "server_rss_peak_mib": round(report.peak_rss_bytes / 2**20),
-        "sessions_shown_queued": report.queued_seen,
-        "sessions_with_exception": sorted(report.exceptions),
-        "unfinished": report.unfinished,
-    }
+        home = Session(browser, server, "home")  # the server has served one page before anyone is timed
+        home.open("home")
+        wait_all([home], server, time.monotonic() + args.timeout, "home", [])
+        home.close()
+        if args.soak:
+            soaked = soak(server, browser, args.soak, args.timeout, args.max_minutes * 60)
+        else:
+            levels = [class_level(server, browser, n, args.trainers, args.timeout, args.max_minutes * 60)
+                      for n in sorted(args.class_sizes)]
+    written = write_outputs(args.out, levels, soaked)
     if args.json:
-        print(json.dumps(figures))
+        print(json.dumps({"load": load, "class": levels, "per_added_session_mib": per_added_session(levels),
+                          "soak": soaked}, default=str))
     else:
-        for key, value in figures.items():
-            print(f"{key}: {value}")
-    return 1 if report.exceptions or report.unfinished else 0
+        print_table(levels, soaked, load)
+        print("written: " + ", ".join(str(p) for p in written))
+    failed = any(lv["errors"] for lv in levels) or (soaked and soaked["errors"])
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
