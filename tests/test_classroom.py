@@ -1,0 +1,125 @@
+"""A class on a real `mlflow server`: three students (AppTest sessions) answer an exercise and train,
+tagged with their names and the class code; the Class page shows each one's runs and results, the
+CSV holds the same rows, and names and codes full of markdown, HTML, very long or empty stay plain text."""
+
+from __future__ import annotations
+
+import io
+
+import pandas as pd
+import pytest
+from conftest import assert_clean, open_lab
+from mlflow.tracking import MlflowClient
+
+from pmap_core import classroom
+from pmap_core.tracking import EXPERIMENT
+from tests.support import MlflowServer
+
+# Each would be a link, an image, raw HTML or a code span if it reached markdown; a quote and a
+# backslash would break a search filter that quoted it naively.
+CODE = "`7b` *x* <i>'q\"\\ [l](http://127.0.0.1:9/)"
+NAMES = ["**Ada** <b>x</b> ![i](http://127.0.0.1:9/p.png) `c`", "L" * 300, ""]
+ANSWERS = [3.0, 2.0, 3.0]  # the first step of sheet 1: b = 3 is right
+DEVICES = [2, 4, 2]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def server(tmp_path_factory):
+    """Started with the module, so it boots while the quick tests run."""
+    started = MlflowServer(tmp_path_factory.mktemp("class-server"))
+    yield started
+    started.stop()
+
+
+def test_names_and_codes_are_cleaned_and_cut():
+    assert classroom.sanitize_name(" Ada\u202e\u200b\n\x00Lovelace\t ") == "AdaLovelace"
+    assert classroom.sanitize_name("L" * 300) == "L" * classroom.NAME_MAX_CHARS
+    assert classroom.sanitize_code("c" * 300) == "c" * classroom.CODE_MAX_CHARS
+    assert classroom.sanitize_name(NAMES[0]) == NAMES[0][:classroom.NAME_MAX_CHARS].strip()  # markup kept, as text
+    assert classroom.class_tags("Ada", "  \n ") == {}
+    tags = classroom.class_tags("", CODE)
+    assert tags["student"] == "" and tags["class_code"] == classroom.sanitize_code(CODE)
+    assert classroom.class_filter(CODE) == f"tags.class_key = '{tags['class_key']}'"
+    assert tags["class_key"].isalnum()  # no user text reaches the filter
+
+
+def test_a_spreadsheet_never_runs_a_name_as_a_formula():
+    runs = pd.DataFrame([{column: None for column in classroom.RUN_COLUMNS} | {"student": "=HYPERLINK(1)"}])
+    assert pd.read_csv(io.BytesIO(classroom.to_csv(runs)))["student"][0] == "'=HYPERLINK(1)"
+
+
+def student_session(name: str, answer: float, devices: int):
+    """One student: name and class code on the Worksheet page, one step answered, one small training run."""
+    at = open_lab("worksheet", sheet="1_shards", step="pad_per_device")
+    at.text_input(key="worksheet.student").set_value(name)
+    at.text_input(key="worksheet.class_code").set_value(CODE)
+    at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(answer)
+    at.button(key="worksheet.check").click().run()
+    assert_clean(at)
+    assert any("Recorded for your class" in c.value for c in at.caption)
+    at.switch_page("labs/training.py").run()
+    at.slider(key="training.devices").set_value(devices)
+    at.number_input(key="training.batch").set_value(32)
+    at.number_input(key="training.steps").set_value(20)
+    at.button(key="training.train").click().run()
+    assert_clean(at)
+    return at.session_state["training.last_run"]
+
+
+def test_the_class_page_shows_every_students_runs_and_results(server, monkeypatch):
+    server.wait_until_healthy()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server.uri)
+    tracked = [student_session(name, answer, d) for name, answer, d in zip(NAMES, ANSWERS, DEVICES, strict=True)]
+    shown_names = [classroom.sanitize_name(name) for name in NAMES]
+    code = classroom.sanitize_code(CODE)
+
+    # Stored as they were typed (cleaned), as tags on the training runs.
+    client = MlflowClient(server.uri)
+    for run, name in zip(tracked, shown_names, strict=True):
+        tags = client.get_run(run.run_id).data.tags
+        assert (tags["student"], tags["class_code"]) == (name, code)
+
+    at = open_lab("class_view")
+    at.text_input(key="class_view.code").set_value(CODE).run()
+    assert_clean(at)
+    completion, efficiency, leaderboard, runs = (frame.value for frame in at.dataframe)
+
+    assert sorted(runs["student"]) == sorted(shown_names * 2)  # one exercise row and one training run each
+    for run, name, answer in zip(tracked, shown_names, ANSWERS, strict=True):
+        mine = runs[runs["student"] == name]
+        assert list(mine[mine["kind"] == "training"]["run_id"]) == [run.run_id]
+        assert list(mine[mine["kind"] == "exercise"]["result"]) == [1.0 if answer == 3.0 else 0.0]
+        done = completion.set_index("student").loc[name, "1_shards/pad_per_device"]
+        assert done == (1.0 if answer == 3.0 else 0.0)
+        d = run.result.config.devices
+        assert efficiency.set_index("student").loc[name, f"D={d}"] == pytest.approx(run.scaling.efficiency)
+        board = leaderboard[(leaderboard["student"] == name) & (leaderboard["devices"] == d)]
+        assert board["steady_throughput"].tolist() == pytest.approx([run.result.steady_throughput])
+    assert leaderboard["steady_throughput"].is_monotonic_decreasing
+
+    # The CSV holds the rows the page shows.
+    csv = pd.read_csv(io.BytesIO(classroom.to_csv(classroom.class_runs(CODE, server.uri))), keep_default_na=False)
+    assert list(csv["run_id"]) == list(runs["run_id"])
+    assert list(csv["student"]) == list(runs["student"].fillna(""))
+
+    # Names and codes never reach markdown: only the tables (plain text) and the code box hold them.
+    texts = [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error", "subheader", "title")
+             for e in getattr(at, kind)]
+    for value in (shown_names[0], shown_names[1], code):
+        assert not [text for text in texts if value in text], value
+
+    # Every run the class made has ended: exercise runs are closed as soon as they are created.
+    for name in (classroom.EXERCISE_EXPERIMENT, EXPERIMENT):
+        found = client.search_runs([client.get_experiment_by_name(name).experiment_id])
+        assert found and all(run.info.status == "FINISHED" for run in found)
+
+
+def test_without_a_code_the_page_asks_for_one_and_without_runs_says_so(server, monkeypatch):
+    server.wait_until_healthy()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server.uri)
+    at = open_lab("class_view", lang="zh")
+    assert_clean(at)
+    assert at.info and not at.dataframe
+    at.text_input(key="class_view.code").set_value("nobody-uses-this").run()
+    assert_clean(at)
+    assert at.info and not at.dataframe
