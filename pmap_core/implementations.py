@@ -11,7 +11,11 @@
   (`NamedSharding(mesh, P('data'))` for the batch, `P()` for params) tell the compiler to split the
   work, and it inserts the all-reduce itself.
 
-All three run the same arithmetic: the same parameters after the same steps.
+All three run the same arithmetic: the same parameters after the same steps. Each step has one
+collective, the all-reduce of the gradients. The loss curve needs none: every device returns the loss
+on its own block, (D, steps) per call, and the host averages them (`train_program.step_losses`): with
+equal blocks, the mean of the block means is the loss over the global batch. (A `pmean` of the loss
+inside the step would be a second all-reduce every step; on CPU it cost as much as the first.)
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
@@ -50,35 +55,51 @@ def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...]) -> Callable[...
     loss_fn = functools.partial(models.loss, model)
 
     def step(params, x, y, learning_rate):
-        params, loss = data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)
-        return params, lax.pmean(loss, DATA_AXIS)  # the loss over the global batch
+        return data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)  # this device's loss
 
     return jax.pmap(_scanned(step, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
 
 
 def shard_map_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
-    """params `P()`, batch `P('data')` with global shapes; returns (params, losses), both `P()`."""
+    """params `P()`, batch `P('data')` with global shapes; returns (params `P()`, losses (D, steps))."""
     loss_fn = functools.partial(models.loss, model)
 
     def step(params, x, y, learning_rate):
         varying = lax.pcast(params, DATA_AXIS, to="varying")  # per-device gradients, not their sum
         loss, grads = mean_gradient(loss_fn, varying, x, y)
-        return sgd_update(params, grads, learning_rate), lax.pmean(loss, DATA_AXIS)
+        return sgd_update(params, grads, learning_rate), loss
 
-    body = jax.shard_map(_scanned(step, steps), mesh=mesh, in_specs=(P(), P(DATA_AXIS), P(DATA_AXIS), P()),
-                         out_specs=(P(), P()))
+    def run(params, x, y, learning_rate):
+        params, losses = _scanned(step, steps)(params, x, y, learning_rate)
+        return params, losses[None]  # (1, steps) here: one row per device in the global (D, steps)
+
+    body = jax.shard_map(run, mesh=mesh, in_specs=(P(), P(DATA_AXIS), P(DATA_AXIS), P()),
+                         out_specs=(P(), P(DATA_AXIS)))
     return jax.jit(body)
 
 
 def jit_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
-    """The global-batch step; the shardings of the inputs decide what runs where."""
+    """The global-batch step; the shardings of the inputs decide what runs where. Returns (params,
+    losses (D, steps)), row i the loss on device i's block."""
     loss_fn = functools.partial(models.loss, model)
+    blocks = mesh.shape[DATA_AXIS]
+
+    def block_losses(params, x, y):
+        # The batch as D blocks of B/D rows, block i where device i holds it (a split; no data moves).
+        # Their mean is the loss over the global batch, and its gradient is the global gradient.
+        losses = jax.vmap(loss_fn, in_axes=(None, 0, 0))(params, x.reshape(blocks, -1, x.shape[-1]),
+                                                        y.reshape(blocks, -1))
+        return jnp.mean(losses), losses
 
     def step(params, x, y, learning_rate):
-        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # the compiler adds the all-reduce
-        return sgd_update(params, grads, learning_rate), loss
+        (_, losses), grads = jax.value_and_grad(block_losses, has_aux=True)(params, x, y)  # + an all-reduce
+        return sgd_update(params, grads, learning_rate), losses
 
-    return jax.jit(_scanned(step, steps))
+    def run(params, x, y, learning_rate):
+        params, losses = _scanned(step, steps)(params, x, y, learning_rate)
+        return params, losses.T
+
+    return jax.jit(run)
 
 
 def batch_sharding(mesh: Mesh) -> NamedSharding:

@@ -11,6 +11,7 @@ from typing import Any
 
 import jax
 from jax import lax
+from jax.flatten_util import ravel_pytree
 
 from pmap_core.runtime import DATA_AXIS
 
@@ -24,7 +25,17 @@ def mean_gradient(loss_fn: Callable[..., jax.Array], params: Any, x: jax.Array, 
                   axis_name: str = DATA_AXIS) -> tuple[jax.Array, Any]:
     """(this device's loss on its shard, ḡ): the gradient averaged over the devices of `axis_name`."""
     loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
-    return loss, lax.pmean(grads, axis_name)  # ḡ: every device now holds the same mean gradient
+    return loss, pmean_in_one_buffer(grads, axis_name)  # ḡ: every device now holds the same mean gradient
+
+
+def pmean_in_one_buffer(tree: Any, axis_name: str = DATA_AXIS) -> Any:
+    """`lax.pmean` of every leaf, sent as one flat buffer: one all-reduce instead of one per leaf.
+
+    (On CPU each leaf of a pytree `pmean` is its own rendezvous of all devices; for the MLP's four
+    leaves that tripled the cost of a step at D = 8.)
+    """
+    flat, unflatten = ravel_pytree(tree)
+    return unflatten(lax.pmean(flat, axis_name))
 
 
 def data_parallel_sgd_step(loss_fn: Callable[..., jax.Array], params: Any, x: jax.Array, y: jax.Array,

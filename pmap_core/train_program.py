@@ -18,6 +18,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from jax.experimental import multihost_utils
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -31,7 +32,8 @@ class ChunkProgram:
     """A compiled program that runs `steps` training steps; `compile_s` is what compiling cost.
 
     run(params, x, y, learning_rate) -> (params, losses). With `impl == "pmap"` every input and
-    output carries a leading device axis; otherwise they have their global shapes.
+    output carries a leading device axis; otherwise they have their global shapes. `losses` is each
+    device's loss on its block, (D, steps): `step_losses` makes the loss curve of it.
     """
 
     impl: str
@@ -175,6 +177,21 @@ def place_inputs(program: ChunkProgram, params: dict[str, np.ndarray], data: mod
             jax.make_array_from_process_local_data(x_shard, x.reshape(-1, x.shape[-1]), data.x.shape),
             jax.make_array_from_process_local_data(y_shard, y.reshape(-1), data.y.shape),
             replicate(np.float32(learning_rate), lr_shard))
+
+
+def step_losses(program: ChunkProgram, losses: jax.Array) -> np.ndarray:
+    """The loss over the global batch at each step of a call, from what the program returned.
+
+    The replicated programs return each device's loss on its own block, (D, steps): with equal
+    blocks, their mean over the devices is the global loss, computed here instead of by an
+    all-reduce every step. In a multi-process run the rows live in several processes: one gather
+    per call brings them together. The sharded-state program returns the global loss itself.
+    """
+    if program.state is not None:
+        return np.asarray(losses.addressable_shards[0].data)
+    if not losses.is_fully_addressable:
+        losses = multihost_utils.process_allgather(losses, tiled=True)
+    return np.asarray(losses, np.float64).mean(axis=0)
 
 
 def local_copies(program: ChunkProgram, array: jax.Array) -> list[np.ndarray]:

@@ -35,8 +35,8 @@ from pmap_core.train_program import (
     compiles_in_this_thread,
     config_program,
     final_params,
-    local_copies,
     place_inputs,
+    step_losses,
 )
 from pmap_core.zero_measure import Footprint, measure
 
@@ -195,7 +195,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         start = time.perf_counter()
         params, chunk_losses = jax.block_until_ready(programs[n].run(params, x, y, learning_rate))
         call_times.append(time.perf_counter() - start)
-        losses.extend(float(v) for v in local_copies(first, chunk_losses)[0])
+        losses.extend(float(v) for v in step_losses(first, chunk_losses))
         for callback in callbacks:
             callback.chunk_done(len(losses), list(losses))
 

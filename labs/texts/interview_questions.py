@@ -237,10 +237,10 @@ TEXTS = {
     },
     "q.same_bytes_three_ways.explain": {
         "en": "Summed over each compiled HLO's collectives: {answer}. With two or more devices all three "
-              "all-reduce the gradient of every parameter and the loss once per step, whoever wrote the "
+              "all-reduce the gradient of every parameter once per step, in one buffer, whoever wrote the "
               "collective: the programmer (pmap, shard_map) or the compiler (jit). A collective among a single "
               "device moves nothing and is not counted, so with one device every program moves nothing.",
-        "zh": "对每个编译后 HLO 中的集合通信求和：{answer}。有两台及以上设备时，三者每步都对每个参数的梯度和损失做一次"
+        "zh": "对每个编译后 HLO 中的集合通信求和：{answer}。有两台及以上设备时，三者每步都把每个参数的梯度放进一个缓冲区做一次"
               "全归约，不论集合通信是谁写的：程序员（pmap、shard_map）还是编译器（jit）。只在一台设备内部的集合通信"
               "不搬运任何数据，不计入，所以只有一台设备时每个程序都不搬运数据。",
     },
