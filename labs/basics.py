@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
+from labs import charts, shared_cache, ui
 from labs.i18n import texts
 from pmap_core import sharding
 
@@ -29,6 +29,7 @@ def owner_frame(result: sharding.ParallelMean) -> pd.DataFrame:
     return pd.DataFrame(cells[:SHOWN_CELLS], columns=["row", "slot", "holder", "sample"])
 
 
+shared_cache.start_warm_up()  # a link may open this lab first: the others still warm up
 st.title(T("title"))
 st.markdown(T("intro"))
 st.markdown(T("formula_intro"))

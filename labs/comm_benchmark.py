@@ -6,7 +6,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import heavy_jobs, ui
+from labs import heavy_jobs, shared_cache, ui
 from labs.i18n import texts
 from pmap_core import comm_share, commbench, costfit
 from pmap_core.sync_cost import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
@@ -15,14 +15,13 @@ T = texts("comm_benchmark")
 PREFIX = "comm_benchmark."
 SIZE_CHOICES = {"64K": 2**16, "256K": 2**18, "1M": 2**20, "4M": 2**22, "16M": 2**24, "64M": 2**26}
 OP_CHOICES = (*commbench.OPS, "all")
-AUTO_RUN_SECONDS = 30.0  # sweeps estimated below this run as soon as the page opens
+# A sweep runs on request only: opening the page shows the sweep last measured on this
+# server for the same settings, whoever measured it (labs.shared_cache).
 RUN_REQUESTED = PREFIX + "run_requested"
-RAN = PREFIX + "ran"  # settings this session has measured (their results are in the cache)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
 def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbench.SweepResult:
-    """Run a sweep once per settings; the progress bar is cleared when it is done."""
+    """Run a sweep and share it with every visitor of this server; the progress bar is cleared when it is done."""
     plan = commbench.plan_sweep(ops, devices, sizes, repeats)
     with heavy_jobs.heavy_job(T):
         bar = st.progress(0.0, text=T("progress", done=0, total=plan.steps, label=""))
@@ -32,6 +31,7 @@ def measured(ops: tuple, devices: tuple, sizes: tuple, repeats: int) -> commbenc
 
         result = commbench.run_sweep(plan, on_progress=report)
         bar.empty()
+    shared_cache.shared_results("comm_benchmark").put((ops, devices, sizes, repeats), result)
     return result
 
 
@@ -247,14 +247,16 @@ with ui.guard(T):
     sizes = tuple(s for s in commbench.FULL_SIZES if s <= SIZE_CHOICES[max_size])
     plan = commbench.plan_sweep(ops, commbench.sweep_devices(max_devices), sizes, repeats)  # refuses before running
     settings = (plan.ops, plan.devices, plan.sizes, plan.repeats)
-    ran = st.session_state.setdefault(RAN, set())
     st.caption(T("plan", ops=", ".join(op_label(o) for o in plan.ops), devices=list(plan.devices),
                  low=size_label(sizes[0]), high=size_label(sizes[-1]), repeats=repeats, estimate=plan.estimated_s))
     requested = st.session_state.pop(RUN_REQUESTED, False)
-    if plan.estimated_s <= AUTO_RUN_SECONDS or settings in ran or requested or st.button(T("run"), type="primary"):
-        result = measured(*settings)
-        ran.add(settings)
-        show_results(result, view)
+    pressed = st.button(T("run"), type="primary", key=PREFIX + "run")
+    shared = None if requested or pressed else shared_cache.shared_results("comm_benchmark").get(settings)
+    if shared is not None:
+        st.caption(T("shared", minutes=shared_cache.age_minutes(shared)))
+        show_results(shared.value, view)
+    elif requested or pressed:
+        show_results(measured(*settings), view)
     else:
         st.info(T("press_run", estimate=plan.estimated_s))
 

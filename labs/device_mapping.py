@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
+from labs import charts, shared_cache, ui
 from labs.i18n import texts
 from pmap_core import sharding
 
@@ -28,6 +28,7 @@ def owner_cells(mapping: sharding.LeadingAxisMap) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["row", "element", "device", "value"])
 
 
+shared_cache.start_warm_up()  # a link may open this lab first: the others still warm up
 st.title(T("title"))
 st.markdown(T("intro"))
 

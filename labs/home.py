@@ -2,10 +2,12 @@
 
 import streamlit as st
 
+from labs import shared_cache
 from labs.i18n import texts
 from labs.registry import LABS, script_path
 
 T = texts("home")
+shared_cache.start_warm_up()  # once per server: imports and default compiles, off the request path
 
 st.title(T("heading"))
 st.markdown(T("intro"))

@@ -3,23 +3,26 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, heavy_jobs, ui
+from labs import charts, heavy_jobs, shared_cache, ui
 from labs.i18n import texts
 from pmap_core import sync_cost
 
 T = texts("manual_parallelism")
-ATTEMPT_KEY = "manual_parallelism.attempt"  # bumped by "measure again" to bypass the cache
-# The settings last measured in this session. Measuring compiles and times three programs per
-# device count, so after the first visit it waits for the button and the rest of the page
-# answers a changed setting at once.
-MEASURED_KEY = "manual_parallelism.measured"
+# Measuring compiles and times three programs per device count, so it runs on the button only;
+# the page shows the measurement of the same settings last taken on this server, by anyone.
 
 
-@st.cache_data(show_spinner=False, max_entries=512)
-def cached_step(batch: int, features: int, hidden: int, devices: int, repeats: int,
-                attempt: int) -> sync_cost.SyncRow:
-    with heavy_jobs.heavy_job(T):  # a cache hit never queues
-        return sync_cost.measure_step(batch, features, hidden, devices, repeats)
+def measure(batch: int, features: int, hidden: int, max_devices: int, repeats: int) -> list[sync_cost.SyncRow]:
+    """Time the step for D = 1 … max_devices, with progress, and share the rows with every visitor."""
+    rows = []
+    with heavy_jobs.heavy_job(T):
+        progress = st.progress(0.0)
+        for devices in range(1, max_devices + 1):
+            progress.progress((devices - 1) / max_devices, text=T("progress", devices=devices, total=max_devices))
+            rows.append(sync_cost.measure_step(batch, features, hidden, devices, repeats))
+        progress.empty()
+    shared_cache.shared_results("manual_parallelism").put((batch, features, hidden, max_devices, repeats), rows)
+    return rows
 
 
 def parts_frame(rows: list[sync_cost.SyncRow]) -> pd.DataFrame:
@@ -64,21 +67,15 @@ with ui.guard(T):
     st.subheader(T("measure.heading"))
     st.markdown(T("measure.explain"))
     wanted = (batch, features, hidden, max_devices, repeats)
+    rows = None
     if st.button(T("measure"), key="manual_parallelism.measure", type="primary"):
-        if st.session_state.get(MEASURED_KEY) == wanted:
-            st.session_state[ATTEMPT_KEY] = st.session_state.get(ATTEMPT_KEY, 0) + 1
-        st.session_state[MEASURED_KEY] = wanted
-    if st.session_state.setdefault(MEASURED_KEY, wanted) != wanted:
-        st.info(T("measure.pending", devices=max_devices), icon="⏱️")
+        rows = measure(*wanted)
+    elif (shared := shared_cache.shared_results("manual_parallelism").get(wanted)) is not None:
+        st.caption(T("measure.shared", minutes=shared_cache.age_minutes(shared)))
+        rows = shared.value
     else:
-        attempt = st.session_state.get(ATTEMPT_KEY, 0)
-        rows = []
-        progress = st.progress(0.0)
-        for devices in range(1, max_devices + 1):
-            progress.progress((devices - 1) / max_devices, text=T("progress", devices=devices, total=max_devices))
-            rows.append(cached_step(batch, features, hidden, devices, repeats, attempt))
-        progress.empty()
-
+        st.info(T("measure.pending", devices=max_devices), icon="⏱️")
+    if rows is not None:
         ui.hardware_note(T)
         st.altair_chart(charts.bar(parts_frame(rows), "devices", "ms", color="part", order="order",
                                    x_title=T("chart.devices"), y_title=T("chart.ms"), color_title=T("chart.part")),

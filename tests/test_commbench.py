@@ -186,15 +186,27 @@ def test_training_share_uses_the_fit_and_the_training_model():
         comm_share.training_share({}, [2])
 
 
-def test_page_runs_the_quick_sweep_and_draws_the_fit():
+def measure(at):
+    """Press the page's run button: a sweep runs on request only."""
+    return at.button(key="comm_benchmark.run").click().run()
+
+
+def test_page_runs_the_quick_sweep_and_draws_the_fit_then_shares_it():
     at = open_lab("comm_benchmark")
     assert_clean(at)
     assert "Communication benchmark" in at.title[0].value
+    measure(at)
+    assert_clean(at)
     assert len(at.get("vega_lite_chart")) == 2  # latency and busbw of the default collective
     table = at.dataframe[0].value
     assert list(table.iloc[:, 1]) == ["2", "4", "8", "all"]
     assert (table["α (µs per hop)"] >= 0).all() and (table["β (GB/s)"] > 0).all()
     assert any("Measured in" in c.value for c in at.caption)
+    # Another visitor of the same server sees that sweep at once, without measuring.
+    other = open_lab("comm_benchmark")
+    assert_clean(other)
+    assert any("Measured on this server" in c.value for c in other.caption)
+    assert other.dataframe[0].value.equals(table)
 
 
 def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
@@ -202,7 +214,7 @@ def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
 
     uri = f"sqlite:///{tmp_path / 'page.db'}"
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    at = open_lab("comm_benchmark")
+    at = measure(open_lab("comm_benchmark"))
     at.button(key="comm_benchmark.log").click().run()
     assert_clean(at)
     (run,) = MlflowClient(tracking_uri=uri).search_runs(
@@ -215,6 +227,8 @@ def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
 
 def test_page_changed_setting_measures_that_sweep():
     at = open_lab("comm_benchmark", op="all_gather", max_size="64K", max_devices=4, view="per_call")
+    assert not at.get("vega_lite_chart") and any("press the button" in i.value for i in at.info)  # not measured yet
+    measure(at)
     assert_clean(at)
     assert any("S = 1 KiB … 64 KiB" in c.value and "D = [2, 4]" in c.value for c in at.caption)
     assert list(at.dataframe[0].value.iloc[:, 1]) == ["2", "4", "all"]
@@ -231,7 +245,7 @@ def test_page_bad_inputs_are_explained():
 
 
 def test_page_in_chinese_with_the_training_panel():
-    at = open_lab("comm_benchmark", lang="zh", max_devices=2, training="true")
+    at = measure(open_lab("comm_benchmark", lang="zh", max_devices=2, training="true"))
     assert_clean(at)
     assert at.title[0].value == "通信基准"
     assert any("测量用时" in c.value for c in at.caption)

@@ -145,18 +145,28 @@ def manual(**query):
     return open_lab("manual_parallelism", features=8, hidden=8, repeats=2, **query)
 
 
-def test_manual_parallelism_default_measures_every_device_count():
+def press_measure(at):
+    return at.button(key="manual_parallelism.measure").click().run()
+
+
+def test_manual_parallelism_measures_every_device_count_on_request_and_shares_it():
     at = manual()
+    assert_clean(at)
+    assert len(at.dataframe) == 1 and any("Press **Measure**" in i.value for i in at.info)  # nothing timed yet
+    press_measure(at)
     assert_clean(at)
     shapes, timings = at.dataframe[0].value, at.dataframe[1].value
     assert list(shapes.iloc[:, 4]) == ["(1, 840, 8)", "(2, 420, 8)", "(3, 280, 8)", "(4, 210, 8)"]
     assert list(timings.iloc[:, 0]) == [1, 2, 3, 4]
     assert (timings.iloc[:, 1] > 0).all()
     assert "simulated" in at.info[0].value  # the hardware note beside the figure
+    other = manual()  # another visitor, same settings: the same rows at once
+    assert_clean(other)
+    assert other.dataframe[1].value.equals(timings)
 
 
 def test_manual_parallelism_changing_max_devices_waits_for_measure():
-    at = manual(max_devices=2)
+    at = press_measure(manual(max_devices=2))
     assert list(at.dataframe[1].value.iloc[:, 0]) == [1, 2]
     at.slider(key="manual_parallelism.max_devices").set_value(3).run()
     assert_clean(at)

@@ -98,8 +98,15 @@ TEXTS = {
     },
     "run": {"en": "▶️ Run this sweep", "zh": "▶️ 运行此扫描"},
     "press_run": {
-        "en": "This sweep is estimated at up to {estimate:.0f} s, so it waits for the button above.",
-        "zh": "此扫描预计最多需要 {estimate:.0f} 秒，因此等你按上面的按钮再运行。",
+        "en": "No one has measured these settings on this server yet. The sweep is estimated at up to "
+              "{estimate:.0f} s; press the button above to run it (its result is then shared with every visitor).",
+        "zh": "这台服务器上还没有人测过这组设置。此扫描预计最多需要 {estimate:.0f} 秒；按上面的按钮运行"
+              "（结果随后与所有访问者共享）。",
+    },
+    "shared": {
+        "en": "Measured on this server {minutes} min ago for these settings (by you or another visitor); "
+              "press the button above to measure again.",
+        "zh": "这组设置已于 {minutes} 分钟前在这台服务器上测过（你或其他访问者）；按上面的按钮可重新测量。",
     },
     "links_note": {
         "en": "On simulated CPU devices there are no links: a \"transfer\" is a memory copy (and a sum) between "

@@ -52,10 +52,16 @@ TEXTS = {
     },
     "measure": {"en": "⏱️ Measure", "zh": "⏱️ 测量"},
     "measure.pending": {
-        "en": "The settings changed. Press **Measure** to time the step for D = 1 … {devices} "
-              "(it compiles and times three programs per device count, about a second in all).",
-        "zh": "设置已改变。按 **测量** 为 D = 1 … {devices} 计时"
-              "（每个设备数要编译并计时三个程序，总共约一秒）。",
+        "en": "No one has measured these settings on this server yet. Press **Measure** to time the step "
+              "for D = 1 … {devices} (it compiles and times three programs per device count, about a second "
+              "in all; the result is then shared with every visitor).",
+        "zh": "这台服务器上还没有人测过这组设置。按 **测量** 为 D = 1 … {devices} 计时"
+              "（每个设备数要编译并计时三个程序，总共约一秒；结果随后与所有访问者共享）。",
+    },
+    "measure.shared": {
+        "en": "Measured on this server {minutes} min ago for these settings (by you or another visitor); "
+              "press **Measure** to measure again.",
+        "zh": "这组设置已于 {minutes} 分钟前在这台服务器上测过（你或其他访问者）；按 **测量** 可重新测量。",
     },
     "progress": {"en": "Measuring D = {devices} of {total}…", "zh": "正在测量 D = {devices} / {total}…"},
     "part.dispatch": {"en": "dispatch", "zh": "派发开销"},
