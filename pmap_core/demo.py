@@ -85,35 +85,42 @@ def train_step(params, x, y, learning_rate):
     return params, lax.pmean(local_loss, DATA_AXIS)  # every shard's loss averaged: the global loss
 
 
+def train_loop(params, x, y, learning_rate, steps, fix_b, losses):
+    """`steps` SGD steps in one compiled call (no host round trip between steps); step i's global
+    loss lands in losses[i]. With `fix_b`, b is put back to 0 after every step (the tutorial's fit)."""
+    def one_step(i, carry):
+        params, losses = carry
+        params, loss = train_step(params, x, y, learning_rate)
+        params = {"w": params["w"], "b": jnp.where(fix_b, jnp.float32(0.0), params["b"])}
+        return params, losses.at[i].set(loss)
+
+    return lax.fori_loop(0, steps, one_step, (params, losses))
+
+
 @functools.cache
 def _train_step(devices: int):
-    """One compiled step per device count; the same shapes never compile twice."""
-    # in_axes=None: one copy of params and learning rate goes to every device.
-    # out_axes=None: after pmean the new params are equal everywhere, so one copy comes back.
-    return jax.pmap(train_step, axis_name=DATA_AXIS, in_axes=(None, 0, 0, None), out_axes=(None, None),
-                    devices=_devices(devices))
+    """The training loop compiled once per device count (the step count is a runtime value)."""
+    # in_axes=None: one copy of params, learning rate and loop settings goes to every device.
+    # out_axes=None: after pmean the new params (and losses) are equal everywhere, so one copy comes back.
+    return jax.pmap(train_loop, axis_name=DATA_AXIS, in_axes=(None, 0, 0, None, None, None, None),
+                    out_axes=(None, None), devices=_devices(devices))
 
 
 def step_train(devices: int, per_device: int, steps: int, learning_rate: float) -> dict[str, Any]:
     x = batch(devices, per_device) / (devices * per_device)  # x in [0, 1): keeps the step size stable
     y = 3.0 * x + 1.0
-    params = {"w": jnp.float32(0.0), "b": jnp.float32(0.0)}
-    step = _train_step(devices)
-    losses = []
-    for _ in range(steps):
-        params, loss = step(params, x, y, learning_rate)
-        losses.append(loss)
+    start = {"w": jnp.float32(0.0), "b": jnp.float32(0.0)}
+    loop = _train_step(devices)
+    buffer = jnp.zeros(1 << (steps - 1).bit_length(), jnp.float32)  # a power of two: few shapes, few compiles
+    params, losses = loop(start, x, y, jnp.float32(learning_rate), steps, False, buffer)
     # The tutorial fits w alone: the same loop with b held at 0 cannot reach 3 while y has the +1.
-    w_alone = {"w": jnp.float32(0.0), "b": jnp.float32(0.0)}
-    for _ in range(steps):
-        w_alone, _ = step(w_alone, x, y, learning_rate)
-        w_alone["b"] = jnp.float32(0.0)
+    w_alone, _ = loop(start, x, y, jnp.float32(learning_rate), steps, True, buffer)
     # Gradient descent on this quadratic loss is stable only for η < 2 / (largest Hessian eigenvalue).
     xs = np.asarray(x).ravel()
     hessian = 2 * np.array([[np.mean(xs * xs), np.mean(xs)], [np.mean(xs), 1.0]])
     return {"x_shape": x.shape, "w": float(params["w"]), "b": float(params["b"]),
             "w_fitted_alone": float(w_alone["w"]), "largest_stable_lr": float(2 / np.linalg.eigvalsh(hessian)[-1]),
-            "losses": np.asarray(jax.device_get(losses), dtype=np.float64)}
+            "losses": np.asarray(losses, dtype=np.float64)[:steps]}
 
 
 # --- the tutorial's three lines that fail on current JAX -------------------------
@@ -200,4 +207,5 @@ def run_demo(devices: int, per_device: int, steps: int, learning_rate: float) ->
 
 STEP_FUNCTIONS = {"devices": (step_devices,), "map": (double_plus_one, step_map),
                   "pmean": (average, step_pmean), "all_gather": (gather_all, step_all_gather),
-                  "train": (linear_loss, sgd_update, data_parallel_sgd_step, train_step, _train_step, step_train)}
+                  "train": (linear_loss, sgd_update, data_parallel_sgd_step, train_step, train_loop, _train_step,
+                            step_train)}

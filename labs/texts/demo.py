@@ -59,12 +59,14 @@ TEXTS = {
               "+1 (`w_fitted_alone` below runs the same loop with b held at 0). Each device takes the gradient "
               "on its own shard, `pmean` makes it the global mean gradient, and every device applies the same update. Parameters go in once with `in_axes=None` and come back "
               "once with `out_axes=None`, which is safe only because `pmean` made them equal. x is scaled to "
-              "[0, 1) so the step size stays stable.",
+              "[0, 1) so the step size stays stable. All the steps run inside one compiled call "
+              "(`lax.fori_loop` under `pmap`): no trip back to the host between steps.",
         "zh": "同时拟合 w 和 b：教程只拟合 w，而数据中有 +1，w 不可能收敛到 3（下方的 `w_fitted_alone` "
               "就是把 b 固定为 0 后运行同一循环的结果）。每台设备在自己的分片上求梯度，"
               "`pmean` 把它变成全局平均梯度，所有设备做相同的更新。参数用 `in_axes=None` 传入一份，"
               "用 `out_axes=None` 取回一份——这只有在 `pmean` 让各设备参数完全相同时才安全。"
-              "x 被缩放到 [0, 1)，以保持步长稳定。",
+              "x 被缩放到 [0, 1)，以保持步长稳定。所有步骤都在一次编译调用中运行"
+              "（`pmap` 内的 `lax.fori_loop`）：步与步之间不回到宿主。",
     },
     "metric.w": {"en": "trained w (target 3)", "zh": "训练后的 w（目标 3）"},
     "metric.b": {"en": "trained b (target 1)", "zh": "训练后的 b（目标 1）"},
