@@ -33,7 +33,7 @@ import numpy as np
 from jax import lax
 
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
-from pmap_core import demo, models
+from pmap_core import models
 from pmap_core.run_tracking import TrackingCallback
 from pmap_core.runtime import describe_runtime
 from pmap_core.timing import time_call
@@ -61,6 +61,18 @@ def alternating_medians(calls: dict, rounds: int) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
+def tutorial_step(devices: int):
+    """The tutorial's training step, corrected as the demo lab teaches: one pmap call per step, the
+    params going in whole (`in_axes=None`) and coming back as one copy, the batch one (D, B/D) array."""
+    def train_step(params, x, y, learning_rate):
+        grads = jax.grad(lambda p: jax.numpy.mean((p["w"] * x + p["b"] - y) ** 2))(params)
+        grads = lax.pmean(grads, "data")
+        return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads)
+
+    return jax.pmap(train_step, axis_name="data", in_axes=(None, 0, 0, None), out_axes=None,
+                    devices=jax.devices()[:devices])
+
+
 def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> dict:
     config = TrainConfig(devices=devices, steps=steps, chunk=chunk)
     lr = np.float32(config.learning_rate)
@@ -77,8 +89,7 @@ def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> d
             params, _ = one_step.run(params, x, y, lr)
         return params
 
-    # The demo lab's corrected tutorial step: the batch is one (D, B/D) array, as the tutorial has it.
-    tutorial_step = demo._train_step(devices)
+    step = tutorial_step(devices)
     data = models.make_data("linear", config.global_batch, 1, config.seed)
     x_shards = jax.numpy.asarray(data.x.reshape(devices, -1))
     y_shards = jax.numpy.asarray(data.y.reshape(devices, -1))
@@ -86,7 +97,7 @@ def chunked_vs_per_step(devices: int, steps: int, chunk: int, repeats: int) -> d
 
     def tutorial_loop(params):  # one dispatch per step, blocked only at the end
         for _ in range(steps):
-            params, _ = tutorial_step(params, x_shards, y_shards, lr)
+            params = step(params, x_shards, y_shards, lr)
         return params
 
     median = alternating_medians({"lab": (lab_loop, (params,)), "placed": (placed_loop, (params,)),
