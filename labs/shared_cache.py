@@ -81,7 +81,15 @@ def precomputed(page: str, key: Hashable) -> Any:
 
 def _imports() -> None:
     import labs.charts  # noqa: F401 - Altair and pandas
-    import pmap_core.experiments  # noqa: F401 - MLflow's client, for the experiments lab
+
+
+def _tracking_store() -> None:
+    """MLflow's client and its connection to the store (opening a sqlite store checks its schema: seconds)."""
+    from pmap_core import experiments, tracking
+
+    uri = tracking.tracking_uri()
+    if tracking.server_reachable(uri) and not tracking.store_locked(uri, write=False):
+        experiments.load_runs(uri, max_results=1)
 
 
 def _concept_defaults() -> None:
@@ -109,7 +117,8 @@ def _composition_default() -> None:
     shared_results("jit_composition").put((devices, 128, 10, 3), composition.composition_report(devices, 128, 10, 3))
 
 
-WARM_UP_STEPS: tuple[Callable[[], object], ...] = (_imports, _concept_defaults, _demo_default, _composition_default)
+WARM_UP_STEPS: tuple[Callable[[], object], ...] = (_imports, _concept_defaults, _tracking_store, _demo_default,
+                                                   _composition_default)
 _stop = threading.Event()
 
 
