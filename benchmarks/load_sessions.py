@@ -27,7 +27,7 @@ import statistics
 import sys
 import time
 
-from benchmarks.bench_pages import STATE_RECORDER, change_first_setting, rerun_end
+from benchmarks.bench_pages import SETTLED, STATE_RECORDER, change_first_setting, rerun_end
 from tests import browser_support as bs
 
 CONCEPT_LABS = ("basics", "device_mapping", "collectives")
@@ -46,14 +46,17 @@ class Session:
         self.latencies: list[float] = []
         self.errors: list[str] = []
         self.since: float | None = None  # page time of the interaction in flight
+        self.origin: float | None = None  # performance.timeOrigin of the document it started in
 
     def open(self, script: str) -> None:
-        self.since = 0.0  # the page's clock starts with its navigation
+        self.origin, self.since = None, 0.0  # the new document's clock starts with its navigation
         path = "" if script == "home" else script.replace("_", "-")
         self.page.goto(bs.page_url(self.server, path, lang="en"), wait_until="commit")
 
     def start(self, action) -> None:
-        self.since = self.page.evaluate("performance.now()")
+        # Widgets whose code has not loaded yet show as skeletons: interact once they are drawn.
+        self.page.wait_for_function(SETTLED, timeout=30_000)
+        self.origin, self.since = self.page.evaluate("[performance.timeOrigin, performance.now()]")
         if action(self.page) is None:
             self.errors.append(f"{self.name}: nothing to interact with")
             self.since = None
@@ -62,10 +65,14 @@ class Session:
         """True once the interaction in flight has ended (its latency recorded), or if none is."""
         if self.since is None:
             return True
-        end = rerun_end(self.page, self.since, timeout_s=0)
+        origin = self.page.evaluate("performance.timeOrigin")
+        # A link that loads a new document restarts the page's clock: count from the old origin.
+        moved = self.origin is not None and origin != self.origin
+        end = rerun_end(self.page, 0.0 if moved else self.since, timeout_s=0)
         if end is None:
             return False
-        self.latencies.append((end - self.since) / 1000)
+        start = self.since - (origin - self.origin if moved else 0.0)
+        self.latencies.append((end - start) / 1000)
         self.since = None
         self.errors += [f"{self.name}: {text[:200]}" for text in bs.exception_texts(self.page)]
         return True
@@ -242,8 +249,9 @@ def print_table(levels: list[dict], soaked: dict | None, load: tuple) -> None:
         print("peak RSS per added session: " + ("-" if slope is None else f"{slope:.1f} MiB"))
     if soaked:
         ratio = soaked["end_over_20"]
-        print(f"soak: {soaked['sessions']} sessions in {soaked['wall_s']:.0f} s, RSS after 20: "
-              f"{soaked['rss_after_20_mib'] or 0:.0f} MiB, at the end: {soaked['rss_end_mib'] or 0:.0f} MiB"
+        mib = [f"{x:.0f} MiB" if x else "-" for x in (soaked["rss_after_20_mib"], soaked["rss_end_mib"])]
+        print(f"soak: {soaked['sessions']} sessions in {soaked['wall_s']:.0f} s, RSS after 20: {mib[0]}, "
+              f"at the end: {mib[1]}"
               + (f" ({ratio:.2f}x)" if ratio else "") + f", errors: {soaked['errors']}")
         for example in soaked["error_examples"]:
             print(f"     error: {example}")
