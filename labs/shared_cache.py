@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Hashable
@@ -88,6 +89,8 @@ def _tracking_store() -> None:
     from pmap_core import experiments, tracking
 
     uri = tracking.tracking_uri()
+    if uri.startswith("sqlite:///") and not os.path.exists(uri.removeprefix("sqlite:///")):
+        return  # no store yet: creating one is the first run's business, not the warm-up's
     if tracking.server_reachable(uri) and not tracking.store_locked(uri, write=False):
         experiments.load_runs(uri, max_results=1)
 
