@@ -8,6 +8,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from mlflow.entities import Metric, Param
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import FAILED, redact_uri
@@ -29,7 +31,13 @@ def experiment_id(client: MlflowClient, name: str) -> str:
     was created untagged (by an older version of the lab or by hand)."""
     found = client.get_experiment_by_name(name)
     if found is None:
-        return client.create_experiment(name, tags=EXPERIMENT_KIND)
+        try:
+            return client.create_experiment(name, tags=EXPERIMENT_KIND)
+        except MlflowException as error:
+            # Another app process on the same store created it since we looked: use theirs.
+            if error.error_code != ErrorCode.Name(RESOURCE_ALREADY_EXISTS):
+                raise
+            found = client.get_experiment_by_name(name)
     for key, value in EXPERIMENT_KIND.items():
         if key not in found.tags:
             client.set_experiment_tag(found.experiment_id, key, value)

@@ -14,7 +14,7 @@ from mlflow.tracking import MlflowClient
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-from pmap_core.mlflow_store import MOVED_TO_TAG
+from pmap_core.mlflow_store import MOVED_TO_TAG, experiment_id
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import (
@@ -28,7 +28,7 @@ from pmap_core.tracking import (
 from pmap_core.train_config import TrainConfig
 from pmap_core.training import Progress, sweep, train
 from pmap_core.validation import LabInputError
-from tests.support import ROOT, empty_tracking_store
+from tests.support import ROOT, empty_tracking_store, new_tracking_store
 
 SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
 # Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
@@ -283,3 +283,20 @@ def test_a_server_url_with_credentials_is_reached_with_them():
     finally:
         server.shutdown()
     assert seen == [("/mlflow/health", "Basic " + base64.b64encode(b"alice:s3cr3t").decode())]
+
+
+def test_an_experiment_another_app_process_created_meanwhile_is_used(tmp_path):
+    """Two app processes on one store: the other creates the experiment between this one's lookup and
+    its create. The store refuses the second create; the experiment the other made is the one used."""
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    here, other = MlflowClient(uri), MlflowClient(uri)
+    look_up = here.get_experiment_by_name
+
+    def other_creates_it_right_after(name):
+        found = look_up(name)
+        if found is None and other.get_experiment_by_name(name) is None:
+            other.create_experiment(name)
+        return found
+
+    here.get_experiment_by_name = other_creates_it_right_after
+    assert experiment_id(here, "pmap-lab") == other.get_experiment_by_name("pmap-lab").experiment_id
