@@ -21,7 +21,7 @@ import jax
 import numpy as np
 
 from pmap_core import models
-from pmap_core.train_config import TrainConfig
+from pmap_core.train_config import TrainConfig, validate
 from pmap_core.train_program import ChunkProgram, config_program, final_params, local_copies, place_inputs
 from pmap_core.validation import LabInputError
 
@@ -128,6 +128,7 @@ def train_per_host(config: TrainConfig, size: int,
                    on_step: Callable[[int, float], None] | None = None) -> HostResult:
     """Train `config.steps` steps, one compiled call per step, each process loading only its blocks
     of each step's global batch (epochs of `size` samples, shuffled per epoch)."""
+    config = validate(config)
     check_sizes(size, config.global_batch, config.devices)
     spec = DataSpec.of(config, size)
     program = config_program(config, 1)

@@ -52,6 +52,23 @@ TEXTS = {
         "zh": "运行本实验时出错（{kind}，错误编号 {error_id}）。服务器运行正常，请换一组设置再试。"
               "如果再次出现，请把错误编号告诉本站的维护者。",
     },
+    "error.export_sharded_state": {
+        "en": "The script export covers the replicated SGD step only (optimizer sgd, strategy dp, no accumulation, "
+              "float32 gradients).",
+        "zh": "脚本导出只支持复制式 SGD 训练步（优化器 sgd、策略 dp、不做梯度累积、float32 梯度）。",
+    },
+    "error.unknown_lab": {
+        "en": "There is no exportable lab {lab}; choose one of {options}.",
+        "zh": "没有可导出的实验 {lab}；请从 {options} 中选择。",
+    },
+    "error.unknown_setting": {
+        "en": "The {lab} lab has no setting {names}; it has {options}.",
+        "zh": "{lab} 实验没有设置 {names}；它的设置有 {options}。",
+    },
+    "error.bad_launch_command": {
+        "en": "launch runs a train command (launch … train …), got {value}.",
+        "zh": "launch 只运行 train 命令（launch … train …），收到的是 {value}。",
+    },
     "error.not_whole_number": {
         "en": "`{name}` must be a whole number (got `{value}`).",
         "zh": "`{name}` 必须是整数（收到 `{value}`）。",
