@@ -4,10 +4,10 @@ the figures that app showed, and nothing of the other."""
 
 import re
 
+import browser_support as bs  # the module the other browser tests share: one Playwright per process
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests import browser_support as bs
 from tests.support import MlflowServer
 
 if reason := bs.chromium_missing_reason():
