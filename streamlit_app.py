@@ -3,7 +3,7 @@
 import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
-from labs import ui
+from labs import share, ui
 from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path
 
@@ -32,3 +32,4 @@ for lab in [HOME, *LABS]:
 current = ui.GuardedPage(st.navigation(sections, expanded=True), common)
 ui.runtime_sidebar(common)
 current.run()
+share.share_panel(common, current.url_path)

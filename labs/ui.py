@@ -11,11 +11,10 @@ import secrets
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
-from urllib.parse import urlencode
 
 import streamlit as st
 
-from labs.i18n import Texts, language
+from labs.i18n import Texts
 from pmap_core import LabInputError, RuntimeInfo, describe_runtime
 from pmap_core.tracking import check_tracking_uri, redact_uri, tracking_uri
 
@@ -220,50 +219,6 @@ class GuardedPage:
         st.session_state[SHARED_SETTINGS] = {}  # filled by this run's link-backed widgets
         with guard(self.T):
             self.page.run()
-        share_panel(self.T, self.page.url_path)
-
-
-# --- teacher links: the share panel -------------------------------------------
-
-
-def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[str], hide: Sequence[str]) -> str:
-    """`base` with the settings, the language and what the link locks and hides, as a query string."""
-    query = {**settings, "lang": lang}
-    if lock:
-        query["lock"] = ",".join(lock)
-    if hide:
-        query["hide"] = ",".join(hide)
-    return f"{base}?{urlencode(query, safe=',')}"
-
-
-def share_panel(T: Texts, url_path: str) -> None:
-    """Under every page: the link of its current settings, each of which a checkbox locks or hides.
-    The link's own `lock` and `hide` stay in the address; names the page has no setting for are
-    ignored and said so, as plain text."""
-    settings: dict[str, str] = st.session_state.get(SHARED_SETTINGS, {})
-    locked, hidden = link_names("lock"), link_names("hide")
-    for param in ("lock", "hide"):
-        if st.query_params.get_all(param):
-            st.query_params[param] = ",".join(st.query_params.get_all(param))
-    with st.expander(T("share.title")):
-        unknown = sorted((locked | hidden) - set(settings))
-        if unknown:
-            st.caption(T("share.unknown", names=", ".join(literal(n, 40) for n in unknown[:10])))
-        if not settings:
-            st.caption(T("share.no_settings"))
-        else:
-            st.caption(T("share.body"))
-        lock, hide = [], []
-        for name, value in settings.items():
-            name_col, lock_col, hide_col = st.columns([3, 1, 1])
-            name_col.text(f"{name} = {value}")
-            if lock_col.checkbox(T("share.lock"), value=name in locked, key=f"share.{url_path}.{name}.lock"):
-                lock.append(name)
-            if hide_col.checkbox(T("share.hide"), value=name in hidden, key=f"share.{url_path}.{name}.hide"):
-                hide.append(name)
-        base = (st.context.url or "").rstrip("/") or f"/{url_path}"
-        st.code(share_link(base, settings, language(), lock, hide), language=None,
-                wrap_lines=True)
 
 
 def dataframe(T: Texts, frame: Any) -> None:
