@@ -67,7 +67,9 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
         for i, page in enumerate(pages):
             bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=2000, seed=i + 1))
         for page in pages:
-            page.locator(bs.MAIN).locator('[data-testid="stBaseButton-primary"]').first.click(no_wait_after=True)
+            # A loaded machine (another test worker, three sessions) may take a while to draw the button.
+            page.locator(bs.MAIN).locator('[data-testid="stBaseButton-primary"]').first.click(
+                no_wait_after=True, timeout=120_000)
         queued = [page.get_by_text(TEXTS["queued"]["en"][:40]) for page in pages]
         seen = False
         for _ in range(300):  # up to ~60 s
