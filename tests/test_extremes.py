@@ -43,11 +43,12 @@ class Probe:
 
 
 def widgets_of(at: AppTest, page: str) -> list[tuple[str, Any]]:
-    """(kind, widget) of every keyed widget the page drew (the router's language radio excepted)."""
+    """(kind, widget) of every keyed widget the page drew (the router's language radio and the share panel excepted)."""
     found = []
     for kind in WIDGET_KINDS:
         for widget in getattr(at, kind):
-            if widget.key and widget.key != "lang" and not widget.disabled:
+            # The share panel under every page is one piece of code, probed in test_teacher_links.
+            if widget.key and widget.key != "lang" and not widget.key.startswith("share.") and not widget.disabled:
                 found.append((kind, widget))
     # The page's own widgets first: those are what a reader of this lab moves.
     found.sort(key=lambda item: not item[1].key.startswith(f"{page}."))
