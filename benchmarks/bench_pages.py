@@ -5,9 +5,11 @@
     .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest
 
 Browser: a fresh `streamlit run` serves the home page once, then each page opens in its own
-browser context (its own session): the time from the request until the script has finished
-and every element is drawn, then the time from moving the page's first slider (or number
-box) one step until its rerun has finished. A summary table gives, per page, both browser
+browser context (its own session, an empty HTTP cache): the time from the request until the
+script has finished and every element is drawn, then the time from moving the page's first
+slider (or number box) one step until its rerun has finished. Then the same again ("cached"),
+each page in a new tab of the browser that opened the home page: a new session whose browser
+has the app's code in its cache, as a student's has after the first page. A summary table gives, per page, both browser
 figures beside AppTest's first visit and slowest widget change.
 
 AppTest:
@@ -111,15 +113,24 @@ def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
 # --- real Chromium ------------------------------------------------------------
 
 # Records, in the page's own clock, every change of the app's script state: a rerun's end is
-# read from the record, so a rerun that ends before Python looks is still timed exactly.
+# read from the record, so a rerun that ends before Python looks is still timed exactly. A busy
+# page may deliver a rerun's start and end in one callback: the records' old values keep both.
 STATE_RECORDER = """
 window.__states = [];
-new MutationObserver(() => {
-  const app = document.querySelector('[data-testid="stApp"]');
-  const state = app && app.getAttribute('data-test-script-state');
+const pushState = (state, t) => {
   const last = window.__states[window.__states.length - 1];
-  if (state && (!last || last.state !== state)) window.__states.push({state, t: performance.now()});
-}).observe(document, {subtree: true, attributes: true, childList: true,
+  if (state && (!last || last.state !== state)) window.__states.push({state, t});
+};
+new MutationObserver((records) => {
+  const t = performance.now();
+  for (const record of records) {
+    if (record.type === 'attributes' && record.target.getAttribute('data-testid') === 'stApp') {
+      pushState(record.oldValue, t);
+    }
+  }
+  const app = document.querySelector('[data-testid="stApp"]');
+  pushState(app && app.getAttribute('data-test-script-state'), t);
+}).observe(document, {subtree: true, attributes: true, childList: true, attributeOldValue: true,
                       attributeFilter: ['data-test-script-state']});
 """
 SETTLED = f"document.querySelectorAll('{bs.SKELETON}').length === 0"
@@ -162,9 +173,16 @@ def change_first_setting(page) -> str | None:
     return None
 
 
-def browser_lab(server, browser, lab, timeout_s: float = 120) -> dict:
+def recording_context(browser):
     context = browser.new_context(viewport=bs.VIEWPORT)
     context.add_init_script(STATE_RECORDER)
+    return context
+
+
+def browser_lab(server, browser, lab, timeout_s: float = 120, returning=None) -> dict:
+    """A first visit in a new browser context (an empty HTTP cache), or, given `returning`, in a new
+    tab of that context: a new session of a browser that has loaded the app before."""
+    context = returning or recording_context(browser)
     page = context.new_page()
     try:
         start = time.perf_counter()
@@ -183,7 +201,10 @@ def browser_lab(server, browser, lab, timeout_s: float = 120) -> dict:
             result["change_s"] = None if end is None else (end - pressed) / 1000
         return result
     finally:
-        context.close()
+        if returning:
+            page.close()
+        else:
+            context.close()
 
 
 def browser_figures(scripts: list[str]) -> dict:
@@ -191,11 +212,16 @@ def browser_figures(scripts: list[str]) -> dict:
     pages = [lab for lab in [HOME, *LABS] if lab.script in scripts]
     with bs.server_and_browser() as (server, browser):
         warm_start = time.perf_counter()
-        context = browser.new_context(viewport=bs.VIEWPORT)
-        bs.open_app_page(context.new_page(), bs.page_url(server, HOME.url_path, lang="en"))
-        context.close()
+        returning = recording_context(browser)
+        home = returning.new_page()
+        bs.open_app_page(home, bs.page_url(server, HOME.url_path, lang="en"))
+        home.close()
         warm = time.perf_counter() - warm_start
         labs = [browser_lab(server, browser, lab) for lab in pages]
+        for page, lab in zip(pages, labs, strict=True):
+            cached = browser_lab(server, browser, page, returning=returning)
+            lab["cached_first_render_s"], lab["cached_change_s"] = cached["first_render_s"], cached["change_s"]
+        returning.close()
         rss = bs.server_rss_bytes(server)
     return {"home_first_s": warm, "labs": labs, "server_rss_mib": rss / 2**20}
 
@@ -205,7 +231,8 @@ def summary(browser: dict | None, apptest: list[dict]) -> list[dict]:
     rows: dict[str, dict] = {}
     for lab in (browser or {}).get("labs", []):
         rows[lab["lab"]] = {"page": lab["lab"], "browser_first_s": lab["first_render_s"],
-                            "browser_change_s": lab["change_s"], "browser_widget": lab["widget"]}
+                            "browser_change_s": lab["change_s"], "browser_widget": lab["widget"],
+                            "cached_first_s": lab["cached_first_render_s"], "cached_change_s": lab["cached_change_s"]}
     for lab in apptest:
         changes = [w["change_s"] for w in lab["widgets"]]
         rows.setdefault(lab["lab"], {"page": lab["lab"]}).update(
@@ -257,10 +284,11 @@ def main(argv: list[str] | None = None) -> int:
         for w in result["widgets"]:
             print(f"  {w['widget']:<36} -> {w['new_value']!s:<8} change {w['change_s']:.3f} s   "
                   f"back {w['back_s']:.3f} s")
-    print(f"\n{'page':<20} {'browser first':>14} {'browser change':>15} {'AppTest first':>14} "
-          f"{'AppTest change (slowest)':>25}  browser widget")
+    print(f"\n{'page':<20} {'browser first':>14} {'browser change':>15} {'cached first':>13} {'cached change':>14} "
+          f"{'AppTest first':>14} {'AppTest change (slowest)':>25}  browser widget")
     for row in rows:
         print(f"{row['page']:<20} {figure(row.get('browser_first_s')):>14} {figure(row.get('browser_change_s')):>15} "
+              f"{figure(row.get('cached_first_s')):>13} {figure(row.get('cached_change_s')):>14} "
               f"{figure(row.get('apptest_first_s')):>14} {figure(row.get('apptest_slowest_change_s')):>25}  "
               f"{row.get('browser_widget') or '-'}")
     exceptions = [lab["lab"] for lab in (browser or {}).get("labs", []) if lab["exceptions"]]

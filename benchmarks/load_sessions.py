@@ -120,6 +120,7 @@ def wait_all(sessions: list[Session], server, deadline: float, what: str, rss: l
 def class_level(server, browser, students: int, trainers: int, timeout_s: float, max_s: float) -> dict:
     """N students on the concept labs and `trainers` sessions training, all at once."""
     rss = [bs.server_rss_bytes(server)]
+    cpu_before = server_cpu_s(server)
     started = time.monotonic()
     deadline = started + max_s
     trainees = [Session(browser, server, f"trainer{i}") for i in range(trainers)]
@@ -150,7 +151,21 @@ def class_level(server, browser, students: int, trainers: int, timeout_s: float,
         "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
         "training_s": max(training_s, default=None), "errors": len(errors), "error_examples": errors[:5],
         "peak_rss_mib": max(rss) / 2**20, "wall_s": time.monotonic() - started,
+        "server_cpu_s": server_cpu_s(server) - cpu_before,
     }
+
+
+def server_cpu_s(server) -> float:
+    """CPU seconds the server process has used so far (the rest of the cores' time is the browser's)."""
+    import psutil
+
+    times = psutil.Process(server.process.pid).cpu_times()
+    return times.user + times.system
+
+
+def cpu_share(level: dict) -> str:
+    """The server's share of the machine's CPU time during the level: the browser has the rest."""
+    return f"{level['server_cpu_s'] / (level['wall_s'] * len(os.sched_getaffinity(0))):.0%}"
 
 
 def percentile(values: list[float], q: float) -> float | None:
@@ -202,7 +217,7 @@ def write_outputs(out: pathlib.Path, levels: list[dict], soaked: dict | None) ->
     written = []
     if levels:
         fields = ["sessions", "trainers", "interactions", "p50_s", "p95_s", "max_s", "training_s", "errors",
-                  "peak_rss_mib", "wall_s"]
+                  "peak_rss_mib", "wall_s", "server_cpu_s"]
         with open(out / "class.csv", "w", newline="") as f:
             writer = csv.DictWriter(f, fields, extrasaction="ignore")
             writer.writeheader()
@@ -238,11 +253,12 @@ def print_table(levels: list[dict], soaked: dict | None, load: tuple) -> None:
           f"at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if levels:
         print(f"{'N':>4} {'trainers':>8} {'interactions':>12} {'p50 s':>7} {'p95 s':>7} {'max s':>7} "
-              f"{'training s':>10} {'errors':>6} {'peak RSS MiB':>12}")
+              f"{'training s':>10} {'errors':>6} {'peak RSS MiB':>12} {'server CPU':>10}")
         for lv in levels:
             cells = [f"{lv[k]:.2f}" if lv[k] is not None else "-" for k in ("p50_s", "p95_s", "max_s", "training_s")]
             print(f"{lv['sessions']:>4} {lv['trainers']:>8} {lv['interactions']:>12} {cells[0]:>7} {cells[1]:>7} "
-                  f"{cells[2]:>7} {cells[3]:>10} {lv['errors']:>6} {lv['peak_rss_mib']:>12.0f}")
+                  f"{cells[2]:>7} {cells[3]:>10} {lv['errors']:>6} {lv['peak_rss_mib']:>12.0f} "
+                  f"{cpu_share(lv):>10}")
             for example in lv["error_examples"]:
                 print(f"     error: {example}")
         slope = per_added_session(levels)
