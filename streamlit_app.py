@@ -4,8 +4,13 @@ import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
 from labs import share, ui
+from labs.first_imports import import_libraries
 from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path
+
+# Every session's router imports the modules above in the same order, so they wait on one another
+# cleanly; the pages and the warm-up start from different modules: see labs/first_imports.py.
+import_libraries()
 
 st.set_page_config(page_title="pmap-lab", page_icon="⚡", layout="wide")
 

@@ -81,6 +81,9 @@ def precomputed(page: str, key: Hashable) -> Any:
 
 
 def _imports() -> None:
+    from labs.first_imports import import_libraries
+
+    import_libraries()  # under the lock the router's first run also takes
     import labs.charts  # noqa: F401 - Altair and pandas
 
 

@@ -1,0 +1,44 @@
+"""The first visitors of a fresh server import the heavy libraries from different pages at once.
+
+Six threads of a fresh interpreter, released together, each enter MLflow, JAX or the charts at a
+different module, as the training lab, the class page and the warm-up do. Without
+`labs.first_imports.import_libraries` first, such threads got a partially initialised `mlflow`
+("has no attribute 'version'") or a `_DeadlockError` in 3 runs out of 3 here."""
+
+import subprocess
+import sys
+
+from tests.support import ROOT
+
+CHILD = """
+import importlib, sys, threading
+from labs.first_imports import import_libraries
+
+entries = ["mlflow.models", "mlflow.tracking", "pmap_core.mlflow_store", "labs.charts", "jax.numpy", "mlflow"]
+barrier, errors = threading.Barrier(len(entries)), []
+
+def visit(name):
+    barrier.wait()
+    try:
+        import_libraries()
+        module = importlib.import_module(name)
+        assert not getattr(getattr(module, "__spec__", None), "_initializing", False), name
+    except BaseException as error:
+        errors.append(f"{name}: {type(error).__name__}: {error}")
+
+threads = [threading.Thread(target=visit, args=(name,)) for name in entries]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+import mlflow
+print(errors or f"complete: mlflow {mlflow.version.VERSION}")
+"""
+
+
+def test_threads_importing_the_libraries_at_once_all_get_complete_modules():
+    for _ in range(2):  # a fresh interpreter each time: the race is on the first import
+        done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=240,
+                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PMAP_LAB_DEVICES": "2"})
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert done.stdout.strip().startswith("complete: mlflow "), done.stdout[-3000:]
