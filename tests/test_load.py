@@ -17,6 +17,7 @@ import browser_support as bs
 import pytest
 import streamlit as st
 from conftest import open_lab
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from labs import heavy_jobs
 from labs.registry import script_path
@@ -66,10 +67,15 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
         pages = [context.new_page() for context in contexts]
         for i, page in enumerate(pages):
             bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=2000, seed=i + 1))
-        for page in pages:
+        for i, page in enumerate(pages):
             # A loaded machine (another test worker, three sessions) may take a while to draw the button.
-            page.locator(bs.MAIN).locator('[data-testid="stBaseButton-primary"]').first.click(
-                no_wait_after=True, timeout=120_000)
+            try:
+                page.locator(bs.MAIN).locator('[data-testid="stBaseButton-primary"]').first.click(
+                    no_wait_after=True, timeout=120_000)
+            except PlaywrightTimeoutError:
+                shot = bs.save_screenshot(page, f"queued-session-{i}-without-a-button")
+                pytest.fail(f"session {i}: no Train button after 120 s ({shot}):\n"
+                            f"{page.locator(bs.MAIN).inner_text()[:3000]}\nserver log:\n{server.log_tail(6000)}")
         queued = [page.get_by_text(TEXTS["queued"]["en"][:40]) for page in pages]
         seen = False
         for _ in range(300):  # up to ~60 s
