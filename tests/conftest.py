@@ -10,11 +10,22 @@ import pathlib
 import shutil
 import tempfile
 
-from tests.support import free_port, new_tracking_store
+from tests.support import CACHE, free_port, new_tracking_store
 
 SESSION_DIR = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-tests-"))
 SESSION_TRACKING_URI = new_tracking_store(SESSION_DIR / "mlflow.db")
 os.environ["MLFLOW_TRACKING_URI"] = SESSION_TRACKING_URI
+
+# JAX's persistent compilation cache, shared by this process and every server, CLI and child
+# process a test starts: they compile the same programs again and again, and XLA's compile is
+# most of a fresh process's first call. A cached program is the same executable, so results are
+# unchanged; the size limit turns on JAX's file lock, so concurrent writers never clash.
+for name, value in {
+    "JAX_COMPILATION_CACHE_DIR": str(CACHE / "jax-compilation-cache"),
+    "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+    "JAX_COMPILATION_CACHE_MAX_SIZE": str(2 << 30),
+}.items():
+    os.environ.setdefault(name, value)
 
 import pytest
 from streamlit.testing.v1 import AppTest
