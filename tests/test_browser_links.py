@@ -32,6 +32,8 @@ def _assert_locked_view(page, where: str) -> None:
 def test_locked_hidden_and_shared_link_in_chromium():
     if _missing:
         pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+    from playwright.sync_api import expect
+
     server = bs.shared_server()
     context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
     try:
@@ -43,9 +45,14 @@ def test_locked_hidden_and_shared_link_in_chromium():
         assert any("(4,)" in t for t in page.locator(bs.MAIN).all_inner_texts()), shot  # the hidden size applies
 
         page.get_by_text("Share this lab").click()
+        code = page.locator(bs.MAIN).locator('[data-testid="stCode"] code').last
+        expect(code).to_contain_text("hide=size")
+        before = code.inner_text().strip()
         page.locator(".st-key-share-collectives-seed-hide label").click()  # also hide the seed
+        # The rerun may still be drawing when the page reports ready: wait for the link itself.
+        expect(code).not_to_have_text(before, timeout=90_000)
         bs.wait_ready(page, rerun=True)
-        link = page.locator(bs.MAIN).locator('[data-testid="stCode"] code').last.inner_text().strip()
+        link = code.inner_text().strip()
         query = dict(parse_qsl(urlsplit(link).query))
         assert urlsplit(link).path == "/collectives", link
         assert query == {"op": "psum", "devices": "2", "size": "4", "seed": "0", "lang": "en",
