@@ -79,7 +79,14 @@ class Session:
 
     def give_up(self, what: str) -> None:
         if self.since is not None:
-            self.errors.append(f"{self.name}: {what} not done in time")
+            # What the page shows now, for the error's cause: its script state, the state changes it
+            # recorded since the interaction, and a screenshot.
+            state = self.page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
+            changes = [(r["state"], round(r["t"] - self.since)) for r in self.page.evaluate("window.__states")
+                       if r["t"] >= self.since - 1000]
+            shot = bs.save_screenshot(self.page, f"load-{self.name}-{what.replace(' ', '-')}")
+            self.errors.append(f"{self.name}: {what} not done in time (script {state}; "
+                               f"changes since, ms: {changes}; {shot})")
             self.since = None
 
     def close(self) -> None:
