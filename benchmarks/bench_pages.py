@@ -115,8 +115,11 @@ def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
 # Records, in the page's own clock, every change of the app's script state: a rerun's end is
 # read from the record, so a rerun that ends before Python looks is still timed exactly. A busy
 # page may deliver a rerun's start and end in one callback: the records' old values keep both.
+# A busy page may also apply them in one render, so that the state never changes in the page:
+# `__mainChanged` keeps the time of the main area's last change, for a fallback (load_sessions).
 STATE_RECORDER = """
 window.__states = [];
+window.__mainChanged = 0;
 const pushState = (state, t) => {
   const last = window.__states[window.__states.length - 1];
   if (state && (!last || last.state !== state)) window.__states.push({state, t});
@@ -126,12 +129,15 @@ new MutationObserver((records) => {
   for (const record of records) {
     if (record.type === 'attributes' && record.target.getAttribute('data-testid') === 'stApp') {
       pushState(record.oldValue, t);
+    } else if (record.type !== 'attributes') {
+      const element = record.target.parentElement || record.target;
+      if (element.closest && element.closest('[data-testid="stMain"]')) window.__mainChanged = t;
     }
   }
   const app = document.querySelector('[data-testid="stApp"]');
   pushState(app && app.getAttribute('data-test-script-state'), t);
-}).observe(document, {subtree: true, attributes: true, childList: true, attributeOldValue: true,
-                      attributeFilter: ['data-test-script-state']});
+}).observe(document, {subtree: true, attributes: true, childList: true, characterData: true,
+                      attributeOldValue: true, attributeFilter: ['data-test-script-state']});
 """
 SETTLED = f"document.querySelectorAll('{bs.SKELETON}').length === 0"
 
