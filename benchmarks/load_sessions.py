@@ -144,11 +144,12 @@ def press_train(page) -> str | None:
 def wait_all(sessions: list[Session], server, deadline: float, what: str, rss: list[int]) -> None:
     """Poll until every session's interaction has ended, sampling the server's memory."""
     pending = list(sessions)
-    while pending and time.monotonic() < deadline:
+    while pending:  # looks at least once: an interaction that ended before the deadline passed is not lost
         rss.append(bs.server_rss_bytes(server))
         pending = [s for s in pending if not s.finished()]
-        if pending:
-            pending[0].page.wait_for_timeout(50)
+        if not pending or time.monotonic() >= deadline:
+            break
+        pending[0].page.wait_for_timeout(50)
     for session in pending:
         session.give_up(what)
 
