@@ -229,10 +229,16 @@ POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=ht
 INJECTED = 'a[href*="127.0.0.1:9"], img[src*="127.0.0.1:9"]'
 
 
+def _settings_named_in_texts(script: str) -> set[str]:
+    """Every name a setting of the lab can keep in the link: a setting is labelled by its `w.<name>` text."""
+    table = importlib.import_module(f"labs.texts.{script}").TEXTS
+    return {key[2:] for key in table if key.startswith("w.") and "." not in key[2:]}
+
+
 def test_no_link_value_renders_as_markup(page):
-    """Every lab opened from a link in which every setting it keeps there is the poison: the
-    page says, for each setting, that the value was ignored and shows the value as its own
-    characters; no <a> or <img> comes from it and the browser fetches nothing it names."""
+    """Every lab opened from a link in which every setting it can keep there is the poison: the
+    page says, for each setting it keeps, that the value was ignored and shows the value as its
+    own characters; no <a> or <img> comes from it and the browser fetches nothing it names."""
     server = bs.shared_server()
     fetched: list[str] = []
 
@@ -244,21 +250,24 @@ def test_no_link_value_renders_as_markup(page):
     checked = {}
     try:
         for lab in LABS:
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en"))
-            names = sorted(name for name in _query(page.url) if name != "lang")
-            if not names:
+            candidates = _settings_named_in_texts(lab.script)
+            if not candidates:
                 continue
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **dict.fromkeys(names, POISON)))
+            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **dict.fromkeys(candidates, POISON)))
             shot = bs.save_screenshot(page, f"{lab.script}-poisoned-link")
             _assert_no_exception(page, f"{lab.script} with every setting poisoned")
+            # The settings the page keeps now hold its defaults; a name it does not use keeps the poison.
+            kept = {name: value for name, value in _query(page.url).items() if name != "lang" and value != POISON}
+            unlabelled = kept.keys() - candidates
+            assert not unlabelled, f"{lab.script}: settings without a `w.<name>` text: {unlabelled}"
             main = page.locator(bs.MAIN)
             injected = [element.evaluate("e => e.outerHTML") for element in main.locator(INJECTED).all()]
             assert not injected, f"{lab.script}: markup from a link value: {injected} ({shot})"
             alerts = main.locator('[data-testid="stAlert"]').all_inner_texts()
-            for name in names:
+            for name in kept:
                 assert any(name in text and POISON in text for text in alerts), (
                     f"{lab.script}: `{name}` not refused with its value shown verbatim: {alerts} ({shot})")
-            checked[lab.script] = names
+            checked[lab.script] = sorted(kept)
     finally:
         page.remove_listener("request", watch)
     print(f"\npoisoned link parameters: {checked}")
