@@ -1,9 +1,9 @@
 """A class on one server: concurrent browser sessions on the concept labs, two of them training.
 
 Starts `streamlit run` on 127.0.0.1 and Debian's Chromium (loopback only), then, for each class
-size N: N sessions (each its own browser context, so its own Streamlit session) open the first
-concept lab, move its first slider, go to the next lab through the sidebar and do the same, for
-three concept labs; meanwhile two more sessions press *Train* on the training lab. Every
+size N: N sessions (each a tab of its own, so its own Streamlit session) open the first concept
+lab, move its first slider, go to the next lab through the sidebar and do the same, for three
+concept labs; meanwhile two more sessions press *Train* on the training lab. Every
 interaction is timed in the page's own clock, from the request until the script has finished.
 
     .venv/bin/python -m benchmarks.load_sessions                          # N = 1, 8, 16, 30
@@ -36,13 +36,21 @@ QUIET_MS = 1000  # a page switch drawn without a state change counts as done aft
 OUT = pathlib.Path(__file__).resolve().parent.parent / "benchmark-output" / "load"
 
 
-class Session:
-    """One browser context on the server; its interactions' latencies (s) and its errors."""
+def class_browser(browser):
+    """The context a class's tabs open in. A tab has its own connection, so its own Streamlit
+    session; the tabs share the cache of Streamlit's scripts, as each returning student's own
+    browser has it. (A context per session parses those scripts again in every session: twice
+    the browser's CPU, on the cores the server needs, in a measurement of the server.)"""
+    context = browser.new_context(viewport={"width": 1200, "height": 2000})
+    context.add_init_script(STATE_RECORDER)
+    return context
 
-    def __init__(self, browser, server, name: str):
-        self.context = browser.new_context(viewport={"width": 1200, "height": 2000})
-        self.context.add_init_script(STATE_RECORDER)
-        self.page = self.context.new_page()
+
+class Session:
+    """One tab on the server; its interactions' latencies (s) and its errors."""
+
+    def __init__(self, context, server, name: str):
+        self.page = context.new_page()
         self.server, self.name = server, name
         self.latencies: list[float] = []
         self.errors: list[str] = []
@@ -119,7 +127,7 @@ class Session:
             self.since = None
 
     def close(self) -> None:
-        self.context.close()
+        self.page.close()  # its connection closes: the server ends the session
 
 
 def sidebar_link(script: str):
@@ -160,8 +168,9 @@ def class_level(server, browser, students: int, trainers: int, timeout_s: float,
     cpu_before = server_cpu_s(server)
     started = time.monotonic()
     deadline = started + max_s
-    trainees = [Session(browser, server, f"trainer{i}") for i in range(trainers)]
-    students_ = [Session(browser, server, f"student{i}") for i in range(students)]
+    context = class_browser(browser)
+    trainees = [Session(context, server, f"trainer{i}") for i in range(trainers)]
+    students_ = [Session(context, server, f"student{i}") for i in range(students)]
     try:
         for session in trainees:
             session.open("training")
@@ -185,8 +194,7 @@ def class_level(server, browser, students: int, trainers: int, timeout_s: float,
         errors = [e for s in trainees + students_ for e in s.errors]
         drawn_unseen = sum(s.drawn_unseen for s in students_)
     finally:
-        for session in trainees + students_:
-            session.close()
+        context.close()
     return {
         "sessions": students, "trainers": trainers, "interactions": len(concept),
         "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
@@ -228,23 +236,27 @@ def per_added_session(levels: list[dict]) -> float | None:
 def soak(server, browser, count: int, timeout_s: float, max_s: float) -> dict:
     """`count` sessions one after another, each on two concept labs; RSS after each twentieth."""
     started, samples, errors = time.monotonic(), [], []
-    for i in range(count):
-        if time.monotonic() - started > max_s:
-            errors.append(f"stopped after {i} sessions: --max-minutes reached")
-            break
-        session = Session(browser, server, f"soak{i}")
-        try:
-            session.open(CONCEPT_LABS[0])
-            wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
-            session.start(change_first_setting)
-            wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
-            session.start(sidebar_link(CONCEPT_LABS[1]), target=CONCEPT_LABS[1].replace("_", "-"))
-            wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
-            errors += session.errors
-        finally:
-            session.close()
-        if (i + 1) % 20 == 0 or i + 1 == count:
-            samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
+    context = class_browser(browser)
+    try:
+        for i in range(count):
+            if time.monotonic() - started > max_s:
+                errors.append(f"stopped after {i} sessions: --max-minutes reached")
+                break
+            session = Session(context, server, f"soak{i}")
+            try:
+                session.open(CONCEPT_LABS[0])
+                wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
+                session.start(change_first_setting)
+                wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
+                session.start(sidebar_link(CONCEPT_LABS[1]), target=CONCEPT_LABS[1].replace("_", "-"))
+                wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
+                errors += session.errors
+            finally:
+                session.close()
+            if (i + 1) % 20 == 0 or i + 1 == count:
+                samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
+    finally:
+        context.close()
     after_20 = next((s["rss_mib"] for s in samples if s["sessions_done"] == 20), None)
     end = samples[-1]["rss_mib"] if samples else None
     return {"sessions": count, "rss_after_20_mib": after_20, "rss_end_mib": end,

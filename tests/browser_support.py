@@ -265,14 +265,18 @@ class LoadReport:
 
 
 def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: float = 240) -> LoadReport:
-    """Open `sessions` pages at once (each its own browser context, so its own Streamlit
-    session) on the given labs in turn, press each page's primary button if it has one,
-    and wait until every page has finished, sampling the server's memory meanwhile."""
+    """Open `sessions` pages at once on the given labs in turn, press each page's primary button
+    if it has one, and wait until every page has finished, sampling the server's memory meanwhile.
+
+    Each page is a tab of one browser context: a tab has its own connection, so its own Streamlit
+    session, and the tabs share the browser's cache of Streamlit's scripts, as a returning
+    student's browser has it (a context of its own per page costs Chromium, on the server's own
+    cores, twice the CPU)."""
     from labs.texts.common import TEXTS
 
     queued_text = TEXTS["queued"]["en"][:40]
-    contexts = [browser.new_context(viewport={"width": 1200, "height": 2000}) for _ in range(sessions)]
-    pages = [context.new_page() for context in contexts]
+    context = browser.new_context(viewport={"width": 1200, "height": 2000})
+    pages = [context.new_page() for _ in range(sessions)]
     names = [f"{labs[i % len(labs)].script}#{i}" for i in range(sessions)]
     start_rss = peak_rss = server_rss_bytes(server)
     started = time.monotonic()
@@ -307,8 +311,7 @@ def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: 
             unfinished=[names[i] for i in range(sessions) if i not in finished],
         )
     finally:
-        for context in contexts:
-            context.close()
+        context.close()
 
 
 # --- a script's own server and browser (the benchmarks) ------------------------------

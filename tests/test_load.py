@@ -62,9 +62,9 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
     from labs.texts.common import TEXTS
 
     server = bs.shared_server()
-    contexts = [browser.new_context() for _ in range(3)]
+    context = browser.new_context()  # three tabs: three Streamlit sessions
     try:
-        pages = [context.new_page() for context in contexts]
+        pages = [context.new_page() for _ in range(3)]
         for i, page in enumerate(pages):
             bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=2000, seed=i + 1))
         for i, page in enumerate(pages):
@@ -88,8 +88,7 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
             assert not bs.exception_texts(page)
         assert seen, "three trainings on one heavy slot, yet no session showed 'queued'"
     finally:
-        for context in contexts:
-            context.close()
+        context.close()
 
 
 def _visit(script: str):
