@@ -162,13 +162,12 @@ def wait_all(sessions: list[Session], server, deadline: float, what: str, rss: l
         session.give_up(what)
 
 
-def class_level(server, browser, students: int, trainers: int, timeout_s: float, max_s: float) -> dict:
+def class_level(server, context, students: int, trainers: int, timeout_s: float, max_s: float) -> dict:
     """N students on the concept labs and `trainers` sessions training, all at once."""
     rss = [bs.server_rss_bytes(server)]
     cpu_before = server_cpu_s(server)
     started = time.monotonic()
     deadline = started + max_s
-    context = class_browser(browser)
     trainees = [Session(context, server, f"trainer{i}") for i in range(trainers)]
     students_ = [Session(context, server, f"student{i}") for i in range(students)]
     try:
@@ -194,7 +193,8 @@ def class_level(server, browser, students: int, trainers: int, timeout_s: float,
         errors = [e for s in trainees + students_ for e in s.errors]
         drawn_unseen = sum(s.drawn_unseen for s in students_)
     finally:
-        context.close()
+        for session in trainees + students_:
+            session.close()
     return {
         "sessions": students, "trainers": trainers, "interactions": len(concept),
         "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
@@ -233,30 +233,26 @@ def per_added_session(levels: list[dict]) -> float | None:
     return statistics.linear_regression(xs, ys).slope
 
 
-def soak(server, browser, count: int, timeout_s: float, max_s: float) -> dict:
+def soak(server, context, count: int, timeout_s: float, max_s: float) -> dict:
     """`count` sessions one after another, each on two concept labs; RSS after each twentieth."""
     started, samples, errors = time.monotonic(), [], []
-    context = class_browser(browser)
-    try:
-        for i in range(count):
-            if time.monotonic() - started > max_s:
-                errors.append(f"stopped after {i} sessions: --max-minutes reached")
-                break
-            session = Session(context, server, f"soak{i}")
-            try:
-                session.open(CONCEPT_LABS[0])
-                wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
-                session.start(change_first_setting)
-                wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
-                session.start(sidebar_link(CONCEPT_LABS[1]), target=CONCEPT_LABS[1].replace("_", "-"))
-                wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
-                errors += session.errors
-            finally:
-                session.close()
-            if (i + 1) % 20 == 0 or i + 1 == count:
-                samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
-    finally:
-        context.close()
+    for i in range(count):
+        if time.monotonic() - started > max_s:
+            errors.append(f"stopped after {i} sessions: --max-minutes reached")
+            break
+        session = Session(context, server, f"soak{i}")
+        try:
+            session.open(CONCEPT_LABS[0])
+            wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
+            session.start(change_first_setting)
+            wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
+            session.start(sidebar_link(CONCEPT_LABS[1]), target=CONCEPT_LABS[1].replace("_", "-"))
+            wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
+            errors += session.errors
+        finally:
+            session.close()
+        if (i + 1) % 20 == 0 or i + 1 == count:
+            samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
     after_20 = next((s["rss_mib"] for s in samples if s["sessions_done"] == 20), None)
     end = samples[-1]["rss_mib"] if samples else None
     return {"sessions": count, "rss_after_20_mib": after_20, "rss_end_mib": end,
@@ -368,14 +364,16 @@ def main(argv: list[str] | None = None) -> int:
     env = {"PMAP_LAB_HEAVY_JOBS": str(args.heavy_jobs)} if args.heavy_jobs else {}
     levels, soaked = [], None
     with bs.server_and_browser(env) as (server, browser):
-        home = Session(browser, server, "home")  # the server has served one page before anyone is timed
+        context = class_browser(browser)
+        # The server has served one page, and the browser holds Streamlit's scripts, before anyone is timed.
+        home = Session(context, server, "home")
         home.open("home")
         wait_all([home], server, time.monotonic() + args.timeout, "home", [])
         home.close()
         if args.soak:
-            soaked = soak(server, browser, args.soak, args.timeout, args.max_minutes * 60)
+            soaked = soak(server, context, args.soak, args.timeout, args.max_minutes * 60)
         else:
-            levels = [class_level(server, browser, n, args.trainers, args.timeout, args.max_minutes * 60)
+            levels = [class_level(server, context, n, args.trainers, args.timeout, args.max_minutes * 60)
                       for n in sorted(args.class_sizes)]
     written = write_outputs(args.out, levels, soaked)
     if args.json:
