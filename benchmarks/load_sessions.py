@@ -28,11 +28,13 @@ import sys
 import time
 
 from benchmarks.bench_pages import SETTLED, STATE_RECORDER, change_first_setting, rerun_end
+from labs.registry import HOME, LABS
 from tests import browser_support as bs
 
 CONCEPT_LABS = ("basics", "device_mapping", "collectives")
 TRAIN_BUTTON = ".st-key-training-train button"
 QUIET_MS = 1000  # a page switch drawn without a state change counts as done after this long without a change
+URL_PATHS = {lab.script: lab.url_path for lab in [HOME, *LABS]}
 OUT = pathlib.Path(__file__).resolve().parent.parent / "benchmark-output" / "load"
 
 
@@ -61,8 +63,7 @@ class Session:
 
     def open(self, script: str) -> None:
         self.origin, self.since = None, 0.0  # the new document's clock starts with its navigation
-        path = "" if script == "home" else script.replace("_", "-")
-        self.page.goto(bs.page_url(self.server, path, lang="en"), wait_until="commit")
+        self.page.goto(bs.page_url(self.server, URL_PATHS[script], lang="en"), wait_until="commit")
 
     def start(self, action, target: str | None = None) -> None:
         # Widgets whose code has not loaded yet show as skeletons: interact once they are drawn.
@@ -72,6 +73,10 @@ class Session:
         if action(self.page) is None:
             self.errors.append(f"{self.name}: nothing to interact with")
             self.since = None
+
+    def switch_to(self, script: str) -> None:
+        """Go to another lab through the sidebar: the same session, a rerun of the new page."""
+        self.start(sidebar_link(script), target=URL_PATHS[script])
 
     def finished(self) -> bool:
         """True once the interaction in flight has ended (its latency recorded), or if none is."""
@@ -132,7 +137,7 @@ class Session:
 
 def sidebar_link(script: str):
     def click(page) -> str:
-        page.locator(f'[data-testid="stSidebarNav"] a[href$="/{script.replace("_", "-")}"]').first.click()
+        page.locator(f'[data-testid="stSidebarNav"] a[href$="/{URL_PATHS[script]}"]').first.click()
         return script
     return click
 
@@ -182,7 +187,7 @@ def class_level(server, context, students: int, trainers: int, timeout_s: float,
                 if step == 0:
                     session.open(script)
                 else:
-                    session.start(sidebar_link(script), target=script.replace("_", "-"))
+                    session.switch_to(script)
             wait_all(students_, server, min(deadline, time.monotonic() + timeout_s), script, rss)
             for session in students_:
                 session.start(change_first_setting)
@@ -246,7 +251,7 @@ def soak(server, context, count: int, timeout_s: float, max_s: float) -> dict:
             wait_all([session], server, time.monotonic() + timeout_s, "first lab", [])
             session.start(change_first_setting)
             wait_all([session], server, time.monotonic() + timeout_s, "slider", [])
-            session.start(sidebar_link(CONCEPT_LABS[1]), target=CONCEPT_LABS[1].replace("_", "-"))
+            session.switch_to(CONCEPT_LABS[1])
             wait_all([session], server, time.monotonic() + timeout_s, "second lab", [])
             errors += session.errors
         finally:
