@@ -14,6 +14,7 @@ from pmap_core.cli_training import make_tracker
 from pmap_core.distributed import ProcessInfo
 from pmap_core.mlflow_tracker import Tracker
 from pmap_core.tracking import NullTracker
+from tests.support import new_tracking_store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
@@ -27,7 +28,7 @@ def run_cli(*args, cwd, devices=4, timeout=120):
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    return "sqlite:///" + str(tmp_path_factory.mktemp("cli") / "mlflow.db")
+    return new_tracking_store(tmp_path_factory.mktemp("cli") / "mlflow.db")
 
 
 def test_train_prints_one_json_object_and_logs_the_run(store, tmp_path):

@@ -13,6 +13,7 @@ import pytest
 from conftest import assert_clean, open_lab
 
 from pmap_core import LabInputError, cli, comm_share, commbench, costfit
+from tests.support import new_tracking_store
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
 BUSBW = {"psum": lambda d: 2 * (d - 1) / d, "all_gather": lambda d: (d - 1) / d,
@@ -212,9 +213,9 @@ def test_page_runs_the_quick_sweep_and_draws_the_fit_then_shares_it():
 def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'page.db'}"
+    uri = new_tracking_store(tmp_path / "page.db")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    at = measure(open_lab("comm_benchmark"))
+    at = measure(open_lab("comm_benchmark", max_size="64K", max_devices=4, repeats=2))
     at.button(key="comm_benchmark.log").click().run()
     assert_clean(at)
     (run,) = MlflowClient(tracking_uri=uri).search_runs(
@@ -222,7 +223,7 @@ def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
     assert run.data.tags["kind"] == "bench" and run.data.params["ops"] == "psum"
     assert run.info.run_id in " ".join(s.value for s in at.success)
     table = at.dataframe[0].value.set_index("D")
-    assert run.data.metrics["psum.D8.alpha_s"] * 1e6 == pytest.approx(table.loc["8", "α (µs per hop)"])
+    assert run.data.metrics["psum.D4.alpha_s"] * 1e6 == pytest.approx(table.loc["4", "α (µs per hop)"])
 
 
 def test_page_changed_setting_measures_that_sweep():
@@ -261,7 +262,7 @@ def test_cli_rejects_a_bad_sweep(capsys):
 def test_cli_json_is_logged_to_mlflow(tmp_path):
     from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'bench.db'}"
+    uri = new_tracking_store(tmp_path / "bench.db")
     done = subprocess.run(
         [sys.executable, "-m", "pmap_core", "bench", "collectives", "--ops", "psum,all_gather",
          "--sizes", "1K,1M", "--devices", "2", "--repeats", "2", "--tracking-uri", uri, "--json"],

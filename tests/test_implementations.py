@@ -17,6 +17,7 @@ from pmap_core.train_config import TrainConfig, validate
 from pmap_core.train_program import compiled_chunk
 from pmap_core.training import sweep, train
 from pmap_core.validation import LabInputError
+from tests.support import new_tracking_store
 
 TINY_MLP = TrainConfig(model="mlp", global_batch=32, hidden=8, features=4, steps=12, chunk=5,
                        learning_rate=0.1, seed=2)
@@ -76,7 +77,7 @@ def test_an_unknown_implementation_is_refused():
 
 
 def test_a_sweep_of_every_implementation_compares_each_with_its_own_one_device_run(tmp_path):
-    uri = f"sqlite:///{tmp_path}/mlflow.db"
+    uri = new_tracking_store(tmp_path / "mlflow.db")
     tracking = TrackingCallback(Tracker(uri))
     config = TrainConfig(devices=2, global_batch=16, steps=10, chunk=5)
     result = sweep(config, [1, 2], [tracking], impls=IMPLEMENTATIONS)
@@ -98,7 +99,7 @@ def test_a_sweep_of_every_implementation_compares_each_with_its_own_one_device_r
 
 
 def test_cli_trains_with_each_implementation_to_the_same_loss(tmp_path):
-    store = f"sqlite:///{tmp_path}/mlflow.db"
+    store = new_tracking_store(tmp_path / "mlflow.db")
     done = run_cli("train", "--impl", "shard_map", "--json", "--tracking-uri", store, *TINY, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     trained = json.loads(done.stdout)

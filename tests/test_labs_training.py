@@ -13,13 +13,13 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core import experiments, impl_advice
 from pmap_core.implementations import IMPLEMENTATIONS
-from tests.support import MlflowServer
+from tests.support import MlflowServer, new_tracking_store
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
-    """One MLflow sqlite store for this module (creating a store costs seconds)."""
-    uri = f"sqlite:///{tmp_path_factory.mktemp('mlflow')}/mlflow.db"
+    """One MLflow sqlite store for this module."""
+    uri = new_tracking_store(tmp_path_factory.mktemp("mlflow") / "mlflow.db")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         yield uri
@@ -168,9 +168,11 @@ def test_a_server_that_dies_mid_run_still_shows_the_run_on_the_page(tmp_path, mo
     server = MlflowServer(tmp_path)
     try:
         server.wait_until_healthy()
-        monkeypatch.chdir(tmp_path)  # the fallback store is created in the working directory
+        monkeypatch.chdir(tmp_path)  # the fallback store is in the working directory
+        # As after a first fallback: a new store takes seconds (test_unreachable_server_falls_back_and_says_so).
+        new_tracking_store(tmp_path / "mlflow-fallback.db")
         monkeypatch.setenv("MLFLOW_TRACKING_URI", server.uri)
-        at = open_lab("training", model="mlp", hidden=256, batch=256, steps=5000, lr=0.01, devices=2)
+        at = open_lab("training", model="mlp", hidden=256, batch=256, steps=2500, lr=0.01, devices=2)
         killer = threading.Thread(target=kill_when_losses_arrive, args=(server,))
         killer.start()
         at.button(key="training.train").click().run()
@@ -193,7 +195,7 @@ def test_a_server_that_dies_mid_run_still_shows_the_run_on_the_page(tmp_path, mo
 
 
 def test_sweep_of_every_implementation_compares_them_and_advises(tmp_path, monkeypatch):
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path}/mlflow.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", new_tracking_store(tmp_path / "mlflow.db"))
     at = open_lab("training", batch=32, steps=20, compare="true")
     at.button(key="training.sweep").click().run()
     assert_clean(at)
