@@ -1,14 +1,16 @@
 """Every page in a real browser: Chromium against `streamlit run` on 127.0.0.1.
 
 Generic over `labs.registry.LABS`, so each lab is covered as soon as it exists:
-each page renders in both languages without an exception, one widget of each
-lab re-renders the page, and a link with that widget's query parameter brings
-the same setting back. Screenshots go to test-artifacts/screenshots/<run id>/.
+each page renders in both languages without an exception (in Chinese from a
+link whose every setting is hostile markup, which must show as text), one
+widget of each lab re-renders the page, and a link with that widget's query
+parameter brings the same setting back. Screenshots go to test-artifacts/screenshots/<run id>/.
 """
 
 from __future__ import annotations
 
 import importlib
+import pathlib
 import re
 from urllib.parse import parse_qsl, urlsplit
 
@@ -16,6 +18,9 @@ import browser_support as bs
 import pytest
 
 from labs.registry import HOME, LABS
+
+# In one test worker with the other browser tests (`--dist loadgroup`): one server and one Chromium for all.
+pytestmark = pytest.mark.xdist_group("browser")
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
@@ -55,24 +60,20 @@ def _assert_no_exception(page, where: str) -> None:
     assert not errors, f"{where}: exception on the page:\n" + "\n---\n".join(errors)
 
 
-# Every page in Chinese here; in English, each lab's first render is the start of its interaction test.
-RENDERS = [(script, url_path, "zh") for script, url_path in PAGES] + [(HOME.script, HOME.url_path, "en")]
+def test_home_page_renders_in_english(page):
+    bs.open_app_page(page, bs.page_url(bs.shared_server(), HOME.url_path, lang="en"))
+    _assert_renders_its_heading(page, HOME.script, "en")
 
 
-@pytest.mark.parametrize("script,url_path,lang", RENDERS, ids=[f"{script}-{lang}" for script, _, lang in RENDERS])
-def test_page_renders(page, script, url_path, lang):
-    server = bs.shared_server()
-    bs.open_app_page(page, bs.page_url(server, url_path, lang=lang))
-    _assert_renders_its_heading(page, script, lang)
-
-
-def _assert_renders_its_heading(page, script: str, lang: str) -> None:
+def _assert_renders_its_heading(page, script: str, lang: str) -> pathlib.Path:
+    """The page shows no exception and its own heading in `lang`; returns the screenshot's path."""
     shot = bs.save_screenshot(page, f"{script}-{lang}")
     _assert_no_exception(page, f"{script} ({lang}), screenshot {shot}")
     # The page's own heading, in the language asked for, is the main area's h1 (the sidebar
     # lists every title whatever page is open, so it proves nothing about this one).
     headings = [text.strip() for text in page.locator(bs.MAIN).locator("h1").all_inner_texts()]
     assert headings and headings[0] == _heading(script, lang), f"h1 {headings} ({shot})"
+    return shot
 
 
 # --- one interaction per lab, then the same setting from a link ---------------
@@ -235,41 +236,39 @@ def _settings_named_in_texts(script: str) -> set[str]:
     return {key[2:] for key in table if key.startswith("w.") and "." not in key[2:]}
 
 
-def test_no_link_value_renders_as_markup(page):
-    """Every lab opened from a link in which every setting it can keep there is the poison: the
-    page says, for each setting it keeps, that the value was ignored and shows the value as its
-    own characters; no <a> or <img> comes from it and the browser fetches nothing it names."""
-    server = bs.shared_server()
+@pytest.mark.parametrize("script,url_path", PAGES, ids=[f"{script}-zh" for script, _ in PAGES])
+def test_page_renders_in_chinese_and_no_link_value_renders_as_markup(page, script, url_path):
+    """Every page in Chinese, opened from a link in which every setting it can keep there is the
+    poison: it renders its heading without an exception, says for each setting it keeps that the
+    value was ignored and shows the value as its own characters; no <a> or <img> comes from it and
+    the browser fetches nothing it names. (In English, each lab's first render is the start of its
+    interaction test.)"""
     fetched: list[str] = []
 
     def watch(request) -> None:
         if "127.0.0.1:9/" in request.url:
             fetched.append(request.url)
 
+    candidates = _settings_named_in_texts(script)
     page.on("request", watch)
-    checked = {}
     try:
-        for lab in LABS:
-            candidates = _settings_named_in_texts(lab.script)
-            if not candidates:
-                continue
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **dict.fromkeys(candidates, POISON)))
-            shot = bs.save_screenshot(page, f"{lab.script}-poisoned-link")
-            _assert_no_exception(page, f"{lab.script} with every setting poisoned")
-            # The settings the page keeps now hold its defaults; a name it does not use keeps the poison.
-            kept = {name: value for name, value in _query(page.url).items() if name != "lang" and value != POISON}
-            unlabelled = kept.keys() - candidates
-            assert not unlabelled, f"{lab.script}: settings without a `w.<name>` text: {unlabelled}"
-            main = page.locator(bs.MAIN)
-            injected = [element.evaluate("e => e.outerHTML") for element in main.locator(INJECTED).all()]
-            assert not injected, f"{lab.script}: markup from a link value: {injected} ({shot})"
-            alerts = main.locator('[data-testid="stAlert"]').all_inner_texts()
-            for name in kept:
-                assert any(name in text and POISON in text for text in alerts), (
-                    f"{lab.script}: `{name}` not refused with its value shown verbatim: {alerts} ({shot})")
-            checked[lab.script] = sorted(kept)
+        bs.open_app_page(page, bs.page_url(bs.shared_server(), url_path, lang="zh",
+                                           **dict.fromkeys(candidates, POISON)))
+        shot = _assert_renders_its_heading(page, script, "zh")
     finally:
         page.remove_listener("request", watch)
-    print(f"\npoisoned link parameters: {checked}")
+    # The settings the page keeps now hold their defaults; a name it does not use keeps the poison.
+    kept = {name: value for name, value in _query(page.url).items() if name != "lang" and value != POISON}
+    unlabelled = kept.keys() - candidates
+    assert not unlabelled, f"{script}: settings without a `w.<name>` text: {unlabelled}"
+    main = page.locator(bs.MAIN)
+    injected = [element.evaluate("e => e.outerHTML") for element in main.locator(INJECTED).all()]
+    assert not injected, f"{script}: markup from a link value: {injected} ({shot})"
+    alerts = main.locator('[data-testid="stAlert"]').all_inner_texts()
+    for name in kept:
+        assert any(name in text and POISON in text for text in alerts), (
+            f"{script}: `{name}` not refused with its value shown verbatim: {alerts} ({shot})")
+    print(f"\n{script}: poisoned link parameters refused: {sorted(kept)}")
     assert not fetched, f"the browser fetched what a link value named: {fetched}"
-    assert "experiments" in checked, "the experiments lab kept no setting in its link (empty store?)"
+    if script == "experiments":
+        assert kept, "the experiments lab kept no setting in its link (empty store?)"
