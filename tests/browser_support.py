@@ -264,9 +264,11 @@ class LoadReport:
     unfinished: list[str]
 
 
-def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: float = 240) -> LoadReport:
+def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: float = 240,
+                 settings: dict[str, dict] | None = None) -> LoadReport:
     """Open `sessions` pages at once on the given labs in turn, press each page's primary button
     if it has one, and wait until every page has finished, sampling the server's memory meanwhile.
+    `settings` gives a lab's link settings by its script name; a lab not named opens at its defaults.
 
     Each page is a tab of one browser context: a tab has its own connection, so its own Streamlit
     session, and the tabs share the browser's cache of Streamlit's scripts, as a returning
@@ -282,7 +284,9 @@ def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: 
     started = time.monotonic()
     try:
         for i, page in enumerate(pages):
-            page.goto(page_url(server, labs[i % len(labs)].url_path, lang="en"), wait_until="commit")
+            lab = labs[i % len(labs)]
+            query = (settings or {}).get(lab.script, {})
+            page.goto(page_url(server, lab.url_path, lang="en", **query), wait_until="commit")
         for page in pages:  # first render done, then everyone presses at once
             page.wait_for_selector(READY, timeout=timeout_s * 1000)
         for page in pages:

@@ -22,7 +22,14 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from labs import heavy_jobs
 from labs.registry import script_path
 
+# In one test worker with the other browser tests (`--dist loadgroup`): one server and one Chromium for all.
+pytestmark = pytest.mark.xdist_group("browser")
+
 SESSIONS = 8
+# The measurements at small sizes: the point is many heavy jobs at once, not the figures
+# (`python -m benchmarks.load_sessions` opens every lab at its defaults).
+LIGHT_SETTINGS = {"comm_benchmark": {"max_size": "64K", "max_devices": 4, "repeats": 2},
+                  "manual_parallelism": {"max_devices": 2, "repeats": 3}}
 # The server and the processes it starts (the multi-process lab's group): a small classroom host.
 MEMORY_LIMIT_BYTES = 2 * 2**30
 
@@ -43,7 +50,7 @@ def test_eight_sessions_on_the_heaviest_labs_all_finish(browser):
     if not labs:
         pytest.skip("no lab uses heavy_jobs.heavy_job yet")
     server = bs.shared_server()
-    report = bs.run_sessions(server, browser, labs, SESSIONS)
+    report = bs.run_sessions(server, browser, labs, SESSIONS, settings=LIGHT_SETTINGS)
     print(f"\n{SESSIONS} sessions on {report.labs}: all done in {report.wall_s:.1f} s; "
           f"peak server RSS {report.peak_rss_bytes / 2**20:.0f} MiB (start {report.start_rss_bytes / 2**20:.0f} MiB); "
           f"{report.queued_seen} showed 'queued'")
