@@ -60,6 +60,14 @@ def _assert_no_exception(page, where: str) -> None:
     assert not errors, f"{where}: exception on the page:\n" + "\n---\n".join(errors)
 
 
+def test_the_browser_tests_share_one_worker(request):
+    """Under README's `--dist loadgroup`, xdist names this test `…@browser` once it has grouped it;
+    a pytest that xdist cannot group (9.2 with xdist 3.8) would start a server and a Chromium per worker."""
+    if not getattr(request.config.option, "loadgroup", False):  # what xdist sets in a worker of --dist loadgroup
+        pytest.skip("not run under xdist's --dist loadgroup")
+    assert request.node.nodeid.endswith("@browser"), f"not grouped: {request.node.nodeid}"
+
+
 def test_home_page_renders_in_english(page):
     bs.open_app_page(page, bs.page_url(bs.shared_server(), HOME.url_path, lang="en"))
     _assert_renders_its_heading(page, HOME.script, "en")
