@@ -38,6 +38,7 @@ from pmap_core.tracking import (
     LOCK_PROBE_TIMEOUT_S,
     REACHABILITY_TIMEOUT_S,
     RunContext,
+    absolute_sqlite_uri,
     redact_uri,
     server_reachable,
     store_locked,
@@ -86,7 +87,9 @@ class Tracker(RunContext):
             os.environ.setdefault(name, value)
         self.uri = uri or tracking_uri()
         self.experiment = experiment
-        self.fallback_uri = fallback_uri
+        # Absolute, so that a message names a file the user can find (and MLflow, which keeps one store
+        # per URI in a process, never reaches a file opened from another working directory).
+        self.fallback_uri = absolute_sqlite_uri(fallback_uri)
         self.fell_back_to: str | None = None
         self.fallback_reason: str | None = None
         self._runs: dict[str, _RunRecord] = {}  # by the id start_run returned

@@ -116,6 +116,16 @@ def check_tracking_uri(uri: str) -> str:
     raise refuse(f"unknown scheme {scheme}: use sqlite:///mlflow.db or an http(s) MLflow server")
 
 
+def absolute_sqlite_uri(uri: str) -> str:
+    """A sqlite URI whose relative path is made absolute against the working directory now: the
+    runs land in one file wherever the process is later, and a message can say where that is."""
+    prefix = "sqlite:///"
+    path = uri.removeprefix(prefix)
+    if not uri.startswith(prefix) or os.path.isabs(path) or "?" in path or path == ":memory:":
+        return uri
+    return prefix + os.path.abspath(path)
+
+
 def store_locked(uri: str, timeout_s: float = LOCK_PROBE_TIMEOUT_S, write: bool = True) -> bool:
     """Whether another process holds a lock on a sqlite store for longer than `timeout_s`.
 

@@ -102,7 +102,7 @@ def test_a_store_locked_for_45_s_trains_into_the_fallback_within_15_s(tmp_path):
     assert elapsed < 15
     assert "Traceback" not in done.stderr
     assert f"tracking: {store} cannot be used (another process has kept it locked" in done.stderr
-    assert "fell_back_to: sqlite:///mlflow-fallback.db" in done.stdout
+    assert f"fell_back_to: sqlite:///{tmp_path / 'mlflow-fallback.db'}" in done.stdout
     fallback = MlflowClient(f"sqlite:///{tmp_path / 'mlflow-fallback.db'}")
     (run,) = fallback.search_runs([fallback.get_experiment_by_name("pmap-lab").experiment_id])
     assert run.info.status == "FINISHED" and len(fallback.get_metric_history(run.info.run_id, "loss")) == 20

@@ -77,7 +77,7 @@ def test_a_locked_store_trains_into_the_fallback_and_the_experiments_page_says_l
     assert not at.exception, [e.value for e in at.exception]
     assert elapsed < 15
     tracked = at.session_state["training.last_run"]
-    assert tracked.fell_back_to == "sqlite:///mlflow-fallback.db"
+    assert tracked.fell_back_to == f"sqlite:///{tmp_path / 'mlflow-fallback.db'}"  # a file the user can find
     assert any("fallback store" in w.value and "mlflow-fallback.db" in w.value for w in at.warning)
     assert any(tracked.run_id in c.value and "mlflow-fallback.db" in c.value for c in at.code)
     assert "Final loss" in {m.label for m in at.metric}  # the training result is shown

@@ -19,6 +19,7 @@ from pmap_core.mlflow_tracker import Tracker
 from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
+    absolute_sqlite_uri,
     check_tracking_uri,
     redact_uri,
     server_reachable,
@@ -231,6 +232,16 @@ def test_a_hopeless_tracking_uri_is_refused_in_one_line(tmp_path, make_uri):
     assert time.perf_counter() - start < 1
     message = str(refused.value)
     assert "\n" not in message and message.startswith(f"tracking store {uri}: ")
+
+
+def test_the_fallback_store_is_named_by_its_full_path(tmp_path, monkeypatch):
+    """A relative fallback is fixed to the working directory of the moment: a message names a file the
+    user can find, and a later change of directory does not send runs to another file."""
+    monkeypatch.chdir(tmp_path)
+    assert Tracker("http://127.0.0.1:9").fallback_uri == f"sqlite:///{tmp_path / 'mlflow-fallback.db'}"
+    assert FALLBACK_TRACKING_URI == "sqlite:///mlflow-fallback.db"
+    for kept in ("sqlite:////srv/mlflow.db", "sqlite:///:memory:", "sqlite:///x.db?mode=ro", "http://127.0.0.1:9"):
+        assert absolute_sqlite_uri(kept) == kept
 
 
 @pytest.mark.parametrize("uri", ["sqlite:///mlflow.db", "http://127.0.0.1:5000", "https://mlflow.example.org"])
