@@ -40,16 +40,6 @@ APP = os.path.join(os.path.dirname(__file__), "..", "streamlit_app.py")
 __all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "free_port", "open_lab"]
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups from the marks
-def pytest_collection_modifyitems(items):
-    """Under README's `--dist loadgroup`, each module's tests run in one worker, so a module-scoped
-    fixture (a server, child processes, a sweep) is built once, not once per worker. A module
-    marked with a group of its own keeps it: the browser tests share one."""
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
-
-
 def pytest_unconfigure(config):
     shutil.rmtree(SESSION_DIR, ignore_errors=True)
 

@@ -19,9 +19,6 @@ import pytest
 
 from labs.registry import HOME, LABS
 
-# In one test worker with the other browser tests (`--dist loadgroup`): one server and one Chromium for all.
-pytestmark = pytest.mark.xdist_group("browser")
-
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
     pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
@@ -58,14 +55,6 @@ def _query(url: str) -> dict[str, str]:
 def _assert_no_exception(page, where: str) -> None:
     errors = bs.exception_texts(page)
     assert not errors, f"{where}: exception on the page:\n" + "\n---\n".join(errors)
-
-
-def test_the_browser_tests_share_one_worker(request):
-    """Under README's `--dist loadgroup`, xdist names this test `…@browser` once it has grouped it;
-    a pytest that xdist cannot group (9.2 with xdist 3.8) would start a server and a Chromium per worker."""
-    if not getattr(request.config.option, "loadgroup", False):  # what xdist sets in a worker of --dist loadgroup
-        pytest.skip("not run under xdist's --dist loadgroup")
-    assert request.node.nodeid.endswith("@browser"), f"not grouped: {request.node.nodeid}"
 
 
 def test_home_page_renders_in_english(page):

@@ -9,9 +9,6 @@ import time
 import browser_support as bs
 import pytest
 
-# In one test worker with the other browser tests (`--dist loadgroup`): one server and one Chromium for all.
-pytestmark = pytest.mark.xdist_group("browser")
-
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
     pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)

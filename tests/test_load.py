@@ -22,9 +22,6 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from labs import heavy_jobs
 from labs.registry import script_path
 
-# In one test worker with the other browser tests (`--dist loadgroup`): one server and one Chromium for all.
-pytestmark = pytest.mark.xdist_group("browser")
-
 SESSIONS = 8
 # The measurements at small sizes: the point is many heavy jobs at once, not the figures
 # (`python -m benchmarks.load_sessions` opens every lab at its defaults).

@@ -10,10 +10,8 @@ from mlflow.tracking import MlflowClient
 
 from tests.support import MlflowServer
 
-# In one test worker with the other browser tests (`--dist loadgroup`): one Chromium for all.
-pytestmark = [pytest.mark.xdist_group("browser")]
 if reason := bs.chromium_missing_reason():
-    pytestmark.append(pytest.mark.skip(reason=reason))
+    pytestmark = pytest.mark.skip(reason=reason)
 
 # Different settings on each app: a run carrying the other app's settings would show the mix-up.
 SETTINGS = ({"devices": 2, "batch": 64, "steps": 40, "seed": 11},
