@@ -119,11 +119,10 @@ def check_tracking_uri(uri: str) -> str:
 def absolute_sqlite_uri(uri: str) -> str:
     """A sqlite URI whose relative path is made absolute against the working directory now: the
     runs land in one file wherever the process is later, and a message can say where that is."""
-    prefix = "sqlite:///"
-    path = uri.removeprefix(prefix)
-    if not uri.startswith(prefix) or os.path.isabs(path) or "?" in path or path == ":memory:":
+    path = sqlite_path(uri)
+    if path is None or path.is_absolute() or not uri.startswith("sqlite:///") or "?" in uri:
         return uri
-    return prefix + os.path.abspath(path)
+    return f"sqlite:///{os.path.abspath(path)}"
 
 
 def store_locked(uri: str, timeout_s: float = LOCK_PROBE_TIMEOUT_S, write: bool = True) -> bool:
