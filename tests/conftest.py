@@ -44,6 +44,17 @@ def pytest_unconfigure(config):
     shutil.rmtree(SESSION_DIR, ignore_errors=True)
 
 
+# Modules of a few long tests and no costly module fixture, run first: xdist deals the first
+# quarter of the queue out in turn, so they split between the two workers, and the run ends on
+# short tests instead of one worker waiting for the other's last long one.
+LONG_TESTS_FIRST = ("test_two_servers.py", "test_load.py", "test_tracking_faults.py", "test_multiprocess.py",
+                    "test_zero.py", "test_browser_queue.py", "test_browser_links.py", "test_distributed.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: item.path.name not in LONG_TESTS_FIRST)  # stable: the rest keeps its order
+
+
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
     """Run the app on one lab (a file under labs/) with the given query parameters."""
     at = AppTest.from_file(APP, default_timeout=120)

@@ -41,7 +41,7 @@ def test_a_session_that_queued_and_left_does_not_hold_up_the_next_one():
     if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
         pytest.fail(f"CI=true but the browser cannot run: {_missing}")
     t0 = time.monotonic()
-    first, first_page = open_training(steps=1000)
+    first, first_page = open_training(steps=500)
     second, second_page = open_training(steps=100)
     try:
         first_page.locator(TRAIN).click()

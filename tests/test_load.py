@@ -26,7 +26,12 @@ SESSIONS = 8
 # The measurements at small sizes: the point is many heavy jobs at once, not the figures
 # (`python -m benchmarks.load_sessions` opens every lab at its defaults).
 LIGHT_SETTINGS = {"comm_benchmark": {"max_size": "64K", "max_devices": 4, "repeats": 2},
-                  "manual_parallelism": {"max_devices": 2, "repeats": 3}}
+                  "manual_parallelism": {"max_devices": 2, "repeats": 3},
+                  "jit_composition": {"repeats": 2},
+                  "training": {"steps": 50},
+                  "sharded_dp": {"steps": 25},
+                  "multiprocess": {"steps": 2},
+                  "demo": {"steps": 50}}
 # The server and the processes it starts (the multi-process lab's group): a small classroom host.
 MEMORY_LIMIT_BYTES = 2 * 2**30
 
@@ -50,7 +55,7 @@ def test_eight_sessions_on_the_heaviest_labs_all_finish(browser):
     report = bs.run_sessions(server, browser, labs, SESSIONS, settings=LIGHT_SETTINGS)
     print(f"\n{SESSIONS} sessions on {report.labs}: all done in {report.wall_s:.1f} s; "
           f"peak server RSS {report.peak_rss_bytes / 2**20:.0f} MiB (start {report.start_rss_bytes / 2**20:.0f} MiB); "
-          f"{report.queued_seen} showed 'queued'")
+          f"{report.queued_seen} showed 'queued'; finished at {[round(s, 1) for s in report.finished_s]} s")
     assert not report.unfinished, f"sessions still running after the timeout (deadlock?): {report.unfinished}"
     assert not report.exceptions, report.exceptions
     assert report.peak_rss_bytes < MEMORY_LIMIT_BYTES, f"server RSS {report.peak_rss_bytes / 2**20:.0f} MiB"
@@ -70,7 +75,7 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
     try:
         pages = [context.new_page() for _ in range(3)]
         for i, page in enumerate(pages):
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=2000, seed=i + 1))
+            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=500, seed=i + 1))
         for i, page in enumerate(pages):
             # A loaded machine (another test worker, three sessions) may take a while to draw the button.
             try:
