@@ -30,10 +30,18 @@ for name, value in {
 }.items():
     os.environ.setdefault(name, value)
 
+import functools
+
 import pytest
+from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
 import pmap_core  # noqa: F401 - configures 8 simulated devices and the worker pool
+
+# A new AppTest's first run scans the metadata of every installed distribution for Streamlit
+# components: about 1 s of CPU here, for each of the suite's hundreds of AppTests. What is
+# installed does not change while the tests run, so one scan per process answers for all.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
 
 APP = os.path.join(os.path.dirname(__file__), "..", "streamlit_app.py")
 
