@@ -3,7 +3,7 @@
 import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
-from labs import share, ui
+from labs import server_exit, share, ui
 from labs.first_imports import import_libraries
 from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path
@@ -11,6 +11,7 @@ from labs.registry import HOME, LABS, script_path
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/first_imports.py.
 import_libraries()
+server_exit.bound_graceful_shutdown()  # a stalled client cannot keep the server alive after SIGTERM
 
 st.set_page_config(page_title="pmap-lab", page_icon="⚡", layout="wide")
 
