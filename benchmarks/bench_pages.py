@@ -138,6 +138,38 @@ new MutationObserver((records) => {
   pushState(app && app.getAttribute('data-test-script-state'), t);
 }).observe(document, {subtree: true, attributes: true, childList: true, characterData: true,
                       attributeOldValue: true, attributeFilter: ['data-test-script-state']});
+// A fast rerun may start and end within one React commit: the state attribute then never changes.
+// So the end of each run is also read off the websocket: when the page receives the ForwardMsg whose
+// field 6 (script_finished) is 0 (FINISHED_SUCCESSFULLY), after every delta of the run.
+window.__finishes = [];
+const runFinished = (bytes) => {
+  let i = 0;
+  const varint = () => {
+    let value = 0, shift = 0, byte;
+    do { byte = bytes[i++]; value += (byte & 127) * 2 ** shift; shift += 7; } while (byte & 128);
+    return value;
+  };
+  while (i < bytes.length) {
+    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
+    if (wire === 0) { const value = varint(); if (field === 6) return value === 0; }
+    else if (wire === 2) { const length = varint(); i += length; }  // not i += varint(): i is read first
+    else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else return false;
+  }
+  return false;
+};
+const NativeWebSocket = window.WebSocket;
+window.WebSocket = class extends NativeWebSocket {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('message', (event) => {
+      if (event.data instanceof ArrayBuffer && runFinished(new Uint8Array(event.data))) {
+        window.__finishes.push(performance.now());  // not in an animation frame: a busy tab may get none
+      }
+    });
+  }
+};
 """
 SETTLED = f"document.querySelectorAll('{bs.SKELETON}').length === 0"
 
@@ -147,11 +179,16 @@ def rerun_end(page, since_ms: float, timeout_s: float) -> float | None:
     deadline = time.monotonic() + timeout_s
     while True:  # looks at least once: timeout_s=0 asks whether it has ended already
         started = False
-        for entry in page.evaluate("window.__states"):
+        states, finishes = page.evaluate("[window.__states, window.__finishes]")
+        for entry in states:
             if entry["t"] >= since_ms and entry["state"] == "running":
                 started = True
             elif started and entry["state"] == "notRunning":
                 return entry["t"]
+        # A run whose start and end the state attribute never showed: its end on the websocket.
+        ended = [t for t in finishes if t >= since_ms]
+        if ended and (not states or states[-1]["state"] == "notRunning"):
+            return ended[0]
         if time.monotonic() >= deadline:
             return None
         page.wait_for_timeout(20)

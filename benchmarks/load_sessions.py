@@ -121,14 +121,16 @@ class Session:
             # recorded since the interaction, and a screenshot.
             state = self.page.locator('[data-testid="stApp"]').get_attribute("data-test-script-state")
             origin, now = self.page.evaluate("[performance.timeOrigin, performance.now()]")
-            moved = origin != self.origin  # a new document: its clock starts at its own navigation
+            moved = self.origin is not None and origin != self.origin  # a new document: its clock starts anew
             since = self.since - (origin - self.origin) if moved else self.since
             changes = [(r["state"], round(r["t"] - since)) for r in self.page.evaluate("window.__states")[-4:]]
             main_changed = self.page.evaluate("window.__mainChanged") - since
+            finishes = [round(t - since) for t in self.page.evaluate("window.__finishes")[-3:]]
             shot = bs.save_screenshot(self.page, f"load-{self.name}-{what.replace(' ', '-')}")
             self.errors.append(f"{self.name}: {what} not done in time (script {state}, new document: {moved}, "
                                f"{(now - since) / 1000:.0f} s since; last state changes, ms after it: {changes}; "
-                               f"main area last changed {main_changed:.0f} ms after it; {shot})")
+                               f"main area last changed {main_changed:.0f} ms after it; runs finished, ms after "
+                               f"it: {finishes}; {shot})")
             self.since = None
 
     def close(self) -> None:
@@ -157,6 +159,7 @@ def press_train(page) -> str | None:
 def wait_all(sessions: list[Session], server, deadline: float, what: str, rss: list[int]) -> None:
     """Poll until every session's interaction has ended, sampling the server's memory."""
     pending = list(sessions)
+    print(f"  {time.strftime('%H:%M:%S')} {len(sessions)} session(s): {what}", file=sys.stderr, flush=True)
     while pending:  # looks at least once: an interaction that ended before the deadline passed is not lost
         rss.append(bs.server_rss_bytes(server))
         pending = [s for s in pending if not s.finished()]
