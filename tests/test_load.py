@@ -74,8 +74,11 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
     context = browser.new_context()  # three tabs: three Streamlit sessions
     try:
         pages = [context.new_page() for _ in range(3)]
+        # The first training holds the slot while the other two are pressed: on a busy machine pressing
+        # them takes seconds, and the training's own program is fast (500 steps in well under a second).
         for i, page in enumerate(pages):
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=500, seed=i + 1))
+            steps = 5000 if i == 0 else 500
+            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", steps=steps, seed=i + 1))
         for i, page in enumerate(pages):
             # A loaded machine (another test worker, three sessions) may take a while to draw the button.
             try:
