@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import pathlib
 import sys
@@ -34,11 +33,10 @@ from benchmarks.load_sessions import (
     CONCEPT_LABS,
     OUT,
     URL_PATHS,
-    per_added_session,
-    percentile,
-    print_table,
+    level_figures,
+    report,
     server_cpu_s,
-    write_outputs,
+    soak_figures,
 )
 from tests import browser_support as bs
 
@@ -195,13 +193,8 @@ async def class_level(server, students: int, trainers: int, timeout_s: float) ->
         await sampler
     concept = [x for s in students_ for x in s.latencies[concept_start[id(s)]:]]
     errors = [e for s in everyone for e in s.errors]
-    return {
-        "sessions": students, "trainers": trainers, "interactions": len(concept),
-        "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
-        "training_s": max(training_s, default=None), "errors": len(errors), "error_examples": errors[:5],
-        "peak_rss_mib": max(rss) / 2**20, "wall_s": time.monotonic() - started,
-        "server_cpu_s": server_cpu_s(server) - cpu_before, "switches_without_state_change": 0,
-    }
+    return level_figures(students, trainers, concept, training_s, errors, rss, time.monotonic() - started,
+                         server_cpu_s(server) - cpu_before)
 
 
 async def soak(server, count: int, timeout_s: float) -> dict:
@@ -219,11 +212,7 @@ async def soak(server, count: int, timeout_s: float) -> dict:
         errors += session.errors
         if (i + 1) % 20 == 0 or i + 1 == count:
             samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
-    after_20 = next((s["rss_mib"] for s in samples if s["sessions_done"] == 20), None)
-    end = samples[-1]["rss_mib"] if samples else None
-    return {"sessions": count, "rss_after_20_mib": after_20, "rss_end_mib": end,
-            "end_over_20": end / after_20 if after_20 and end else None, "samples": samples,
-            "errors": len(errors), "error_examples": errors[:5], "wall_s": time.monotonic() - started}
+    return soak_figures(count, samples, errors, time.monotonic() - started)
 
 
 async def run(server, class_sizes: list[int], trainers: int, soak_count: int, timeout_s: float):
@@ -255,14 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         levels, soaked = asyncio.run(run(server, args.class_sizes, args.trainers, args.soak, args.timeout))
     finally:
         bs.stop_server(server)
-    written = write_outputs(args.out, levels, soaked)
-    if args.json:
-        print(json.dumps({"load": load, "class": levels, "per_added_session_mib": per_added_session(levels),
-                          "soak": soaked}, default=str))
-    else:
-        print_table(levels, soaked, load)
-        print("written: " + ", ".join(str(p) for p in written))
-    return 1 if any(lv["errors"] for lv in levels) or (soaked and soaked["errors"]) else 0
+    return report(args.out, levels, soaked, load, args.json)
 
 
 if __name__ == "__main__":

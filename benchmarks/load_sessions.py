@@ -203,12 +203,19 @@ def class_level(server, context, students: int, trainers: int, timeout_s: float,
     finally:
         for session in trainees + students_:
             session.close()
+    return level_figures(students, trainers, concept, training_s, errors, rss, time.monotonic() - started,
+                         server_cpu_s(server) - cpu_before, drawn_unseen)
+
+
+def level_figures(students: int, trainers: int, concept: list[float], training_s: list[float], errors: list[str],
+                  rss: list[int], wall_s: float, cpu_s: float, drawn_unseen: int = 0) -> dict:
+    """One class size's row: latencies of the concept-lab interactions, the slowest training, memory, CPU."""
     return {
         "sessions": students, "trainers": trainers, "interactions": len(concept),
         "p50_s": percentile(concept, 50), "p95_s": percentile(concept, 95), "max_s": max(concept, default=None),
         "training_s": max(training_s, default=None), "errors": len(errors), "error_examples": errors[:5],
-        "peak_rss_mib": max(rss) / 2**20, "wall_s": time.monotonic() - started,
-        "server_cpu_s": server_cpu_s(server) - cpu_before, "switches_without_state_change": drawn_unseen,
+        "peak_rss_mib": max(rss) / 2**20, "wall_s": wall_s, "server_cpu_s": cpu_s,
+        "switches_without_state_change": drawn_unseen,
     }
 
 
@@ -261,11 +268,16 @@ def soak(server, context, count: int, timeout_s: float, max_s: float) -> dict:
             session.close()
         if (i + 1) % 20 == 0 or i + 1 == count:
             samples.append({"sessions_done": i + 1, "rss_mib": bs.server_rss_bytes(server) / 2**20})
+    return soak_figures(count, samples, errors, time.monotonic() - started)
+
+
+def soak_figures(count: int, samples: list[dict], errors: list[str], wall_s: float) -> dict:
+    """The soak's result: RSS after 20 sessions and at the end, and their ratio."""
     after_20 = next((s["rss_mib"] for s in samples if s["sessions_done"] == 20), None)
     end = samples[-1]["rss_mib"] if samples else None
     return {"sessions": count, "rss_after_20_mib": after_20, "rss_end_mib": end,
             "end_over_20": end / after_20 if after_20 and end else None, "samples": samples,
-            "errors": len(errors), "error_examples": errors[:5], "wall_s": time.monotonic() - started}
+            "errors": len(errors), "error_examples": errors[:5], "wall_s": wall_s}
 
 
 def write_outputs(out: pathlib.Path, levels: list[dict], soaked: dict | None) -> list[pathlib.Path]:
@@ -383,8 +395,13 @@ def main(argv: list[str] | None = None) -> int:
         else:
             levels = [class_level(server, context, n, args.trainers, args.timeout, args.max_minutes * 60)
                       for n in sorted(args.class_sizes)]
-    written = write_outputs(args.out, levels, soaked)
-    if args.json:
+    return report(args.out, levels, soaked, load, args.json)
+
+
+def report(out: pathlib.Path, levels: list[dict], soaked: dict | None, load: tuple, as_json: bool) -> int:
+    """Write the CSVs and the chart, print the figures; the exit status: 1 if any interaction failed."""
+    written = write_outputs(out, levels, soaked)
+    if as_json:
         print(json.dumps({"load": load, "class": levels, "per_added_session_mib": per_added_session(levels),
                           "soak": soaked}, default=str))
     else:

@@ -9,9 +9,9 @@ its `_DeadlockError`: an error page for that visitor. Importing them all under o
 before any page runs, leaves every later import a lookup in `sys.modules`.
 
 Then the objects these imports made (a quarter of a million: modules, functions, classes) are
-frozen out of the garbage collector's view. Streamlit runs a full collection after every script
-run (`runner.postScriptGC`), and walking them cost 0.13-0.25 s of held GIL per rerun, for every
-session of the server in turn; they live as long as the process anyway.
+frozen out of the garbage collector's view: a full collection (Python's own now and then, and
+Streamlit's after every script run where `runner.postScriptGC` is on) walked them in 0.13-0.25 s
+of held GIL, which every session of the server waited for; they live as long as the process anyway.
 """
 
 import gc
