@@ -16,7 +16,8 @@ import argparse
 import os
 import time
 
-from pmap_core import commbench, costfit, describe_runtime
+from pmap_core import commbench, describe_runtime
+from pmap_core.costs import fit as costfit
 
 
 def main() -> None:

@@ -14,12 +14,12 @@ import argparse
 import json
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
-from pmap_core import composition
+from pmap_core.concepts import jit_composition
 
 
 def measure(devices: int, rows: int, repeats: int) -> dict:
-    hlo = composition.compare_compiled(devices, rows)
-    speed = composition.compare_speed(devices, rows, repeats)
+    hlo = jit_composition.compare_compiled(devices, rows)
+    speed = jit_composition.compare_speed(devices, rows, repeats)
     return {
         "devices": devices, "rows": rows, "same_hlo": hlo.identical,
         "pmap_ms": speed.plain.median_s * 1e3, "pmap_jit_ms": speed.jitted.median_s * 1e3,

@@ -15,7 +15,7 @@ takes well under a millisecond: a median of a few calls would be noise).
 
 steady throughput = global batch × chunk / median call time (the `steady_throughput` of a training
 run). For each D the table names the fastest and says whether the default implementation
-(`TrainConfig().impl`) is within 10% of it (`pmap_core.impl_advice`); `spread` is the largest
+(`TrainConfig().impl`) is within 10% of it (`pmap_core.train.advice`); `spread` is the largest
 interquartile range / median of the three call times, a measure of how far to trust a gap between them.
 """
 
@@ -32,11 +32,12 @@ import jax
 import numpy as np
 
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
-from pmap_core import impl_advice, models
-from pmap_core.implementations import IMPLEMENTATIONS
 from pmap_core.runtime import describe_runtime
-from pmap_core.train_config import TrainConfig
-from pmap_core.train_program import compiled_chunk, place_inputs
+from pmap_core.train import advice as impl_advice
+from pmap_core.train import models
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.programs import compiled_chunk, place_inputs
+from pmap_core.train.replicated import IMPLEMENTATIONS
 
 LAB_CHUNK = 25  # steps per compiled call on the training page (labs/training.py, CHUNK)
 WORKLOADS = {  # name: the settings that differ from TrainConfig's defaults

@@ -31,11 +31,11 @@ from jax.flatten_util import ravel_pytree
 
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
 from benchmarks.bench_training import alternating_medians, chunked_vs_per_step
-from pmap_core import models
-from pmap_core.implementations import IMPLEMENTATIONS
 from pmap_core.runtime import describe_runtime
-from pmap_core.train_config import TrainConfig
-from pmap_core.train_program import compiled_chunk, place_inputs
+from pmap_core.train import models
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.programs import compiled_chunk, place_inputs
+from pmap_core.train.replicated import IMPLEMENTATIONS
 
 CHUNK = 50
 

@@ -33,13 +33,13 @@ import numpy as np
 from jax import lax
 
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
-from pmap_core import models
-from pmap_core.run_tracking import TrackingCallback
 from pmap_core.runtime import describe_runtime
 from pmap_core.timing import time_call
-from pmap_core.train_config import TrainConfig
-from pmap_core.train_program import compiled_chunk, place_inputs
-from pmap_core.training import train
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.train import models
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import train
+from pmap_core.train.programs import compiled_chunk, place_inputs
 
 
 def _inputs(config: TrainConfig, steps: int):
@@ -145,7 +145,7 @@ def _tracked_run(config: TrainConfig, tracker) -> tuple[float, float]:
 
 
 def logging_overhead(model: str, repeats: int) -> dict:
-    from pmap_core.mlflow_tracker import Tracker
+    from pmap_core.tracking.mlflow_tracker import Tracker
 
     config = TrainConfig(model=model, devices=min(8, jax.device_count()), steps=300,
                          global_batch=4096 if model == "mlp" else 256, hidden=512 if model == "mlp" else 32)

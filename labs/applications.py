@@ -7,7 +7,7 @@ import streamlit as st
 
 from labs import ui
 from labs.i18n import texts
-from pmap_core import costmodel as cm
+from pmap_core.costs import analytic as cm
 
 T = texts("applications")
 CUSTOM = "custom"

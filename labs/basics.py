@@ -5,7 +5,7 @@ import streamlit as st
 
 from labs import charts, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import sharding
+from pmap_core.concepts import sharding
 
 T = texts("basics")
 PAGE_MAX_BATCH = 4_096  # the sample chart stays readable and quick

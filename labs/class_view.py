@@ -4,7 +4,7 @@ import streamlit as st
 
 from labs import classroom, ui
 from labs.i18n import texts
-from pmap_core import classroom as core
+from pmap_core.tracking import classroom as core
 from pmap_core.tracking import redact_uri
 
 T = texts("class_view")

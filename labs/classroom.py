@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from labs.i18n import texts
-from pmap_core import classroom
+from pmap_core.tracking import classroom
 
 T = texts("class_view")  # the form's texts live with the Class page
 STUDENT_KEY, CODE_KEY = "classroom.student", "classroom.code"  # session state, shared by every page

@@ -6,7 +6,8 @@ import streamlit as st
 
 from labs import charts, ui
 from labs.i18n import texts
-from pmap_core import collectives, export
+from pmap_core import export
+from pmap_core.concepts import collectives
 
 T = texts("collectives")
 PAGE_MAX_SIZE = 32  # values per device that still read as a grid

@@ -8,8 +8,10 @@ import streamlit as st
 
 from labs import heavy_jobs, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import comm_share, commbench, costfit
-from pmap_core.sync_cost import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
+from pmap_core import commbench
+from pmap_core.concepts import comm_benchmark as comm_share
+from pmap_core.concepts.manual_parallelism import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
+from pmap_core.costs import fit as costfit
 
 T = texts("comm_benchmark")
 PREFIX = "comm_benchmark."
@@ -159,8 +161,8 @@ def log_button(result: commbench.SweepResult, fits: dict) -> None:
     """Log the sweep on screen as one MLflow run, so machines can be compared on the experiments page."""
     if not st.button(T("log.button"), key=PREFIX + "log"):
         return
-    from pmap_core.mlflow_tracker import Tracker  # MLflow loads only when a run is logged
     from pmap_core.tracking import check_tracking_uri, redact_uri, runtime_tags, tracking_uri
+    from pmap_core.tracking.mlflow_tracker import Tracker  # MLflow loads only when a run is logged
 
     def in_code_span(text: str) -> str:  # the texts put it between backticks: none may close the span
         return redact_uri(text).replace("`", "'")

@@ -10,8 +10,8 @@ import streamlit as st
 
 from labs import heavy_jobs, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import demo
-from pmap_core.pitfalls import format_values
+from pmap_core.practice import demo
+from pmap_core.practice.pitfalls import format_values
 
 T = texts("demo")
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from labs import charts, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import sharding
+from pmap_core.concepts import sharding
 
 T = texts("device_mapping")
 PAGE_MAX_SLICE = 16  # a readable grid

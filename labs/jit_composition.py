@@ -7,7 +7,10 @@ import streamlit as st
 
 from labs import heavy_jobs, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import composition, gradients, hlo, models
+from pmap_core import hlo
+from pmap_core.concepts import gradients
+from pmap_core.concepts import jit_composition as composition
+from pmap_core.train import models
 
 T = texts("jit_composition")
 

@@ -5,7 +5,7 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, shared_cache, ui
 from labs.i18n import texts
-from pmap_core import sync_cost
+from pmap_core.concepts import manual_parallelism as sync_cost
 
 T = texts("manual_parallelism")
 # Measuring compiles and times three programs per device count, so it runs on the button only;

@@ -9,7 +9,9 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import LabInputError, export, hlo, mesh_view, migration, models
+from pmap_core import LabInputError, export, hlo
+from pmap_core.concepts import mesh_view, migration
+from pmap_core.train import models
 
 T = texts("migration")
 PROGRAMS = {"pmap": migration.pmap_step, "shard_map": migration.shard_map_step, "jit": migration.jit_step}

@@ -6,8 +6,8 @@ import streamlit as st
 
 from labs import heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import pitfalls
-from pmap_core.pitfalls import entries as pitfall_entries
+from pmap_core.practice import pitfalls
+from pmap_core.practice.pitfalls import entries as pitfall_entries
 
 T = texts("mistakes")
 RAN_KEY = "mistakes.ran"  # entries this session has run, so their results stay on screen

@@ -11,11 +11,12 @@ import streamlit as st
 
 from labs import heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import data_loading, launch
-from pmap_core.cli_launch import run_per_host
-from pmap_core.implementations import IMPLEMENTATIONS
+from pmap_core.cli.launch import run_per_host
 from pmap_core.tracking import redact_uri
-from pmap_core.train_config import TrainConfig
+from pmap_core.train import launch
+from pmap_core.train import loading as data_loading
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.replicated import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 
 T = texts("multiprocess")

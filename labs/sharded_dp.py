@@ -10,11 +10,14 @@ import streamlit as st
 
 from labs import charts, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import costmodel, train_config, training, zero_compare
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackedTraining, TrackingCallback
+from pmap_core.concepts import sharded_dp as zero_compare
+from pmap_core.costs import analytic
 from pmap_core.runtime import device_ladder
 from pmap_core.tracking import redact_uri
+from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train import config as train_config
+from pmap_core.train import loop as training
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("sharded_dp")
@@ -241,5 +244,5 @@ with ui.guard(T):
 if LAST_RUN not in st.session_state and MEASURED not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-ui.show_code(T, zero_compare.measure_all, zero_compare.largest_models, costmodel.zero_memory_per_device,
-             costmodel.zero_comm_bytes_per_step, costmodel.largest_model_params)
+ui.show_code(T, zero_compare.measure_all, zero_compare.largest_models, analytic.zero_memory_per_device,
+             analytic.zero_comm_bytes_per_step, analytic.largest_model_params)

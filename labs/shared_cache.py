@@ -89,7 +89,8 @@ def _imports() -> None:
 
 def _tracking_store() -> None:
     """MLflow's client and its connection to the store (opening a sqlite store checks its schema: seconds)."""
-    from pmap_core import experiments, tracking
+    from pmap_core import tracking
+    from pmap_core.tracking import experiments
 
     uri = tracking.tracking_uri()
     if uri.startswith("sqlite:///") and not os.path.exists(uri.removeprefix("sqlite:///")):
@@ -100,7 +101,8 @@ def _tracking_store() -> None:
 
 def _concept_defaults() -> None:
     """The programs the concept labs compile at their default settings (pure pmap_core calls)."""
-    from pmap_core import runtime, sharding
+    from pmap_core import runtime
+    from pmap_core.concepts import sharding
 
     devices = runtime.describe_runtime().device_count
     sharding.parallel_mean(12, min(4, devices), "error")
@@ -109,7 +111,8 @@ def _concept_defaults() -> None:
 
 def _demo_default() -> None:
     """The demo's run at its default settings, shared with the first visitors."""
-    from pmap_core import demo, runtime
+    from pmap_core import runtime
+    from pmap_core.practice import demo
 
     devices = runtime.describe_runtime().device_count
     settings = (min(8, devices), 1 if devices > 1 else 2, 300, 0.5)
@@ -117,7 +120,8 @@ def _demo_default() -> None:
 
 
 def _composition_default() -> None:
-    from pmap_core import composition, runtime
+    from pmap_core import runtime
+    from pmap_core.concepts import jit_composition as composition
 
     devices = runtime.describe_runtime().device_count
     shared_results("jit_composition").put((devices, 128, 10, 3), composition.composition_report(devices, 128, 10, 3))

@@ -7,11 +7,15 @@ import streamlit as st
 
 from labs import charts, classroom, heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core import export, impl_advice, implementations, models, train_config, training
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackedSweep, TrackedTraining, TrackingCallback
+from pmap_core import export
 from pmap_core.runtime import device_ladder
 from pmap_core.tracking import redact_uri
+from pmap_core.tracking.callback import TrackedSweep, TrackedTraining, TrackingCallback
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train import advice as impl_advice
+from pmap_core.train import config as train_config
+from pmap_core.train import loop as training
+from pmap_core.train import models, replicated
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("training")
@@ -224,7 +228,7 @@ with cols[0]:
     devices = ui.url_devices(T, max_devices)
     scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, "strong", radio=True)
 with cols[1]:
-    impl = ui.url_choice(T, "impl", implementations.IMPLEMENTATIONS, "pmap", radio=True)
+    impl = ui.url_choice(T, "impl", replicated.IMPLEMENTATIONS, "pmap", radio=True)
     global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
     learning_rate = ui.url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
     steps = ui.url_int(T, "steps", 300, 1, MAX_STEPS, slider=False, step=50)
@@ -253,7 +257,7 @@ with ui.guard(T):
     if train_clicked:
         run_training(config)
     if sweep_clicked:
-        sweep_impls = implementations.IMPLEMENTATIONS if compare else None
+        sweep_impls = replicated.IMPLEMENTATIONS if compare else None
         train_config.check_sweep(config, sweep_counts, sweep_impls)
         run_sweep(config, sweep_counts, sweep_impls)
 
@@ -264,6 +268,6 @@ if LAST_SWEEP in st.session_state:
 if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-IMPLEMENTED_BY = {"pmap": implementations.pmap_chunk, "shard_map": implementations.shard_map_chunk,
-                  "jit": implementations.jit_chunk}
+IMPLEMENTED_BY = {"pmap": replicated.pmap_chunk, "shard_map": replicated.shard_map_chunk,
+                  "jit": replicated.jit_chunk}
 ui.show_code(T, IMPLEMENTED_BY[impl], training.train, training.sweep, TrackingCallback)

@@ -9,9 +9,10 @@ import streamlit as st
 from labs import classroom, ui
 from labs.i18n import language, texts
 from labs.registry import LABS
-from pmap_core import LabInputError, worksheets
-from pmap_core.classroom import record_exercise
+from pmap_core import LabInputError
+from pmap_core.practice import worksheets
 from pmap_core.tracking import redact_uri
+from pmap_core.tracking.classroom import record_exercise
 
 T = texts("worksheet")
 # sheet id -> step id -> {"prediction", "answer", "correct", "recorded", "record_error"}

@@ -1,5 +1,5 @@
 import sys
 
-from pmap_core.cli import main
+from pmap_core.cli.commands import main
 
 sys.exit(main())

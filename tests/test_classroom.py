@@ -11,8 +11,7 @@ import pytest
 from conftest import assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 
-from pmap_core import classroom
-from pmap_core.tracking import EXPERIMENT
+from pmap_core.tracking import EXPERIMENT, classroom
 from tests.support import MlflowServer
 
 # Each would be a link, an image, raw HTML or a code span if it reached markdown; a quote and a

@@ -9,11 +9,11 @@ import sys
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pmap_core.cli import build_parser, main
-from pmap_core.cli_training import make_tracker
-from pmap_core.distributed import ProcessInfo
-from pmap_core.mlflow_tracker import Tracker
+from pmap_core.cli.commands import build_parser, main
+from pmap_core.cli.training import make_tracker
 from pmap_core.tracking import NullTracker
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train.distributed import ProcessInfo
 from tests.support import new_tracking_store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from pmap_core import LabInputError
-from pmap_core.collectives import OPS, compiled_collective, reference, ring_pairs, run_collective
+from pmap_core.concepts.collectives import OPS, compiled_collective, reference, ring_pairs, run_collective
 
 DEVICE_COUNTS = (1, 2, 4, 8)
 

@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 from conftest import assert_clean, open_lab
 
-from pmap_core import LabInputError, cli, comm_share, commbench, costfit
+from pmap_core import LabInputError, commbench
+from pmap_core.cli.commands import main as cli_main
+from pmap_core.concepts import comm_benchmark as comm_share
+from pmap_core.costs import fit as costfit
 from tests.support import new_tracking_store
 
 ROOT = os.path.join(os.path.dirname(__file__), "..")
@@ -255,7 +258,7 @@ def test_page_in_chinese_with_the_training_panel():
 
 
 def test_cli_rejects_a_bad_sweep(capsys):
-    assert cli.main(["bench", "collectives", "--devices", "1", "--no-tracking"]) == 2
+    assert cli_main(["bench", "collectives", "--devices", "1", "--no-tracking"]) == 2
     assert "at least 2 devices" in capsys.readouterr().err
 
 

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 from conftest import assert_clean, open_lab
 
-from pmap_core import LabInputError, composition, gradients, hlo
+from pmap_core import LabInputError, hlo
+from pmap_core.concepts import gradients
+from pmap_core.concepts import jit_composition as composition
 
 
 @pytest.mark.parametrize("devices", [1, 8])

@@ -3,7 +3,7 @@
 import pytest
 
 from pmap_core import LabInputError
-from pmap_core import costmodel as cm
+from pmap_core.costs import analytic as cm
 
 
 def test_gradient_bytes_is_params_times_bytes():

@@ -5,8 +5,9 @@ import functools
 import numpy as np
 import pytest
 
-from pmap_core import LabInputError, demo
-from pmap_core.pitfalls import Captured, capture
+from pmap_core import LabInputError
+from pmap_core.practice import demo
+from pmap_core.practice.pitfalls import Captured, capture
 
 
 @functools.cache

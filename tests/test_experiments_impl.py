@@ -1,6 +1,6 @@
 """The experiments page compares runs across implementations: a real sqlite MLflow store filled with
 real runs of pmap, shard_map and jit (one sweep of every implementation at D = 1, 2) and one run
-recorded the way runs were before `impl` was a param; pmap_core.experiments' frames and the page
+recorded the way runs were before `impl` was a param; pmap_core.tracking.experiments' frames and the page
 show the three, the filter narrows them, and every value is the one MLflow holds."""
 
 import json
@@ -13,12 +13,13 @@ from conftest import assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from pmap_core import experiments, impl_advice
-from pmap_core.implementations import IMPLEMENTATIONS
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackingCallback
-from pmap_core.train_config import TrainConfig
-from pmap_core.training import sweep, train
+from pmap_core.tracking import experiments
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train import advice as impl_advice
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import sweep, train
+from pmap_core.train.replicated import IMPLEMENTATIONS
 from tests.support import new_tracking_store
 
 SWEPT = TrainConfig(model="linear", devices=2, global_batch=32, steps=20, chunk=10)

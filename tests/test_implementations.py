@@ -10,12 +10,12 @@ from mlflow.tracking import MlflowClient
 from test_cli_training import TINY, run_cli
 
 from pmap_core import hlo
-from pmap_core.implementations import IMPLEMENTATIONS
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackingCallback
-from pmap_core.train_config import TrainConfig, validate
-from pmap_core.train_program import compiled_chunk
-from pmap_core.training import sweep, train
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.loop import sweep, train
+from pmap_core.train.programs import compiled_chunk
+from pmap_core.train.replicated import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 from tests.support import new_tracking_store
 

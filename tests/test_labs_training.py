@@ -11,8 +11,9 @@ import pytest
 from conftest import assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 
-from pmap_core import experiments, impl_advice
-from pmap_core.implementations import IMPLEMENTATIONS
+from pmap_core.tracking import experiments
+from pmap_core.train import advice as impl_advice
+from pmap_core.train.replicated import IMPLEMENTATIONS
 from tests.support import MlflowServer, new_tracking_store
 
 

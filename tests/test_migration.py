@@ -10,7 +10,9 @@ import pytest
 from conftest import assert_clean, open_lab
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from pmap_core import LabInputError, mesh_view, migration, models
+from pmap_core import LabInputError
+from pmap_core.concepts import mesh_view, migration
+from pmap_core.train import models
 
 # --- one step, three ways ---------------------------------------------------------------
 

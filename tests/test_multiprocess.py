@@ -11,8 +11,11 @@ import psutil
 import pytest
 from conftest import assert_clean, open_lab
 
-from pmap_core import cli, data_loading, experiments, launch
-from pmap_core.train_config import TrainConfig
+from pmap_core.cli.commands import main as cli_main
+from pmap_core.tracking import experiments
+from pmap_core.train import launch
+from pmap_core.train import loading as data_loading
+from pmap_core.train.config import TrainConfig
 from tests.support import new_tracking_store
 
 SETTINGS = dict(model="linear", global_batch=16, steps=4, learning_rate=0.3, seed=5)
@@ -113,7 +116,7 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(tmp_path):
 
 
 def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
-    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "4", "train", "--global-batch", "12"])
+    status = cli_main(["launch", "--processes", "2", "--devices-per-process", "4", "train", "--global-batch", "12"])
     assert status == 2
     assert "the global batch 12 does not split over 8 devices (2 processes × 4)" in capsys.readouterr().err
     assert pmap_core_children() == []
@@ -122,7 +125,7 @@ def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
 def test_launch_command_records_one_run_with_every_process_timings(tmp_path, capfd, monkeypatch):
     uri = new_tracking_store(tmp_path / "mlflow.db")
     monkeypatch.chdir(tmp_path)
-    status = cli.main(["launch", "--processes", "2", "--devices-per-process", "4", *train_args("pmap"),
+    status = cli_main(["launch", "--processes", "2", "--devices-per-process", "4", *train_args("pmap"),
                        "--tracking-uri", uri])
     out, err = capfd.readouterr()
     assert status == 0, err[-3000:]

@@ -10,8 +10,9 @@ import jax
 import numpy as np
 import pytest
 
-from pmap_core import LabInputError, pitfalls
-from pmap_core.pitfalls import runtime as pitfalls_runtime
+from pmap_core import LabInputError
+from pmap_core.practice import pitfalls
+from pmap_core.practice.pitfalls import runtime as pitfalls_runtime
 
 N = jax.local_device_count()
 
@@ -186,8 +187,8 @@ def test_shard_map_trap_fix_includes_the_idiomatic_grad_outside_shard_map():
 _CHILD = """
 import json
 import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
-from pmap_core import pitfalls
-from pmap_core.pitfalls import entries
+from pmap_core.practice import pitfalls
+from pmap_core.practice.pitfalls import entries
 runs = {i: pitfalls.run_pitfall(i) for i in pitfalls.pitfall_ids()}
 print(json.dumps({i: {"claim": r.claim_holds, "raised": r.mistake.raised, "kind": r.kind, "fix_raised": r.fix.raised,
                       "differs_here": entries.differs_here(i), "mistake": r.mistake.as_text()[:300]}
@@ -221,7 +222,7 @@ def pitfalls_at_each_device_count():
 @pytest.mark.parametrize("devices", PITFALL_DEVICE_COUNTS)
 def test_every_claim_holds_at_each_device_count(pitfalls_at_each_device_count, devices):
     """What the page says holds with 1, 2 and 3 devices too: one device is where an app may start."""
-    from pmap_core.pitfalls import entries
+    from pmap_core.practice.pitfalls import entries
 
     for pitfall_id, got in pitfalls_at_each_device_count[devices].items():
         assert got["claim"] and not got["fix_raised"], (devices, pitfall_id, got["mistake"])
@@ -233,7 +234,7 @@ def test_every_claim_holds_at_each_device_count(pitfalls_at_each_device_count, d
 
 
 def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pitfalls_at_each_device_count):
-    from pmap_core.pitfalls import entries
+    from pmap_core.practice.pitfalls import entries
 
     one = pitfalls_at_each_device_count[1]
     not_showing = {i for i, got in one.items()
@@ -254,7 +255,7 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
         "import sys\n"
         "sys.path.insert(0, 'tests')\n"
         "from conftest import assert_clean, open_lab\n"
-        "from pmap_core.pitfalls import entries\n"
+        "from pmap_core.practice.pitfalls import entries\n"
         "for entry in sorted(entries.NEEDS_TWO_DEVICES) + ['leading_axis']:\n"
         "    for lang in ('en', 'zh'):\n"
         "        at = open_lab('mistakes', lang=lang, entry=entry)\n"
@@ -270,7 +271,7 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     table = importlib.import_module("labs.texts.mistakes").TEXTS
-    from pmap_core.pitfalls import entries
+    from pmap_core.practice.pitfalls import entries
 
     for entry in sorted(entries.NEEDS_TWO_DEVICES):
         for lang in ("en", "zh"):

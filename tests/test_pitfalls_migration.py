@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from conftest import assert_clean
 
-from pmap_core import pitfalls
-from pmap_core.pitfalls import entries, migration
+from pmap_core.practice import pitfalls
+from pmap_core.practice.pitfalls import entries, migration
 
 N = jax.local_device_count()
 MIGRATION = ("committed_input", "shard_map_in_specs", "nested_pmap", "pmap_shmap_merge_flag", "device_put_sharded")

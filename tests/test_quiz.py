@@ -6,7 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from pmap_core import LabInputError, quiz
+from pmap_core import LabInputError
+from pmap_core.practice import quiz
 
 N = jax.local_device_count()
 

@@ -13,7 +13,10 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core import hlo, quiz, quiz_modern, train_program
+from pmap_core import hlo
+from pmap_core.practice import quiz
+from pmap_core.practice.quiz import modern
+from pmap_core.train import programs
 
 N = jax.local_device_count()
 MODERN = ("collectives_sum_rows", "collectives_replicate", "shard_map_body_shape", "replicated_output",
@@ -35,7 +38,7 @@ def test_at_least_five_modern_questions_registered_with_texts():
     assert set(MODERN) <= set(quiz.question_ids()) and len(MODERN) >= 5
     table = importlib.import_module("labs.texts.interview").TEXTS
     for question_id in MODERN:
-        assert quiz.get_question(question_id).program.__module__ == quiz_modern.__name__
+        assert quiz.get_question(question_id).program.__module__ == modern.__name__
         for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
             assert table[key]["en"] and table[key]["zh"], key
 
@@ -70,7 +73,7 @@ def test_a_p_empty_output_is_whole_on_every_device():
 
 
 def _bytes_moved(impl: str) -> int:
-    program = train_program.compiled_chunk(impl, "mlp", N, 8, 4, 16, 1)
+    program = programs.compiled_chunk(impl, "mlp", N, 8, 4, 16, 1)
     return sum(c.operand_bytes for c in hlo.collectives(program.run.as_text()) if (c.group_size or N) > 1)
 
 

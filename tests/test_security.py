@@ -71,7 +71,7 @@ def test_no_page_runs_code_typed_by_a_user():
 
 
 def test_snippets_for_a_fresh_python_are_literals():
-    """pmap_core.pitfalls runs demonstration snippets in a child Python (exec of argv): every
+    """pmap_core.practice.pitfalls runs demonstration snippets in a child Python (exec of argv): every
     snippet must be written in the source, never built from what a reader typed."""
 
     def literal(node) -> bool:  # "…" or "…" + "…"

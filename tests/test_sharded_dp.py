@@ -16,7 +16,10 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
 from labs.texts.interview_zero import TEXTS as QUIZ_TEXTS
-from pmap_core import costmodel, quiz, quiz_zero, zero_compare
+from pmap_core.concepts import sharded_dp as zero_compare
+from pmap_core.costs import analytic
+from pmap_core.practice import quiz
+from pmap_core.practice.quiz import zero as quiz_zero
 
 TINY = {"devices": 2, "batch": 16, "steps": 4, "hidden": 8, "features": 4, "accum": 2, "measure_max": 2,
         "compare": "true", "strategy": "zero3"}
@@ -109,7 +112,7 @@ def test_largest_model_table_is_the_budget_over_measured_bytes(page):
         f = next(x for x in footprints if (x.strategy, x.devices) == (row["strategy"], 2))
         assert row["bytes_per_param"] == pytest.approx(zero_compare.total_bytes(f) / f.param_count)
         assert row["largest_measured_b"] == pytest.approx(80e9 / row["bytes_per_param"] / 1e9)
-        assert row["largest_model_b"] == pytest.approx(costmodel.largest_model_params(80e9, 2, row["strategy"]) / 1e9)
+        assert row["largest_model_b"] == pytest.approx(analytic.largest_model_params(80e9, 2, row["strategy"]) / 1e9)
 
 
 def test_the_chinese_page_reuses_the_measurement(page):
@@ -146,7 +149,7 @@ def test_applications_calculator_shards_with_the_zero_formula():
     assert_clean(at)
     memory = next(frame for frame in frames_of(at) if "GB" in frame)
     # bf16 mixed precision with Adam: 2 + 2 bytes, then 8 of moments + 4 of master weights, all over D = 8.
-    model = costmodel.zero_memory_per_device(6.7e9, 8, "zero3", 2.0, 2.0, 12.0)
+    model = analytic.zero_memory_per_device(6.7e9, 8, "zero3", 2.0, 2.0, 12.0)
     assert memory["GB"].sum() == pytest.approx(model.total / 1e9)
     assert model.total / 6.7e9 == pytest.approx(16 / 8)
 
@@ -186,7 +189,7 @@ def test_memory_formula_matches_the_measured_shards(page):
     """The quiz's bytes per parameter (costmodel) against the lab's measured runs at D = 2 (biases of width 1
     stay whole, so measurement sits a few per cent above)."""
     for f in page.session_state["sharded_dp.footprints"]:
-        model = costmodel.zero_memory_per_device(1.0, f.devices, f.strategy, 4.0, 4.0, 8.0).total
+        model = analytic.zero_memory_per_device(1.0, f.devices, f.strategy, 4.0, 4.0, 8.0).total
         assert zero_compare.total_bytes(f) / f.param_count == pytest.approx(model, rel=0.1)
 
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmap_core import LabInputError
-from pmap_core.sharding import (
+from pmap_core.concepts.sharding import (
     device_inventory,
     map_leading_axis,
     parallel_mean,

@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from pmap_core import LabInputError
-from pmap_core.sharding import plan_shards, shard_batch
-from pmap_core.sync_cost import (
+from pmap_core.concepts.manual_parallelism import (
     compiled_step,
     local_gradients,
     make_problem,
@@ -14,6 +13,7 @@ from pmap_core.sync_cost import (
     measure_step,
     measure_sync_cost,
 )
+from pmap_core.concepts.sharding import plan_shards, shard_batch
 
 
 def test_sweep_has_one_sane_row_per_device_count():
@@ -26,7 +26,7 @@ def test_sweep_has_one_sane_row_per_device_count():
 
 def _fake_medians(monkeypatch, medians):
     """Stand in for the clock: each of the three programs takes the given median, so the split is checkable."""
-    import pmap_core.sync_cost as sync_cost
+    import pmap_core.concepts.manual_parallelism as sync_cost
     from pmap_core.timing import Timing
 
     def time_call(fn, *args, repeats=5):

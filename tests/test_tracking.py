@@ -8,12 +8,11 @@ import pytest
 from conftest import free_port
 from mlflow.tracking import MlflowClient
 
-from pmap_core import experiments
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackingCallback
-from pmap_core.tracking import NullTracker, runtime_tags, ui_command
-from pmap_core.train_config import TrainConfig
-from pmap_core.training import Progress, sweep, train
+from pmap_core.tracking import NullTracker, experiments, runtime_tags, ui_command
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import Progress, sweep, train
 from tests.support import MlflowServer, empty_tracking_store
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)

@@ -14,9 +14,6 @@ from mlflow.tracking import MlflowClient
 from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
 from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-from pmap_core.mlflow_store import MOVED_TO_TAG, experiment_id
-from pmap_core.mlflow_tracker import Tracker
-from pmap_core.run_tracking import TrackingCallback
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
     absolute_sqlite_uri,
@@ -26,8 +23,11 @@ from pmap_core.tracking import (
     store_locked,
     ui_command,
 )
-from pmap_core.train_config import TrainConfig
-from pmap_core.training import Progress, sweep, train
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.tracking.mlflow_store import MOVED_TO_TAG, experiment_id
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import Progress, sweep, train
 from pmap_core.validation import LabInputError
 from tests.support import ROOT, empty_tracking_store, new_tracking_store
 

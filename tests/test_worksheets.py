@@ -14,10 +14,11 @@ from conftest import assert_clean, open_lab
 
 from labs.registry import LABS, script_path
 from labs.texts.glossary import GLOSSARY
-from pmap_core import LabInputError, worksheets
-from pmap_core.run_tracking import TrackedSweep
-from pmap_core.train_config import TrainConfig
-from pmap_core.training import sweep as run_sweep
+from pmap_core import LabInputError
+from pmap_core.practice import worksheets
+from pmap_core.tracking.callback import TrackedSweep
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import sweep as run_sweep
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SHEETS = worksheets.load_sheets()
@@ -139,7 +140,7 @@ hints = [{{ en = "h", zh = "提" }}]
 HEAD = 'title = { en = "t", zh = "题" }\nintro = { en = "i", zh = "介" }\n'
 
 
-def _sheet(function: str = "pmap_core.sharding.plan_shards", result: str = '["per_device"]') -> str:
+def _sheet(function: str = "pmap_core.concepts.sharding.plan_shards", result: str = '["per_device"]') -> str:
     return HEAD + GOOD_STEP.format(function=function, result=result)
 
 
@@ -150,8 +151,8 @@ def test_a_well_formed_sheet_loads_and_runs():
 
 @pytest.mark.parametrize("text", [
     _sheet(function="os.system"),
-    _sheet(function="pmap_core.worksheets.function_of"),
-    _sheet(function="pmap_core.quiz.get_question"),
+    _sheet(function="pmap_core.practice.worksheets.function_of"),
+    _sheet(function="pmap_core.practice.quiz.get_question"),
     _sheet(result='["__class__", "__init__", "__globals__"]'),
     _sheet(result='["per_device", true]'),
     _sheet().replace('zh = "问" ', ""),

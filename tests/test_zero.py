@@ -6,10 +6,10 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pmap_core import costmodel
-from pmap_core.cli import main
-from pmap_core.train_config import TrainConfig, validate
-from pmap_core.training import train
+from pmap_core.cli.commands import main
+from pmap_core.costs import analytic
+from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.loop import train
 from pmap_core.validation import LabInputError
 
 # 321 parameters: w1 (8, 32), b1 (32,), w2 (32,) split over D ≤ 8; the scalar b2 stays whole.
@@ -73,15 +73,15 @@ def test_bfloat16_gradients_halve_the_gradient_collective():
 
 def test_the_textbook_formulas():
     psi = 1e9
-    assert costmodel.zero_memory_per_device(psi, 8, "dp", 2, 2, 12).total == 16 * psi  # ZeRO §3
-    assert costmodel.zero_memory_per_device(psi, 8, "zero3", 2, 2, 12).total == 2 * psi
-    assert costmodel.zero_memory_per_device(psi, 4, "zero1", 2, 2, 12).total == 4 * psi + 3 * psi
-    assert costmodel.zero_comm_bytes_per_step(psi, 8, "dp", 1, 1) == pytest.approx(2 * psi * 7 / 8)
-    assert costmodel.zero_comm_bytes_per_step(psi, 8, "zero3", 1, 1) == pytest.approx(3 * psi * 7 / 8)
-    assert costmodel.zero_comm_bytes_per_step(psi, 1, "zero2") == 0
-    assert costmodel.largest_model_params(16e9, 8, "zero3") == pytest.approx(8e9)
+    assert analytic.zero_memory_per_device(psi, 8, "dp", 2, 2, 12).total == 16 * psi  # ZeRO §3
+    assert analytic.zero_memory_per_device(psi, 8, "zero3", 2, 2, 12).total == 2 * psi
+    assert analytic.zero_memory_per_device(psi, 4, "zero1", 2, 2, 12).total == 4 * psi + 3 * psi
+    assert analytic.zero_comm_bytes_per_step(psi, 8, "dp", 1, 1) == pytest.approx(2 * psi * 7 / 8)
+    assert analytic.zero_comm_bytes_per_step(psi, 8, "zero3", 1, 1) == pytest.approx(3 * psi * 7 / 8)
+    assert analytic.zero_comm_bytes_per_step(psi, 1, "zero2") == 0
+    assert analytic.largest_model_params(16e9, 8, "zero3") == pytest.approx(8e9)
     with pytest.raises(LabInputError) as error:
-        costmodel.zero_memory_per_device(psi, 8, "zero4")
+        analytic.zero_memory_per_device(psi, 8, "zero4")
     assert error.value.code == "unknown_strategy"
 
 

@@ -22,10 +22,10 @@ _lock = threading.Lock()
 
 
 def _train_runs(uri: str) -> None:
-    from pmap_core.mlflow_tracker import Tracker
-    from pmap_core.run_tracking import TrackingCallback
-    from pmap_core.train_config import TrainConfig
-    from pmap_core.training import sweep, train
+    from pmap_core.tracking.callback import TrackingCallback
+    from pmap_core.tracking.mlflow_tracker import Tracker
+    from pmap_core.train.config import TrainConfig
+    from pmap_core.train.loop import sweep, train
 
     tracker = Tracker(uri)
     small = TrainConfig(model="linear", devices=2, global_batch=32, steps=20, chunk=10)

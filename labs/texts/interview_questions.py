@@ -162,7 +162,7 @@ TEXTS = {
               "min(D, cores), and other work on the machine moves the figure.",
         "zh": "此处实测：{answer} 倍。模拟的 CPU 设备共享物理核，上限是 min(D, 核数)，机器上的其他负载也会影响这个数字。",
     },
-    # --- the modern ways: jit with shardings, shard_map (pmap_core/quiz_modern.py) ---
+    # --- the modern ways: jit with shardings, shard_map (pmap_core/practice/quiz/modern.py) ---
     "w.question.collectives_sum_rows": {"en": "Collectives for a sum over split rows",
                                         "zh": "对切分的行求和需要的集合通信"},
     "q.collectives_sum_rows.text": {

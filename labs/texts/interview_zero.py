@@ -1,4 +1,4 @@
-"""Texts of the interview questions on ZeRO / FSDP (programs in pmap_core/quiz_zero.py), in the key format of
+"""Texts of the interview questions on ZeRO / FSDP (programs in pmap_core/practice/quiz/zero.py), in the key format of
 interview_questions.py: w.question.<id>, q.<id>.text, q.<id>.explain ({n} devices, the computed {answer})."""
 
 _MEMORY_TEXT = {

@@ -4,7 +4,7 @@ Message size S follows nccl-tests: the per-device buffer for all-reduce (in and
 out S), the per-device *output* for all-gather (each device sends S/D), the
 per-device *input* for reduce-scatter (each keeps S/D). So no buffer exceeds S
 per device. algbw = S / t; busbw = algbw × 2(D−1)/D for all-reduce and
-× (D−1)/D for all-gather and reduce-scatter (`pmap_core.ring`).
+× (D−1)/D for all-gather and reduce-scatter (`pmap_core.costs.ring`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from pmap_core import ring
+from pmap_core.costs import ring
 from pmap_core.runtime import MAX_CPU_DEVICES, device_ladder
 from pmap_core.validation import MAX_ELEMENTS, LabInputError, check_devices, check_int
 

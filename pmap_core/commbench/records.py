@@ -6,7 +6,7 @@ import dataclasses
 import math
 
 from pmap_core.commbench.plan import SweepPlan, busbw_factor
-from pmap_core.costfit import Fits
+from pmap_core.costs.fit import Fits
 from pmap_core.tracking import RunTracker
 
 

@@ -1,0 +1,1 @@
+"""The headless command line: `python -m pmap_core <command> …` (`commands.main`)."""

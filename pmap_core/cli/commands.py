@@ -1,0 +1,72 @@
+"""Headless commands: `python -m pmap_core <command> …` on the same code path as the labs.
+
+Each command module registers its own sub-parser; bad input is reported as
+one line on stderr with exit status 2, never a traceback. SIGTERM (what `timeout`,
+systemd or a container runtime sends) stops a command like Ctrl-C does: every open
+MLflow run ends KILLED with what it logged so far, and the status is 143.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pmap_core.cli import bench, export, launch, training
+from pmap_core.runtime import configure_runtime
+from pmap_core.validation import LabInputError
+
+TERMINATED_STATUS = 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """SIGTERM as an exception the training path sees. Not an `Exception`: runs it stops end KILLED."""
+
+
+def _raise_terminated(signum: int, frame: object) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # a second SIGTERM must not interrupt the cleanup
+    raise Terminated
+
+
+@contextmanager
+def _sigterm_raises() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m pmap_core", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for module in (training, bench, launch, export):
+        module.register(commands)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        configure_runtime()
+    except ValueError as error:  # PMAP_LAB_DEVICES
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    args = build_parser().parse_args(argv)
+    try:
+        with _sigterm_raises():
+            return int(args.run(args) or 0)
+    except LabInputError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except Terminated:
+        if "pmap_core.tracking.mlflow_tracker" in sys.modules:
+            sys.modules["pmap_core.tracking.mlflow_tracker"].end_open_runs_at_exit()
+        print("terminated (SIGTERM): every open MLflow run ended as KILLED with the losses logged so far",
+              file=sys.stderr)
+        return TERMINATED_STATUS

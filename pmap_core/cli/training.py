@@ -1,0 +1,230 @@
+"""`python -m pmap_core train …` and `python -m pmap_core sweep …`: the training lab, headless.
+
+Both run what the training page runs (`training.train`, `training.sweep`, with a
+`TrackingCallback`) and record MLflow runs in the same store under the same metric names.
+Progress goes to stderr; the result to stdout (`--json`: one JSON object). With
+`--coordinator-address/--num-processes/--process-id` several processes train as one through
+`jax.distributed`; only process 0 writes to MLflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pmap_core.cli.output import emit, progress, stdout_to_stderr
+from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, redact_uri, tracking_uri
+from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
+from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.train import config as train_config
+from pmap_core.train import distributed, launch, loop, models
+from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
+
+
+def register(subparsers: Any) -> None:
+    train = subparsers.add_parser("train", help="train one model data-parallel and track it in MLflow",
+                                  description="Train one model data-parallel (pmap, shard_map or jit); "
+                                              "log the run to MLflow.")
+    _add_settings(train)
+    train.set_defaults(run=run_train)
+    sweep = subparsers.add_parser("sweep", help="train once per device count (1, 2, 4, …) and compare",
+                                  description="Train once per device count; throughput, scaling ratio and "
+                                              "efficiency against D = 1, as a parent MLflow run with one child per D "
+                                              "(one process: a multi-process group has no smaller D).")
+    _add_settings(sweep, sweep=True)
+    sweep.add_argument("--device-counts", type=_int_list, default=None,
+                       help="comma-separated device counts (default: 1, 2, 4, … up to --devices)")
+    sweep.set_defaults(run=run_sweep)
+
+
+def _int_list(text: str) -> list[int]:
+    try:
+        return [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
+
+
+def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
+    d = train_config.TrainConfig()
+    add = parser.add_argument
+    add("--model", choices=models.MODELS, default=d.model, help="linear: y = 3x + 1; mlp: one hidden layer")
+    add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
+    add("--global-batch", type=int, default=d.global_batch,
+        help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH})")
+    add("--learning-rate", type=float, default=d.learning_rate,
+        help=f"η (up to {train_config.MAX_LEARNING_RATE:g})")
+    add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
+    add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
+    add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
+    add("--seed", type=int, default=d.seed)
+    add("--chunk", type=int, default=d.chunk, help=f"steps run inside one compiled call (1–{train_config.MAX_CHUNK})")
+    add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=None,
+        help=f"how the step is written: pmap, shard_map or jit with shardings (default: {d.impl}; jit when "
+             "--optimizer/--strategy/--accum-steps/--grad-dtype leave the replicated SGD step)"
+             + ("; all: every implementation at every D" if sweep else ""))
+    add("--optimizer", choices=train_config.OPTIMIZERS, default=d.optimizer, help="sgd, or adam (optax)")
+    add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
+        help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
+    add("--accum-steps", type=int, default=d.accum_steps,
+        help=f"K micro-batches per step, one gradient collective per K (1–{train_config.MAX_ACCUM_STEPS}); "
+             "the global batch must split into D × K equal micro-batches")
+    add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
+        help="dtype the gradient collective sends (bfloat16 halves its bytes)")
+    add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
+        help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
+    add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
+    add("--no-tracking", action="store_true", help="do not log to MLflow")
+    add("--json", action="store_true", help="print one JSON object on stdout")
+    group = parser.add_argument_group("multi-process (jax.distributed)")
+    group.add_argument("--coordinator-address", default=None, help="host:port of process 0")
+    group.add_argument("--num-processes", type=int, default=1)
+    group.add_argument("--process-id", type=int, default=0)
+    group.add_argument("--init-timeout", type=int, default=120,
+                       help="seconds to wait for every process to join (default 120)")
+    group.add_argument("--heartbeat-timeout", type=int, default=100,
+                       help="seconds without a heartbeat after which a process counts as dead (default 100)")
+    if not sweep:
+        group.add_argument("--dataset-size", type=int, default=0,
+                           help="train on a dataset of this many samples, shuffled per epoch, each process "
+                                "reading only its own devices' rows (default: one fixed global batch)")
+
+
+def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
+    """Join the process group (before any JAX work), then build the config the user asked for."""
+    if args.coordinator_address or args.num_processes > 1:
+        launch.exit_with_parent()
+        distributed.initialize(args.coordinator_address or "", args.num_processes, args.process_id,
+                               args.init_timeout, args.heartbeat_timeout)
+    info = distributed.process_info()
+    config = train_config.TrainConfig(
+        model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
+        global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
+        hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
+        optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
+    )
+    default_impl = "jit" if config.sharded_state else config.impl
+    impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
+    return dataclasses.replace(config, impl=impl), info
+
+
+def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> RunTracker:
+    """Only process 0 writes to MLflow: one run per training, however many processes took part."""
+    if args.no_tracking or not info.is_leader:
+        return NullTracker()
+    tracker = Tracker(check_tracking_uri(args.tracking_uri or tracking_uri()))  # a hopeless store: exit 2
+    if tracker.fell_back_to:
+        progress(f"tracking: {redact_uri(tracker.uri)} cannot be used ({tracker.fallback_reason}); "
+                 f"logging to {tracker.fell_back_to}")
+    return tracker
+
+
+def _report_fallback(tracker: RunTracker, noticed_at_start: bool, tracked: Any = None) -> None:
+    if tracker.fell_back_to and not noticed_at_start:
+        progress(f"tracking: {redact_uri(getattr(tracker, 'uri', ''))} failed during the run "
+                 f"({tracker.fallback_reason}); everything was written to {tracker.fell_back_to}")
+    if tracked is not None and tracked.error:
+        progress(f"tracking: the run could not be recorded ({tracked.error}); the result below is complete")
+
+
+def _chunk_progress(steps_done: int, losses: Sequence[float], total: int) -> None:
+    progress(f"step {steps_done}/{total}  loss {losses[-1]:.6g}")
+
+
+def _point_progress(point: loop.SweepPoint, index: int, total: int) -> None:
+    result = point.result
+    progress(f"run {index + 1}/{total}: D = {point.devices} ({result.config.impl}), "
+             f"{result.throughput:,.0f} samples/s, final loss {result.final_loss:.6g}")
+
+
+def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[str, Any]:
+    """One run as the JSON reports it: its settings, then the metrics under MLflow's names."""
+    config = result.config
+    summary: dict[str, Any] = {
+        "impl": config.impl, "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
+        "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
+        "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
+        "grad_dtype": config.grad_dtype,
+        "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
+        **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
+    }
+    if config.model == "linear":
+        summary["params"] = {name: float(value) for name, value in result.params.items()}
+    return summary
+
+
+def _tracking_fields(tracked: Any, info: distributed.ProcessInfo) -> dict[str, Any]:
+    logged = info.is_leader and tracked.tracking_uri != NullTracker.active_uri
+    return {
+        "run_id": tracked.run_id if logged else None,
+        "tracking_uri": redact_uri(tracked.tracking_uri) if logged else None,
+        "fell_back_to": tracked.fell_back_to,
+        "logging_s": tracked.logging_s,
+        "process_id": info.process_id,
+        "num_processes": info.num_processes,
+    }
+
+
+def _interruptible(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+    """Ctrl-C stops the command with status 130 and a line saying the run ended as KILLED, not a traceback."""
+    @functools.wraps(command)
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except KeyboardInterrupt:
+            progress("interrupted: the MLflow run ended as KILLED")
+            return 130
+
+    return run
+
+
+@_interruptible
+def run_train(args: argparse.Namespace) -> int:
+    if args.dataset_size:
+        from pmap_core.cli.launch import run_per_host
+
+        return run_per_host(args)
+    with stdout_to_stderr():
+        config, info = join_and_configure(args)
+        config = train_config.validate(config)
+        tracker = make_tracker(args, info)
+        progress(f"training {config.model} with {config.impl} on {config.devices} devices "
+                 f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
+        noticed = bool(tracker.fell_back_to)
+        tracking = TrackingCallback(tracker)
+        chunks = loop.Progress(on_chunk=functools.partial(_chunk_progress, total=config.steps))
+        tracked = tracking.tracked(loop.train(config, [tracking, chunks]))
+        _report_fallback(tracker, noticed, tracked)
+    emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info)}, args.json)
+    return 0
+
+
+@_interruptible
+def run_sweep(args: argparse.Namespace) -> int:
+    with stdout_to_stderr():
+        config, info = join_and_configure(args)
+        counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
+        config = train_config.validate(config)
+        impls = IMPLEMENTATIONS if args.impl == "all" else None
+        train_config.check_sweep(config, counts, impls)
+        tracker = make_tracker(args, info)
+        noticed = bool(tracker.fell_back_to)
+        tracking = TrackingCallback(tracker)
+        sweep = loop.sweep(config, counts, [tracking, loop.Progress(on_point=_point_progress)], impls)
+        tracked = tracking.tracked_sweep(sweep)
+        _report_fallback(tracker, noticed, tracked)
+    logged = info.is_leader and not args.no_tracking
+    runs = [{**_run_summary(point.result, point_metrics(point)), "run_id": child if logged else None}
+            for point, child in zip(sweep.points, tracked.child_run_ids, strict=True)]
+    summary = {"mode": sweep.mode, "runs": runs, **_tracking_fields(tracked, info)}
+    if args.json:
+        emit(summary, True)
+    else:
+        for run in runs:
+            print(f"{run['impl']} D={run['devices']}: throughput {run['throughput']:,.0f} samples/s, "
+                  f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
+        emit({k: v for k, v in summary.items() if k != "runs"}, False)
+    return 0

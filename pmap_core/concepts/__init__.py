@@ -1,0 +1,1 @@
+"""One module per concept page, named as the page."""

@@ -1,0 +1,302 @@
+"""pmap → shard_map → jit: one data-parallel SGD step written three ways, run on D devices.
+
+The step fits y ≈ x·w + b on a global batch of B = D × b samples with F features: ḡ averaged over the
+devices, w ← w − η ḡ. What each body sees is recorded while JAX traces it (`jax.typeof`), every
+input's and output's sharding is read from the arrays, and the results are compared (and with NumPy).
+
+- `pmap`: the batch carries a leading device axis (D, b, F); the body sees (b, F), one rank less.
+- `shard_map`: the batch keeps its global shape (B, F), split by P('data'); the body sees (b, F),
+  the same rank. Params are P(); cast to "varying" so that autodiff gives per-device gradients
+  (the check_vma trap), and `pmean` averages them.
+- `jit`: no body per device; the global loss on arrays placed with NamedSharding. The compiler
+  inserts the all-reduce.
+
+The HLO inspector compiles the lab's training program (`train_program.compiled_chunk`) in each
+implementation and lists its collectives with their bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from pmap_core import hlo
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.train import models
+from pmap_core.train import programs as train_program
+from pmap_core.train import replicated as implementations
+from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
+
+FEATURES = 3
+LEARNING_RATE = 0.1
+MAX_PER_DEVICE = 16
+# What each way is told about its inputs (params, x, y) and outputs (params, loss); the table shows these.
+PMAP_IN_AXES, PMAP_OUT_AXES = (None, 0, 0), None
+SHARD_MAP_IN_SPECS, SHARD_MAP_OUT_SPECS = (P(), P(DATA_AXIS), P(DATA_AXIS)), (P(), P())
+IMPLS = implementations.IMPLEMENTATIONS  # ("pmap", "shard_map", "jit")
+
+
+def loss_fn(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
+    """Mean squared error of y ≈ x·w + b over the rows the caller sees."""
+    return jnp.mean((x @ params["w"] + params["b"] - y) ** 2)
+
+
+def sgd(params: Any, grads: Any) -> Any:
+    return jax.tree.map(lambda p, g: p - LEARNING_RATE * g, params, grads)
+
+
+def pmap_step(devices: list, seen: dict) -> Any:
+    def body(params, x, y):  # x: (b, F) — pmap took the device axis away
+        seen["x"] = jax.typeof(x)
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        grads = lax.pmean(grads, DATA_AXIS)  # ḡ on every device
+        return sgd(params, grads), lax.pmean(loss, DATA_AXIS)
+
+    return jax.pmap(body, axis_name=DATA_AXIS, in_axes=PMAP_IN_AXES, out_axes=PMAP_OUT_AXES, devices=devices)
+
+
+def shard_map_step(mesh: jax.sharding.Mesh, seen: dict) -> Any:
+    def body(params, x, y):  # x: (b, F) — the same rank as the global (B, F)
+        seen["x"] = jax.typeof(x)
+        varying = lax.pcast(params, DATA_AXIS, to="varying")  # per-device gradients, not their sum
+        loss, grads = jax.value_and_grad(loss_fn)(varying, x, y)
+        grads = lax.pmean(grads, DATA_AXIS)
+        return sgd(params, grads), lax.pmean(loss, DATA_AXIS)
+
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=SHARD_MAP_IN_SPECS, out_specs=SHARD_MAP_OUT_SPECS))
+
+
+def jit_step(seen: dict) -> Any:
+    def step(params, x, y):  # x: (B, F), the global batch; its sharding says where rows live
+        seen["x"] = jax.typeof(x)
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)  # the compiler adds the all-reduce
+        return sgd(params, grads), loss
+
+    return jax.jit(step)
+
+
+def place(impl: str, mesh: jax.sharding.Mesh, params: dict, x: np.ndarray, y: np.ndarray) -> tuple:
+    """Inputs on the mesh's devices with `jax.device_put` + NamedSharding (device_put_replicated and
+    device_put_sharded are gone): params replicated, P(); the batch split by rows, P('data')."""
+    d = mesh.size
+    if impl == "pmap":  # a leading device axis of size D: the (D, b, …) layout pmap maps over
+        x, y = x.reshape(d, -1, x.shape[-1]), y.reshape(d, -1)
+    rows = NamedSharding(mesh, P(DATA_AXIS))
+    return (jax.device_put(params, NamedSharding(mesh, P())), jax.device_put(x, rows), jax.device_put(y, rows))
+
+
+def reference(params: dict, x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
+    """The same step in NumPy on the whole batch: ∂L/∂w = 2/B xᵀr, ∂L/∂b = 2/B Σr with r = xw + b − y."""
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    r = x64 @ params["w"] + params["b"] - y64
+    grads = {"w": 2 * x64.T @ r / len(y), "b": 2 * r.sum() / len(y)}
+    return {k: params[k] - LEARNING_RATE * grads[k] for k in params}, float(np.mean(r**2))
+
+
+@dataclasses.dataclass(frozen=True)
+class ArrayInfo:
+    role: str  # "input" or "output"
+    name: str  # params.w, x, loss, …
+    typeof: str  # str(jax.typeof(array)) on the installed JAX
+    spec: str  # str(array.sharding.spec)
+
+
+@dataclasses.dataclass(frozen=True)
+class Way:
+    impl: str
+    input_shape: tuple[int, ...]  # x as passed in
+    body_view: str  # jax.typeof(x) where the code runs: per device for pmap/shard_map, global for jit
+    body_shape: tuple[int, ...]
+    arrays: tuple[ArrayInfo, ...]
+    params: dict[str, np.ndarray]
+    loss: float
+    collectives: tuple[str, ...]  # kinds of the collectives in this step's compiled HLO
+
+    @property
+    def ranks(self) -> tuple[int, int]:
+        return len(self.input_shape), len(self.body_shape)
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreeWays:
+    devices: int
+    batch: int
+    ways: tuple[Way, ...]
+    reference_params: dict[str, np.ndarray]
+    reference_loss: float
+    max_diff_between: float  # largest |a − b| between any two ways, over every parameter and the loss
+    max_diff_numpy: float  # largest |way − NumPy|
+    put_replicated_exists: bool  # jax.device_put_replicated on the installed JAX
+    put_sharded_exists: bool
+
+    @property
+    def equal(self) -> bool:
+        return self.max_diff_between <= 1e-5 and self.max_diff_numpy <= 1e-5
+
+
+def _flat(params: Any, loss: Any) -> np.ndarray:  # every parameter and the loss, as one vector
+    return np.concatenate([np.ravel(params["w"]), np.ravel(params["b"]), np.ravel(loss)]).astype(np.float64)
+
+
+def _infos(role: str, names: tuple[str, ...], arrays: tuple) -> tuple[ArrayInfo, ...]:
+    return tuple(ArrayInfo(role, n, str(jax.typeof(a)), str(a.sharding.spec))
+                 for n, a in zip(names, arrays, strict=True))
+
+
+def run_way(impl: str, mesh: jax.sharding.Mesh, params: dict, x: np.ndarray, y: np.ndarray) -> Way:
+    """Compile and run one way; its body's view is recorded while tracing (at `lower`)."""
+    seen: dict = {}
+    if impl == "pmap":
+        program = pmap_step(list(mesh.devices.flat), seen)
+    elif impl == "shard_map":
+        program = shard_map_step(mesh, seen)
+    else:
+        program = jit_step(seen)
+    args = place(impl, mesh, params, x, y)
+    compiled = program.lower(*args).compile()
+    new_params, loss = compiled(*args)
+    names = ("params.b", "params.w", "x", "y")
+    inputs = _infos("input", names, (args[0]["b"], args[0]["w"], args[1], args[2]))
+    outputs = _infos("output", ("params.b", "params.w", "loss"), (new_params["b"], new_params["w"], loss))
+    return Way(impl, tuple(args[1].shape), str(seen["x"]), tuple(seen["x"].shape), inputs + outputs,
+               {k: np.asarray(v) for k, v in new_params.items()}, float(loss),
+               tuple(c.kind for c in hlo.collectives(compiled.as_text())))
+
+
+def problem(batch: int, seed: int) -> tuple[dict, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, FEATURES)).astype(np.float32)
+    y = (x @ np.array([2.0, -1.0, 0.5]) + 0.3 + 0.1 * rng.standard_normal(batch)).astype(np.float32)
+    params = {"w": np.full(FEATURES, 0.5, np.float32), "b": np.float32(0.1)}
+    return params, x, y
+
+
+def run_three_ways(devices: int, per_device: int, seed: int = 0) -> ThreeWays:
+    """The step in each way on the first `devices` devices, compared with each other and NumPy."""
+    devices = check_devices(devices)
+    per_device = check_int("per_device", per_device, 1, MAX_PER_DEVICE)
+    seed = check_seed(seed)
+    params, x, y = problem(devices * per_device, seed)
+    mesh = implementations.data_mesh(devices)
+    ways = tuple(run_way(impl, mesh, params, x, y) for impl in IMPLS)
+    ref_params, ref_loss = reference(params, x, y)
+    flats = [_flat(w.params, w.loss) for w in ways]
+    ref = _flat(ref_params, ref_loss)
+    return ThreeWays(
+        devices=devices, batch=devices * per_device, ways=ways,
+        reference_params={k: np.asarray(v) for k, v in ref_params.items()}, reference_loss=ref_loss,
+        max_diff_between=max(float(np.max(np.abs(a - b))) for a in flats for b in flats),
+        max_diff_numpy=max(float(np.max(np.abs(f - ref))) for f in flats),
+        put_replicated_exists=hasattr(jax, "device_put_replicated"),
+        put_sharded_exists=hasattr(jax, "device_put_sharded"),
+    )
+
+
+# --- what changes and what does not, from what ran ------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Change:
+    topic: str  # a text key: change.<topic>
+    cells: tuple[str, str, str]  # pmap, shard_map, jit: code as it ran
+    same: bool  # the three cells say the same thing
+
+
+def changes(result: ThreeWays) -> list[Change]:
+    """The rows of the migration table; every cell is read from the programs or the arrays that ran."""
+    pm, sm, jt = result.ways
+    jit_in = tuple(a.spec for a in jt.arrays if a.role == "input")
+    jit_out = tuple(a.spec for a in jt.arrays if a.role == "output")
+    gone = {True: "exists", False: "gone"}
+    return [
+        Change("view", (pm.body_view, sm.body_view, jt.body_view), False),
+        Change("rank", tuple(f"{w.input_shape} → {w.body_shape}" for w in result.ways),
+               len({w.ranks[0] - w.ranks[1] for w in result.ways}) == 1),
+        Change("axis", (f"axis_name={DATA_AXIS!r}", f"mesh axis {DATA_AXIS!r}", f"mesh axis {DATA_AXIS!r}"), False),
+        Change("in", (f"in_axes={PMAP_IN_AXES}", f"in_specs={SHARD_MAP_IN_SPECS}",
+                      f"shardings (b, w, x, y): {', '.join(jit_in)}"), False),
+        Change("out", (f"out_axes={PMAP_OUT_AXES}", f"out_specs={SHARD_MAP_OUT_SPECS}",
+                       f"shardings (b, w, loss): {', '.join(jit_out)}"), False),
+        Change("place", (f"jax.device_put_replicated: {gone[result.put_replicated_exists]}; "
+                         f"jax.device_put_sharded: {gone[result.put_sharded_exists]}",
+                         "jax.device_put(x, NamedSharding(mesh, P('data')))",
+                         "jax.device_put(x, NamedSharding(mesh, P('data')))"), False),
+        Change("collective", ("lax.pmean(grads, 'data')", "lax.pcast(…, to='varying') + lax.pmean(grads, 'data')",
+                              "— (compiler)"), False),
+        Change("compiled", tuple(", ".join(w.collectives) or "—" for w in result.ways),
+               len({w.collectives for w in result.ways}) == 1),
+        Change("math", ("loss_fn, jax.value_and_grad, sgd",) * 3, True),
+        Change("result", tuple(f"loss {w.loss:.6f}, b {float(w.params['b']):.6f}" for w in result.ways),
+               result.max_diff_between <= 1e-5),
+    ]
+
+
+# --- the HLO inspector: the training program's collectives, compiled -----------------
+
+
+HLO_PER_DEVICE_BATCH, HLO_FEATURES, HLO_HIDDEN = 4, 3, 8
+_SOURCE_TABLE = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
+_METADATA = re.compile(r",? metadata=\{[^}]*\}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ImplHlo:
+    impl: str
+    collectives: tuple[hlo.Collective, ...]
+    hlo_text: str  # compiled HLO without source tables and metadata
+
+    @property
+    def bytes_per_step(self) -> int:
+        """Bytes each device puts into collectives in one step (the program runs one step); a
+        collective over a group of one device moves nothing and counts 0."""
+        return sum(c.operand_bytes for c in self.collectives if c.group_size != 1)
+
+    def count(self, kind: str) -> int:
+        return sum(c.kind == kind for c in self.collectives)
+
+
+@dataclasses.dataclass(frozen=True)
+class HloReport:
+    devices: int
+    model: str
+    impls: tuple[ImplHlo, ...]
+
+    @property
+    def same_bytes(self) -> bool:
+        return len({i.bytes_per_step for i in self.impls}) == 1
+
+
+def readable_hlo(text: str) -> str:
+    """Compiled HLO without the source-location tables and per-instruction metadata."""
+    kept, skipping = [], False
+    for line in text.splitlines():
+        if _SOURCE_TABLE.match(line):
+            skipping = True
+        elif skipping:
+            skipping = bool(line.strip())
+        else:
+            kept.append(_METADATA.sub("", line))
+    return "\n".join(kept).strip()
+
+
+def inspect_hlo(devices: int, model: str) -> HloReport:
+    """The one-step training program of each implementation, compiled, and its collectives."""
+    devices = check_devices(devices)
+    if model not in models.MODELS:
+        raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
+                            options=", ".join(models.MODELS), value=model)
+    impls = []
+    for impl in IMPLS:
+        program = train_program.compiled_chunk(impl, model, devices, HLO_PER_DEVICE_BATCH, HLO_FEATURES,
+                                               HLO_HIDDEN, 1)
+        text = program.run.as_text()
+        impls.append(ImplHlo(impl, tuple(hlo.collectives(text)), readable_hlo(text)))
+    return HloReport(devices, model, tuple(impls))

@@ -1,0 +1,1 @@
+"""What parallel training costs: ring factors, the analytic models, the alpha-beta fit."""

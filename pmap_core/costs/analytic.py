@@ -1,0 +1,259 @@
+"""What data parallelism costs: gradient traffic, ring all-reduce time, compute time, memory.
+
+Every device holds a full copy of the model and, each step, all-reduces a full
+gradient. The ring all-reduce (α-β model) takes
+
+    t_comm = 2(D−1)·α + 2(D−1)/D · S/β
+
+for S gradient bytes, D devices, per-hop latency α and link bandwidth β. The
+compute of a training step is its FLOPs over the sustained speed of a device:
+
+    t_compute = FLOPs / (peak FLOP/s × utilisation)
+
+with FLOPs ≈ 6 × parameters × tokens for a transformer (2 for the forward
+pass, 4 for the backward pass, per parameter and token; Kaplan et al. 2020).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from pmap_core.costs import ring
+from pmap_core.runtime import device_ladder
+from pmap_core.validation import LabInputError, check_float, check_int
+
+MAX_MODEL_DEVICES = 65_536
+STRONG, WEAK = "strong", "weak"  # same global batch / same per-device batch
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    name: str
+    params: float
+    flops_per_sample: float  # one training step's FLOPs for one sample
+
+
+@dataclasses.dataclass(frozen=True)
+class Link:
+    name: str
+    bandwidth_gbps: float  # GB/s one way per device (β)
+    latency_us: float  # α, per hop: an assumed order of magnitude, not a vendor figure
+
+
+@dataclasses.dataclass(frozen=True)
+class Accelerator:
+    name: str
+    peak_tflops: float  # dense BF16/FP16 tensor throughput
+    memory_gb: float
+
+
+def transformer_flops_per_sample(params: float, tokens: int) -> float:
+    """≈ 6 × parameters × tokens: the FLOPs of one forward and backward pass of a sample."""
+    return 6.0 * params * tokens
+
+
+# Sources (shown on the applications page): ResNet-50 — He et al. 2016, 3.8e9 multiply-adds forward per
+# 224×224 image (7.6e9 FLOPs; training ≈ 3 × forward), 25.6M parameters (torchvision); BERT-base — Devlin
+# et al. 2019, 110M, 512 tokens; GPT-2 — Radford et al. 2019, 1.5B, 1024 tokens; Llama-2-7B — Touvron et
+# al. 2023, 6.7B, 4096 tokens.
+MODELS = {
+    "resnet50": Model("ResNet-50", 25.6e6, 3 * 7.6e9),
+    "bert_base": Model("BERT-base", 110e6, transformer_flops_per_sample(110e6, 512)),
+    "gpt2_xl": Model("GPT-2 (1.5B)", 1.5e9, transformer_flops_per_sample(1.5e9, 1024)),
+    "llama2_7b": Model("Llama-2-7B", 6.7e9, transformer_flops_per_sample(6.7e9, 4096)),
+}
+
+# Bandwidth one way per device: PCI-SIG PCIe 4.0 (16 GT/s × 16 lanes ≈ 32 GB/s); NVIDIA H100 datasheet
+# (NVLink 900 GB/s per GPU, both directions); NVIDIA ConnectX-7 / InfiniBand NDR (400 Gb/s); IEEE 802.3 (100 Gb/s).
+LINKS = {
+    "pcie4_x16": Link("PCIe 4.0 x16", 32.0, 5.0),
+    "nvlink4_h100": Link("NVLink 4 (H100 SXM)", 450.0, 2.0),
+    "ib_ndr": Link("InfiniBand NDR 400 Gb/s", 50.0, 5.0),
+    "eth_100g": Link("100 GbE", 12.5, 20.0),
+}
+
+# NVIDIA datasheets: V100 SXM2 125 TFLOP/s tensor, 32 GB; A100 SXM 312 TFLOP/s BF16 dense, 80 GB;
+# H100 SXM 989 TFLOP/s BF16 dense, 80 GB.
+ACCELERATORS = {
+    "v100": Accelerator("NVIDIA V100 SXM2", 125.0, 32.0),
+    "a100": Accelerator("NVIDIA A100 SXM", 312.0, 80.0),
+    "h100": Accelerator("NVIDIA H100 SXM", 989.0, 80.0),
+}
+
+
+def _positive(name: str, value: float) -> float:
+    value = check_float(name, value, float("-inf"), float("inf"))
+    if value <= 0:
+        raise LabInputError("not_positive", "{name} must be greater than zero, got {value}", name=name, value=value)
+    return value
+
+
+def gradient_bytes(params: float, bytes_per_value: float) -> float:
+    """Bytes of one full gradient: what every device all-reduces each step."""
+    return _positive("params", params) * _positive("bytes_per_value", bytes_per_value)
+
+
+def ring_allreduce_seconds(size_bytes: float, devices: int, latency_s: float, bandwidth_bytes_per_s: float) -> float:
+    """t = 2(D−1)·α + 2(D−1)/D · S/β; zero for one device."""
+    devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
+    latency_s = check_float("latency", latency_s, 0.0, 1.0)
+    bandwidth = _positive("bandwidth", bandwidth_bytes_per_s)
+    return ring.seconds("psum", devices, size_bytes, latency_s, bandwidth)
+
+
+def ring_bytes_sent_per_device(size_bytes: float, devices: int) -> float:
+    """Each device sends 2(D−1)/D · S bytes: (D−1) chunks of S/D in reduce-scatter, again in all-gather."""
+    return ring.bytes_factor("psum", devices) * size_bytes
+
+
+def compute_seconds(flops: float, peak_flops: float, utilisation: float) -> float:
+    utilisation = check_float("utilisation", utilisation, 0.01, 1.0)
+    return _positive("flops", flops) / (_positive("peak_flops", peak_flops) * utilisation)
+
+
+@dataclasses.dataclass(frozen=True)
+class Memory:
+    """Bytes per device when parameters, gradients and optimizer state are all replicated."""
+
+    weights: float
+    gradients: float
+    optimizer: float
+    master_weights: float
+
+    @property
+    def total(self) -> float:
+        return self.weights + self.gradients + self.optimizer + self.master_weights
+
+
+OPTIMIZER_FP32_COPIES = {"sgd": 0, "momentum": 1, "adam": 2}  # Adam keeps two moments
+
+
+def memory_per_device(params: float, bytes_per_value: float, optimizer: str, mixed_precision: bool) -> Memory:
+    """Weights and gradients in `bytes_per_value`; optimizer state in fp32; fp32 master weights
+    when training in 16-bit. Adam + mixed precision: 2 + 2 + 8 + 4 = 16 bytes per parameter."""
+    if optimizer not in OPTIMIZER_FP32_COPIES:
+        raise LabInputError("unknown_optimizer", "no optimizer called {name!r}", name=optimizer)
+    params = _positive("params", params)
+    weights = params * _positive("bytes_per_value", bytes_per_value)
+    return Memory(weights, weights, params * 4 * OPTIMIZER_FP32_COPIES[optimizer],
+                  params * 4 if mixed_precision else 0.0)
+
+
+@dataclasses.dataclass(frozen=True)
+class StepCost:
+    devices: int
+    compute_s: float
+    comm_s: float
+    exposed_comm_s: float  # the part of communication not hidden behind compute
+    step_s: float
+    samples_per_s: float
+    efficiency: float  # throughput(D) / (D × throughput(1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Scaling:
+    gradient_bytes: float
+    rows: tuple[StepCost, ...]
+    comm_dominates_from: int | None  # the first D in rows whose communication exceeds its compute
+    best_devices: int  # the D in rows with the highest throughput
+
+
+def scaling(params: float, bytes_per_value: float, flops_per_sample: float, global_batch: int,
+            peak_tflops: float, utilisation: float, bandwidth_gbps: float, latency_us: float,
+            max_devices: int, mode: str = STRONG, overlap: bool = False) -> Scaling:
+    """Step time of data parallelism on D = 1, 2, 4, … below max_devices, then max_devices itself.
+
+    STRONG keeps the global batch (each device gets global_batch / D samples); WEAK keeps
+    global_batch samples on every device. With overlap, communication runs during compute
+    and only the part that outlasts it adds to the step.
+    """
+    if mode not in (STRONG, WEAK):
+        raise LabInputError("unknown_mode", "no scaling mode called {name!r}", name=mode)
+    max_devices = check_int("max_devices", max_devices, 1, MAX_MODEL_DEVICES)
+    global_batch = check_int("global_batch", global_batch, 1, 10**9)
+    size = gradient_bytes(params, bytes_per_value)
+    peak = _positive("peak_tflops", peak_tflops) * 1e12
+    bandwidth = _positive("bandwidth", bandwidth_gbps) * 1e9
+    latency = check_float("latency_us", latency_us, 0.0, 1e6) * 1e-6
+    _positive("flops_per_sample", flops_per_sample)
+
+    rows = []
+    for d in device_ladder(max_devices):
+        samples_per_device = global_batch / d if mode == STRONG else global_batch
+        compute = compute_seconds(flops_per_sample * samples_per_device, peak, utilisation)
+        comm = ring_allreduce_seconds(size, d, latency, bandwidth)
+        exposed = max(comm - compute, 0.0) if overlap else comm
+        step = compute + exposed
+        rows.append(StepCost(d, compute, comm, exposed, step, samples_per_device * d / step, 0.0))
+    base = rows[0].samples_per_s
+    rows = [dataclasses.replace(r, efficiency=r.samples_per_s / (r.devices * base)) for r in rows]
+    dominated = next((r.devices for r in rows if r.comm_s > r.compute_s), None)
+    best = max(rows, key=lambda r: r.samples_per_s).devices
+    return Scaling(size, tuple(rows), dominated, best)
+
+
+# Sharded data parallelism. Sources: ZeRO — Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward
+# Training Trillion Parameter Models", §3 (model states: K = 12 bytes of Adam state per parameter in mixed
+# precision, 2Ψ + 2Ψ + KΨ = 16Ψ), §5 (P_os, P_os+g, P_os+g+p divide them by D) and §7.2 (communication:
+# DP's all-reduce = reduce-scatter + all-gather = 2Ψ; P_os+g+p = 3Ψ: all-gather forward, all-gather
+# backward, reduce-scatter); FSDP — Zhao et al. 2023 (ZeRO-3's schedule in PyTorch); the Ultra-Scale
+# Playbook (Hugging Face, 2025), "ZeRO" (the same formulas, the memory widget).
+# Which of (params, grads, optimizer state) each strategy holds as a 1/D shard.
+ZERO_SHARDED = {"dp": (False, False, False), "zero1": (False, False, True),
+                "zero2": (False, True, True), "zero3": (True, True, True)}
+OPTIMIZER_STATE_BYTES = {"sgd": 0, "adam": 8}  # fp32 state per parameter: none; Adam's two moments
+GRAD_DTYPE_BYTES = {"float32": 4, "bfloat16": 2}  # what the gradient collective sends per value
+
+
+@dataclasses.dataclass(frozen=True)
+class ZeroMemory:
+    """Model bytes per device of one strategy (ZeRO §5)."""
+
+    params: float
+    grads: float
+    optimizer: float
+
+    @property
+    def total(self) -> float:
+        return self.params + self.grads + self.optimizer
+
+
+def _strategy(strategy: str) -> tuple[bool, bool, bool]:
+    if strategy not in ZERO_SHARDED:
+        raise LabInputError("unknown_strategy", "strategy must be one of {options}, got {value!r}",
+                            options=", ".join(ZERO_SHARDED), value=strategy)
+    return ZERO_SHARDED[strategy]
+
+
+def zero_memory_per_device(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                           grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> ZeroMemory:
+    """Ψ·p, Ψ·g and Ψ·k bytes, each divided by D where the strategy shards it. The lab trains in fp32
+    (p = g = 4; Adam k = 8: 16Ψ replicated); mixed-precision Adam in the paper is p = g = 2, k = 12 (16Ψ too)."""
+    params = _positive("params", params)
+    devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
+    shard = [devices if sharded else 1 for sharded in _strategy(strategy)]
+    return ZeroMemory(params * param_bytes / shard[0], params * grad_bytes / shard[1],
+                      params * optimizer_bytes / shard[2])
+
+
+def zero_comm_bytes_per_step(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                             grad_bytes: float = 4.0) -> float:
+    """Bytes each device sends per step on a ring (all-reduce 2(D−1)/D·S; all-gather and
+    reduce-scatter (D−1)/D·S of the whole array S):
+    dp 2Ψg; zero1 2Ψg + Ψp (the whole gradient all-reduced as in dp, the updated params all-gathered —
+    the paper's P_os reaches 2Ψ by reduce-scattering, which is zero2 here); zero2 Ψg + Ψp (§7.2.1: 2Ψ);
+    zero3 Ψg + 2Ψp (§7.2.2: 3Ψ, the params gathered for the forward and again for the backward).
+    g is the communication dtype's bytes (2 for bfloat16). All times (D−1)/D; zero for one device."""
+    params = _positive("params", params)
+    devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
+    _strategy(strategy)
+    units = {"dp": 2 * grad_bytes, "zero1": 2 * grad_bytes + param_bytes, "zero2": grad_bytes + param_bytes,
+             "zero3": grad_bytes + 2 * param_bytes}[strategy]
+    return params * units * (devices - 1) / devices
+
+
+def largest_model_params(budget_bytes: float, devices: int, strategy: str, param_bytes: float = 4.0,
+                         grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> float:
+    """The most parameters Ψ whose model states fit `budget_bytes` per device (activations excluded)."""
+    per_param = zero_memory_per_device(1.0, devices, strategy, param_bytes, grad_bytes, optimizer_bytes).total
+    return _positive("budget_bytes", budget_bytes) / per_param

@@ -1,0 +1,1 @@
+"""Practice: the demo, the mistakes, the interview questions and the worksheets."""

@@ -1,0 +1,140 @@
+"""Interview questions on sharded data parallelism (ZeRO / FSDP), gradient accumulation and padded shards.
+
+Like every question in `quiz`, each answer is what a program returns here, on all this process's devices
+(n): a formula of `costmodel` (the one home of the ZeRO formulas, checked against measured runs in
+tests/test_sharded_dp.py), or a real run read back from its values and compiled HLO.
+
+`QUESTIONS` is built on first access (PEP 562): `quiz` registers it while `quiz` itself is still being
+imported, so this module must not import `quiz` at its top.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from pmap_core.costs import analytic
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.train import config as train_config
+from pmap_core.train import footprint, loop
+
+PSI = 1e9  # the questions' model: one billion parameters, trained in float32 with Adam
+
+
+def _n() -> int:
+    return jax.local_device_count()
+
+
+def _model_states_gb(strategy: str) -> float:
+    # float32 parameters and gradients (4 bytes each), Adam's two float32 moments (8 bytes).
+    return analytic.zero_memory_per_device(PSI, _n(), strategy, 4.0, 4.0, 8.0).total / 1e9
+
+
+# --- the programs -----------------------------------------------------------------
+
+def zero1_memory_gb() -> float:
+    return _model_states_gb("zero1")
+
+
+def zero2_memory_gb() -> float:
+    return _model_states_gb("zero2")
+
+
+def zero3_memory_gb() -> float:
+    return _model_states_gb("zero3")
+
+
+SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT = ("same values, same bytes", "same values, all-reduce sends fewer bytes",
+                                           "same values, all-reduce sends more bytes", "different values")
+
+
+def scatter_gather_vs_all_reduce() -> str:
+    n = _n()
+    mesh = jax.make_mesh((n,), (DATA_AXIS,), devices=jax.local_devices())
+    x = jax.device_put(np.arange(n * n * 4, dtype=np.float32).reshape(n, n * 4), NamedSharding(mesh, P(DATA_AXIS)))
+
+    def run(body):
+        f = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=P(DATA_AXIS), out_specs=P(DATA_AXIS)))
+        text = f.lower(x).compile().as_text()  # bytes each device sends, read from the compiled collectives
+        return np.asarray(f(x)), sum(r.ring_bytes * r.runs_per_call for r in footprint.collective_runs(text))
+
+    summed, ar_bytes = run(lambda v: lax.psum(v, DATA_AXIS))
+    two_step, rs_ag_bytes = run(lambda v: lax.all_gather(
+        lax.psum_scatter(v, DATA_AXIS, scatter_dimension=1, tiled=True), DATA_AXIS, axis=1, tiled=True))
+    if not np.array_equal(summed, two_step):
+        return DIFFERENT
+    return SAME_BOTH if np.isclose(ar_bytes, rs_ag_bytes) else AR_FEWER if ar_bytes < rs_ag_bytes else AR_MORE
+
+
+MORE, SAME, FEWER, NOTHING = "more than dp", "the same as dp", "fewer than dp", "nothing: one device"
+
+
+def _comm_per_step(strategy: str, accum_steps: int = 1) -> footprint.Footprint:
+    config = train_config.validate(train_config.TrainConfig(
+        model="mlp", devices=_n(), global_batch=8 * _n(), steps=1, chunk=1, hidden=64, features=16, impl="jit",
+        optimizer="adam", strategy=strategy, accum_steps=accum_steps, learning_rate=0.01))
+    return loop.train(config, measure_scaling=False).footprint
+
+
+def fsdp_vs_dp_bytes() -> str:
+    dp, fsdp = (_comm_per_step(s).comm_bytes_per_step for s in ("dp", "zero3"))  # from each compiled step
+    if dp == 0 and fsdp == 0:
+        return NOTHING
+    ratio = fsdp / dp
+    return MORE if ratio > 1.1 else FEWER if ratio < 0.9 else SAME
+
+
+ONCE_PER_STEP, ONCE_PER_MICRO, NEVER = "once per step", "once per micro-batch", "never: one device"
+
+
+def accumulation_collectives() -> str:
+    one, four = (_comm_per_step("dp", k).reductions_per_step for k in (1, 4))  # instructions run per step
+    if one == 0 and four == 0:
+        return NEVER
+    return ONCE_PER_MICRO if four == 4 * one else ONCE_PER_STEP if four == one else f"{four / one:g}× K = 1"
+
+
+PSUM_SUMS, PMEAN_MEANS, BOTH = "psum of sums / B", "pmean of shard means", "both"
+
+
+def padded_mean() -> str:
+    n = _n()
+    batch = 4 * n + 1  # B samples, 1 … B
+    per = -(-batch // n)  # each device's slots after padding with zeros to a multiple of n
+    x = np.zeros(n * per, np.float32)
+    x[:batch] = np.arange(1, batch + 1)
+    shards = jnp.asarray(x.reshape(n, per))
+    means = jax.pmap(lambda v: lax.pmean(v.mean(), DATA_AXIS), axis_name=DATA_AXIS)(shards)[0]
+    sums = jax.pmap(lambda v: lax.psum(v.sum(), DATA_AXIS), axis_name=DATA_AXIS)(shards)[0] / batch
+    true = (batch + 1) / 2
+    right = [name for name, v in ((PSUM_SUMS, sums), (PMEAN_MEANS, means)) if np.isclose(float(v), true)]
+    return BOTH if len(right) == 2 else right[0] if right else "neither"
+
+
+@functools.cache
+def _questions() -> tuple:
+    from pmap_core.practice.quiz import CHOICE, NUMBER, Question
+
+    return (
+        Question("zero1_memory_gb", NUMBER, zero1_memory_gb, tolerance=0.01),
+        Question("zero2_memory_gb", NUMBER, zero2_memory_gb, tolerance=0.01),
+        Question("zero3_memory_gb", NUMBER, zero3_memory_gb, tolerance=0.01),
+        Question("scatter_gather_vs_all_reduce", CHOICE, scatter_gather_vs_all_reduce,
+                 lambda n: [SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT]),
+        Question("fsdp_vs_dp_bytes", CHOICE, fsdp_vs_dp_bytes, lambda n: [MORE, SAME, FEWER, NOTHING]),
+        Question("accumulation_collectives", CHOICE, accumulation_collectives,
+                 lambda n: [ONCE_PER_STEP, ONCE_PER_MICRO, NEVER]),
+        Question("padded_mean", CHOICE, padded_mean, lambda n: [PSUM_SUMS, PMEAN_MEANS, BOTH]),
+    )
+
+
+def __getattr__(name: str):
+    if name == "QUESTIONS":
+        return _questions()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,269 @@
+"""What trainers and benchmarks need from a tracker (`RunTracker`), a tracker that records nothing,
+and where runs go: the store's URI and the tags that say where a run ran.
+
+The MLflow implementation is `pmap_core.tracking.mlflow_tracker.Tracker`. Every call names its run id:
+nothing relies on MLflow's thread-local "active run", so two sessions of one server can train at
+once without mixing runs.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import importlib.util
+import os
+import pathlib
+import re
+import sqlite3
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from pmap_core.runtime import describe_runtime
+from pmap_core.validation import LabInputError
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+FALLBACK_TRACKING_URI = "sqlite:///mlflow-fallback.db"
+EXPERIMENT = "pmap-lab"
+
+FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
+REACHABILITY_TIMEOUT_S = 3.0
+LOCK_PROBE_TIMEOUT_S = 1.0  # how long a store may stay locked before the runs go to the fallback
+# The drivers SQLAlchemy needs for each database scheme MLflow accepts (the app installs none of them).
+DB_DRIVERS = {"postgresql": ("psycopg2", "psycopg"), "mysql": ("pymysql", "MySQLdb"), "mssql": ("pyodbc", "pymssql")}
+REMOTE_SCHEMES = ("http", "https", "databricks")
+REDACTED = "***"
+SQLITE_HEADER = b"SQLite format 3\x00"
+# Query or connection-string fields whose values are secrets.
+_SECRET_FIELDS = (r"(?:token|access_token|auth|authorization|password|passwd|pwd|secret|api_key|apikey|key"
+                  r"|sig|signature|credential|credentials)")
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s?#]+)@")
+_SECRET_VALUE = re.compile(rf"(?i)(?P<name>\b{_SECRET_FIELDS})=(?P<value>[^&;\s'\"]+)")
+
+
+def tracking_uri() -> str:
+    """`MLFLOW_TRACKING_URI` when set, otherwise the local sqlite store."""
+    return os.environ.get("MLFLOW_TRACKING_URI", "").strip() or DEFAULT_TRACKING_URI
+
+
+def redact_uri(text: str) -> str:
+    """`text` (a URI, or a message that quotes one) with its credentials replaced by `***`.
+
+    A tracking URI comes from the environment and may carry a password or a token
+    (`https://user:token@host`, `?token=…`, `password=…`); it is shown on pages every visitor
+    sees, in CLI output and in logs, so it is shown and logged only through this function.
+    """
+    text = _USERINFO.sub(lambda m: f"{m['scheme']}{REDACTED}@", str(text))
+    return _SECRET_VALUE.sub(lambda m: f"{m['name']}={REDACTED}", text)
+
+
+def sqlite_path(uri: str) -> pathlib.Path | None:
+    """The file of a `sqlite:///…` store (None for other stores and in-memory sqlite)."""
+    if not uri.startswith("sqlite://"):
+        return None
+    path = urllib.parse.urlsplit(uri).path
+    path = path[1:] if path.startswith("/") else path  # sqlite:///rel.db -> rel.db; sqlite:////abs -> /abs
+    return pathlib.Path(path) if path and path != ":memory:" else None
+
+
+def check_tracking_uri(uri: str) -> str:
+    """`uri` when MLflow can use it as a store; a one-line `LabInputError` (before any training)
+    for a store that could never work: MLflow would loop on retries or fail with a traceback."""
+    shown = redact_uri(uri)
+    scheme = uri.split(":", 1)[0].lower() if ":" in uri else ""
+    dialect = scheme.split("+", 1)[0]
+
+    def refuse(reason: str) -> LabInputError:
+        return LabInputError("tracking_uri", "tracking store {uri}: {reason}", uri=shown, reason=reason)
+
+    if scheme == "file" or not scheme:
+        raise refuse("this MLflow refuses file stores (mlruns folders); use sqlite:///mlflow.db")
+    if dialect == "sqlite":
+        path = sqlite_path(uri)
+        if path is None:
+            return uri
+        if path.is_dir():
+            raise refuse(f"{path} is a directory; name a database file in it, e.g. {path / 'mlflow.db'}")
+        for folder in (path.parent, *path.parent.parents):
+            if folder.exists() and not folder.is_dir():
+                raise refuse(f"{folder} is a file, not a directory")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)  # what MLflow does first
+        except OSError as error:
+            raise refuse(f"cannot create the directory {path.parent} ({error.strerror or error})") from None
+        if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+            raise refuse(f"{path} cannot be read and written")
+        if path.is_file() and path.stat().st_size:
+            with path.open("rb") as file:
+                if file.read(len(SQLITE_HEADER)) != SQLITE_HEADER:
+                    raise refuse(f"{path} is not a sqlite database")
+        if not path.exists() and not os.access(path.parent, os.W_OK | os.X_OK):
+            raise refuse(f"cannot create {path}: the directory {path.parent} is not writable")
+        return uri
+    if dialect in DB_DRIVERS:
+        if "+" in scheme:
+            drivers: tuple[str, ...] = (scheme.split("+", 1)[1],)
+        else:
+            drivers = DB_DRIVERS[dialect]
+        if not any(importlib.util.find_spec(name) for name in drivers):
+            raise refuse(f"needs a database driver that is not installed ({' or '.join(drivers)})")
+        return uri
+    if scheme in REMOTE_SCHEMES:
+        return uri
+    raise refuse(f"unknown scheme {scheme}: use sqlite:///mlflow.db or an http(s) MLflow server")
+
+
+def absolute_sqlite_uri(uri: str) -> str:
+    """A sqlite URI whose relative path is made absolute against the working directory now: the
+    runs land in one file wherever the process is later, and a message can say where that is."""
+    path = sqlite_path(uri)
+    if path is None or path.is_absolute() or not uri.startswith("sqlite:///") or "?" in uri:
+        return uri
+    return f"sqlite:///{os.path.abspath(path)}"
+
+
+def store_locked(uri: str, timeout_s: float = LOCK_PROBE_TIMEOUT_S, write: bool = True) -> bool:
+    """Whether another process holds a lock on a sqlite store for longer than `timeout_s`.
+
+    MLflow waits 20 s on a locked sqlite store per write (and loops on retries when it opens one),
+    so a locked store is found out here, in seconds, before it is used.
+    """
+    path = sqlite_path(uri)
+    if path is None or not path.is_file():
+        return False
+    try:
+        connection = sqlite3.connect(path, timeout=timeout_s)
+        try:
+            if write:
+                connection.execute("BEGIN IMMEDIATE")
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            connection.rollback()
+        finally:
+            connection.close()
+    except sqlite3.OperationalError as error:
+        return "locked" in str(error) or "busy" in str(error)
+    return False
+
+
+def ui_command(uri: str | None = None) -> str:
+    """The shell command that opens the MLflow UI on the same store (credentials redacted)."""
+    uri = redact_uri(uri or tracking_uri())
+    if uri.startswith(("http://", "https://")):
+        return f"# the runs are on the server itself: open {uri} in a browser"
+    return f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
+
+
+def runtime_tags(lab: str) -> dict[str, str]:
+    """Tags that say where a run ran, so laptop and GPU runs can be told apart."""
+    info = describe_runtime()
+    return {
+        "jax_version": info.jax_version,
+        "backend": info.backend,
+        "device_kind": info.device_kind,
+        "device_count": str(info.device_count),
+        "simulated": str(info.simulated).lower(),
+        "physical_cores": str(info.physical_cores),
+        "lab": lab,
+    }
+
+
+def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
+    """True for local stores; for an http(s) server, whether /health answers within `timeout_s`."""
+    if not uri.startswith(("http://", "https://")):
+        return True
+    parts = urllib.parse.urlsplit(uri)
+    netloc = parts.netloc.rpartition("@")[2]  # urllib would take user:password@ for the host
+    health = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/health", "", ""))
+    request = urllib.request.Request(health)
+    if parts.username is not None:
+        credentials = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
+        request.add_header("Authorization", "Basic " + base64.b64encode(credentials.encode()).decode())
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s):
+            return True
+    except urllib.error.HTTPError:
+        return True  # it answered (a proxy may guard /health); the writes will tell if it works
+    except (TimeoutError, urllib.error.URLError, ConnectionError, OSError):
+        return False
+
+
+class RunTracker(Protocol):
+    """What trainers and benchmarks need from a tracker: runs with explicit ids, metrics, an end.
+
+    `start_run` returns the id every other call takes; after a fallback (`fell_back_to`) the run
+    lives on in `active_uri` under `store_run_id(id)`.
+    """
+
+    active_uri: str
+    fell_back_to: str | None
+    fallback_reason: str | None
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str: ...
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None: ...
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None: ...
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None: ...
+
+    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+            parent_run_id: str | None = None) -> AbstractContextManager[str]: ...
+
+    def store_run_id(self, run_id: str) -> str: ...
+
+
+def status_after(error: BaseException) -> str:
+    """How a run that `error` interrupted ends: FAILED on an error; KILLED when it was stopped
+    (Ctrl-C, SIGTERM's SystemExit, a Streamlit Stop or rerun — none of them an `Exception`)."""
+    return FAILED if isinstance(error, Exception) else KILLED
+
+
+class RunContext:
+    """`run()`, shared by both trackers, in terms of their `start_run` and `end_run`."""
+
+    @contextlib.contextmanager
+    def run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+            parent_run_id: str | None = None) -> Iterator[str]:
+        """A run that always ends: FINISHED, or `status_after` what interrupted it."""
+        run_id = self.start_run(name, params, tags, parent_run_id)
+        status = FINISHED
+        try:
+            yield run_id
+        except BaseException as error:
+            status = status_after(error)
+            raise
+        finally:
+            self.end_run(run_id, status)
+
+
+class NullTracker(RunContext):
+    """The Tracker interface that logs nothing: for tests and offline use."""
+
+    uri = "none"
+    active_uri = "none"
+    fell_back_to: str | None = None
+    fallback_reason: str | None = None
+
+    def __init__(self) -> None:
+        self._count = 0
+
+    def start_run(self, name: str, params: Mapping[str, Any], tags: Mapping[str, Any] | None = None,
+                  parent_run_id: str | None = None) -> str:
+        self._count += 1
+        return f"null-{self._count}"
+
+    def log_metrics(self, run_id: str, metrics: Mapping[str, float], step: int | None = None) -> None:
+        pass
+
+    def log_series(self, run_id: str, key: str, values: Sequence[float], start_step: int = 0) -> None:
+        pass
+
+    def end_run(self, run_id: str, status: str = FINISHED) -> None:
+        pass
+
+    def store_run_id(self, run_id: str) -> str:
+        return run_id

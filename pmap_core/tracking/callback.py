@@ -1,0 +1,192 @@
+"""Training runs recorded in MLflow, by a callback: one run per training, a parent with a child per D
+for a sweep.
+
+The page and the CLI pass a `TrackingCallback` to `training.train` / `training.sweep`; it writes
+each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
+the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped.
+Tracking never costs the user the training: if even the fallback store fails, the training goes on,
+and `error` says what was not recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import jax
+
+from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.loop import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
+
+log = logging.getLogger(__name__)
+
+
+def run_params(config: TrainConfig) -> dict[str, Any]:
+    """Every setting of a run, as MLflow params."""
+    return {**dataclasses.asdict(config), "per_device_batch": config.per_device_batch,
+            "processes": jax.process_count()}
+
+
+def scaling_metrics(scaling_ratio: float, efficiency: float, hardware_ceiling: float,
+                    baseline_throughput: float) -> dict[str, float]:
+    """S(D) and what it is made of; `baseline_throughput` is the steady throughput of D = 1."""
+    return {"scaling_ratio": scaling_ratio, "efficiency": efficiency, "hardware_ceiling": hardware_ceiling,
+            "baseline_throughput": baseline_throughput}
+
+
+def result_metrics(result: TrainResult) -> dict[str, float]:
+    """The figures of one run, under the names MLflow, the CLI's JSON and README use."""
+    metrics = {"throughput": result.throughput, "steady_throughput": result.steady_throughput,
+               "step_time_s": result.step_time_s, "steady_step_time_s": result.steady_step_time_s,
+               "compile_time_s": result.compile_time_s, "wall_time_s": result.wall_time_s,
+               "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff, **result.memory}
+    if result.scaling is not None:
+        s = result.scaling
+        metrics.update(scaling_metrics(s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput))
+    return metrics
+
+
+def point_metrics(point: SweepPoint) -> dict[str, float]:
+    return scaling_metrics(point.scaling_ratio, point.efficiency, point.hardware_ceiling, point.baseline_throughput)
+
+
+def run_name(config: TrainConfig) -> str:
+    return f"{config.model}-D{config.devices}-B{config.global_batch}"
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackedTraining:
+    result: TrainResult
+    run_id: str | None              # the run's id in `tracking_uri` (None when `error`)
+    tracking_uri: str               # where the run was written (the fallback store if it was used)
+    fell_back_to: str | None        # set when the configured store was unreachable
+    logging_s: float                # time spent writing to MLflow
+    error: str | None = None        # why the run could not be recorded at all (even in the fallback)
+
+    @property
+    def scaling(self) -> ScalingResult | None:
+        return self.result.scaling
+
+
+@dataclasses.dataclass(frozen=True)
+class TrackedSweep:
+    sweep: SweepResult
+    run_id: str | None              # the parent run (None when `error`)
+    child_run_ids: tuple[str | None, ...]  # one per device count, in the order of sweep.points
+    tracking_uri: str
+    fell_back_to: str | None
+    logging_s: float
+    error: str | None = None
+
+
+class TrackingCallback(Callback):
+    """Records runs through a `RunTracker`; `tracked(result)` / `tracked_sweep(sweep)` say where."""
+
+    def __init__(self, tracker: RunTracker, lab: str = "training", extra_tags: Mapping[str, str] | None = None):
+        self.tracker = tracker
+        self.tags = {**runtime_tags(lab), **(extra_tags or {})}  # extra: e.g. a student's class code and name
+        self.logging_s = 0.0
+        self._open: list[str] = []      # runs started and not yet ended, innermost last
+        self._runs: list[str] = []      # every training run started, in order
+        self._parent: str | None = None
+        self._sweep_impls: tuple[str, ...] = ()  # the implementations a sweep compares
+        self._logged = 0                # losses of the current run already written
+        self.error: str | None = None   # set when the tracker failed: nothing more is written
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Time a write; a tracker that fails (every store did) stops tracking, never the training."""
+        start = time.perf_counter()
+        try:
+            yield
+        except Exception as error:  # noqa: BLE001 - the user gets the training; `error` says what is missing
+            self.error = redact_uri(f"{type(error).__name__}: {error}")[:300]
+            log.error("tracking failed, the training goes on unrecorded: %s", self.error)
+        finally:
+            self.logging_s += time.perf_counter() - start
+
+    def _start(self, name: str, params: dict[str, Any], tags: dict[str, str]) -> str:
+        parent = self._open[-1] if self._open else None
+        run_id = self.tracker.start_run(name, params, tags, parent_run_id=parent)
+        self._open.append(run_id)
+        return run_id
+
+    def _end(self, status: str) -> None:
+        self.tracker.end_run(self._open.pop(), status)
+
+    def sweep_started(self, config: TrainConfig, runs: Sequence[TrainConfig]) -> None:
+        if self.error:
+            return
+        self._sweep_impls = tuple(dict.fromkeys(run.impl for run in runs))
+        params = {**run_params(config), "impl": ",".join(self._sweep_impls),
+                  "device_counts": ",".join(str(d) for d in dict.fromkeys(run.devices for run in runs))}
+        with self._writing():
+            self._parent = self._start(f"sweep-{config.model}-{config.scaling}", params,
+                                       {**self.tags, "sweep": "true"})
+
+    def run_started(self, config: TrainConfig) -> None:
+        if self.error:
+            return
+        self._logged = 0
+        with self._writing():
+            self._runs.append(self._start(run_name(config), run_params(config), self.tags))
+
+    def chunk_done(self, steps_done: int, losses: Sequence[float]) -> None:
+        if self.error:
+            return
+        with self._writing():
+            self.tracker.log_series(self._open[-1], "loss", losses[self._logged:], start_step=self._logged)
+        self._logged = steps_done
+
+    def run_ended(self, result: TrainResult) -> None:
+        if self.error:
+            return
+        with self._writing():
+            self.tracker.log_metrics(self._open[-1], result_metrics(result))
+            if self._parent is None:  # a sweep's run ends once its S(D) is known (point_done)
+                self._end(FINISHED)
+
+    def point_done(self, point: SweepPoint, index: int, total: int) -> None:
+        if self.error:
+            return
+        with self._writing():
+            self.tracker.log_metrics(self._open[-1], point_metrics(point))
+            self._end(FINISHED)
+            # The parent's curves against D (step = D); one set per implementation when it compares them.
+            prefix = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
+            self.tracker.log_metrics(self._open[-1], {
+                f"{prefix}{name}": value for name, value in (
+                    ("throughput", point.result.throughput), ("steady_throughput", point.result.steady_throughput),
+                    ("scaling_ratio", point.scaling_ratio), ("efficiency", point.efficiency))}, step=point.devices)
+
+    def sweep_ended(self, sweep: SweepResult) -> None:
+        if self.error:
+            return
+        with self._writing():
+            self._end(FINISHED)
+
+    def stopped(self, error: BaseException) -> None:
+        if self._open and not self.error:
+            with self._writing():
+                self._end(status_after(error))
+
+    def _store_id(self, run_id: str | None) -> str | None:
+        try:
+            return self.tracker.store_run_id(run_id) if run_id else None
+        except KeyError:  # the run was never created: the tracker had failed
+            return None
+
+    def tracked(self, result: TrainResult) -> TrackedTraining:
+        return TrackedTraining(result, self._store_id(self._runs[-1] if self._runs else None),
+                               self.tracker.active_uri, self.tracker.fell_back_to, self.logging_s, self.error)
+
+    def tracked_sweep(self, sweep: SweepResult) -> TrackedSweep:
+        children = self._runs[-len(sweep.points):] if len(self._runs) >= len(sweep.points) else []
+        return TrackedSweep(sweep, self._store_id(self._parent),
+                            tuple(self._store_id(run) for run in children) or (None,) * len(sweep.points),
+                            self.tracker.active_uri, self.tracker.fell_back_to, self.logging_s, self.error)

@@ -1,0 +1,181 @@
+"""A class on one MLflow store: students' names and class codes as run tags, exercise results as
+runs, and what a teacher's Class page reads back.
+
+A student's display name and class code are free text shown to classmates: they are cleaned of
+control characters and cut to a length here, stored as tags, and never put into a search filter —
+runs are found by `class_key`, a digest of the code, so no quoting of user text is ever needed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import unicodedata
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_store, tracking_uri
+
+NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
+CLASS_TAG, STUDENT_TAG, CLASS_KEY_TAG = "class_code", "student", "class_key"
+EXERCISE_EXPERIMENT = "pmap-lab-worksheets"  # apart from the training runs the Experiments page compares
+STEP_METRIC = "step."  # + step id: 1 right, 0 wrong
+MAX_RUNS = 5000
+RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_batch", "scaling", "impl",
+               "devices", "steady_throughput", "efficiency", "run_id", "start_time"]
+
+
+def sanitize(text: object, max_chars: int) -> str:
+    """`text` without control, format or unassigned characters (line breaks, bidi overrides, zero-width
+    marks), surrounding spaces stripped, cut to `max_chars`."""
+    kept = "".join(ch for ch in str(text) if not unicodedata.category(ch).startswith("C"))
+    return kept.strip()[:max_chars].strip()
+
+
+def sanitize_name(text: object) -> str:
+    return sanitize(text, NAME_MAX_CHARS)
+
+
+def sanitize_code(text: object) -> str:
+    return sanitize(text, CODE_MAX_CHARS)
+
+
+def class_key(code: str) -> str:
+    """What runs are searched by: hex digits only, whatever characters the code holds."""
+    return hashlib.sha256(code.encode("utf-8")).hexdigest()[:32]
+
+
+def class_tags(student: str, code: str) -> dict[str, str]:
+    """The tags a student's runs carry; none without a class code."""
+    code = sanitize_code(code)
+    if not code:
+        return {}
+    return {CLASS_TAG: code, STUDENT_TAG: sanitize_name(student), CLASS_KEY_TAG: class_key(code)}
+
+
+def class_filter(code: str) -> str:
+    return f"tags.{CLASS_KEY_TAG} = '{class_key(sanitize_code(code))}'"
+
+
+def _client(uri: str | None) -> Any:
+    from mlflow.tracking import MlflowClient
+
+    for name, value in mlflow_store.HTTP_ENV_DEFAULTS.items():  # a dead server is known in seconds
+        os.environ.setdefault(name, value)
+    return MlflowClient(tracking_uri=uri or tracking_uri())
+
+
+def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[str, str],
+                    run_id: str | None = None, uri: str | None = None) -> str:
+    """Write a sheet's results (metric `step.<id>`: 1 right, 0 wrong) to the student's run for the
+    sheet, created on first use; returns its id. The run is ended at once, so it is never left
+    RUNNING when the student closes the page; later results are added to it."""
+    client = _client(uri)
+    if run_id is None:
+        experiment = mlflow_store.experiment_id(client, EXERCISE_EXPERIMENT)
+        run = client.create_run(experiment, run_name=f"worksheet-{sheet_id}",
+                                tags={**tags, "lab": "worksheet", "sheet": sheet_id})
+        run_id = run.info.run_id
+        client.set_terminated(run_id, status=FINISHED)
+    mlflow_store.write_metrics(client, run_id, [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None)
+                                                for step, right in results.items()])
+    return run_id
+
+
+def _search(client: Any, experiment: str, code: str) -> list:
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return []
+    runs = client.search_runs([found.experiment_id], filter_string=class_filter(code), max_results=MAX_RUNS,
+                              order_by=["attributes.start_time DESC"])
+    return [run for run in runs if run.data.tags.get(CLASS_TAG) == sanitize_code(code)]  # a digest is not the code
+
+
+def _number(value: str | None) -> int | None:
+    return int(value) if value is not None and value.strip().isdigit() else None
+
+
+def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
+    """Every run of the class, one row per training run and one per exercise step answered (RUN_COLUMNS)."""
+    client = _client(uri)
+    rows = []
+    for run in _search(client, EXERCISE_EXPERIMENT, code):
+        base = {"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "exercise",
+                "sheet": run.data.tags.get("sheet"), "run_id": run.info.run_id, "start_time": run.info.start_time}
+        rows += [{**base, "step": key[len(STEP_METRIC):], "result": value}
+                 for key, value in sorted(run.data.metrics.items()) if key.startswith(STEP_METRIC)]
+    for run in _search(client, EXPERIMENT, code):
+        params, metrics = run.data.params, run.data.metrics
+        if run.data.tags.get("sweep") == "true" or "steady_throughput" not in metrics:
+            continue  # a sweep's parent repeats its children; an unfinished run has no figures
+        rows.append({"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "training", "model": params.get("model"),
+                     "global_batch": _number(params.get("global_batch")), "scaling": params.get("scaling"),
+                     "impl": params.get("impl"), "devices": _number(params.get("devices")),
+                     "steady_throughput": metrics.get("steady_throughput"), "efficiency": metrics.get("efficiency"),
+                     "run_id": run.info.run_id, "start_time": run.info.start_time})
+    frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
+    frame["start_time"] = pd.to_datetime(frame["start_time"], unit="ms", utc=True)
+    for name in ("global_batch", "devices"):
+        frame[name] = frame[name].astype("Int64")
+    return frame.sort_values(["student", "kind", "start_time"], kind="stable").reset_index(drop=True)
+
+
+def completion(runs: pd.DataFrame) -> pd.DataFrame:
+    """Who answered which exercise: one row per student, one column per "sheet/step", 1 right, 0 wrong."""
+    done = runs[runs["kind"] == "exercise"]
+    if done.empty:
+        return pd.DataFrame(columns=["student"])
+    done = done.assign(exercise=done["sheet"] + "/" + done["step"])
+    table = done.pivot_table(index="student", columns="exercise", values="result", aggfunc="max")
+    return table.reset_index().rename_axis(columns=None)
+
+
+def best_efficiency(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each student's best scaling efficiency E(D) at each D: one row per student, one column per D."""
+    trained = runs[(runs["kind"] == "training") & runs["efficiency"].notna()]
+    if trained.empty:
+        return pd.DataFrame(columns=["student"])
+    table = trained.pivot_table(index="student", columns="devices", values="efficiency", aggfunc="max")
+    table.columns = [f"D={int(d)}" for d in table.columns]
+    return table.reset_index()
+
+
+SETTINGS = ["model", "global_batch", "scaling", "impl"]
+
+
+def settings_groups(runs: pd.DataFrame) -> list[str]:
+    """The training settings of the class's runs, most runs first, as "model · B=… · scaling · impl"."""
+    trained = runs[runs["kind"] == "training"]
+    return list(trained.apply(settings_label, axis=1).value_counts().index) if not trained.empty else []
+
+
+def settings_label(row: pd.Series) -> str:
+    return f"{row['model']} · B={row['global_batch']} · {row['scaling']} · {row['impl']}"
+
+
+def leaderboard(runs: pd.DataFrame, settings: str) -> pd.DataFrame:
+    """For one settings group: each student's best steady throughput at each D, fastest first."""
+    trained = runs[runs["kind"] == "training"]
+    if trained.empty:
+        return pd.DataFrame(columns=["student", "devices", "steady_throughput"])
+    same = trained[trained.apply(settings_label, axis=1) == settings]
+    best = same.groupby(["student", "devices"], as_index=False)["steady_throughput"].max()
+    return best.sort_values("steady_throughput", ascending=False, kind="stable").reset_index(drop=True)
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_safe(value: object) -> object:
+    """A text a spreadsheet would run as a formula (a name like "=HYPERLINK(…)") gets a leading quote."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
+def to_csv(runs: pd.DataFrame) -> bytes:
+    """The rows the page shows, as CSV; students' texts cannot become spreadsheet formulas."""
+    safe = runs.copy()
+    for column in ("student", "sheet", "step", "model", "scaling", "impl"):
+        safe[column] = safe[column].map(csv_safe)
+    return safe.to_csv(index=False).encode("utf-8")

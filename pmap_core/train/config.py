@@ -1,0 +1,175 @@
+"""A training run's settings and the checks that guard a shared server: validated once, at the edge.
+
+The page and the CLI call `validate` (or `validate_sweep`) on what the user asked for; everything
+below them (`training.train`, `training.sweep`) trusts the config it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import jax
+
+from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
+from pmap_core.runtime import device_ladder
+from pmap_core.train import models
+from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.validation import (
+    MAX_BATCH,
+    MAX_STEPS,
+    LabInputError,
+    check_devices,
+    check_elements,
+    check_float,
+    check_int,
+    check_seed,
+)
+
+SCALING_MODES = ("strong", "weak")
+OPTIMIZERS, STRATEGIES, GRAD_DTYPES = tuple(OPTIMIZER_STATE_BYTES), tuple(ZERO_SHARDED), tuple(GRAD_DTYPE_BYTES)
+# Limits of one request, so a shared server stays responsive for a whole class.
+MAX_HIDDEN = 1024
+MAX_MODEL_FEATURES = 512
+MAX_CHUNK = 500
+MAX_LEARNING_RATE = 10.0
+MAX_ACCUM_STEPS = 64
+MAX_WORK = 20_000_000_000  # forward multiply-adds over the whole run (steps × batch × model size)
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainConfig:
+    """Every setting of a training run; `validate` checks it against the limits above."""
+
+    model: str = "linear"        # one of models.MODELS
+    devices: int = 8
+    global_batch: int = 256
+    learning_rate: float = 0.05
+    steps: int = 300
+    hidden: int = 32             # MLP width (ignored by linear)
+    features: int = 8            # MLP input width (linear regression has one input)
+    seed: int = 0
+    chunk: int = 50              # steps run inside one compiled call
+    scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
+    impl: str = "pmap"           # one of implementations.IMPLEMENTATIONS: how the step is written
+    optimizer: str = "sgd"       # one of zero.OPTIMIZERS (optax)
+    strategy: str = "dp"         # one of zero.STRATEGIES: which training state each device holds whole
+    accum_steps: int = 1         # K micro-batches per device per step, one gradient collective per K
+    grad_dtype: str = "float32"  # one of zero.GRAD_DTYPES: the dtype the gradient collective sends
+
+    @property
+    def per_device_batch(self) -> int:
+        return self.global_batch // self.devices
+
+    @property
+    def micro_batch(self) -> int:
+        """Samples of one micro-batch on one device: B / (D·K)."""
+        return self.global_batch // (self.devices * self.accum_steps)
+
+    @property
+    def sharded_state(self) -> bool:
+        """True when a setting of `zero` (optimizer, strategy, accumulation, gradient dtype) differs
+        from the seed's replicated SGD step: the run then uses `zero.strategy_chunk`."""
+        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
+
+    @property
+    def input_features(self) -> int:
+        return 1 if self.model == "linear" else self.features
+
+
+def validate(config: TrainConfig) -> TrainConfig:
+    """The config with numbers normalised, or a LabInputError (codes: unknown_model,
+    unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype,
+    strategy_needs_jit, batch_not_divisible, micro_batch_not_divisible, too_much_work, out_of_range,
+    not_whole_number, not_a_number, too_many_devices, too_large, distributed_devices)."""
+    if config.model not in models.MODELS:
+        raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
+                            options=", ".join(models.MODELS), value=config.model)
+    if config.impl not in IMPLEMENTATIONS:
+        raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
+                            options=", ".join(IMPLEMENTATIONS), value=config.impl)
+    if config.scaling not in SCALING_MODES:
+        raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
+                            options=", ".join(SCALING_MODES), value=config.scaling)
+    for field, options in (("optimizer", OPTIMIZERS), ("strategy", STRATEGIES), ("grad_dtype", GRAD_DTYPES)):
+        if getattr(config, field) not in options:
+            raise LabInputError(f"unknown_{field}", "{field} must be one of {options}, got {value!r}",
+                                field=field, options=", ".join(options), value=getattr(config, field))
+    checked = dataclasses.replace(
+        config,
+        devices=check_devices(config.devices),
+        global_batch=check_int("global_batch", config.global_batch, 1, MAX_BATCH),
+        learning_rate=check_float("learning_rate", config.learning_rate, 1e-6, MAX_LEARNING_RATE),
+        steps=check_int("steps", config.steps, 1, MAX_STEPS),
+        hidden=check_int("hidden", config.hidden, 1, MAX_HIDDEN),
+        features=check_int("features", config.features, 1, MAX_MODEL_FEATURES),
+        seed=check_seed(config.seed),
+        chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
+        accum_steps=check_int("accum_steps", config.accum_steps, 1, MAX_ACCUM_STEPS),
+    )
+    if checked.sharded_state and checked.impl != "jit":
+        raise LabInputError(
+            "strategy_needs_jit",
+            "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s) and {dtype} gradients "
+            "run in the jit implementation (sharded training state); got impl {impl!r}: use impl jit, or "
+            "sgd, dp, 1 and float32 for {impl}", optimizer=checked.optimizer, strategy=checked.strategy,
+            accum=checked.accum_steps, dtype=checked.grad_dtype, impl=checked.impl)
+    if jax.process_count() > 1 and checked.devices != jax.device_count():
+        raise LabInputError("distributed_devices",
+                            "a multi-process run trains on all {available} devices of its processes, got {devices}",
+                            available=jax.device_count(), devices=checked.devices)
+    if checked.global_batch % checked.devices:
+        raise LabInputError(
+            "batch_not_divisible",
+            "global_batch {batch} does not split evenly over {devices} devices; try {suggestion}",
+            batch=checked.global_batch, devices=checked.devices,
+            suggestion=max(checked.devices, checked.global_batch // checked.devices * checked.devices),
+        )
+    if checked.global_batch % (checked.devices * checked.accum_steps):
+        step = checked.devices * checked.accum_steps
+        raise LabInputError(
+            "micro_batch_not_divisible",
+            "global_batch {batch} does not split into {devices} devices × {accum} micro-batches of equal size; "
+            "try {suggestion}", batch=checked.global_batch, devices=checked.devices, accum=checked.accum_steps,
+            suggestion=max(step, checked.global_batch // step * step))
+    check_elements("training data", checked.global_batch * checked.input_features)
+    work = checked.steps * checked.global_batch * models.multiply_adds_per_sample(
+        checked.model, checked.input_features, checked.hidden)
+    if work > MAX_WORK:
+        raise LabInputError("too_much_work",
+                            "this run needs {work:,} multiply-adds, over the limit of {limit:,}; "
+                            "use fewer steps, a smaller batch or a narrower model",
+                            work=work, limit=MAX_WORK)
+    return checked
+
+
+def baseline_config(config: TrainConfig) -> TrainConfig:
+    """The one-device run S(D) is measured against: the same global batch (strong) or the same
+    per-device batch (weak)."""
+    batch = config.global_batch if config.scaling == "strong" else config.per_device_batch
+    return dataclasses.replace(config, devices=1, global_batch=batch)
+
+
+def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None,
+                  impls: Sequence[str] | None = None) -> list[TrainConfig]:
+    """One config per implementation and D (default: the config's own implementation; counts:
+    `device_ladder(config.devices)`, D = 1 always first). Strong: the same global batch, keeping
+    only the D it divides; weak: the config's per-device batch on every D."""
+    counts = sorted({1, *(device_counts or device_ladder(config.devices))})
+    configs = []
+    for impl in impls or (config.impl,):
+        for d in counts:
+            batch = config.global_batch if config.scaling == "strong" else config.per_device_batch * d
+            if config.scaling == "strong" and batch % (d * config.accum_steps):
+                continue
+            configs.append(dataclasses.replace(config, devices=d, global_batch=batch, impl=impl))
+    return configs
+
+
+def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
+                impls: Sequence[str] | None = None) -> None:
+    """Check, once each, every run of a config's sweep (a weak sweep's larger D grows the batch)."""
+    config = validate(config)  # the ladder below divides by its numbers
+    for run in sweep_configs(config, device_counts, impls):
+        if run != config:
+            validate(run)

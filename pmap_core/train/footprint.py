@@ -1,0 +1,207 @@
+"""Measured, not typed: the bytes each device holds for params, gradients and optimizer state, and
+the bytes its collectives send per step — beside the textbook model (`costmodel.zero_*`).
+
+- Held bytes are read from real arrays: the trained state's `addressable_shards` (the largest shard
+  total over this process's devices), and the gradient from a compiled gradient program with the
+  strategy's gradient sharding, run once.
+- Communication is read from compiled HLO (`hlo.collectives`). A collective inside a loop body runs
+  once per iteration: each computation's executions per call are the product of the trip counts of
+  the `while` loops around it (XLA's `known_trip_count`, else the loop lengths the program was built
+  with, outermost first), and a chunk of n steps is divided by n. Bytes sent per device follow the
+  ring: all-reduce 2(g−1)/g·S, all-gather and reduce-scatter (g−1)/g·S of the whole array S, for a
+  group of g devices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from typing import Any
+
+import jax
+import numpy as np
+
+from pmap_core import hlo
+from pmap_core.costs import analytic
+from pmap_core.train import models, zero
+from pmap_core.train.config import TrainConfig
+
+_HEADER = re.compile(r"^(?P<entry>ENTRY )?%?(?P<name>[\w.\-]+)(?: \(.*)? \{\s*$")
+_CALLEE = re.compile(r"\b(?P<key>calls|to_apply|body|condition|true_computation|false_computation)"
+                     r"=%?(?P<name>[\w.\-]+)")
+_TRIP = re.compile(r'"known_trip_count":\{"n":"(\d+)"\}')
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectiveRun:
+    collective: hlo.Collective
+    runs_per_call: int   # executions per call of the program
+    loop_depth: int      # while loops around it: 1 = once per step of a chunk, 2 = once per micro-batch
+
+    @property
+    def ring_bytes(self) -> float:
+        """Bytes each device sends for one execution, on a ring."""
+        c, g = self.collective, self.collective.group_size or 1
+        whole = c.result_bytes * (g if c.kind == "reduce-scatter" else 1)
+        return whole * (2 if c.kind == "all-reduce" else 1) * (g - 1) / g
+
+
+def collective_runs(text: str, trips: tuple[int, ...] = ()) -> list[CollectiveRun]:
+    """Every collective of HLO text with how often one call runs it (`trips`: loop lengths by depth,
+    used where the HLO states no trip count)."""
+    lines: dict[str, list[str]] = {}
+    entry, current = None, None
+    for line in text.splitlines():
+        if (header := _HEADER.match(line)) and not line.startswith(" "):
+            current = header["name"]
+            lines[current] = []
+            entry = current if header["entry"] else entry
+        elif current is not None:
+            lines[current].append(line)
+    runs: list[CollectiveRun] = []
+
+    def visit(name: str, times: int, depth: int) -> None:
+        body = lines.get(name, [])
+        runs.extend(CollectiveRun(c, times, depth) for c in hlo.collectives("\n".join(body)))
+        for line in body:
+            trip = _TRIP.search(line)
+            for callee in _CALLEE.finditer(line):
+                if callee["key"] == "body":
+                    n = int(trip[1]) if trip else (trips[depth] if depth < len(trips) else 1)
+                    visit(callee["name"], times * n, depth + 1)
+                elif callee["key"] != "condition":
+                    visit(callee["name"], times, depth)
+
+    if entry is not None:
+        visit(entry, 1, 0)
+    return runs
+
+
+@dataclasses.dataclass(frozen=True)
+class Comm:
+    """Communication of one compiled step, per device."""
+
+    bytes_per_step: float                 # ring bytes sent per step, every collective
+    by_kind: dict[str, float]             # the same, per collective kind
+    dtypes: tuple[str, ...]               # element types the collectives carry
+    reductions_per_step: float            # all-reduce + reduce-scatter instructions run per step
+    reduction_bytes_per_step: float       # their ring bytes: the gradient's (and the loss's) collectives
+    deepest_loop: int                     # 2 when a collective runs inside the micro-batch loop
+
+
+def comm_per_step(text: str, steps: int, accum_steps: int = 1) -> Comm:
+    runs = collective_runs(text, (steps, accum_steps))
+    by_kind: dict[str, float] = {}
+    for run in runs:
+        kind = run.collective.kind
+        by_kind[kind] = by_kind.get(kind, 0.0) + run.ring_bytes * run.runs_per_call / steps
+    reducing = [r for r in runs if r.collective.kind in ("all-reduce", "reduce-scatter")]
+    dtypes = sorted({s.split("[")[0] for r in runs for s in r.collective.shapes})
+    return Comm(sum(by_kind.values()), by_kind, tuple(dtypes), sum(r.runs_per_call for r in reducing) / steps,
+                sum(r.ring_bytes * r.runs_per_call for r in reducing) / steps,
+                max((r.loop_depth for r in runs), default=0))
+
+
+def bytes_per_device(tree: Any) -> int:
+    """The most bytes any of this process's devices holds of the arrays of `tree`."""
+    held: dict[Any, int] = {}
+    for leaf in jax.tree.leaves(tree):
+        for shard in leaf.addressable_shards:
+            held[shard.device] = held.get(shard.device, 0) + shard.data.nbytes
+    return max(held.values(), default=0)
+
+
+@functools.lru_cache(maxsize=32)
+def _gradient_program(setup: zero.Setup, devices: int, batch: int, features: int, hidden: int) -> tuple:
+    mesh = zero.auto_mesh(devices)
+    params = models.init_params(setup.model, features, hidden, 0)
+    specs = zero.state_specs(setup, params, devices)
+    shardings = zero.state_shardings(mesh, specs)
+    rows = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(zero.DATA_AXIS))
+    grad_shardings = jax.tree.map(lambda s: jax.sharding.NamedSharding(mesh, s), specs.grads,
+                                  is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec))
+    run = jax.jit(lambda p, x, y: zero.mean_gradient(setup, mesh, specs)(p, x, y)[1], out_shardings=grad_shardings)
+
+    def put(value: np.ndarray, sharding: Any) -> jax.Array:
+        return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
+
+    args = (jax.tree.map(put, params, shardings["params"]),
+            put(np.zeros((batch, features), np.float32), rows), put(np.zeros((batch,), np.float32), rows))
+    return run, args
+
+
+def gradient_bytes_per_device(config: TrainConfig) -> int:
+    """Bytes of the mean gradient each device holds after the step's gradient collective, read from
+    the shards of a real gradient (float32: a bfloat16 collective is cast back)."""
+    setup = zero.Setup(config.model, config.optimizer, config.strategy, config.accum_steps, config.grad_dtype)
+    run, args = _gradient_program(setup, config.devices, config.global_batch, config.input_features, config.hidden)
+    return bytes_per_device(run(*args))
+
+
+@dataclasses.dataclass(frozen=True)
+class Footprint:
+    """Per device, measured beside the model (Ψ parameters; `costmodel.zero_memory_per_device`,
+    `costmodel.zero_comm_bytes_per_step`)."""
+
+    strategy: str
+    devices: int
+    param_count: int                     # Ψ
+    param_bytes_per_device: int
+    grad_bytes_per_device: int
+    opt_bytes_per_device: int
+    comm_bytes_per_step: float           # from the compiled HLO: what this backend runs
+    comm_by_kind: dict[str, float]
+    comm_dtypes: tuple[str, ...]
+    grad_comm_bytes_per_step: float      # the all-reduces and reduce-scatters among them
+    # The same from the program as JAX emitted it, before the backend's passes: XLA's CPU backend
+    # widens a bfloat16 all-reduce or reduce-scatter to float32, so only this one shows it halved there.
+    emitted_grad_comm_bytes_per_step: float
+    reductions_per_step: float
+    deepest_loop: int                    # 2 when some collective runs once per micro-batch
+    compiled_memory: dict[str, int]      # `compiled.memory_analysis()` fields the backend filled
+    model_memory: analytic.ZeroMemory
+    model_comm_bytes_per_step: float
+
+    def ratios(self) -> dict[str, float | None]:
+        """measured / model for each figure (None where the model says zero)."""
+        pairs = {"param": (self.param_bytes_per_device, self.model_memory.params),
+                 "grad": (self.grad_bytes_per_device, self.model_memory.grads),
+                 "opt": (self.opt_bytes_per_device, self.model_memory.optimizer),
+                 "comm": (self.comm_bytes_per_step, self.model_comm_bytes_per_step)}
+        return {name: (measured / model if model else None) for name, (measured, model) in pairs.items()}
+
+
+def compiled_memory(compiled: Any) -> dict[str, int]:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:  # noqa: BLE001 - a backend without memory figures reports none
+        return {}
+    names = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
+             "generated_code_size_in_bytes")
+    return {name: int(getattr(stats, name)) for name in names if getattr(stats, name, 0)}
+
+
+def measure(config: TrainConfig, program: Any, carried: Any) -> Footprint:
+    """The footprint of a trained run: `program` (a `train_program.ChunkProgram`), `carried` what its
+    last call returned as params (or state)."""
+    params = carried["params"] if program.state is not None else carried
+    opt = carried["opt"] if program.state is not None else ()
+    count = sum(int(np.prod(np.shape(leaf)[1 if program.device_axis else 0:])) for leaf in jax.tree.leaves(params))
+    text = program.run.as_text()
+    comm = comm_per_step(text, program.steps, config.accum_steps)
+    emitted = comm_per_step(program.lowered_hlo, program.steps, config.accum_steps) if program.lowered_hlo else comm
+    grad_bytes = analytic.GRAD_DTYPE_BYTES[config.grad_dtype]
+    return Footprint(
+        strategy=config.strategy, devices=config.devices, param_count=count,
+        param_bytes_per_device=bytes_per_device(params), grad_bytes_per_device=gradient_bytes_per_device(config),
+        opt_bytes_per_device=bytes_per_device(opt), comm_bytes_per_step=comm.bytes_per_step,
+        comm_by_kind=comm.by_kind, comm_dtypes=comm.dtypes, grad_comm_bytes_per_step=comm.reduction_bytes_per_step,
+        emitted_grad_comm_bytes_per_step=emitted.reduction_bytes_per_step,
+        reductions_per_step=comm.reductions_per_step, deepest_loop=comm.deepest_loop,
+        compiled_memory=compiled_memory(program.run),
+        model_memory=analytic.zero_memory_per_device(count, config.devices, config.strategy, 4.0, 4.0,
+                                                      analytic.OPTIMIZER_STATE_BYTES[config.optimizer]),
+        model_comm_bytes_per_step=analytic.zero_comm_bytes_per_step(count, config.devices, config.strategy,
+                                                                     4.0, grad_bytes),
+    )

@@ -1,0 +1,286 @@
+"""Data-parallel training (pmap, shard_map or jit: `config.impl`), one entry point per job:
+`train` one model, `sweep` D.
+
+Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
+to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
+chart, the CLI's progress lines and MLflow tracking (`run_tracking`) are all callbacks.
+
+Two throughputs, each with its own name everywhere (page, MLflow, CLI JSON, README):
+- `throughput`: global samples / wall time of every timed training call — end to end, the first
+  call after compiling and each call's dispatch included;
+- `steady_throughput`: samples per call / median time of a repeated call of the same compiled
+  program — what the program sustains once warm.
+The scaling ratio S(D) = steady_throughput(D) / steady_throughput(1), measured in this process on
+the same model and data; efficiency E(D) = S(D) / D (DESIGN.md, Definitions).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import statistics
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+import jax
+import numpy as np
+
+from pmap_core.runtime import describe_runtime
+from pmap_core.train import models
+from pmap_core.train.config import TrainConfig, baseline_config, sweep_configs
+from pmap_core.train.footprint import Footprint, measure
+from pmap_core.train.programs import (
+    ChunkProgram,
+    chunk_lengths,
+    compiled_chunk,  # noqa: F401 - the program cache, cleared through this module by tests
+    compiles_in_this_thread,
+    config_program,
+    final_params,
+    place_inputs,
+    step_losses,
+)
+
+STEADY_REPEATS = 3  # timed calls behind each steady-state median
+
+
+@dataclasses.dataclass(frozen=True)
+class ScalingResult:
+    """S(D) of one run against one device; every throughput here is a steady one."""
+
+    devices: int
+    mode: str                   # "strong" (same global batch) | "weak" (same per-device batch)
+    global_batch: int
+    baseline_global_batch: int  # the D = 1 run's batch
+    steady_throughput: float    # samples/s on `devices` devices
+    baseline_throughput: float  # steady samples/s on one device, same process, same model and data
+    steady_step_time_s: float
+    baseline_step_time_s: float
+    scaling_ratio: float        # S(D) = steady_throughput / baseline_throughput
+    efficiency: float           # S(D) / D
+    hardware_ceiling: float     # best S(D) this runtime allows: min(D, physical cores) when simulated
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainResult:
+    config: TrainConfig
+    losses: tuple[float, ...]          # loss over the global batch, one per step
+    params: dict[str, np.ndarray]      # final parameters (device 0's copy) on the host
+    replicas_identical: bool           # every device's copy equal, bit for bit
+    replica_max_diff: float            # largest difference between copies
+    throughput: float                  # end to end: global samples / s over the timed steps
+    step_time_s: float                 # timed wall time / steps
+    timed_s: float                     # wall time of the timed steps (compile excluded)
+    steady_throughput: float           # samples / s of a warm, repeated call
+    steady_step_time_s: float
+    compile_time_s: float              # compile time of the training program(s)
+    recompiled: bool                   # False when every program came from the cache
+    wall_time_s: float                 # the whole call: data, compile, steps, scaling, callbacks
+    scaling: ScalingResult | None = None  # when asked for, in a one-process run
+    footprint: Footprint | None = None    # bytes held per device and sent per step, beside the model
+
+    @property
+    def memory(self) -> dict[str, float]:
+        """The CLI's and MLflow's four figures of `footprint`."""
+        f = self.footprint
+        if f is None:
+            return {}
+        return {"param_bytes_per_device": f.param_bytes_per_device, "grad_bytes_per_device": f.grad_bytes_per_device,
+                "opt_bytes_per_device": f.opt_bytes_per_device, "comm_bytes_per_step": f.comm_bytes_per_step}
+
+    @property
+    def final_loss(self) -> float:
+        return self.losses[-1]
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepPoint:
+    result: TrainResult
+    scaling_ratio: float        # steady throughput against the sweep's D = 1 run of the same implementation
+    efficiency: float
+    hardware_ceiling: float
+    baseline_throughput: float  # that D = 1 run's steady throughput
+
+    @property
+    def devices(self) -> int:
+        return self.result.config.devices
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepResult:
+    config: TrainConfig
+    mode: str
+    points: tuple[SweepPoint, ...]
+
+
+class Callback:
+    """What a run tells whoever watches it; every hook does nothing unless overridden.
+
+    A train: run_started, chunk_done after each compiled call, then run_ended — or stopped(error)
+    when anything raised (KeyboardInterrupt, a Streamlit stop, an error). A sweep wraps its runs in
+    sweep_started … point_done after each run … sweep_ended (or stopped).
+    """
+
+    def run_started(self, config: TrainConfig) -> None: ...
+
+    def chunk_done(self, steps_done: int, losses: Sequence[float]) -> None: ...
+
+    def run_ended(self, result: TrainResult) -> None: ...
+
+    def sweep_started(self, config: TrainConfig, runs: Sequence[TrainConfig]) -> None: ...
+
+    def point_done(self, point: SweepPoint, index: int, total: int) -> None: ...
+
+    def sweep_ended(self, sweep: SweepResult) -> None: ...
+
+    def stopped(self, error: BaseException) -> None: ...
+
+
+@dataclasses.dataclass
+class Progress(Callback):
+    """A callback from plain functions: `on_chunk(steps_done, losses)`, `on_point(point, index, total)`."""
+
+    on_chunk: Callable[[int, Sequence[float]], None] | None = None
+    on_point: Callable[[SweepPoint, int, int], None] | None = None
+
+    def chunk_done(self, steps_done: int, losses: Sequence[float]) -> None:
+        if self.on_chunk is not None:
+            self.on_chunk(steps_done, losses)
+
+    def point_done(self, point: SweepPoint, index: int, total: int) -> None:
+        if self.on_point is not None:
+            self.on_point(point, index, total)
+
+
+def hardware_ceiling(devices: int) -> float:
+    return describe_runtime().hardware_ceiling(devices)
+
+
+@contextlib.contextmanager
+def _told_when_stopped(callbacks: Sequence[Callback]) -> Iterator[None]:
+    """Whatever stops the work inside (an error, Ctrl-C, a Streamlit stop) reaches every callback first."""
+    try:
+        yield
+    except BaseException as error:
+        for callback in callbacks:
+            callback.stopped(error)
+        raise
+
+
+def train(config: TrainConfig, callbacks: Sequence[Callback] = (), *, measure_scaling: bool = True) -> TrainResult:
+    """Train `config.model` on `config.devices` devices; with `measure_scaling` (one process only)
+    also time one device on the same data for S(D)."""
+    with _told_when_stopped(callbacks):
+        for callback in callbacks:
+            callback.run_started(config)
+        result = _train(config, callbacks, measure_scaling and jax.process_count() == 1)
+        for callback in callbacks:
+            callback.run_ended(result)
+        return result
+
+
+def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: bool) -> TrainResult:
+    started = time.perf_counter()
+    features = config.input_features
+    data = models.make_data(config.model, config.global_batch, features, config.seed)
+    initial = models.init_params(config.model, features, config.hidden, config.seed)
+    lengths = chunk_lengths(config.steps, config.chunk)
+    compiled_before = compiles_in_this_thread()
+    programs = {n: config_program(config, n) for n in sorted(set(lengths))}
+    first = programs[lengths[0]]
+    params, x, y, learning_rate = place_inputs(first, initial, data, config.learning_rate)
+
+    losses: list[float] = []
+    call_times: list[float] = []
+    for n in lengths:
+        start = time.perf_counter()
+        params, chunk_losses = jax.block_until_ready(programs[n].run(params, x, y, learning_rate))
+        call_times.append(time.perf_counter() - start)
+        losses.extend(float(v) for v in step_losses(first, chunk_losses))
+        for callback in callbacks:
+            callback.chunk_done(len(losses), list(losses))
+
+    # Steady state: the warm full-length calls of the run itself, topped up with repeats of the
+    # same program on the same placed inputs (their results are discarded).
+    warm = call_times[1:] if lengths[-1] == lengths[0] else call_times[1:-1]
+    warm += [_time_call(first, params, x, y, learning_rate) for _ in range(STEADY_REPEATS - len(warm))]
+    steady_s = statistics.median(warm)
+    scaling = _scaling(config, first, steady_s, data, initial) if measure_scaling else None
+
+    host_params, diff = final_params(first, params)
+    footprint = measure(config, first, params)
+    timed = sum(call_times)
+    return TrainResult(
+        config=config,
+        losses=tuple(losses),
+        params=host_params,
+        replicas_identical=diff == 0.0,
+        replica_max_diff=diff,
+        throughput=config.steps * config.global_batch / timed,
+        step_time_s=timed / config.steps,
+        timed_s=timed,
+        steady_throughput=first.steps * config.global_batch / steady_s,
+        steady_step_time_s=steady_s / first.steps,
+        compile_time_s=sum(p.compile_s for p in programs.values()),
+        recompiled=compiles_in_this_thread() > compiled_before,  # by this call, not another session's
+        wall_time_s=time.perf_counter() - started,
+        scaling=scaling,
+        footprint=footprint,
+    )
+
+
+def _time_call(program: ChunkProgram, *inputs) -> float:
+    start = time.perf_counter()
+    jax.block_until_ready(program.run(*inputs))
+    return time.perf_counter() - start
+
+
+def _scaling(config: TrainConfig, program: ChunkProgram, steady_s: float, data: models.Dataset,
+             initial: dict[str, np.ndarray]) -> ScalingResult:
+    """Time one device on the run's own data (its first samples, for weak scaling): only the
+    one-device program is new."""
+    base = baseline_config(config)
+    if base == config:
+        base_s = steady_s
+    else:
+        base_program = config_program(base, program.steps)
+        base_data = models.Dataset(data.x[:base.global_batch], data.y[:base.global_batch])
+        inputs = place_inputs(base_program, initial, base_data, config.learning_rate)
+        base_s = _median_warm(base_program, inputs)
+    steady = program.steps * config.global_batch / steady_s
+    baseline = program.steps * base.global_batch / base_s
+    ratio = steady / baseline
+    return ScalingResult(
+        devices=config.devices, mode=config.scaling, global_batch=config.global_batch,
+        baseline_global_batch=base.global_batch, steady_throughput=steady, baseline_throughput=baseline,
+        steady_step_time_s=steady_s / program.steps, baseline_step_time_s=base_s / program.steps,
+        scaling_ratio=ratio, efficiency=ratio / config.devices, hardware_ceiling=hardware_ceiling(config.devices),
+    )
+
+
+def _median_warm(program: ChunkProgram, inputs: tuple) -> float:
+    """Median of STEADY_REPEATS calls after one untimed warm-up call."""
+    jax.block_until_ready(program.run(*inputs))
+    return statistics.median(_time_call(program, *inputs) for _ in range(STEADY_REPEATS))
+
+
+def sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
+          callbacks: Sequence[Callback] = (), impls: Sequence[str] | None = None) -> SweepResult:
+    """Train once per implementation and device count (`train_config.sweep_configs`); S(D) is the
+    steady throughput against the sweep's own D = 1 run of the same implementation."""
+    runs = sweep_configs(config, device_counts, impls)
+    with _told_when_stopped(callbacks):
+        for callback in callbacks:
+            callback.sweep_started(config, runs)
+        points: list[SweepPoint] = []
+        for index, run in enumerate(runs):
+            result = train(run, callbacks, measure_scaling=False)
+            base = next((p.result for p in points if p.result.config.impl == run.impl), result)
+            ratio = result.steady_throughput / base.steady_throughput
+            points.append(SweepPoint(result, ratio, ratio / run.devices, hardware_ceiling(run.devices),
+                                     base.steady_throughput))
+            for callback in callbacks:
+                callback.point_done(points[-1], index, len(runs))
+        outcome = SweepResult(config, config.scaling, tuple(points))
+        for callback in callbacks:
+            callback.sweep_ended(outcome)
+        return outcome
