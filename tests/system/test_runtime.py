@@ -8,7 +8,7 @@ import jax
 
 from pmap_core import describe_runtime
 
-REPO = os.path.join(os.path.dirname(__file__), "..")
+REPO = os.path.join(os.path.dirname(__file__), "..", "..")
 
 # Back-to-back small collectives, none blocked until the end: each call waits
 # on the previous one's result, the pattern that aborts XLA's CPU runtime

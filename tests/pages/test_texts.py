@@ -14,7 +14,7 @@ import pytest
 
 from labs.texts.glossary import GLOSSARY
 
-TEXTS_DIR = pathlib.Path(__file__).resolve().parent.parent / "labs" / "texts"
+TEXTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "labs" / "texts"
 MODULES = sorted(p.stem for p in TEXTS_DIR.glob("*.py") if p.stem != "__init__")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 CODE_SPAN = re.compile(r"`([^`]+)`")

@@ -174,7 +174,7 @@ def fuzz_in_child(names: list[str]) -> dict[str, str | None]:
     """Fuzz in a child process with a memory cap: XLA aborts the whole process when an
     allocation fails, and that must cost this test run one finding, not its life."""
     results: dict[str, str | None] = {}
-    root = pathlib.Path(__file__).resolve().parent.parent
+    root = pathlib.Path(__file__).resolve().parents[2]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
     remaining = list(names)
     while remaining:

@@ -18,7 +18,7 @@ from pmap_core.concepts import comm_benchmark as comm_share
 from pmap_core.costs import fit as costfit
 from tests.support import new_tracking_store
 
-ROOT = os.path.join(os.path.dirname(__file__), "..")
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 BUSBW = {"psum": lambda d: 2 * (d - 1) / d, "all_gather": lambda d: (d - 1) / d,
          "psum_scatter": lambda d: (d - 1) / d}
 

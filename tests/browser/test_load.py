@@ -134,7 +134,7 @@ def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
         if lab.script in ("training", "sharded_dp", "multiprocess"):  # each press is a new MLflow run
             continue
         if lab.script in ("comm_benchmark", "manual_parallelism"):  # the button measures anew; a visit shows the
-            continue                                                  # last measurement (tests/test_commbench.py)
+            continue                                                  # last measurement (tests/system/test_commbench.py)
         entered.clear()
         _visit(lab.script)
         if not entered:  # answered from what the server measured at start-up or for an earlier visitor

@@ -16,7 +16,7 @@ from pmap_core.tracking.mlflow_tracker import Tracker
 from pmap_core.train.distributed import ProcessInfo
 from tests.support import new_tracking_store
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
 
 

@@ -49,8 +49,8 @@ def test_answer_computed_by_the_code_matches_the_reference(question_id):
 
 
 def test_every_question_has_a_reference_or_is_measured():
-    from tests.test_quiz_modern import REFERENCES as MODERN_REFERENCES  # the jit / shard_map questions
-    from tests.test_sharded_dp import REFERENCES as ZERO_REFERENCES  # the ZeRO / FSDP questions
+    from tests.pages.test_quiz_modern import REFERENCES as MODERN_REFERENCES  # the jit / shard_map questions
+    from tests.pages.test_sharded_dp import REFERENCES as ZERO_REFERENCES  # the ZeRO / FSDP questions
 
     assert (set(quiz.question_ids()) - set(REFERENCES) - set(MODERN_REFERENCES) - set(ZERO_REFERENCES)
             == {"measured_speedup"})
@@ -93,7 +93,7 @@ def answers_and_options() -> dict[str, list]:
 _CHILD = """
 import json
 import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES, before the test module asks
-from tests.test_quiz import answers_and_options
+from tests.system.test_quiz import answers_and_options
 print(json.dumps(answers_and_options()))
 """
 QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
@@ -106,7 +106,7 @@ def quiz_at_each_device_count():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     children = {
         devices: subprocess.Popen([sys.executable, "-c", _CHILD], cwd=root, text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE,

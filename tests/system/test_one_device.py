@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 LABS_WITH_D = ("basics", "collectives", "demo", "device_mapping", "jit_composition", "migration", "sharded_dp",
                "training")
 

@@ -20,7 +20,7 @@ from pmap_core.tracking.callback import TrackedSweep
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep as run_sweep
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SHEETS = worksheets.load_sheets()
 STEPS = [(sheet, step) for sheet in SHEETS for step in sheet.steps]
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
@@ -110,7 +110,7 @@ def test_texts_in_both_languages_with_the_glossary_terms():
                 named = bool(re.search(entry["en_pattern"], text["en"], flags))
                 if named:
                     assert any(form in text["zh"] for form in entry["zh_forms"]), (step.id, entry["en"], text["zh"])
-                if named or entry.get("banned_where") != "term":  # as tests/test_texts.py reads the glossary
+                if named or entry.get("banned_where") != "term":  # as tests/pages/test_texts.py reads the glossary
                     assert not [b for b in entry.get("banned_zh", ()) if b in text["zh"]], (step.id, text["zh"])
 
 

@@ -204,7 +204,7 @@ def pitfalls_at_each_device_count():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     children = {
         devices: subprocess.Popen([sys.executable, "-c", _CHILD], cwd=root, text=True, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE,
@@ -250,7 +250,7 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     child = (
         "import sys\n"
         "sys.path.insert(0, 'tests')\n"

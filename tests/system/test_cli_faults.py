@@ -13,7 +13,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from tests.support import ROOT, new_tracking_store
-from tests.test_tracking_faults import HOPELESS, hold_lock
+from tests.system.test_tracking_faults import HOPELESS, hold_lock
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
 

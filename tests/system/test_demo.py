@@ -146,7 +146,7 @@ def test_demo_page_on_sixteen_devices_says_the_tutorial_batch_ran_on_8_of_16():
     import subprocess
     import sys
 
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     child = (
         "import sys\n"
         "sys.path.insert(0, 'tests')\n"

@@ -8,7 +8,7 @@ from conftest import open_lab
 
 from pmap_core import runtime
 from tests.support import new_tracking_store
-from tests.test_tracking_faults import HOPELESS, hold_lock
+from tests.system.test_tracking_faults import HOPELESS, hold_lock
 
 TINY = {"batch": 16, "steps": 20, "devices": 2}
 
