@@ -5,9 +5,9 @@
 
 Two workloads, in one run: linear regression at the training lab's defaults (global batch 256) and
 the MLP at global batch 4096 and hidden width 512. At each D, each implementation's compiled chunk
-program (`train_program.compiled_chunk`: `--chunk` steps inside one call, the training lab's 25 by
+program (`train.programs.build`: `--chunk` steps inside one call, the training lab's 25 by
 default) is called again and again on the same inputs, already placed on its devices
-(`train_program.place_inputs`): compile excluded, one untimed warm-up call each, then rounds in
+(`ParallelProgram.place`): compile excluded, one untimed warm-up call each, then rounds in
 which every implementation is timed once (after `block_until_ready`), the order rotating from round
 to round, so that a drift in the machine's load hits all three alike. At least `--rounds` rounds, and
 more for quick calls, until each implementation has `--min-seconds` of timed calls (a linear chunk
@@ -34,10 +34,9 @@ import numpy as np
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import advice as impl_advice
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.programs import compiled_chunk, place_inputs
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 
 LAB_CHUNK = 25  # steps per compiled call on the training page (labs/training.py, CHUNK)
 WORKLOADS = {  # name: the settings that differ from TrainConfig's defaults
@@ -48,11 +47,10 @@ WORKLOADS = {  # name: the settings that differ from TrainConfig's defaults
 
 def _prepared(config: TrainConfig, chunk: int):
     """(the compiled chunk program's run, its inputs on their devices), compile excluded."""
-    program = compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch,
-                             config.input_features, config.hidden, chunk)
+    program = programs.build(config.program_spec(chunk))
     data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
     params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
-    return program.run, place_inputs(program, params, data, config.learning_rate)
+    return program.compiled, program.place(params, data, config.learning_rate)
 
 
 def _timed(run, inputs) -> float:

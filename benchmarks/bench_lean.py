@@ -5,7 +5,7 @@
 
 For each model (the lab's defaults: linear regression with B = 256; the MLP with B = 256, 8 features,
 hidden 32) and each D, one run times per step, in alternating rounds:
-- `lab`: the lab's compiled chunk (`train_program.compiled_chunk`, pmap, 50 steps per call) on
+- `lab`: the lab's compiled chunk (`train.programs.build`, pmap, 50 steps per call) on
   inputs already on their devices;
 - `reference`: the smallest data-parallel program written here: every parameter in one flat
   vector, one `psum` of the flat gradient per step, `lax.fori_loop`, no loss kept.
@@ -32,10 +32,9 @@ from jax.flatten_util import ravel_pytree
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
 from benchmarks.bench_training import alternating_medians, chunked_vs_per_step
 from pmap_core.runtime import describe_runtime
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.programs import compiled_chunk, place_inputs
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 
 CHUNK = 50
 
@@ -61,14 +60,13 @@ def reference_program(config: TrainConfig, steps: int):
 
 
 def lab_vs_reference(config: TrainConfig, rounds: int) -> dict:
-    lab = compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch,
-                         config.input_features, config.hidden, CHUNK)
+    lab = programs.build(config.program_spec(CHUNK))
     data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
     params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
-    lab_inputs = place_inputs(lab, params, data, config.learning_rate)
+    lab_inputs = lab.place(params, data, config.learning_rate)
     reference, ref_inputs = reference_program(config, CHUNK)
     lr = np.float32(config.learning_rate)
-    median = alternating_medians({"lab": (lab.run, lab_inputs), "reference": (reference, (*ref_inputs, lr))},
+    median = alternating_medians({"lab": (lab.compiled, lab_inputs), "reference": (reference, (*ref_inputs, lr))},
                                  rounds)
     return {"model": config.model, "impl": config.impl, "devices": config.devices,
             "lab_step_us": median["lab"] / CHUNK * 1e6,

@@ -36,18 +36,16 @@ import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operati
 from pmap_core.runtime import describe_runtime
 from pmap_core.timing import time_call
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
-from pmap_core.train.programs import compiled_chunk, place_inputs
 
 
 def _inputs(config: TrainConfig, steps: int):
-    program = compiled_chunk(config.impl, config.model, config.devices, config.per_device_batch,
-                             config.input_features, config.hidden, steps)
+    program = programs.build(config.program_spec(steps))
     data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
     params = models.init_params(config.model, config.input_features, config.hidden, config.seed)
-    return program, place_inputs(program, params, data, config.learning_rate)[:3]
+    return program, program.place(params, data, config.learning_rate)[:3]
 
 
 def alternating_medians(calls: dict, rounds: int) -> dict[str, float]:
@@ -145,7 +143,7 @@ def _tracked_run(config: TrainConfig, tracker) -> tuple[float, float]:
 
 
 def logging_overhead(model: str, repeats: int) -> dict:
-    from pmap_core.tracking.mlflow_tracker import Tracker
+    from pmap_core.tracking.mlflow_backend import Tracker
 
     config = TrainConfig(model=model, devices=min(8, jax.device_count()), steps=300,
                          global_batch=4096 if model == "mlp" else 256, hidden=512 if model == "mlp" else 32)

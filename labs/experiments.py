@@ -16,8 +16,9 @@ from pmap_core.tracking import (
     store_locked,
     tracking_uri,
 )
-from pmap_core.train import models, replicated
+from pmap_core.train import models
 from pmap_core.train.advice import DEFAULT_IMPL, TOLERANCE
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 
 T = texts("experiments")
@@ -30,7 +31,7 @@ TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "
 NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",
                   "efficiency": "%.2f", "final_loss": "%.4g"}
 THROUGHPUTS = ("steady_throughput", "throughput")  # the two throughputs a chart can show against D
-IMPL_COLORS = alt.Scale(domain=list(replicated.IMPLEMENTATIONS), scheme="set1")  # the same hue everywhere
+IMPL_COLORS = alt.Scale(domain=list(IMPLEMENTATIONS), scheme="set1")  # the same hue everywhere
 
 
 def read_runs(uri: str) -> pd.DataFrame | None:
@@ -110,7 +111,7 @@ def impl_table(table: pd.DataFrame, metric: str) -> None:
     default implementation compares with it."""
     st.subheader(T("impl.heading"))
     wide = experiments.impl_comparison(table, metric)
-    impls = [i for i in replicated.IMPLEMENTATIONS if i in wide.columns]
+    impls = [i for i in IMPLEMENTATIONS if i in wide.columns]
     if len(impls) < 2:
         st.info(T("impl.single"), icon="ℹ️")
         return
@@ -173,7 +174,7 @@ elif runs is not None:
     with cols[1]:
         batch = ui.url_choice(T, "batch", [ALL, *map(str, batches)], ALL)
     with cols[2]:
-        impl = ui.url_choice(T, "impl", [ALL, *replicated.IMPLEMENTATIONS], ALL)
+        impl = ui.url_choice(T, "impl", [ALL, *IMPLEMENTATIONS], ALL)
     st.caption(T("impl.legacy", legacy=experiments.LEGACY_IMPL))
     if model != ALL:
         runs = runs[runs["model"] == model]

@@ -16,7 +16,7 @@ from pmap_core.tracking import redact_uri
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 
 T = texts("multiprocess")

@@ -230,10 +230,10 @@ TEXTS = {
                                          "zh": "pmap、shard_map、jit：通信的字节数相同吗？"},
     "q.same_bytes_three_ways.text": {
         "en": "One MLP training step is compiled three ways over {n} devices: pmap, shard_map, and jit with "
-              "shardings (`train_program.compiled_chunk`). Do the three programs put the same number of bytes "
+              "shardings (`pmap_core.train.programs.build`). Do the three programs put the same number of bytes "
               "into collectives?",
         "zh": "同一个 MLP 训练步在 {n} 台设备上用三种方式编译：pmap、shard_map 和带分片的 jit"
-              "（`train_program.compiled_chunk`）。三个程序投入集合通信的字节数相同吗？",
+              "（`pmap_core.train.programs.build`）。三个程序投入集合通信的字节数相同吗？",
     },
     "q.same_bytes_three_ways.explain": {
         "en": "Summed over each compiled HLO's collectives: {answer}. With two or more devices all three "

@@ -11,7 +11,7 @@ input's and output's sharding is read from the arrays, and the results are compa
 - `jit`: no body per device; the global loss on arrays placed with NamedSharding. The compiler
   inserts the all-reduce.
 
-The HLO inspector compiles the lab's training program (`train_program.compiled_chunk`) in each
+The HLO inspector compiles the lab's training program (`train.programs.build`) in each
 implementation and lists its collectives with their bytes.
 """
 
@@ -30,9 +30,9 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo
 from pmap_core.runtime import DATA_AXIS
-from pmap_core.train import models
-from pmap_core.train import programs as train_program
+from pmap_core.train import models, programs
 from pmap_core.train import replicated as implementations
+from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
 FEATURES = 3
@@ -41,7 +41,7 @@ MAX_PER_DEVICE = 16
 # What each way is told about its inputs (params, x, y) and outputs (params, loss); the table shows these.
 PMAP_IN_AXES, PMAP_OUT_AXES = (None, 0, 0), None
 SHARD_MAP_IN_SPECS, SHARD_MAP_OUT_SPECS = (P(), P(DATA_AXIS), P(DATA_AXIS)), (P(), P())
-IMPLS = implementations.IMPLEMENTATIONS  # ("pmap", "shard_map", "jit")
+IMPLS = programs.IMPLEMENTATIONS  # ("pmap", "shard_map", "jit")
 
 
 def loss_fn(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
@@ -295,8 +295,7 @@ def inspect_hlo(devices: int, model: str) -> HloReport:
                             options=", ".join(models.MODELS), value=model)
     impls = []
     for impl in IMPLS:
-        program = train_program.compiled_chunk(impl, model, devices, HLO_PER_DEVICE_BATCH, HLO_FEATURES,
-                                               HLO_HIDDEN, 1)
-        text = program.run.as_text()
+        program = programs.build(ProgramSpec(impl, model, devices, HLO_PER_DEVICE_BATCH, HLO_FEATURES, HLO_HIDDEN, 1))
+        text = program.compiled.as_text()
         impls.append(ImplHlo(impl, tuple(hlo.collectives(text)), readable_hlo(text)))
     return HloReport(devices, model, tuple(impls))

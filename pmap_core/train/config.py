@@ -14,7 +14,8 @@ import jax
 from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.program import ProgramSpec
+from pmap_core.train.programs import PROGRAMS, SHARDED_STATE_IMPL
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_STEPS,
@@ -51,7 +52,7 @@ class TrainConfig:
     seed: int = 0
     chunk: int = 50              # steps run inside one compiled call
     scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
-    impl: str = "pmap"           # one of implementations.IMPLEMENTATIONS: how the step is written
+    impl: str = "pmap"           # a name in train.programs.PROGRAMS: how the step runs
     optimizer: str = "sgd"       # one of zero.OPTIMIZERS (optax)
     strategy: str = "dp"         # one of zero.STRATEGIES: which training state each device holds whole
     accum_steps: int = 1         # K micro-batches per device per step, one gradient collective per K
@@ -68,13 +69,18 @@ class TrainConfig:
 
     @property
     def sharded_state(self) -> bool:
-        """True when a setting of `zero` (optimizer, strategy, accumulation, gradient dtype) differs
-        from the seed's replicated SGD step: the run then uses `zero.strategy_chunk`."""
-        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
+        """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype)
+        differs from the seed's replicated SGD step: the run then holds a sharded state (`train.zero`)."""
+        return self.program_spec(self.chunk).sharded_state
 
     @property
     def input_features(self) -> int:
         return 1 if self.model == "linear" else self.features
+
+    def program_spec(self, steps: int) -> ProgramSpec:
+        """What fixes the compiled program that runs `steps` of this config's steps in one call."""
+        return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
+                           self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype)
 
 
 def validate(config: TrainConfig) -> TrainConfig:
@@ -85,9 +91,9 @@ def validate(config: TrainConfig) -> TrainConfig:
     if config.model not in models.MODELS:
         raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
                             options=", ".join(models.MODELS), value=config.model)
-    if config.impl not in IMPLEMENTATIONS:
+    if config.impl not in PROGRAMS:
         raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
-                            options=", ".join(IMPLEMENTATIONS), value=config.impl)
+                            options=", ".join(PROGRAMS), value=config.impl)
     if config.scaling not in SCALING_MODES:
         raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
                             options=", ".join(SCALING_MODES), value=config.scaling)
@@ -107,7 +113,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
         accum_steps=check_int("accum_steps", config.accum_steps, 1, MAX_ACCUM_STEPS),
     )
-    if checked.sharded_state and checked.impl != "jit":
+    if checked.sharded_state and checked.impl != SHARDED_STATE_IMPL:
         raise LabInputError(
             "strategy_needs_jit",
             "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s) and {dtype} gradients "

@@ -1,9 +1,9 @@
 """Measured, not typed: the bytes each device holds for params, gradients and optimizer state, and
-the bytes its collectives send per step — beside the textbook model (`costmodel.zero_*`).
+the bytes its collectives send per step — beside the textbook model (`costs.analytic.zero_*`).
 
-- Held bytes are read from real arrays: the trained state's `addressable_shards` (the largest shard
-  total over this process's devices), and the gradient from a compiled gradient program with the
-  strategy's gradient sharding, run once.
+- Held bytes are read from real arrays by the program itself (`ParallelProgram.held_bytes`): the
+  trained state's `addressable_shards` (the largest shard total over this process's devices), and
+  the gradient as the program holds it after its gradient collective.
 - Communication is read from compiled HLO (`hlo.collectives`). A collective inside a loop body runs
   once per iteration: each computation's executions per call are the product of the trip counts of
   the `while` loops around it (XLA's `known_trip_count`, else the loop lengths the program was built
@@ -15,17 +15,12 @@ the bytes its collectives send per step — beside the textbook model (`costmode
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 from typing import Any
 
-import jax
-import numpy as np
-
 from pmap_core import hlo
 from pmap_core.costs import analytic
-from pmap_core.train import models, zero
-from pmap_core.train.config import TrainConfig
+from pmap_core.train.program import ParallelProgram
 
 _HEADER = re.compile(r"^(?P<entry>ENTRY )?%?(?P<name>[\w.\-]+)(?: \(.*)? \{\s*$")
 _CALLEE = re.compile(r"\b(?P<key>calls|to_apply|body|condition|true_computation|false_computation)"
@@ -103,46 +98,10 @@ def comm_per_step(text: str, steps: int, accum_steps: int = 1) -> Comm:
                 max((r.loop_depth for r in runs), default=0))
 
 
-def bytes_per_device(tree: Any) -> int:
-    """The most bytes any of this process's devices holds of the arrays of `tree`."""
-    held: dict[Any, int] = {}
-    for leaf in jax.tree.leaves(tree):
-        for shard in leaf.addressable_shards:
-            held[shard.device] = held.get(shard.device, 0) + shard.data.nbytes
-    return max(held.values(), default=0)
-
-
-@functools.lru_cache(maxsize=32)
-def _gradient_program(setup: zero.Setup, devices: int, batch: int, features: int, hidden: int) -> tuple:
-    mesh = zero.auto_mesh(devices)
-    params = models.init_params(setup.model, features, hidden, 0)
-    specs = zero.state_specs(setup, params, devices)
-    shardings = zero.state_shardings(mesh, specs)
-    rows = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(zero.DATA_AXIS))
-    grad_shardings = jax.tree.map(lambda s: jax.sharding.NamedSharding(mesh, s), specs.grads,
-                                  is_leaf=lambda s: isinstance(s, jax.sharding.PartitionSpec))
-    run = jax.jit(lambda p, x, y: zero.mean_gradient(setup, mesh, specs)(p, x, y)[1], out_shardings=grad_shardings)
-
-    def put(value: np.ndarray, sharding: Any) -> jax.Array:
-        return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
-
-    args = (jax.tree.map(put, params, shardings["params"]),
-            put(np.zeros((batch, features), np.float32), rows), put(np.zeros((batch,), np.float32), rows))
-    return run, args
-
-
-def gradient_bytes_per_device(config: TrainConfig) -> int:
-    """Bytes of the mean gradient each device holds after the step's gradient collective, read from
-    the shards of a real gradient (float32: a bfloat16 collective is cast back)."""
-    setup = zero.Setup(config.model, config.optimizer, config.strategy, config.accum_steps, config.grad_dtype)
-    run, args = _gradient_program(setup, config.devices, config.global_batch, config.input_features, config.hidden)
-    return bytes_per_device(run(*args))
-
-
 @dataclasses.dataclass(frozen=True)
 class Footprint:
-    """Per device, measured beside the model (Ψ parameters; `costmodel.zero_memory_per_device`,
-    `costmodel.zero_comm_bytes_per_step`)."""
+    """Per device, measured beside the model (Ψ parameters; `analytic.zero_memory_per_device`,
+    `analytic.zero_comm_bytes_per_step`)."""
 
     strategy: str
     devices: int
@@ -182,26 +141,24 @@ def compiled_memory(compiled: Any) -> dict[str, int]:
     return {name: int(getattr(stats, name)) for name in names if getattr(stats, name, 0)}
 
 
-def measure(config: TrainConfig, program: Any, carried: Any) -> Footprint:
-    """The footprint of a trained run: `program` (a `train_program.ChunkProgram`), `carried` what its
-    last call returned as params (or state)."""
-    params = carried["params"] if program.state is not None else carried
-    opt = carried["opt"] if program.state is not None else ()
-    count = sum(int(np.prod(np.shape(leaf)[1 if program.device_axis else 0:])) for leaf in jax.tree.leaves(params))
-    text = program.run.as_text()
-    comm = comm_per_step(text, program.steps, config.accum_steps)
-    emitted = comm_per_step(program.lowered_hlo, program.steps, config.accum_steps) if program.lowered_hlo else comm
-    grad_bytes = analytic.GRAD_DTYPE_BYTES[config.grad_dtype]
+def measure(program: ParallelProgram, carried: Any) -> Footprint:
+    """The footprint of a trained run, through the program's interface only: `carried` is what its
+    last call returned (params, or the whole training state)."""
+    spec = program.spec
+    held = program.held_bytes(carried)
+    comm = comm_per_step(program.compiled.as_text(), spec.steps, spec.accum_steps)
+    emitted = comm_per_step(program.emitted_hlo, spec.steps, spec.accum_steps) if program.emitted_hlo else comm
+    count = program.param_count
     return Footprint(
-        strategy=config.strategy, devices=config.devices, param_count=count,
-        param_bytes_per_device=bytes_per_device(params), grad_bytes_per_device=gradient_bytes_per_device(config),
-        opt_bytes_per_device=bytes_per_device(opt), comm_bytes_per_step=comm.bytes_per_step,
-        comm_by_kind=comm.by_kind, comm_dtypes=comm.dtypes, grad_comm_bytes_per_step=comm.reduction_bytes_per_step,
+        strategy=spec.strategy, devices=spec.devices, param_count=count,
+        param_bytes_per_device=held.params, grad_bytes_per_device=held.grads, opt_bytes_per_device=held.opt,
+        comm_bytes_per_step=comm.bytes_per_step, comm_by_kind=comm.by_kind, comm_dtypes=comm.dtypes,
+        grad_comm_bytes_per_step=comm.reduction_bytes_per_step,
         emitted_grad_comm_bytes_per_step=emitted.reduction_bytes_per_step,
         reductions_per_step=comm.reductions_per_step, deepest_loop=comm.deepest_loop,
-        compiled_memory=compiled_memory(program.run),
-        model_memory=analytic.zero_memory_per_device(count, config.devices, config.strategy, 4.0, 4.0,
-                                                      analytic.OPTIMIZER_STATE_BYTES[config.optimizer]),
-        model_comm_bytes_per_step=analytic.zero_comm_bytes_per_step(count, config.devices, config.strategy,
-                                                                     4.0, grad_bytes),
+        compiled_memory=compiled_memory(program.compiled),
+        model_memory=analytic.zero_memory_per_device(count, spec.devices, spec.strategy, 4.0, 4.0,
+                                                     analytic.OPTIMIZER_STATE_BYTES[spec.optimizer]),
+        model_comm_bytes_per_step=analytic.zero_comm_bytes_per_step(
+            count, spec.devices, spec.strategy, 4.0, analytic.GRAD_DTYPE_BYTES[spec.grad_dtype]),
     )

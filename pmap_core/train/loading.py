@@ -7,7 +7,7 @@ of the program (in the order its blocks go to the devices) gets block k. A proce
 blocks of its own devices, so over one epoch every sample is read exactly once, by one process.
 
 The blocks become global arrays with `jax.make_array_from_process_local_data` (in
-`train_program.place_inputs`): rows of one (B, …) array for jit and shard_map, the process-local
+`ParallelProgram.place`): rows of one (B, …) array for jit and shard_map, the process-local
 leading device axis (local devices, B/D, …) for pmap.
 """
 
@@ -20,9 +20,9 @@ from collections.abc import Callable, Sequence
 import jax
 import numpy as np
 
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig, validate
-from pmap_core.train.programs import ChunkProgram, config_program, final_params, local_copies, place_inputs
+from pmap_core.train.program import ParallelProgram
 from pmap_core.validation import LabInputError
 
 MAX_DATASET_SIZE = 65_536
@@ -94,9 +94,9 @@ def load_local(spec: DataSpec, global_batch: int, step: int, devices: Sequence[j
     return rows, read_samples(spec, rows)
 
 
-def global_inputs(program: ChunkProgram, params: dict[str, np.ndarray], rows: np.ndarray,
+def global_inputs(program: ParallelProgram, params: dict[str, np.ndarray], rows: np.ndarray,
                   local: models.Dataset, global_batch: int, learning_rate: float) -> tuple:
-    """The program's inputs built from this process's blocks only. `place_inputs` takes a batch of
+    """The program's inputs built from this process's blocks only. `program.place` takes a batch of
     global shape and reads only this process's blocks of it: the others stay zeros, never sent."""
     d, per_device = len(program.devices), global_batch // len(program.devices)
     x = np.zeros((d, per_device, local.x.shape[1]), np.float32)
@@ -104,7 +104,7 @@ def global_inputs(program: ChunkProgram, params: dict[str, np.ndarray], rows: np
     positions = local_positions(program.devices)
     x[positions] = local.x.reshape(len(rows), per_device, -1)
     y[positions] = local.y.reshape(len(rows), per_device)
-    return place_inputs(program, params, models.Dataset(x.reshape(global_batch, -1), y.reshape(-1)), learning_rate)
+    return program.place(params, models.Dataset(x.reshape(global_batch, -1), y.reshape(-1)), learning_rate)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,7 +131,7 @@ def train_per_host(config: TrainConfig, size: int,
     config = validate(config)
     check_sizes(size, config.global_batch, config.devices)
     spec = DataSpec.of(config, size)
-    program = config_program(config, 1)
+    program = programs.build(config.program_spec(1))
     params: object = models.init_params(config.model, config.input_features, config.hidden, config.seed)
     initial = params
     rows_read, step_times, load_times, losses = [], [], [], []
@@ -146,10 +146,10 @@ def train_per_host(config: TrainConfig, size: int,
         load_times.append(loaded - started)
         rows_read.append(tuple(tuple(int(i) for i in r) for r in rows))
         # Each device returns the loss on its own block; their mean is the global batch's loss.
-        losses.append([float(np.ravel(copy)[0]) for copy in local_copies(program, step_losses)])
+        losses.append([float(row[0]) for row in program.local_losses(step_losses)])
         if on_step is not None:
             on_step(step + 1, float(np.mean(losses[-1])))
-    host_params, diff = final_params(program, params)
+    host_params, diff = program.final_params(params)
     return HostResult(
         process_index=jax.process_index(), num_processes=jax.process_count(),
         local_devices=tuple(str(d) for d in program.devices if d.process_index == jax.process_index()),

@@ -1,5 +1,8 @@
-"""Data-parallel training (pmap, shard_map or jit: `config.impl`), one entry point per job:
-`train` one model, `sweep` D.
+"""Data-parallel training, one entry point per job: `train` one model, `sweep` D.
+
+The loop runs whatever `ParallelProgram` (`train.program`) `config.impl` names in the registry
+(`train.programs`), through that interface only: place, run, read the losses, the parameters and
+the footprint.
 
 Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
 to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
@@ -26,19 +29,11 @@ import jax
 import numpy as np
 
 from pmap_core.runtime import describe_runtime
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig, baseline_config, sweep_configs
 from pmap_core.train.footprint import Footprint, measure
-from pmap_core.train.programs import (
-    ChunkProgram,
-    chunk_lengths,
-    compiled_chunk,  # noqa: F401 - the program cache, cleared through this module by tests
-    compiles_in_this_thread,
-    config_program,
-    final_params,
-    place_inputs,
-    step_losses,
-)
+from pmap_core.train.program import ParallelProgram
+from pmap_core.train.programs import chunk_lengths, compiles_in_this_thread
 
 STEADY_REPEATS = 3  # timed calls behind each steady-state median
 
@@ -185,29 +180,29 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     initial = models.init_params(config.model, features, config.hidden, config.seed)
     lengths = chunk_lengths(config.steps, config.chunk)
     compiled_before = compiles_in_this_thread()
-    programs = {n: config_program(config, n) for n in sorted(set(lengths))}
-    first = programs[lengths[0]]
-    params, x, y, learning_rate = place_inputs(first, initial, data, config.learning_rate)
+    compiled = {n: programs.build(config.program_spec(n)) for n in sorted(set(lengths))}
+    first = compiled[lengths[0]]
+    carry, x, y, learning_rate = first.place(initial, data, config.learning_rate)
 
     losses: list[float] = []
     call_times: list[float] = []
     for n in lengths:
         start = time.perf_counter()
-        params, chunk_losses = jax.block_until_ready(programs[n].run(params, x, y, learning_rate))
+        carry, chunk_losses = jax.block_until_ready(compiled[n].run(carry, x, y, learning_rate))
         call_times.append(time.perf_counter() - start)
-        losses.extend(float(v) for v in step_losses(first, chunk_losses))
+        losses.extend(float(v) for v in first.step_losses(chunk_losses))
         for callback in callbacks:
             callback.chunk_done(len(losses), list(losses))
 
     # Steady state: the warm full-length calls of the run itself, topped up with repeats of the
     # same program on the same placed inputs (their results are discarded).
     warm = call_times[1:] if lengths[-1] == lengths[0] else call_times[1:-1]
-    warm += [_time_call(first, params, x, y, learning_rate) for _ in range(STEADY_REPEATS - len(warm))]
+    warm += [_time_call(first, carry, x, y, learning_rate) for _ in range(STEADY_REPEATS - len(warm))]
     steady_s = statistics.median(warm)
     scaling = _scaling(config, first, steady_s, data, initial) if measure_scaling else None
 
-    host_params, diff = final_params(first, params)
-    footprint = measure(config, first, params)
+    host_params, diff = first.final_params(carry)
+    footprint = measure(first, carry)
     timed = sum(call_times)
     return TrainResult(
         config=config,
@@ -218,9 +213,9 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         throughput=config.steps * config.global_batch / timed,
         step_time_s=timed / config.steps,
         timed_s=timed,
-        steady_throughput=first.steps * config.global_batch / steady_s,
-        steady_step_time_s=steady_s / first.steps,
-        compile_time_s=sum(p.compile_s for p in programs.values()),
+        steady_throughput=first.spec.steps * config.global_batch / steady_s,
+        steady_step_time_s=steady_s / first.spec.steps,
+        compile_time_s=sum(p.compile_s for p in compiled.values()),
         recompiled=compiles_in_this_thread() > compiled_before,  # by this call, not another session's
         wall_time_s=time.perf_counter() - started,
         scaling=scaling,
@@ -228,13 +223,13 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     )
 
 
-def _time_call(program: ChunkProgram, *inputs) -> float:
+def _time_call(program: ParallelProgram, *inputs) -> float:
     start = time.perf_counter()
     jax.block_until_ready(program.run(*inputs))
     return time.perf_counter() - start
 
 
-def _scaling(config: TrainConfig, program: ChunkProgram, steady_s: float, data: models.Dataset,
+def _scaling(config: TrainConfig, program: ParallelProgram, steady_s: float, data: models.Dataset,
              initial: dict[str, np.ndarray]) -> ScalingResult:
     """Time one device on the run's own data (its first samples, for weak scaling): only the
     one-device program is new."""
@@ -242,22 +237,23 @@ def _scaling(config: TrainConfig, program: ChunkProgram, steady_s: float, data: 
     if base == config:
         base_s = steady_s
     else:
-        base_program = config_program(base, program.steps)
+        steps = program.spec.steps
+        base_program = programs.build(base.program_spec(steps))
         base_data = models.Dataset(data.x[:base.global_batch], data.y[:base.global_batch])
-        inputs = place_inputs(base_program, initial, base_data, config.learning_rate)
+        inputs = base_program.place(initial, base_data, config.learning_rate)
         base_s = _median_warm(base_program, inputs)
-    steady = program.steps * config.global_batch / steady_s
-    baseline = program.steps * base.global_batch / base_s
+    steady = program.spec.steps * config.global_batch / steady_s
+    baseline = program.spec.steps * base.global_batch / base_s
     ratio = steady / baseline
     return ScalingResult(
         devices=config.devices, mode=config.scaling, global_batch=config.global_batch,
         baseline_global_batch=base.global_batch, steady_throughput=steady, baseline_throughput=baseline,
-        steady_step_time_s=steady_s / program.steps, baseline_step_time_s=base_s / program.steps,
+        steady_step_time_s=steady_s / program.spec.steps, baseline_step_time_s=base_s / program.spec.steps,
         scaling_ratio=ratio, efficiency=ratio / config.devices, hardware_ceiling=hardware_ceiling(config.devices),
     )
 
 
-def _median_warm(program: ChunkProgram, inputs: tuple) -> float:
+def _median_warm(program: ParallelProgram, inputs: tuple) -> float:
     """Median of STEADY_REPEATS calls after one untimed warm-up call."""
     jax.block_until_ready(program.run(*inputs))
     return statistics.median(_time_call(program, *inputs) for _ in range(STEADY_REPEATS))

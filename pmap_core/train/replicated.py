@@ -1,4 +1,5 @@
-"""One training chunk — `steps` data-parallel SGD steps inside `lax.scan` — written three ways.
+"""The replicated programs: one training chunk — `steps` data-parallel SGD steps inside `lax.scan` —
+written three ways, each a `ParallelProgram` (`train.program`) with the parameters whole on every device.
 
 - `pmap`: the legacy API. Inputs carry a leading device axis (D, B/D, …); each device's body sees
   its block without that axis and averages gradients with `lax.pmean` over `axis_name`.
@@ -22,22 +23,24 @@ be a second all-reduce every step; on CPU it cost as much as the first.)
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
+from jax.experimental import multihost_utils
 from jax.flatten_util import ravel_pytree
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
+from pmap_core.train.program import HeldBytes, ProgramSpec, bytes_per_device, compile_timed, local_indices, param_count
 from pmap_core.train.steps import data_parallel_sgd_step, mean_gradient, sgd_update
-
-IMPLEMENTATIONS = ("pmap", "shard_map", "jit")
 
 
 def data_mesh(devices: int) -> Mesh:
@@ -114,3 +117,116 @@ def batch_sharding(mesh: Mesh) -> NamedSharding:
 def replicated(mesh: Mesh) -> NamedSharding:
     """The whole value on every device of the mesh."""
     return NamedSharding(mesh, P())
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplicatedProgram:
+    """A compiled replicated chunk (a `ParallelProgram`): run(params, x, y, learning_rate) ->
+    (params, losses). With `device_axis` (pmap) every input and output carries a leading device
+    axis; otherwise they have their global shapes. `losses` is each device's loss on its block,
+    (D, steps)."""
+
+    spec: ProgramSpec
+    devices: tuple[Any, ...]
+    compiled: Any
+    compile_s: float
+    param_count: int
+    device_axis: bool
+    emitted_hlo: str = ""
+
+    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
+        return self.compiled(carry, x, y, learning_rate)
+
+    def place(self, params: dict[str, np.ndarray], data: models.Dataset, learning_rate: float) -> tuple:
+        """Params replicated, the batch split into D blocks: (D, B/D, …) for pmap, (B, …) split along
+        rows otherwise. In a multi-process run each process passes only its own devices' blocks."""
+        local = local_indices(self.devices)
+        d = len(self.devices)
+        p_shard, x_shard, y_shard, lr_shard = self.compiled.input_shardings[0]
+        x = data.x.reshape(d, -1, data.x.shape[1])[local]
+        y = data.y.reshape(d, -1)[local]
+        if self.device_axis:
+            def copies(p: np.ndarray, sharding: Any) -> jax.Array:
+                stacked = np.ascontiguousarray(np.broadcast_to(p, (len(local), *p.shape)))
+                return jax.make_array_from_process_local_data(sharding, stacked, (d, *p.shape))
+
+            return (jax.tree.map(copies, params, p_shard),
+                    jax.make_array_from_process_local_data(x_shard, x, (d, *x.shape[1:])),
+                    jax.make_array_from_process_local_data(y_shard, y, (d, *y.shape[1:])),
+                    np.float32(learning_rate))
+
+        def whole(p: np.ndarray, sharding: Any) -> jax.Array:
+            return jax.make_array_from_process_local_data(sharding, p, p.shape)
+
+        return (jax.tree.map(whole, params, p_shard),
+                jax.make_array_from_process_local_data(x_shard, x.reshape(-1, x.shape[-1]), data.x.shape),
+                jax.make_array_from_process_local_data(y_shard, y.reshape(-1), data.y.shape),
+                whole(np.float32(learning_rate), lr_shard))
+
+    def step_losses(self, losses: jax.Array) -> np.ndarray:
+        """With equal blocks, the mean of the devices' block losses is the global batch's loss,
+        computed here instead of by an all-reduce every step. In a multi-process run the rows live
+        in several processes: one gather per call brings them together."""
+        if not losses.is_fully_addressable:
+            losses = multihost_utils.process_allgather(losses, tiled=True)
+        return np.asarray(losses, np.float64).mean(axis=0)
+
+    def local_losses(self, losses: jax.Array) -> np.ndarray:
+        return np.stack([np.ravel(c) for c in self._local_copies(losses)])
+
+    def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
+        copies = {name: self._local_copies(leaf) for name, leaf in carry.items()}
+        diff = max(float(np.max(np.abs(c - cs[0]))) for cs in copies.values() for c in cs)
+        return {name: cs[0] for name, cs in copies.items()}, diff
+
+    def held_bytes(self, carry: Any) -> HeldBytes:
+        """Every device holds the whole parameters, and the mean gradient the step computes from
+        them has their shapes and dtype, whole on every device too. SGD keeps no state."""
+        params = bytes_per_device(carry)
+        return HeldBytes(params=params, grads=params, opt=0)
+
+    def _local_copies(self, array: jax.Array) -> list[np.ndarray]:
+        """This process's per-device copies of a replicated output, each without a device axis."""
+        copies = [np.asarray(shard.data) for shard in array.addressable_shards]
+        return [c[0] for c in copies] if self.device_axis else copies
+
+
+def _host_zeros(local: int, shape: tuple[int, ...]) -> np.ndarray:
+    # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to global
+    # arrays even when lowering, which needs real arrays.
+    return np.zeros((local, *shape), np.float32)
+
+
+def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    devices = tuple(jax.devices()[:spec.devices])
+    local = len(local_indices(devices))
+    args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
+            _host_zeros(local, (spec.per_device_batch, spec.features)),
+            _host_zeros(local, (spec.per_device_batch,)), np.float32(0))
+    _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), device_axis=True)
+
+
+def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    mesh = data_mesh(spec.devices)
+    rows, whole = batch_sharding(mesh), replicated(mesh)
+
+    def abstract(shape: tuple[int, ...], sharding: Any) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, np.float32, sharding=sharding)
+
+    args = (jax.tree.map(lambda p: abstract(p.shape, whole), params),
+            abstract((spec.global_batch, spec.features), rows), abstract((spec.global_batch,), rows),
+            abstract((), whole))
+    _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
+    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+                             device_axis=False)
+
+
+def build_shard_map(spec: ProgramSpec) -> ReplicatedProgram:
+    return _build_on_mesh(spec, shard_map_chunk)
+
+
+def build_jit(spec: ProgramSpec) -> ReplicatedProgram:
+    return _build_on_mesh(spec, jit_chunk)

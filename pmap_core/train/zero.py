@@ -1,5 +1,6 @@
 """Sharded data parallelism (ZeRO stages 1–3 / FSDP), gradient accumulation and bfloat16 gradient
-communication: one training chunk, written with jit and shardings of the training state.
+communication: one training chunk, written with jit and shardings of the training state, run as a
+`ParallelProgram` (`ShardedStateProgram`).
 
 A strategy says which parts of the state each device holds whole and which only a shard of:
 
@@ -38,13 +39,17 @@ from jax import lax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
+from pmap_core.costs.analytic import ZERO_SHARDED
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
-
-STRATEGIES = tuple(ZERO_SHARDED)  # ("dp", "zero1", "zero2", "zero3")
-OPTIMIZERS = tuple(OPTIMIZER_STATE_BYTES)  # ("sgd", "adam")
-GRAD_DTYPES = tuple(GRAD_DTYPE_BYTES)  # ("float32", "bfloat16")
+from pmap_core.train.program import (
+    HeldBytes,
+    ProgramSpec,
+    bytes_per_device,
+    compile_timed,
+    param_count,
+    place_from_host,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,9 +188,94 @@ def place_state(params: dict[str, np.ndarray], setup: Setup, mesh: Mesh, specs: 
     """The initial state on the mesh, each leaf in its strategy's sharding (every process builds
     its own devices' shards from the same host values)."""
     host = {"params": params, "opt": init_opt_state(setup.optimizer, params)}
+    return jax.tree.map(place_from_host, host, state_shardings(mesh, specs))
 
-    def put(leaf: Any, sharding: NamedSharding) -> jax.Array:
-        value = np.asarray(leaf)
-        return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
 
-    return jax.tree.map(put, host, state_shardings(mesh, specs))
+def setup_of(spec: ProgramSpec) -> Setup:
+    return Setup(spec.model, spec.optimizer, spec.strategy, spec.accum_steps, spec.grad_dtype)
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardedStateProgram:
+    """A compiled strategy chunk (a `ParallelProgram`): run(state, x, y, learning_rate) -> (state,
+    losses), where state = {"params": …, "opt": …} stays in the strategy's shardings between calls
+    and losses is the global loss of each step."""
+
+    spec: ProgramSpec
+    devices: tuple[Any, ...]
+    compiled: Any
+    compile_s: float
+    param_count: int
+    emitted_hlo: str
+    mesh: Mesh
+    specs: StateSpecs
+
+    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
+        return self.compiled(carry, x, y, learning_rate)
+
+    def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
+        """The initial state in its strategy's shardings, the batch split by rows; every process
+        builds only its own devices' parts from the same host values."""
+        _, x_shard, y_shard, lr_shard = self.compiled.input_shardings[0]
+        return (place_state(params, setup_of(self.spec), self.mesh, self.specs), place_from_host(data.x, x_shard),
+                place_from_host(data.y, y_shard), place_from_host(np.float32(learning_rate), lr_shard))
+
+    def step_losses(self, losses: jax.Array) -> np.ndarray:
+        return np.asarray(losses.addressable_shards[0].data)  # the global loss, replicated
+
+    def local_losses(self, losses: jax.Array) -> np.ndarray:
+        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
+
+    def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
+        """Each part's copies are compared (a sharded leaf's parts differ by design), then the
+        parameters are gathered whole."""
+        params, diff = carry["params"], 0.0
+        for leaf in params.values():
+            parts: dict[str, np.ndarray] = {}
+            for shard in leaf.addressable_shards:
+                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
+                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
+        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, P()))(params)
+        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+
+    def held_bytes(self, carry: Any) -> HeldBytes:
+        """Params and optimizer state from the trained state's shards; the gradient from a real one,
+        computed by the strategy's own gradient program (float32: a bfloat16 collective is cast back)."""
+        run, args = _gradient_program(self.spec)
+        return HeldBytes(params=bytes_per_device(carry["params"]), grads=bytes_per_device(run(*args)),
+                         opt=bytes_per_device(carry["opt"]))
+
+
+@functools.lru_cache(maxsize=32)
+def _gradient_program(spec: ProgramSpec) -> tuple:
+    setup = setup_of(spec)
+    mesh = auto_mesh(spec.devices)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    specs = state_specs(setup, params, spec.devices)
+    rows = NamedSharding(mesh, P(DATA_AXIS))
+    run = jax.jit(lambda p, x, y: mean_gradient(setup, mesh, specs)(p, x, y)[1],
+                  out_shardings=_shardings(mesh, specs.grads))
+    args = (jax.tree.map(place_from_host, params, _shardings(mesh, specs.params)),
+            place_from_host(np.zeros((spec.global_batch, spec.features), np.float32), rows),
+            place_from_host(np.zeros((spec.global_batch,), np.float32), rows))
+    return run, args
+
+
+def build(spec: ProgramSpec) -> ShardedStateProgram:
+    """Compile the strategy chunk of `spec` over the first `spec.devices` devices."""
+    setup = setup_of(spec)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    mesh = auto_mesh(spec.devices)
+    specs = state_specs(setup, params, spec.devices)
+    shardings = state_shardings(mesh, specs)
+    rows, whole = NamedSharding(mesh, P(DATA_AXIS)), NamedSharding(mesh, P())
+    host = {"params": params, "opt": init_opt_state(spec.optimizer, params)}
+    program = jax.jit(strategy_chunk(setup, spec.steps, mesh, specs), out_shardings=(shardings, whole))
+    args = (jax.tree.map(lambda p, s: jax.ShapeDtypeStruct(np.shape(p), np.asarray(p).dtype, sharding=s),
+                         host, shardings),
+            jax.ShapeDtypeStruct((spec.global_batch, spec.features), np.float32, sharding=rows),
+            jax.ShapeDtypeStruct((spec.global_batch,), np.float32, sharding=rows),
+            jax.ShapeDtypeStruct((), np.float32, sharding=whole))
+    lowered, compiled, seconds = compile_timed(program, args)
+    return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+                               lowered.as_text(dialect="hlo"), mesh, specs)

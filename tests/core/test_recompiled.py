@@ -3,14 +3,14 @@ program at the same time must not make this run report a recompile."""
 
 import threading
 
-from pmap_core.train import loop, models
+from pmap_core.train import loop, models, programs
 from pmap_core.train.config import TrainConfig
 
 CONFIG = TrainConfig(devices=3, steps=14, chunk=7, global_batch=24, seed=11)
 
 
 def test_another_session_compiling_the_same_program_does_not_flip_recompiled(monkeypatch):
-    loop.compiled_chunk.cache_clear()
+    programs.build.cache_clear()
     real_make_data = models.make_data
     other = {}
 
@@ -26,5 +26,5 @@ def test_another_session_compiling_the_same_program_does_not_flip_recompiled(mon
     ours = loop.train(CONFIG)
     assert other["result"].recompiled is True  # the other session compiled the program
     assert ours.recompiled is False  # this run took it from the cache
-    loop.compiled_chunk.cache_clear()
+    programs.build.cache_clear()
     assert loop.train(CONFIG).recompiled is True

@@ -15,11 +15,11 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from pmap_core.tracking import experiments
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import advice as impl_advice
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep, train
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 from tests.support import new_tracking_store
 
 SWEPT = TrainConfig(model="linear", devices=2, global_batch=32, steps=20, chunk=10)

@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import experiments
 from pmap_core.train import advice as impl_advice
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 from tests.support import MlflowServer, new_tracking_store
 
 

@@ -17,6 +17,7 @@ from pmap_core import hlo
 from pmap_core.practice import quiz
 from pmap_core.practice.quiz import modern
 from pmap_core.train import programs
+from pmap_core.train.program import ProgramSpec
 
 N = jax.local_device_count()
 MODERN = ("collectives_sum_rows", "collectives_replicate", "shard_map_body_shape", "replicated_output",
@@ -73,8 +74,8 @@ def test_a_p_empty_output_is_whole_on_every_device():
 
 
 def _bytes_moved(impl: str) -> int:
-    program = programs.compiled_chunk(impl, "mlp", N, 8, 4, 16, 1)
-    return sum(c.operand_bytes for c in hlo.collectives(program.run.as_text()) if (c.group_size or N) > 1)
+    program = programs.build(ProgramSpec(impl, "mlp", N, 8, 4, 16, 1))
+    return sum(c.operand_bytes for c in hlo.collectives(program.compiled.as_text()) if (c.group_size or N) > 1)
 
 
 def test_each_program_all_reduces_every_gradient_and_not_the_loss():

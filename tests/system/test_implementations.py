@@ -11,11 +11,12 @@ from test_cli_training import TINY, run_cli
 
 from pmap_core import hlo
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
+from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig, validate
 from pmap_core.train.loop import sweep, train
-from pmap_core.train.programs import compiled_chunk
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train.program import ProgramSpec
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 from tests.support import new_tracking_store
 
@@ -43,8 +44,8 @@ def test_every_implementation_matches_one_device(impl, devices, one_device):
 
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_each_data_parallel_program_all_reduces_and_never_gathers(impl):
-    program = compiled_chunk(impl, "mlp", 4, 8, 4, 8, 5)
-    found = hlo.collectives(program.run.as_text())
+    program = programs.build(ProgramSpec(impl, "mlp", 4, 8, 4, 8, 5))
+    found = hlo.collectives(program.compiled.as_text())
     kinds = [c.kind for c in found]
     assert "all-reduce" in kinds and "all-gather" not in kinds, kinds
     # One all-reduce per step, of the gradient of every parameter (4 arrays); the loss stays on its device.

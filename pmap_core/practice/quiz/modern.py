@@ -16,6 +16,8 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core.hlo import COLLECTIVE_KINDS, collectives
 from pmap_core.runtime import DATA_AXIS
+from pmap_core.train import programs
+from pmap_core.train.program import ProgramSpec
 
 NO_COLLECTIVE = "none"
 
@@ -73,13 +75,12 @@ def replicated_output() -> float:
 
 
 def same_bytes_three_ways() -> str:
-    from pmap_core.train import programs as train_program
-
     n, moved = _n(), {}
     for impl in ("pmap", "shard_map", "jit"):
-        program = train_program.compiled_chunk(impl, "mlp", n, 8, 4, 16, 1)  # one MLP training step
+        program = programs.build(ProgramSpec(impl, "mlp", n, 8, 4, 16, 1))  # one MLP training step
         # Bytes each device puts into collectives; a collective among one device moves nothing.
-        moved[impl] = sum(c.operand_bytes for c in collectives(program.run.as_text()) if (c.group_size or n) > 1)
+        text = program.compiled.as_text()
+        moved[impl] = sum(c.operand_bytes for c in collectives(text) if (c.group_size or n) > 1)
     return "same" if len(set(moved.values())) == 1 else "different"
 
 

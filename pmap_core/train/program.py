@@ -1,0 +1,130 @@
+"""The parallel-program interface: what the training loop, the measurements and the tracking know of a
+way of running the step.
+
+A way of running the data-parallel step (pmap, shard_map or jit with replicated parameters; ZeRO
+stages 1–3 with a sharded training state) is one object that satisfies `ParallelProgram`. It is
+compiled for one `ProgramSpec`, ahead of time, and then:
+
+    carry, x, y, lr = program.place(params, data, learning_rate)   # state and batch on its devices
+    carry, losses = program.run(carry, x, y, lr)                    # `spec.steps` steps, one call
+    program.step_losses(losses)                                     # the loss curve of that call
+    program.final_params(carry)                                     # host params, copies' max diff
+    program.held_bytes(carry)                                       # bytes one device holds
+    program.compiled.as_text()                                      # its collectives (train.footprint)
+
+That is the whole surface, the size of optax's `GradientTransformation`: a new way of splitting the
+model is one module with one such class and one line in `train.programs.PROGRAMS`; the loop
+(`train.loop`) and the footprint (`train.footprint`) never name a program.
+
+This module imports nothing above it: the programs and their users both depend on it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import jax
+import numpy as np
+
+Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,)
+
+
+@dataclasses.dataclass(frozen=True)
+class ProgramSpec:
+    """Everything that fixes a compiled training program: the way it runs (`impl`), the model's
+    shapes, D, the chunk length and the training-state settings. Equal specs share one program."""
+
+    impl: str
+    model: str
+    devices: int
+    per_device_batch: int
+    features: int
+    hidden: int
+    steps: int                 # training steps inside one call
+    optimizer: str = "sgd"
+    strategy: str = "dp"
+    accum_steps: int = 1
+    grad_dtype: str = "float32"
+
+    @property
+    def global_batch(self) -> int:
+        return self.devices * self.per_device_batch
+
+    @property
+    def sharded_state(self) -> bool:
+        """True when a training-state setting differs from the seed's replicated SGD step."""
+        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
+
+
+@dataclasses.dataclass(frozen=True)
+class HeldBytes:
+    """Bytes one device holds, the most over this process's devices, read from real arrays."""
+
+    params: int
+    grads: int   # the mean gradient after the step's gradient collective
+    opt: int     # the optimizer state
+
+
+class ParallelProgram(Protocol):
+    """One compiled way of running `spec.steps` training steps on `spec.devices` devices."""
+
+    spec: ProgramSpec
+    devices: tuple[Any, ...]   # in the order the batch's blocks go to them: block k on devices[k]
+    compile_s: float           # what lowering and compiling cost
+    compiled: Any              # the `jax.stages.Compiled` program: HLO text, memory analysis
+    emitted_hlo: str           # the program as JAX emitted it, before the backend's passes ("" if not kept)
+    param_count: int           # Ψ: parameters of the model
+
+    def place(self, params: dict[str, np.ndarray], data: Dataset, learning_rate: float) -> tuple:
+        """(carry, x, y, learning_rate) on the devices, as `run` takes them. In a multi-process run
+        each process reads only its own devices' blocks of `data`."""
+
+    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
+        """`spec.steps` steps: (carry, raw losses); the carry stays on the devices between calls."""
+
+    def step_losses(self, losses: Any) -> np.ndarray:
+        """The loss over the global batch at each step of one call (all processes' devices)."""
+
+    def local_losses(self, losses: Any) -> np.ndarray:
+        """[this process's device, step]: what each local device reports, gathering nothing."""
+
+    def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
+        """(the parameters on the host, the largest difference between two devices' copies of one
+        part of them)."""
+
+    def held_bytes(self, carry: Any) -> HeldBytes: ...
+
+
+def compile_timed(program: Any, args: Sequence[Any]) -> tuple[Any, Any, float]:
+    """(lowered, compiled, seconds): lower and compile `program` for `args` ahead of time."""
+    start = time.perf_counter()
+    lowered = program.lower(*args)
+    compiled = lowered.compile()
+    return lowered, compiled, time.perf_counter() - start
+
+
+def local_indices(devices: Sequence[Any]) -> list[int]:
+    """Positions (block indices) of this process's devices among `devices`."""
+    return [i for i, d in enumerate(devices) if d.process_index == jax.process_index()]
+
+
+def bytes_per_device(tree: Any) -> int:
+    """The most bytes any of this process's devices holds of the arrays of `tree`."""
+    held: dict[Any, int] = {}
+    for leaf in jax.tree.leaves(tree):
+        for shard in leaf.addressable_shards:
+            held[shard.device] = held.get(shard.device, 0) + shard.data.nbytes
+    return max(held.values(), default=0)
+
+
+def param_count(params: dict[str, np.ndarray]) -> int:
+    return sum(int(np.size(leaf)) for leaf in jax.tree.leaves(params))
+
+
+def place_from_host(value: np.ndarray, sharding: Any) -> jax.Array:
+    """A global array with `sharding` whose every device reads its own part of host `value`."""
+    value = np.asarray(value)
+    return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])

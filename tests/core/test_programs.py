@@ -1,0 +1,110 @@
+"""The parallel-program interface: a way of running the step registered from outside the lab trains
+through the same loop, measurements and tracking as the lab's own, and every built-in satisfies it."""
+
+import dataclasses
+import functools
+
+import jax
+import numpy as np
+import pytest
+from jax import lax
+from jax.flatten_util import ravel_pytree
+
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.train import models, programs
+from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.loop import train
+from pmap_core.train.program import ProgramSpec, compile_timed, param_count
+from pmap_core.train.replicated import ReplicatedProgram
+from pmap_core.train.steps import sgd_update
+from pmap_core.validation import LabInputError
+
+CONFIG = TrainConfig(model="mlp", devices=4, global_batch=32, hidden=8, features=4, steps=12, chunk=5,
+                     learning_rate=0.1, seed=3)
+
+
+def build_gather_then_mean(spec: ProgramSpec) -> ReplicatedProgram:
+    """A strategy the lab does not ship: each device all-gathers every device's gradient and takes
+    the mean itself (D× the bytes of an all-reduce's result, the same numbers)."""
+    loss_fn = functools.partial(models.loss, spec.model)
+
+    def step(params, x, y, learning_rate):
+        loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+        flat, unflatten = ravel_pytree(grads)
+        mean = lax.all_gather(flat, DATA_AXIS).mean(axis=0)
+        return sgd_update(params, unflatten(mean), learning_rate), loss
+
+    def chunk(params, x, y, learning_rate):
+        return lax.scan(lambda p, _: step(p, x, y, learning_rate), params, None, length=spec.steps)
+
+    devices = tuple(jax.devices()[:spec.devices])
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    zeros = functools.partial(np.zeros, dtype=np.float32)
+    args = (jax.tree.map(lambda p: zeros((spec.devices, *p.shape)), params),
+            zeros((spec.devices, spec.per_device_batch, spec.features)),
+            zeros((spec.devices, spec.per_device_batch)), np.float32(0))
+    program = jax.pmap(chunk, axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
+    _, compiled, seconds = compile_timed(program, args)
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), device_axis=True)
+
+
+@pytest.fixture
+def gather_then_mean():
+    programs.register("gather_then_mean", build_gather_then_mean)
+    yield "gather_then_mean"
+    programs.unregister("gather_then_mean")
+
+
+def test_a_registered_strategy_trains_through_the_loop_and_matches_pmap(gather_then_mean):
+    ours = train(validate(dataclasses.replace(CONFIG, impl=gather_then_mean)), measure_scaling=False)
+    reference = train(validate(CONFIG), measure_scaling=False)
+    np.testing.assert_allclose(ours.losses, reference.losses, rtol=1e-5)
+    for name, value in reference.params.items():
+        np.testing.assert_allclose(ours.params[name], value, rtol=1e-5, atol=1e-7)
+    assert ours.replicas_identical
+    # The footprint reads the new program's own collectives from its compiled HLO.
+    assert set(ours.footprint.comm_by_kind) == {"all-gather"}
+    assert set(reference.footprint.comm_by_kind) == {"all-reduce"}
+    psi = ours.footprint.param_count
+    assert ours.footprint.comm_bytes_per_step == pytest.approx(4 * psi * 4 * 3 / 4)  # ring: (D−1)/D of D·4Ψ
+    assert ours.footprint.param_bytes_per_device == reference.footprint.param_bytes_per_device == 4 * psi
+
+
+def test_an_unregistered_name_is_refused_with_the_registered_ones(gather_then_mean):
+    programs.unregister(gather_then_mean)
+    with pytest.raises(LabInputError) as refused:
+        validate(dataclasses.replace(CONFIG, impl=gather_then_mean))
+    assert refused.value.code == "unknown_impl" and "pmap, shard_map, jit" in str(refused.value)
+    with pytest.raises(ValueError):
+        programs.unregister("pmap")
+
+
+@pytest.mark.parametrize("config", [
+    dataclasses.replace(CONFIG, impl="pmap"), dataclasses.replace(CONFIG, impl="shard_map"),
+    dataclasses.replace(CONFIG, impl="jit"), dataclasses.replace(CONFIG, impl="jit", strategy="zero3",
+                                                                 optimizer="adam")], ids=str)
+def test_every_built_in_program_places_runs_and_reads_back_through_the_interface(config):
+    program = programs.build(config.program_spec(3))
+    data = models.make_data(config.model, config.global_batch, config.input_features, config.seed)
+    initial = models.init_params(config.model, config.input_features, config.hidden, config.seed)
+    carry, x, y, lr = program.place(initial, data, config.learning_rate)
+    carry, losses = program.run(carry, x, y, lr)
+    curve = program.step_losses(losses)
+    assert curve.shape == (3,) and np.all(np.isfinite(curve))
+    assert program.local_losses(losses).shape[0] == config.devices  # one row per local device
+    params, diff = program.final_params(carry)
+    assert diff == 0.0 and set(params) == set(initial)
+    held = program.held_bytes(carry)
+    whole = 4 * program.param_count
+    assert held.params == (whole if config.strategy == "dp" else pytest.approx(whole / 4, rel=0.3))
+    assert program.devices == tuple(jax.devices()[:config.devices])
+    assert programs.build(config.program_spec(3)) is program  # compiled once per spec
+
+
+def test_the_loss_curve_of_the_first_call_is_the_global_batch_loss():
+    program = programs.build(CONFIG.program_spec(1))
+    data = models.make_data(CONFIG.model, CONFIG.global_batch, CONFIG.input_features, CONFIG.seed)
+    initial = models.init_params(CONFIG.model, CONFIG.input_features, CONFIG.hidden, CONFIG.seed)
+    _, losses = program.run(*program.place(initial, data, CONFIG.learning_rate))
+    expected = float(models.loss(CONFIG.model, initial, data.x, data.y))
+    assert program.step_losses(losses)[0] == pytest.approx(expected, rel=1e-5)
