@@ -162,7 +162,7 @@ def log_button(result: commbench.SweepResult, fits: dict) -> None:
     if not st.button(T("log.button"), key=PREFIX + "log"):
         return
     from pmap_core.tracking import check_tracking_uri, redact_uri, runtime_tags, tracking_uri
-    from pmap_core.tracking.mlflow_tracker import Tracker  # MLflow loads only when a run is logged
+    from pmap_core.tracking.mlflow_backend import Tracker  # MLflow loads only when a run is logged
 
     def in_code_span(text: str) -> str:  # the texts put it between backticks: none may close the span
         return redact_uri(text).replace("`", "'")

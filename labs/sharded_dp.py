@@ -15,7 +15,7 @@ from pmap_core.costs import analytic
 from pmap_core.runtime import device_ladder
 from pmap_core.tracking import redact_uri
 from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
 from pmap_core.validation import MAX_BATCH, MAX_STEPS

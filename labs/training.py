@@ -11,7 +11,7 @@ from pmap_core import export
 from pmap_core.runtime import device_ladder
 from pmap_core.tracking import redact_uri
 from pmap_core.tracking.callback import TrackedSweep, TrackedTraining, TrackingCallback
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import advice as impl_advice
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training

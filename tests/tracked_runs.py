@@ -23,7 +23,7 @@ _lock = threading.Lock()
 
 def _train_runs(uri: str) -> None:
     from pmap_core.tracking.callback import TrackingCallback
-    from pmap_core.tracking.mlflow_tracker import Tracker
+    from pmap_core.tracking.mlflow_backend import Tracker
     from pmap_core.train.config import TrainConfig
     from pmap_core.train.loop import sweep, train
 

@@ -91,7 +91,7 @@ def run_collectives(args: argparse.Namespace) -> int:
     tracking: dict[str, Any] = {"uri": None, "run_id": None}
     if not args.no_tracking:
         from pmap_core.tracking import runtime_tags
-        from pmap_core.tracking.mlflow_tracker import Tracker
+        from pmap_core.tracking.mlflow_backend import Tracker
 
         tracker = Tracker(uri)
         run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))

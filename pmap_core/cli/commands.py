@@ -65,8 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Terminated:
-        if "pmap_core.tracking.mlflow_tracker" in sys.modules:
-            sys.modules["pmap_core.tracking.mlflow_tracker"].end_open_runs_at_exit()
+        if "pmap_core.tracking.mlflow_backend" in sys.modules:
+            sys.modules["pmap_core.tracking.mlflow_backend"].end_open_runs_at_exit()
         print("terminated (SIGTERM): every open MLflow run ended as KILLED with the losses logged so far",
               file=sys.stderr)
         return TERMINATED_STATUS

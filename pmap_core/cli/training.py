@@ -18,7 +18,7 @@ from typing import Any
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
 from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, redact_uri, tracking_uri
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import distributed, launch, loop, models
 from pmap_core.train.replicated import IMPLEMENTATIONS

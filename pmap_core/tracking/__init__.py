@@ -1,7 +1,7 @@
 """What trainers and benchmarks need from a tracker (`RunTracker`), a tracker that records nothing,
 and where runs go: the store's URI and the tags that say where a run ran.
 
-The MLflow implementation is `pmap_core.tracking.mlflow_tracker.Tracker`. Every call names its run id:
+The MLflow implementation is `pmap_core.tracking.mlflow_backend.Tracker`. Every call names its run id:
 nothing relies on MLflow's thread-local "active run", so two sessions of one server can train at
 once without mixing runs.
 """

@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_store, tracking_uri
+from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, tracking_uri
 
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
 CLASS_TAG, STUDENT_TAG, CLASS_KEY_TAG = "class_code", "student", "class_key"
@@ -62,7 +62,7 @@ def class_filter(code: str) -> str:
 def _client(uri: str | None) -> Any:
     from mlflow.tracking import MlflowClient
 
-    for name, value in mlflow_store.HTTP_ENV_DEFAULTS.items():  # a dead server is known in seconds
+    for name, value in mlflow_backend.HTTP_ENV_DEFAULTS.items():  # a dead server is known in seconds
         os.environ.setdefault(name, value)
     return MlflowClient(tracking_uri=uri or tracking_uri())
 
@@ -74,13 +74,13 @@ def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[st
     RUNNING when the student closes the page; later results are added to it."""
     client = _client(uri)
     if run_id is None:
-        experiment = mlflow_store.experiment_id(client, EXERCISE_EXPERIMENT)
+        experiment = mlflow_backend.experiment_id(client, EXERCISE_EXPERIMENT)
         run = client.create_run(experiment, run_name=f"worksheet-{sheet_id}",
                                 tags={**tags, "lab": "worksheet", "sheet": sheet_id})
         run_id = run.info.run_id
         client.set_terminated(run_id, status=FINISHED)
-    mlflow_store.write_metrics(client, run_id, [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None)
-                                                for step, right in results.items()])
+    mlflow_backend.write_metrics(client, run_id, [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None)
+                                                  for step, right in results.items()])
     return run_id
 
 

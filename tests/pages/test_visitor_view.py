@@ -19,7 +19,7 @@ import labs.texts.home
 from labs.texts.common import TEXTS as COMMON
 from labs.ui import LITERAL_MAX_CHARS, literal
 from pmap_core.tracking import EXPERIMENT
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from tests.support import new_tracking_store
 from tests.tracked_runs import store_with_runs
 

@@ -12,7 +12,7 @@ from mlflow.tracking import MlflowClient
 from pmap_core.cli.commands import build_parser, main
 from pmap_core.cli.training import make_tracker
 from pmap_core.tracking import NullTracker
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.distributed import ProcessInfo
 from tests.support import new_tracking_store
 

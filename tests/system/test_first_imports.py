@@ -15,7 +15,8 @@ CHILD = """
 import importlib, sys, threading
 from labs.first_imports import import_libraries
 
-entries = ["mlflow.models", "mlflow.tracking", "pmap_core.tracking.mlflow_store", "labs.charts", "jax.numpy", "mlflow"]
+entries = ["mlflow.models", "mlflow.tracking", "pmap_core.tracking.mlflow_backend", "labs.charts", "jax.numpy",
+           "mlflow"]
 barrier, errors = threading.Barrier(len(entries)), []
 
 def visit(name):

@@ -10,7 +10,7 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import NullTracker, experiments, runtime_tags, ui_command
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Progress, sweep, train
 from tests.support import MlflowServer, empty_tracking_store

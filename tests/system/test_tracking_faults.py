@@ -24,8 +24,7 @@ from pmap_core.tracking import (
     ui_command,
 )
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_store import MOVED_TO_TAG, experiment_id
-from pmap_core.tracking.mlflow_tracker import Tracker
+from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker, experiment_id
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Progress, sweep, train
 from pmap_core.validation import LabInputError
