@@ -11,11 +11,11 @@ import streamlit as st
 
 from labs import heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core.cli.launch import run_per_host
 from pmap_core.tracking import redact_uri
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
+from pmap_core.train.per_host import run_per_host
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,9 +21,16 @@ from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, reda
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
-from pmap_core.train import distributed, launch, loop, models
-from pmap_core.train.replicated import IMPLEMENTATIONS
+from pmap_core.train import distributed, loading, loop, models, per_host
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
+
+
+def parse(argv: Sequence[str]) -> argparse.Namespace:
+    """`argv` (`train …` or `sweep …`) parsed as `python -m pmap_core` parses it."""
+    parser = argparse.ArgumentParser(prog="python -m pmap_core")
+    register(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(list(argv))
 
 
 def register(subparsers: Any) -> None:
@@ -95,11 +103,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
 
 def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
     """Join the process group (before any JAX work), then build the config the user asked for."""
-    if args.coordinator_address or args.num_processes > 1:
-        launch.exit_with_parent()
-        distributed.initialize(args.coordinator_address or "", args.num_processes, args.process_id,
-                               args.init_timeout, args.heartbeat_timeout)
-    info = distributed.process_info()
+    info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
+                                  args.init_timeout, args.heartbeat_timeout)
     config = train_config.TrainConfig(
         model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
         global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
@@ -184,9 +189,7 @@ def _interruptible(command: Callable[[argparse.Namespace], int]) -> Callable[[ar
 @_interruptible
 def run_train(args: argparse.Namespace) -> int:
     if args.dataset_size:
-        from pmap_core.cli.launch import run_per_host
-
-        return run_per_host(args)
+        return _run_per_host(args)
     with stdout_to_stderr():
         config, info = join_and_configure(args)
         config = train_config.validate(config)
@@ -199,6 +202,28 @@ def run_train(args: argparse.Namespace) -> int:
         tracked = tracking.tracked(loop.train(config, [tracking, chunks]))
         _report_fallback(tracker, noticed, tracked)
     emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info)}, args.json)
+    return 0
+
+
+def _run_per_host(args: argparse.Namespace) -> int:
+    """`train --dataset-size S` in this process: its share of the group's training, then the result."""
+    from jax.errors import JaxRuntimeError
+
+    with stdout_to_stderr():
+        config, info = join_and_configure(args)
+        config = train_config.validate(config)
+        loading.check_sizes(args.dataset_size, config.global_batch, config.devices)
+        tracker = make_tracker(args, info)
+        progress(f"process {info.process_id} of {info.num_processes}: {info.local_devices} local devices "
+                 f"of {config.devices}, reading only its rows of each global batch of {config.global_batch}")
+        try:
+            summary = per_host.run_per_host(config, args.dataset_size, tracker,
+                                            lambda step, loss: _chunk_progress(step, [loss], config.steps))
+        except JaxRuntimeError as error:
+            first = str(error).strip().splitlines()[0]
+            print(f"error: process {info.process_id} lost contact with the group: {first}", file=sys.stderr)
+            return 1
+    emit(summary, args.json)
     return 0
 
 

@@ -15,6 +15,7 @@ import dataclasses
 
 import jax
 
+from pmap_core.train import launch
 from pmap_core.validation import LabInputError, check_int
 
 MAX_PROCESSES = 1024
@@ -53,6 +54,16 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
                                process_id=process_id, initialization_timeout=timeout_s,
                                heartbeat_timeout_seconds=heartbeat_timeout_s)
+    return process_info()
+
+
+def join_group(coordinator_address: str | None, num_processes: int, process_id: int,
+               timeout_s: int = 120, heartbeat_timeout_s: int = 100) -> ProcessInfo:
+    """Join the group when there is one (an address, or more than one process), exiting with the
+    launcher that started this process; where this process stands, in a group or alone."""
+    if coordinator_address or num_processes > 1:
+        launch.exit_with_parent()
+        initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
     return process_info()
 
 
