@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from pmap_core.practice.pitfalls import Captured, capture
+from pmap_core.practice.pitfalls.types import Captured, capture
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train.models import linear_loss
 from pmap_core.train.steps import data_parallel_sgd_step, sgd_update

@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from pmap_core.practice.pitfalls import RAISES, SILENT, WASTEFUL, Captured, Pitfall
 from pmap_core.practice.pitfalls import migration as mg
 from pmap_core.practice.pitfalls import runtime as rt
 from pmap_core.practice.pitfalls import shapes as sh
+from pmap_core.practice.pitfalls.types import RAISES, SILENT, WASTEFUL, Captured, Pitfall
 from pmap_core.runtime import DATA_AXIS
 
 

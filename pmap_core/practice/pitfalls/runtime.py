@@ -19,7 +19,7 @@ import numpy as np
 from jax import lax
 
 from pmap_core.hlo import collectives, normalize_hlo
-from pmap_core.practice.pitfalls import RaisedInChild
+from pmap_core.practice.pitfalls.types import RaisedInChild
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.timing import time_call
 
