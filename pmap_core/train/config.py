@@ -71,7 +71,7 @@ class TrainConfig:
     def sharded_state(self) -> bool:
         """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype)
         differs from the seed's replicated SGD step: the run then holds a sharded state (`train.zero`)."""
-        return self.program_spec(self.chunk).sharded_state
+        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
 
     @property
     def input_features(self) -> int:
@@ -80,7 +80,8 @@ class TrainConfig:
     def program_spec(self, steps: int) -> ProgramSpec:
         """What fixes the compiled program that runs `steps` of this config's steps in one call."""
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
-                           self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype)
+                           self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
+                           self.sharded_state)
 
 
 def validate(config: TrainConfig) -> TrainConfig:
@@ -147,6 +148,33 @@ def validate(config: TrainConfig) -> TrainConfig:
                             "use fewer steps, a smaller batch or a narrower model",
                             work=work, limit=MAX_WORK)
     return checked
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """What one training run compiles and feeds, derived from its config in one place."""
+
+    chunks: tuple[int, ...]             # steps of each compiled call, in order
+    programs: dict[int, ProgramSpec]    # the program of each chunk length
+    baseline: TrainConfig | None        # the one-device run S(D) is timed against (None: not timed apart)
+    baseline_program: ProgramSpec | None
+    features: int                       # input width of the model's data
+
+
+def plan_run(config: TrainConfig, measure_scaling: bool) -> RunPlan:
+    """The programs a run needs: one per chunk length, and, when its scaling is measured and one
+    device is not the run itself, the one-device program of the same chunk."""
+    chunks = tuple(chunk_lengths(config.steps, config.chunk))
+    base = baseline_config(config) if measure_scaling else None
+    base = base if base != config else None
+    return RunPlan(chunks, {n: config.program_spec(n) for n in sorted(set(chunks))}, base,
+                   base.program_spec(chunks[0]) if base else None, config.input_features)
+
+
+def chunk_lengths(steps: int, chunk: int) -> list[int]:
+    """`steps` split into calls of `chunk` steps, the last one shorter if needed."""
+    full, rest = divmod(steps, chunk)
+    return [chunk] * full + ([rest] if rest else [])
 
 
 def baseline_config(config: TrainConfig) -> TrainConfig:

@@ -30,10 +30,10 @@ import numpy as np
 
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, baseline_config, sweep_configs
+from pmap_core.train.config import TrainConfig, plan_run, sweep_configs
 from pmap_core.train.footprint import Footprint, measure
 from pmap_core.train.program import ParallelProgram
-from pmap_core.train.programs import chunk_lengths, compiles_in_this_thread
+from pmap_core.train.programs import compiles_in_this_thread
 
 STEADY_REPEATS = 3  # timed calls behind each steady-state median
 
@@ -175,20 +175,25 @@ def train(config: TrainConfig, callbacks: Sequence[Callback] = (), *, measure_sc
 
 def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: bool) -> TrainResult:
     started = time.perf_counter()
-    features = config.input_features
-    data = models.make_data(config.model, config.global_batch, features, config.seed)
-    initial = models.init_params(config.model, features, config.hidden, config.seed)
-    lengths = chunk_lengths(config.steps, config.chunk)
+    # Every setting the run needs is read here, once.
+    plan = plan_run(config, measure_scaling)
+    chunks, specs, baseline_spec = plan.chunks, plan.programs, plan.baseline_program
+    steps, batch, learning_rate = config.steps, config.global_batch, config.learning_rate
+    baseline_batch = plan.baseline.global_batch if plan.baseline else batch
+    data = models.make_data(config.model, batch, plan.features, config.seed)
+    initial = models.init_params(config.model, plan.features, config.hidden, config.seed)
+
     compiled_before = compiles_in_this_thread()
-    compiled = {n: programs.build(config.program_spec(n)) for n in sorted(set(lengths))}
-    first = compiled[lengths[0]]
-    carry, x, y, learning_rate = first.place(initial, data, config.learning_rate)
+    compiled = {n: programs.build(spec) for n, spec in specs.items()}
+    baseline = programs.build(baseline_spec) if baseline_spec else None
+    first = compiled[chunks[0]]
+    carry, x, y, lr = first.place(initial, data, learning_rate)
 
     losses: list[float] = []
     call_times: list[float] = []
-    for n in lengths:
+    for n in chunks:
         start = time.perf_counter()
-        carry, chunk_losses = jax.block_until_ready(compiled[n].run(carry, x, y, learning_rate))
+        carry, chunk_losses = jax.block_until_ready(compiled[n].run(carry, x, y, lr))
         call_times.append(time.perf_counter() - start)
         losses.extend(float(v) for v in first.step_losses(chunk_losses))
         for callback in callbacks:
@@ -196,10 +201,15 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
 
     # Steady state: the warm full-length calls of the run itself, topped up with repeats of the
     # same program on the same placed inputs (their results are discarded).
-    warm = call_times[1:] if lengths[-1] == lengths[0] else call_times[1:-1]
-    warm += [_time_call(first, carry, x, y, learning_rate) for _ in range(STEADY_REPEATS - len(warm))]
+    warm = call_times[1:] if chunks[-1] == chunks[0] else call_times[1:-1]
+    warm += [_time_call(first, carry, x, y, lr) for _ in range(STEADY_REPEATS - len(warm))]
     steady_s = statistics.median(warm)
-    scaling = _scaling(config, first, steady_s, data, initial) if measure_scaling else None
+    per_call = chunks[0] * batch  # samples of one full-length call
+    scaling = None
+    if measure_scaling:
+        base_s = steady_s if baseline is None else _baseline_seconds(baseline, baseline_batch, initial, data, lr)
+        scaling = _scaling(config, per_call / steady_s, chunks[0] * baseline_batch / base_s, baseline_batch,
+                           steady_s / chunks[0], base_s / chunks[0])
 
     host_params, diff = first.final_params(carry)
     footprint = measure(first, carry)
@@ -210,11 +220,11 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         params=host_params,
         replicas_identical=diff == 0.0,
         replica_max_diff=diff,
-        throughput=config.steps * config.global_batch / timed,
-        step_time_s=timed / config.steps,
+        throughput=steps * batch / timed,
+        step_time_s=timed / steps,
         timed_s=timed,
-        steady_throughput=first.spec.steps * config.global_batch / steady_s,
-        steady_step_time_s=steady_s / first.spec.steps,
+        steady_throughput=per_call / steady_s,
+        steady_step_time_s=steady_s / chunks[0],
         compile_time_s=sum(p.compile_s for p in compiled.values()),
         recompiled=compiles_in_this_thread() > compiled_before,  # by this call, not another session's
         wall_time_s=time.perf_counter() - started,
@@ -229,34 +239,25 @@ def _time_call(program: ParallelProgram, *inputs) -> float:
     return time.perf_counter() - start
 
 
-def _scaling(config: TrainConfig, program: ParallelProgram, steady_s: float, data: models.Dataset,
-             initial: dict[str, np.ndarray]) -> ScalingResult:
-    """Time one device on the run's own data (its first samples, for weak scaling): only the
-    one-device program is new."""
-    base = baseline_config(config)
-    if base == config:
-        base_s = steady_s
-    else:
-        steps = program.spec.steps
-        base_program = programs.build(base.program_spec(steps))
-        base_data = models.Dataset(data.x[:base.global_batch], data.y[:base.global_batch])
-        inputs = base_program.place(initial, base_data, config.learning_rate)
-        base_s = _median_warm(base_program, inputs)
-    steady = program.spec.steps * config.global_batch / steady_s
-    baseline = program.spec.steps * base.global_batch / base_s
+def _baseline_seconds(program: ParallelProgram, rows: int, initial: dict[str, np.ndarray],
+                      data: models.Dataset, learning_rate: float) -> float:
+    """Median seconds of one call of the one-device program on the run's own data (its first
+    `rows` samples, fewer for weak scaling), after one untimed warm-up call."""
+    inputs = program.place(initial, models.Dataset(data.x[:rows], data.y[:rows]), learning_rate)
+    jax.block_until_ready(program.run(*inputs))
+    return statistics.median(_time_call(program, *inputs) for _ in range(STEADY_REPEATS))
+
+
+def _scaling(config: TrainConfig, steady: float, baseline: float, baseline_batch: int, step_s: float,
+             baseline_step_s: float) -> ScalingResult:
+    """S(D) from the two steady throughputs (samples/s), both measured in this process."""
     ratio = steady / baseline
     return ScalingResult(
         devices=config.devices, mode=config.scaling, global_batch=config.global_batch,
-        baseline_global_batch=base.global_batch, steady_throughput=steady, baseline_throughput=baseline,
-        steady_step_time_s=steady_s / program.spec.steps, baseline_step_time_s=base_s / program.spec.steps,
+        baseline_global_batch=baseline_batch, steady_throughput=steady, baseline_throughput=baseline,
+        steady_step_time_s=step_s, baseline_step_time_s=baseline_step_s,
         scaling_ratio=ratio, efficiency=ratio / config.devices, hardware_ceiling=hardware_ceiling(config.devices),
     )
-
-
-def _median_warm(program: ParallelProgram, inputs: tuple) -> float:
-    """Median of STEADY_REPEATS calls after one untimed warm-up call."""
-    jax.block_until_ready(program.run(*inputs))
-    return statistics.median(_time_call(program, *inputs) for _ in range(STEADY_REPEATS))
 
 
 def sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,

@@ -48,15 +48,7 @@ class ProgramSpec:
     strategy: str = "dp"
     accum_steps: int = 1
     grad_dtype: str = "float32"
-
-    @property
-    def global_batch(self) -> int:
-        return self.devices * self.per_device_batch
-
-    @property
-    def sharded_state(self) -> bool:
-        """True when a training-state setting differs from the seed's replicated SGD step."""
-        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
+    sharded_state: bool = False  # `TrainConfig.sharded_state`: the state leaves the replicated SGD step
 
 
 @dataclasses.dataclass(frozen=True)

@@ -58,9 +58,3 @@ def build(spec: ProgramSpec) -> ParallelProgram:
     program = PROGRAMS[spec.impl](spec)
     _compiled_here.count = compiles_in_this_thread() + 1
     return program
-
-
-def chunk_lengths(steps: int, chunk: int) -> list[int]:
-    """`steps` split into calls of `chunk` steps, the last one shorter if needed."""
-    full, rest = divmod(steps, chunk)
-    return [chunk] * full + ([rest] if rest else [])

@@ -212,12 +212,13 @@ def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) ->
     params = models.init_params(spec.model, spec.features, spec.hidden, 0)
     mesh = data_mesh(spec.devices)
     rows, whole = batch_sharding(mesh), replicated(mesh)
+    batch = spec.devices * spec.per_device_batch
 
     def abstract(shape: tuple[int, ...], sharding: Any) -> jax.ShapeDtypeStruct:
         return jax.ShapeDtypeStruct(shape, np.float32, sharding=sharding)
 
     args = (jax.tree.map(lambda p: abstract(p.shape, whole), params),
-            abstract((spec.global_batch, spec.features), rows), abstract((spec.global_batch,), rows),
+            abstract((batch, spec.features), rows), abstract((batch,), rows),
             abstract((), whole))
     _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
     return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),

@@ -208,7 +208,9 @@ class ShardedStateProgram:
     param_count: int
     emitted_hlo: str
     mesh: Mesh
+    setup: Setup
     specs: StateSpecs
+    shapes: tuple[int, int, int]  # global batch, features, hidden: the gradient program's shapes
 
     def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
         return self.compiled(carry, x, y, learning_rate)
@@ -217,7 +219,7 @@ class ShardedStateProgram:
         """The initial state in its strategy's shardings, the batch split by rows; every process
         builds only its own devices' parts from the same host values."""
         _, x_shard, y_shard, lr_shard = self.compiled.input_shardings[0]
-        return (place_state(params, setup_of(self.spec), self.mesh, self.specs), place_from_host(data.x, x_shard),
+        return (place_state(params, self.setup, self.mesh, self.specs), place_from_host(data.x, x_shard),
                 place_from_host(data.y, y_shard), place_from_host(np.float32(learning_rate), lr_shard))
 
     def step_losses(self, losses: jax.Array) -> np.ndarray:
@@ -241,23 +243,22 @@ class ShardedStateProgram:
     def held_bytes(self, carry: Any) -> HeldBytes:
         """Params and optimizer state from the trained state's shards; the gradient from a real one,
         computed by the strategy's own gradient program (float32: a bfloat16 collective is cast back)."""
-        run, args = _gradient_program(self.spec)
+        run, args = _gradient_program(self.setup, len(self.devices), *self.shapes)
         return HeldBytes(params=bytes_per_device(carry["params"]), grads=bytes_per_device(run(*args)),
                          opt=bytes_per_device(carry["opt"]))
 
 
 @functools.lru_cache(maxsize=32)
-def _gradient_program(spec: ProgramSpec) -> tuple:
-    setup = setup_of(spec)
-    mesh = auto_mesh(spec.devices)
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
-    specs = state_specs(setup, params, spec.devices)
+def _gradient_program(setup: Setup, devices: int, batch: int, features: int, hidden: int) -> tuple:
+    mesh = auto_mesh(devices)
+    params = models.init_params(setup.model, features, hidden, 0)
+    specs = state_specs(setup, params, devices)
     rows = NamedSharding(mesh, P(DATA_AXIS))
     run = jax.jit(lambda p, x, y: mean_gradient(setup, mesh, specs)(p, x, y)[1],
                   out_shardings=_shardings(mesh, specs.grads))
     args = (jax.tree.map(place_from_host, params, _shardings(mesh, specs.params)),
-            place_from_host(np.zeros((spec.global_batch, spec.features), np.float32), rows),
-            place_from_host(np.zeros((spec.global_batch,), np.float32), rows))
+            place_from_host(np.zeros((batch, features), np.float32), rows),
+            place_from_host(np.zeros((batch,), np.float32), rows))
     return run, args
 
 
@@ -267,15 +268,17 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     params = models.init_params(spec.model, spec.features, spec.hidden, 0)
     mesh = auto_mesh(spec.devices)
     specs = state_specs(setup, params, spec.devices)
+    batch = spec.devices * spec.per_device_batch
     shardings = state_shardings(mesh, specs)
     rows, whole = NamedSharding(mesh, P(DATA_AXIS)), NamedSharding(mesh, P())
     host = {"params": params, "opt": init_opt_state(spec.optimizer, params)}
     program = jax.jit(strategy_chunk(setup, spec.steps, mesh, specs), out_shardings=(shardings, whole))
     args = (jax.tree.map(lambda p, s: jax.ShapeDtypeStruct(np.shape(p), np.asarray(p).dtype, sharding=s),
                          host, shardings),
-            jax.ShapeDtypeStruct((spec.global_batch, spec.features), np.float32, sharding=rows),
-            jax.ShapeDtypeStruct((spec.global_batch,), np.float32, sharding=rows),
+            jax.ShapeDtypeStruct((batch, spec.features), np.float32, sharding=rows),
+            jax.ShapeDtypeStruct((batch,), np.float32, sharding=rows),
             jax.ShapeDtypeStruct((), np.float32, sharding=whole))
     lowered, compiled, seconds = compile_timed(program, args)
     return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
-                               lowered.as_text(dialect="hlo"), mesh, specs)
+                               lowered.as_text(dialect="hlo"), mesh, setup, specs,
+                               (batch, spec.features, spec.hidden))

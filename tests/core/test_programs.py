@@ -108,3 +108,13 @@ def test_the_loss_curve_of_the_first_call_is_the_global_batch_loss():
     _, losses = program.run(*program.place(initial, data, CONFIG.learning_rate))
     expected = float(models.loss(CONFIG.model, initial, data.x, data.y))
     assert program.step_losses(losses)[0] == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.parametrize("settings", [{}, {"impl": "jit", "strategy": "zero3", "optimizer": "adam"}], ids=str)
+def test_a_train_clicks_settings_walk_enters_no_core_file_more_than_twice(settings, tmp_path):
+    from benchmarks.train_click_walk import summary, train_click_walk
+
+    stops = train_click_walk(TrainConfig(steps=20, chunk=10, **settings), tmp_path / "mlflow.db")
+    entered, returns = summary(stops)
+    assert max(entered.values()) <= 2 and returns <= 8, stops
+    assert "pmap_core/train/footprint.py" in entered and "pmap_core/tracking/callback.py" in entered
