@@ -8,8 +8,8 @@ an unblocked call against a blocked one, and the strong-scaling speedup of the i
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
 from pmap_core import describe_runtime
-from pmap_core.practice import quiz
 from pmap_core.practice.pitfalls import runtime as rt
+from pmap_core.practice.quiz import registry as quiz
 
 
 def main() -> None:

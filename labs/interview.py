@@ -6,7 +6,7 @@ import streamlit as st
 
 from labs import heavy_jobs, ui
 from labs.i18n import texts
-from pmap_core.practice import quiz
+from pmap_core.practice.quiz import registry as quiz
 
 T = texts("interview")
 RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "correct"} for this session

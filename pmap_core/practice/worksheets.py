@@ -18,14 +18,15 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pmap_core.practice import scoring
+from pmap_core.practice.scoring import CHOICE, KINDS, NUMBER, SHAPE, format_shape
+from pmap_core.practice.scoring import MAX_PREDICTION_CHARS as MAX_PREDICTION_CHARS
+from pmap_core.practice.scoring import parse_shape as parse_shape
 from pmap_core.validation import LabInputError
 
 WORKSHEETS_DIR = pathlib.Path(__file__).resolve().parents[2] / "worksheets"
 LANGS = ("en", "zh")
-NUMBER, CHOICE, SHAPE = "number", "choice", "shape"
-KINDS = (NUMBER, CHOICE, SHAPE)
 SWEEP_ARG = "$sweep"  # replaced by the student's latest sweep (MeasuredSweep)
-MAX_PREDICTION_CHARS = 64
 _ID = re.compile(r"[a-z0-9_]{1,40}")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 
@@ -39,9 +40,25 @@ ALLOWED = {
     "pmap_core.concepts.mesh_view.place": ("pmap_core.concepts.mesh_view", "place"),
     "pmap_core.costs.analytic.ring_bytes_sent_per_device": ("pmap_core.costs.analytic", "ring_bytes_sent_per_device"),
     "pmap_core.costs.analytic.zero_memory_per_device": ("pmap_core.costs.analytic", "zero_memory_per_device"),
-    "pmap_core.practice.quiz.answer": ("pmap_core.practice.quiz", "answer"),
+    "pmap_core.practice.quiz.registry.answer": ("pmap_core.practice.quiz.registry", "answer"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
+}
+# Names sheets used before the functions moved, and each one's name now: a sheet that uses an old
+# name is refused with the new one in the message.
+MOVED = {
+    "pmap_core.sharding.plan_shards": "pmap_core.concepts.sharding.plan_shards",
+    "pmap_core.sharding.map_leading_axis": "pmap_core.concepts.sharding.map_leading_axis",
+    "pmap_core.collectives.run_collective": "pmap_core.concepts.collectives.run_collective",
+    "pmap_core.composition.compare_compiled": "pmap_core.concepts.jit_composition.compare_compiled",
+    "pmap_core.gradients.count_all_reduces": "pmap_core.concepts.gradients.count_all_reduces",
+    "pmap_core.mesh_view.place": "pmap_core.concepts.mesh_view.place",
+    "pmap_core.costmodel.ring_bytes_sent_per_device": "pmap_core.costs.analytic.ring_bytes_sent_per_device",
+    "pmap_core.costmodel.zero_memory_per_device": "pmap_core.costs.analytic.zero_memory_per_device",
+    "pmap_core.quiz.answer": "pmap_core.practice.quiz.registry.answer",
+    "pmap_core.practice.quiz.answer": "pmap_core.practice.quiz.registry.answer",
+    "pmap_core.worksheets.smallest_devices_below": "pmap_core.practice.worksheets.smallest_devices_below",
+    "pmap_core.worksheets.fastest_devices": "pmap_core.practice.worksheets.fastest_devices",
 }
 
 Scalar = str | int | float | bool
@@ -128,6 +145,9 @@ def _step(where: str, raw: Any) -> Step:
         raise WorksheetError(where, "lab must name a lab's script")
     if raw["kind"] not in KINDS:
         raise WorksheetError(where, f"kind must be one of {', '.join(KINDS)}")
+    if raw["function"] in MOVED:
+        raise WorksheetError(where, f"function {raw['function']!r} has moved: name it "
+                                    f"{MOVED[raw['function']]!r}")
     if raw["function"] not in ALLOWED:
         raise WorksheetError(where, f"function {raw['function']!r} is not one a sheet may call")
     result = raw["result"]
@@ -235,10 +255,6 @@ def _read(value: Any, path: Sequence[str | int]) -> Any:
     return value
 
 
-def format_shape(shape: Sequence[int]) -> str:
-    return str(tuple(int(n) for n in shape))
-
-
 def compute_answer(step: Step, sweep: MeasuredSweep | None = None) -> float | str:
     """Run the step's function here and read its answer: a number, a choice id, or a shape like "(4, 2)"."""
     if step.needs_sweep and sweep is None:
@@ -255,25 +271,9 @@ def compute_answer(step: Step, sweep: MeasuredSweep | None = None) -> float | st
     return answer
 
 
-def parse_shape(text: str) -> str:
-    """A shape typed by a student — "(4, 2)", "4,2", "[8]", "4x2" — written as format_shape writes it."""
-    cleaned = str(text)[:MAX_PREDICTION_CHARS].strip().strip("()[]").strip()
-    parts = [p for p in re.split(r"[,x×\s]+", cleaned) if p]
-    if not parts or not all(p.isdigit() for p in parts):
-        raise LabInputError("not_a_shape", "{value!r} is not a shape; write it like (4, 2)", value=text)
-    return format_shape([int(p) for p in parts])
-
-
 def is_correct(step: Step, prediction: Any, answer: float | str) -> bool:
-    """Score a prediction against the computed answer: numbers within the step's relative tolerance."""
-    if step.kind == SHAPE:
-        return parse_shape(prediction) == answer
-    if step.kind == CHOICE:
-        return prediction == answer
-    if isinstance(prediction, bool) or not isinstance(prediction, (int, float)) or not math.isfinite(prediction):
-        raise LabInputError("not_a_number", "{name} must be a finite number, got {value!r}",
-                            name="prediction", value=prediction)
-    return abs(float(prediction) - float(answer)) <= step.tolerance * abs(float(answer)) + 1e-9
+    """Score a prediction against the computed answer (`scoring`): numbers within the step's relative tolerance."""
+    return scoring.is_correct(step.kind, prediction, answer, step.tolerance)
 
 
 def shown(answer: float | str) -> str:

@@ -14,8 +14,8 @@ from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo
-from pmap_core.practice import quiz
 from pmap_core.practice.quiz import modern
+from pmap_core.practice.quiz import registry as quiz
 from pmap_core.train import programs
 from pmap_core.train.program import ProgramSpec
 

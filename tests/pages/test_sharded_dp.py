@@ -18,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from labs.texts.interview_zero import TEXTS as QUIZ_TEXTS
 from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
-from pmap_core.practice import quiz
+from pmap_core.practice.quiz import registry as quiz
 from pmap_core.practice.quiz import zero as quiz_zero
 
 TINY = {"devices": 2, "batch": 16, "steps": 4, "hidden": 8, "features": 4, "accum": 2, "measure_max": 2,

@@ -1,8 +1,7 @@
 """Interview questions on the modern ways of writing data parallelism: jit with shardings and shard_map.
 
-Like every question in `quiz`, each is a small program whose answer is what it returns on the installed
-JAX; `quiz.QUESTIONS` registers them with their kinds and choices (the choices are built here, from the
-device count only).
+Like every question of the quiz, each is a small program whose answer is what it returns on the installed
+JAX; `QUESTIONS` gives each its kind and choices (the choices are built from the device count only).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.hlo import COLLECTIVE_KINDS, collectives
+from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import programs
 from pmap_core.train.program import ProgramSpec
@@ -103,3 +103,13 @@ def body_shape_options(n: int) -> list[str]:
 def typeof_options(n: int) -> list[str]:
     return list(dict.fromkeys((f"float32[{4 * n}@{DATA_AXIS},3]", f"float32[{4 * n},3]",
                                f"float32[4@{DATA_AXIS},3]", "float32[4,3]")))
+
+
+QUESTIONS = (
+    Question("collectives_sum_rows", CHOICE, collectives_sum_rows, collective_options),
+    Question("collectives_replicate", CHOICE, collectives_replicate, collective_options),
+    Question("shard_map_body_shape", CHOICE, shard_map_body_shape, body_shape_options),
+    Question("replicated_output", NUMBER, replicated_output),
+    Question("same_bytes_three_ways", CHOICE, same_bytes_three_ways, lambda n: ["same", "different"]),
+    Question("typeof_sharded", CHOICE, typeof_sharded, typeof_options),
+)

@@ -1,16 +1,11 @@
 """Interview questions on sharded data parallelism (ZeRO / FSDP), gradient accumulation and padded shards.
 
-Like every question in `quiz`, each answer is what a program returns here, on all this process's devices
+Like every question of the quiz, each answer is what a program returns here, on all this process's devices
 (n): a formula of `costmodel` (the one home of the ZeRO formulas, checked against measured runs in
 tests/test_sharded_dp.py), or a real run read back from its values and compiled HLO.
-
-`QUESTIONS` is built on first access (PEP 562): `quiz` registers it while `quiz` itself is still being
-imported, so this module must not import `quiz` at its top.
 """
 
 from __future__ import annotations
-
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -20,6 +15,7 @@ from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
+from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import config as train_config
 from pmap_core.train import footprint, loop
@@ -117,24 +113,14 @@ def padded_mean() -> str:
     return BOTH if len(right) == 2 else right[0] if right else "neither"
 
 
-@functools.cache
-def _questions() -> tuple:
-    from pmap_core.practice.quiz import CHOICE, NUMBER, Question
-
-    return (
-        Question("zero1_memory_gb", NUMBER, zero1_memory_gb, tolerance=0.01),
-        Question("zero2_memory_gb", NUMBER, zero2_memory_gb, tolerance=0.01),
-        Question("zero3_memory_gb", NUMBER, zero3_memory_gb, tolerance=0.01),
-        Question("scatter_gather_vs_all_reduce", CHOICE, scatter_gather_vs_all_reduce,
-                 lambda n: [SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT]),
-        Question("fsdp_vs_dp_bytes", CHOICE, fsdp_vs_dp_bytes, lambda n: [MORE, SAME, FEWER, NOTHING]),
-        Question("accumulation_collectives", CHOICE, accumulation_collectives,
-                 lambda n: [ONCE_PER_STEP, ONCE_PER_MICRO, NEVER]),
-        Question("padded_mean", CHOICE, padded_mean, lambda n: [PSUM_SUMS, PMEAN_MEANS, BOTH]),
-    )
-
-
-def __getattr__(name: str):
-    if name == "QUESTIONS":
-        return _questions()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+QUESTIONS = (
+    Question("zero1_memory_gb", NUMBER, zero1_memory_gb, tolerance=0.01),
+    Question("zero2_memory_gb", NUMBER, zero2_memory_gb, tolerance=0.01),
+    Question("zero3_memory_gb", NUMBER, zero3_memory_gb, tolerance=0.01),
+    Question("scatter_gather_vs_all_reduce", CHOICE, scatter_gather_vs_all_reduce,
+             lambda n: [SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT]),
+    Question("fsdp_vs_dp_bytes", CHOICE, fsdp_vs_dp_bytes, lambda n: [MORE, SAME, FEWER, NOTHING]),
+    Question("accumulation_collectives", CHOICE, accumulation_collectives,
+             lambda n: [ONCE_PER_STEP, ONCE_PER_MICRO, NEVER]),
+    Question("padded_mean", CHOICE, padded_mean, lambda n: [PSUM_SUMS, PMEAN_MEANS, BOTH]),
+)
