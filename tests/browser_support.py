@@ -21,7 +21,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tests.support import ROOT, free_port, new_tracking_store
+from tests.support import ROOT, free_port, new_tracking_store, start_python
 
 # Debian's Chromium; PMAP_LAB_CHROMIUM points elsewhere (another distribution's path).
 CHROMIUM = os.environ.get("PMAP_LAB_CHROMIUM", "/usr/bin/chromium")
@@ -76,7 +76,6 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
     port = free_port()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-server-"))
     env = {
-        **os.environ,
         # A throwaway MLflow store: the tests never write into the checkout's mlflow.db.
         "MLFLOW_TRACKING_URI": tracking_store(workdir / "mlflow.db"),
         "PYTHONUNBUFFERED": "1",
@@ -84,12 +83,12 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
     }
     log_path = workdir / "server.log"
     command = [
-        sys.executable, "-m", "streamlit", "run", "streamlit_app.py",
+        "-m", "streamlit", "run", "streamlit_app.py",
         "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
         "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
     ]
     with open(log_path, "wb") as log:
-        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        process = start_python(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=False)
     server = Server(f"http://127.0.0.1:{port}", process, log_path)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

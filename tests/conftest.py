@@ -1,8 +1,11 @@
-"""Test-wide setup, done before any test imports JAX or MLflow, and the helpers tests share.
+"""Test-wide setup for every level (tests/core, tests/pages, tests/system, tests/browser), done
+before any test imports JAX or MLflow.
 
 - Every test run tracks into a throwaway MLflow store of its own, whatever the developer's
   `MLFLOW_TRACKING_URI` says; a test that needs another store sets it with monkeypatch.
 - Importing pmap_core fixes the device runtime (8 simulated devices, the worker pool).
+- Nothing here imports Streamlit: the page helpers are in tests/apptest_support.py, which the
+  conftest of tests/pages and of tests/system bring in.
 """
 
 import os
@@ -10,7 +13,7 @@ import pathlib
 import shutil
 import tempfile
 
-from tests.support import CACHE, free_port, new_tracking_store
+from tests.support import CACHE, new_tracking_store
 
 SESSION_DIR = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-tests-"))
 SESSION_TRACKING_URI = new_tracking_store(SESSION_DIR / "mlflow.db")
@@ -30,22 +33,11 @@ for name, value in {
 }.items():
     os.environ.setdefault(name, value)
 
-import functools
-
 import pytest
-from streamlit.components.v2 import manifest_scanner
-from streamlit.testing.v1 import AppTest
 
 import pmap_core  # noqa: F401 - configures 8 simulated devices and the worker pool
 
-# A new AppTest's first run scans the metadata of every installed distribution for Streamlit
-# components: about 1 s of CPU here, for each of the suite's hundreds of AppTests. What is
-# installed does not change while the tests run, so one scan per process answers for all.
-manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
-
-APP = os.path.join(os.path.dirname(__file__), "..", "streamlit_app.py")
-
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "free_port", "open_lab"]
+__all__ = ["SESSION_TRACKING_URI"]
 
 
 def pytest_unconfigure(config):
@@ -61,42 +53,6 @@ LONG_TESTS_FIRST = ("test_two_servers.py", "test_load.py", "test_tracking_faults
 
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: item.path.name not in LONG_TESTS_FIRST)  # stable: the rest keeps its order
-
-
-def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
-    """Run the app on one lab (a file under labs/) with the given query parameters."""
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.query_params["lang"] = lang
-    for name, value in query.items():
-        at.query_params[name] = str(value)
-    if script is not None:
-        # st.navigation registers the pages (with their url_path) on the first
-        # run; switching before it finds only pages whose url_path is the filename.
-        at.run()
-        at.switch_page(f"labs/{script}.py")
-    return at.run()
-
-
-def assert_clean(at: AppTest) -> None:
-    """No exception and no error box on the page."""
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
-@pytest.fixture
-def lab():
-    return open_lab
-
-
-@pytest.fixture
-def one_slot(monkeypatch):
-    """PMAP_LAB_HEAVY_JOBS=1, with a fresh heavy-job queue before and after the test."""
-    from labs import heavy_jobs
-
-    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
-    heavy_jobs._heavy_slots.clear()
-    yield
-    heavy_jobs._heavy_slots.clear()
 
 
 @pytest.fixture

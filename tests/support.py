@@ -17,6 +17,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterable, Mapping, Sequence
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Ignored by git, kept between runs, and pytest's own cache folder.
@@ -28,6 +29,63 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def python_env(*, devices: int | str | None = None, env: Mapping[str, str] | None = None, inherit: bool = True,
+               drop: Iterable[str] = (), path: Sequence[str | os.PathLike] = (ROOT,)) -> dict[str, str]:
+    """The environment of a child Python process.
+
+    This process's environment (or, with `inherit=False`, only a PATH to the system's programs),
+    less the names in `drop`, with PYTHONPATH set to `path` (removed when `path` is empty),
+    PMAP_LAB_DEVICES to `devices` when given, and `env` on top."""
+    child = dict(os.environ) if inherit else {"PATH": "/usr/bin:/bin"}
+    for name in drop:
+        child.pop(name, None)
+    if path:
+        child["PYTHONPATH"] = os.pathsep.join(map(str, path))
+    else:
+        child.pop("PYTHONPATH", None)
+    if devices is not None:
+        child["PMAP_LAB_DEVICES"] = str(devices)
+    return {**child, **(env or {})}
+
+
+def python_command(code_or_args: str | Sequence[str | os.PathLike]) -> list[str]:
+    """`python -c CODE` for a string, `python ARGS...` for a sequence (`["-m", "pmap_core", "train"]`)."""
+    if isinstance(code_or_args, str):
+        return [sys.executable, "-c", code_or_args]
+    return [sys.executable, *map(str, code_or_args)]
+
+
+def start_python(code_or_args: str | Sequence[str | os.PathLike], *, cwd: str | os.PathLike = ROOT,
+                 devices: int | str | None = None, env: Mapping[str, str] | None = None, inherit: bool = True,
+                 drop: Iterable[str] = (), path: Sequence[str | os.PathLike] = (ROOT,), **popen) -> subprocess.Popen:
+    """A child Python process running `code_or_args` (see python_command) in the environment
+    python_env builds; its stdout and stderr are pipes of text unless `popen` says otherwise."""
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True, **popen}
+    return subprocess.Popen(python_command(code_or_args), cwd=cwd,
+                            env=python_env(devices=devices, env=env, inherit=inherit, drop=drop, path=path), **options)
+
+
+def run_python(code_or_args: str | Sequence[str | os.PathLike], *, timeout: float = 120,
+               cwd: str | os.PathLike = ROOT, devices: int | str | None = None, env: Mapping[str, str] | None = None,
+               inherit: bool = True, drop: Iterable[str] = (), path: Sequence[str | os.PathLike] = (ROOT,),
+               check: bool = False) -> subprocess.CompletedProcess:
+    """Run a child Python process to its end (start_python's arguments); its output comes back as text.
+
+    Past `timeout` seconds the child is killed and subprocess.TimeoutExpired raised; with `check`,
+    a non-zero exit status raises subprocess.CalledProcessError."""
+    process = start_python(code_or_args, cwd=cwd, devices=devices, env=env, inherit=inherit, drop=drop, path=path)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException:
+        process.kill()
+        process.communicate()
+        raise
+    done = subprocess.CompletedProcess(process.args, process.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done
 
 
 def empty_tracking_store() -> pathlib.Path:
@@ -60,8 +118,8 @@ class MlflowServer:
     def __init__(self, folder: pathlib.Path):
         self.db = pathlib.Path(folder) / "server.db"
         self.uri = f"http://127.0.0.1:{free_port()}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", new_tracking_store(self.db),
+        self.process = start_python(
+            ["-m", "mlflow", "server", "--backend-store-uri", new_tracking_store(self.db),
              "--host", "127.0.0.1", "--port", self.uri.rsplit(":", 1)[1], "--workers", "1"],
             cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )

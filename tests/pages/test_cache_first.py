@@ -2,8 +2,9 @@
 another session's training."""
 
 import pytest
-from conftest import assert_clean, open_lab
 from test_queue import Session, in_thread
+
+from tests.apptest_support import assert_clean, open_lab
 
 
 def _rerun(at):

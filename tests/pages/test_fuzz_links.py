@@ -5,9 +5,9 @@ a few runs, so the experiments lab keeps its filters in the link too."""
 from __future__ import annotations
 
 import pytest
-from conftest import open_lab
 
 from labs.registry import LABS
+from tests.apptest_support import open_lab
 
 NASTY_LINK_VALUES = ["-999999999999", "1e999", "nan", "<script>alert(1)</script>{name}", "x" * 2000]
 

@@ -3,7 +3,8 @@
 import re
 
 import pytest
-from conftest import assert_clean, open_lab
+
+from tests.apptest_support import assert_clean, open_lab
 
 
 def metric(at, label):

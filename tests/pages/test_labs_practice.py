@@ -2,7 +2,8 @@
 
 import jax
 import pytest
-from conftest import assert_clean, open_lab
+
+from tests.apptest_support import assert_clean, open_lab
 
 
 def texts_of(elements):

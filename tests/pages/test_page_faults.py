@@ -4,9 +4,9 @@ locked tracking store, a bad device count, credentials or markup in the tracking
 import time
 
 import pytest
-from conftest import open_lab
 
 from pmap_core import runtime
+from tests.apptest_support import open_lab
 from tests.support import new_tracking_store
 from tests.system.test_tracking_faults import HOPELESS, hold_lock
 
@@ -101,7 +101,8 @@ CREDENTIALS = "http://alice:s3cr3tPASS@127.0.0.1:9/?token=s3cr3tTOKEN"
 
 
 def test_credentials_in_the_tracking_uri_are_never_shown(tmp_path, monkeypatch):
-    """Item 11: every visitor sees these pages; the server (unreachable here) has a password and a token."""
+    """What every visitor sees: the server's URI (unreachable here) has a password and a token, and
+    neither shows on the page."""
     monkeypatch.chdir(tmp_path)
     new_tracking_store(tmp_path / "mlflow-fallback.db")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", CREDENTIALS)

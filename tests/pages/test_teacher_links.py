@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlsplit
 
-from conftest import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab
 
 
 def _share_link(at) -> str:

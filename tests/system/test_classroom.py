@@ -8,10 +8,10 @@ import io
 
 import pandas as pd
 import pytest
-from conftest import assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import EXPERIMENT, classroom
+from tests.apptest_support import assert_clean, open_lab
 from tests.support import MlflowServer
 
 # Each would be a link, an image, raw HTML or a code span if it reached markdown; a quote and a

@@ -2,32 +2,22 @@
 locked tracking store, a bad device count, credentials in the tracking URI. Each as a subprocess."""
 
 import contextlib
-import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import ROOT, new_tracking_store
+from tests.support import new_tracking_store, run_python, start_python
 from tests.system.test_tracking_faults import HOPELESS, hold_lock
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
 
 
-def cli(*args, cwd, env=None, devices="2"):
-    return [sys.executable, "-m", "pmap_core", *args], {
-        "cwd": cwd, "env": {**os.environ, "PYTHONPATH": str(ROOT), "PMAP_LAB_DEVICES": devices, **(env or {})},
-        "stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
-
-
 def run_cli(*args, cwd, env=None, devices="2", timeout=120):
-    command, options = cli(*args, cwd=cwd, env=env, devices=devices)
     start = time.perf_counter()
-    done = subprocess.run(command, timeout=timeout, **options)
+    done = run_python(["-m", "pmap_core", *args], cwd=cwd, devices=devices, env=env, timeout=timeout)
     return done, time.perf_counter() - start
 
 
@@ -38,13 +28,12 @@ def losses_stored(db) -> int:
 
 
 def test_sigterm_mid_training_ends_the_run_killed_with_every_loss_logged_so_far(tmp_path):
-    """Item 5: what `timeout -s TERM`, systemd or a container stop sends. The run ends KILLED (not
+    """A SIGTERM, as `timeout -s TERM`, systemd or a container stop sends it: the run ends KILLED (not
     RUNNING), every loss written before the signal is in the store, and the CLI says so in one line."""
     db = tmp_path / "mlflow.db"
     store = new_tracking_store(db)
-    command, options = cli("train", "--steps", "5000", "--chunk", "1", "--global-batch", "32", "--devices", "2",
-                           "--tracking-uri", store, cwd=tmp_path)
-    process = subprocess.Popen(command, **options)
+    process = start_python(["-m", "pmap_core", "train", "--steps", "5000", "--chunk", "1", "--global-batch", "32",
+                            "--devices", "2", "--tracking-uri", store], cwd=tmp_path, devices=2)
     try:
         deadline = time.monotonic() + 120
         while losses_stored(db) < 20 and time.monotonic() < deadline and process.poll() is None:
@@ -69,7 +58,7 @@ def test_sigterm_mid_training_ends_the_run_killed_with_every_loss_logged_so_far(
 @pytest.mark.alone
 @pytest.mark.parametrize("make_uri", HOPELESS.values(), ids=HOPELESS.keys())
 def test_a_hopeless_tracking_uri_is_one_line_and_exit_status_2_within_15_s(tmp_path, make_uri):
-    """Item 8: refused before training, never a traceback or MLflow's retry loop."""
+    """Refused before training, never a traceback or MLflow's retry loop."""
     (tmp_path / "afile").write_text("not a database\n")
     uri = make_uri(tmp_path)
     done, elapsed = run_cli("train", *TINY, "--tracking-uri", uri, cwd=tmp_path)
@@ -87,7 +76,7 @@ def test_hopeless_uri_in_the_environment_is_refused_too(tmp_path):
 
 @pytest.mark.alone
 def test_a_store_locked_for_45_s_trains_into_the_fallback_within_15_s(tmp_path):
-    """Item 8: the training happens and its run goes to the fallback store, which the CLI names."""
+    """The training happens and its run goes to the fallback store, which the CLI names."""
     db = tmp_path / "mlflow.db"
     store = new_tracking_store(db)
     new_tracking_store(tmp_path / "mlflow-fallback.db")  # as after a first fallback (a new one takes seconds)
@@ -119,7 +108,7 @@ def test_a_bad_device_count_is_one_line_and_exit_status_2(tmp_path, devices, mes
 
 
 def test_credentials_in_the_tracking_uri_never_reach_the_output(tmp_path):
-    """Item 11: a server URI with a password and a token (unreachable here: the run falls back)."""
+    """A server URI with a password and a token (unreachable here: the run falls back)."""
     new_tracking_store(tmp_path / "mlflow-fallback.db")
     uri = "http://alice:s3cr3tPASS@127.0.0.1:9/?token=s3cr3tTOKEN"
     done, _ = run_cli("train", *TINY, "--tracking-uri", uri, cwd=tmp_path)

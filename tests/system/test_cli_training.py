@@ -1,29 +1,23 @@
 """`python -m pmap_core train|sweep` as a user runs it: a subprocess, JSON on stdout, runs in MLflow."""
 
+import contextlib
 import dataclasses
 import json
-import os
-import subprocess
-import sys
+import sqlite3
 
 import pytest
 from mlflow.tracking import MlflowClient
 
 from pmap_core.cli.commands import build_parser, main
 from pmap_core.cli.training import make_tracker
-from pmap_core.tracking import NullTracker
-from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.distributed import ProcessInfo
-from tests.support import new_tracking_store
+from tests.support import new_tracking_store, run_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
 
 
 def run_cli(*args, cwd, devices=4, timeout=120):
-    env = {**os.environ, "PYTHONPATH": ROOT, "PMAP_LAB_DEVICES": str(devices)}
-    return subprocess.run([sys.executable, "-m", "pmap_core", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return run_python(["-m", "pmap_core", *args], cwd=cwd, devices=devices, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +59,31 @@ def test_bad_input_is_one_line_on_stderr_and_exit_status_2(capfd):
 
 
 def test_only_process_zero_writes_to_mlflow(tmp_path):
-    args = build_parser().parse_args(["train", "--tracking-uri", f"sqlite:///{tmp_path / 'never.db'}"])
+    """Of a group of processes, only process 0 records the run: what a follower logs reaches no store,
+    and the store holds the leader's one run, read back with its params, losses and end."""
+    db = tmp_path / "mlflow.db"
+    store = new_tracking_store(db)
+    args = build_parser().parse_args(["train", "--tracking-uri", store])
     follower = ProcessInfo(process_id=1, num_processes=2, local_devices=4, global_devices=8)
-    assert isinstance(make_tracker(args, follower), NullTracker)
     leader = dataclasses.replace(follower, process_id=0)
-    assert isinstance(make_tracker(args, leader), Tracker)
+
+    def record_a_run(info):
+        tracker = make_tracker(args, info)
+        run_id = tracker.start_run(f"process {info.process_id}", {"process_id": info.process_id})
+        tracker.log_series(run_id, "loss", [0.5, 0.25])
+        tracker.end_run(run_id)
+        return tracker.store_run_id(run_id)
+
+    def runs_stored():
+        with contextlib.closing(sqlite3.connect(db)) as connection:
+            return connection.execute("select count(*) from runs").fetchone()[0]
+
+    record_a_run(follower)
+    assert runs_stored() == 0
+    run = MlflowClient(store).get_run(record_a_run(leader))
+    assert runs_stored() == 1
+    assert run.info.status == "FINISHED" and run.data.params == {"process_id": "0"}
+    assert [m.value for m in MlflowClient(store).get_metric_history(run.info.run_id, "loss")] == [0.5, 0.25]
 
 
 def test_train_json_reports_the_bytes_of_a_sharded_strategy(tmp_path):

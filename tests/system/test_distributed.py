@@ -1,27 +1,22 @@
 """Two processes joined by jax.distributed train as one: the result equals one process with 8 devices."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
-from conftest import free_port
 
 from pmap_core.train.loop import TrainConfig, train
+from tests.support import free_port, start_python
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SETTINGS = dict(model="linear", devices=8, global_batch=64, steps=30, chunk=10, learning_rate=0.2, seed=11)
 
 
 def test_two_processes_of_four_devices_equal_one_process_of_eight(tmp_path):
     address = f"127.0.0.1:{free_port()}"
-    env = {**os.environ, "PYTHONPATH": ROOT, "PMAP_LAB_DEVICES": "4"}
     args = [f"--{name.replace('_', '-')}={value}" for name, value in SETTINGS.items()]
     processes = [
-        subprocess.Popen([sys.executable, "-m", "pmap_core", "train", "--json", "--no-tracking", *args,
-                          "--coordinator-address", address, "--num-processes", "2", "--process-id", str(rank)],
-                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        start_python(["-m", "pmap_core", "train", "--json", "--no-tracking", *args,
+                      "--coordinator-address", address, "--num-processes", "2", "--process-id", str(rank)],
+                     cwd=tmp_path, devices=4)
         for rank in (0, 1)
     ]
     outputs = []

@@ -5,10 +5,8 @@ collectives: every device's result; migration: the step three ways), at D = 1, 2
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration
 from pmap_core.train import config as train_config
 from pmap_core.train import loop
+from tests.support import start_python
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 TRAINING = {  # D: a config whose steps span two compiled calls of different lengths
@@ -30,14 +29,9 @@ TRAINING = {  # D: a config whose steps span two compiled calls of different len
 COLLECTIVES = {1: ("psum", 4), 2: ("all_to_all", 6), 8: ("all_gather", 3)}  # D: (op, size)
 
 
-def _clean_env() -> dict[str, str]:
-    """The environment of a learner's shell: no path to this repository, no device setting of ours."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PMAP_LAB_DEVICES", "NPROC")}
-
-
 def _start(path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, path.name], cwd=path.parent, env=_clean_env(), text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    """The script run as in a learner's shell: no path to this repository, no device setting of ours."""
+    return start_python([path.name], cwd=path.parent, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"))
 
 
 def _output(process: subprocess.Popen) -> str:
@@ -112,7 +106,7 @@ def test_the_cli_refuses_bad_settings_in_one_line(capsys, argv, message):
 
 
 def test_collectives_page_offers_its_script_in_the_page_language():
-    from conftest import open_lab
+    from tests.apptest_support import open_lab
 
     at = open_lab("collectives", lang="zh", op="psum", devices=2)
     assert not at.exception

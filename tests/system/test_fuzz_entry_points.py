@@ -12,11 +12,8 @@ import dataclasses
 import importlib
 import inspect
 import math
-import os
-import pathlib
 import pkgutil
 import resource
-import subprocess
 import sys
 import time
 import types
@@ -29,6 +26,7 @@ from hypothesis import strategies as st
 
 import pmap_core
 from pmap_core.validation import LabInputError
+from tests.support import ROOT, run_python
 
 # Modules whose functions touch the world outside the process (MLflow stores, other
 # processes, jax.distributed) or configure it: they have their own tests.
@@ -174,13 +172,10 @@ def fuzz_in_child(names: list[str]) -> dict[str, str | None]:
     """Fuzz in a child process with a memory cap: XLA aborts the whole process when an
     allocation fails, and that must cost this test run one finding, not its life."""
     results: dict[str, str | None] = {}
-    root = pathlib.Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), str(root / "tests")])}
     remaining = list(names)
     while remaining:
         started = time.perf_counter()
-        done = subprocess.run([sys.executable, __file__, *remaining], capture_output=True, text=True,
-                              env=env, cwd=root, timeout=600)
+        done = run_python([__file__, *remaining], path=(ROOT, ROOT / "tests"), timeout=600)
         print(f"fuzz child: {len(remaining)} entry points, {time.perf_counter() - started:.1f} s")
         current, last_call = None, ""
         for line in done.stdout.splitlines():

@@ -1,16 +1,13 @@
 """One name per figure: the CLI's JSON, the page's run and README's table use the metric keys MLflow holds."""
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
-from conftest import open_lab
 from mlflow.tracking import MlflowClient
 
-from tests.support import ROOT, new_tracking_store
+from tests.apptest_support import open_lab
+from tests.support import ROOT, new_tracking_store, run_python
 
 
 def readme_metric_names():
@@ -24,10 +21,8 @@ def logged_metrics(uri, run_id):
 
 def test_the_cli_json_reports_every_logged_metric_under_its_mlflow_name(tmp_path):
     store = new_tracking_store(tmp_path / "mlflow.db")
-    done = subprocess.run([sys.executable, "-m", "pmap_core", "train", "--json", "--tracking-uri", store,
-                           "--steps", "20", "--chunk", "10", "--global-batch", "32"],
-                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT), "PMAP_LAB_DEVICES": "4"},
-                          capture_output=True, text=True, timeout=120)
+    done = run_python(["-m", "pmap_core", "train", "--json", "--tracking-uri", store,
+                       "--steps", "20", "--chunk", "10", "--global-batch", "32"], cwd=tmp_path, devices=4)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     metrics = logged_metrics(store, result["run_id"])

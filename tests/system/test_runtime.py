@@ -1,14 +1,9 @@
 """The device runtime: 8 simulated devices, and no collective deadlock."""
 
-import os
-import subprocess
-import sys
-
 import jax
 
 from pmap_core import describe_runtime
-
-REPO = os.path.join(os.path.dirname(__file__), "..", "..")
+from tests.support import run_python
 
 # Back-to-back small collectives, none blocked until the end: each call waits
 # on the previous one's result, the pattern that aborts XLA's CPU runtime
@@ -36,24 +31,17 @@ def test_default_runtime_is_eight_simulated_devices():
 
 
 def test_unblocked_collectives_do_not_deadlock():
-    env = {k: v for k, v in os.environ.items() if k not in ("NPROC", "PMAP_LAB_DEVICES")}
-    result = subprocess.run([sys.executable, "-c", STRESS], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = run_python(STRESS, drop=("NPROC", "PMAP_LAB_DEVICES"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["ok", "8.0", "8"]
 
 
 def test_device_count_is_chosen_by_environment():
-    env = dict(os.environ, PMAP_LAB_DEVICES="4")
-    code = "import pmap_core, jax; print(jax.device_count())"
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = run_python("import pmap_core, jax; print(jax.device_count())", devices=4)
     assert result.stdout.strip() == "4", result.stderr[-2000:]
 
 
 def test_bad_device_count_in_environment_is_a_clear_error():
-    env = dict(os.environ, PMAP_LAB_DEVICES="lots")
-    result = subprocess.run([sys.executable, "-c", "import pmap_core"], cwd=REPO, env=env,
-                            capture_output=True, text=True, timeout=120)
+    result = run_python("import pmap_core", devices="lots")
     assert result.returncode != 0
     assert "PMAP_LAB_DEVICES must be a whole number" in result.stderr

@@ -5,7 +5,6 @@ import threading
 import time
 
 import pytest
-from conftest import free_port
 from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import NullTracker, experiments, runtime_tags, ui_command
@@ -13,7 +12,7 @@ from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Progress, sweep, train
-from tests.support import MlflowServer, empty_tracking_store
+from tests.support import MlflowServer, empty_tracking_store, free_port
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
 

@@ -4,8 +4,6 @@ rerun, a store another process keeps locked, a hopeless tracking URI, credential
 import base64
 import http.server
 import shutil
-import subprocess
-import sys
 import threading
 import time
 
@@ -28,7 +26,7 @@ from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker, experiment_
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Progress, sweep, train
 from pmap_core.validation import LabInputError
-from tests.support import ROOT, empty_tracking_store, new_tracking_store
+from tests.support import ROOT, empty_tracking_store, new_tracking_store, start_python
 
 SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
 # Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
@@ -49,8 +47,7 @@ def fresh_store(path):
 
 def hold_lock(db_path, seconds):
     """Another process that keeps the store locked for `seconds`; returns once it holds the lock."""
-    holder = subprocess.Popen([sys.executable, "-c", LOCK_HOLDER, str(db_path), str(seconds)],
-                              stdout=subprocess.PIPE, text=True)
+    holder = start_python(["-c", LOCK_HOLDER, str(db_path), str(seconds)], stderr=None)
     assert holder.stdout.readline().strip() == "locked"
     return holder
 
@@ -61,7 +58,7 @@ def losses_of(uri, run_id):
 
 @pytest.mark.parametrize("stop", [StopException(), RerunException(RerunData())], ids=["stop", "rerun"])
 def test_a_streamlit_stop_or_rerun_mid_training_ends_the_run_killed(tmp_path, stop):
-    """Item 6: Streamlit's own Stop and Rerun exceptions, raised from a callback as a Streamlit call
+    """Streamlit's own Stop and Rerun exceptions, raised from a callback as a Streamlit call
     would raise them: the run is KILLED (the user stopped it), not FAILED, and keeps its losses."""
     store = fresh_store(tmp_path / "mlflow.db")
     tracker = Tracker(store)
@@ -98,7 +95,7 @@ def test_a_streamlit_stop_in_a_sweep_ends_the_open_child_and_the_parent_killed(t
 
 
 def test_the_fallback_store_is_ignored_by_git():
-    """Item 9: the fallback store is a local file next to mlflow.db, never something to commit."""
+    """The fallback store is a local file next to mlflow.db, never something to commit."""
     ignored = (ROOT / ".gitignore").read_text().splitlines()
     assert FALLBACK_TRACKING_URI.removeprefix("sqlite:///") in ignored
 
@@ -118,7 +115,7 @@ def locker_after_first_chunk(tracker, store, db, seconds, holders):
 
 
 def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes(tmp_path):
-    """Item 7: another process locks the store for 25 s after the first chunk's losses are written.
+    """Another process locks the store for 25 s after the first chunk's losses are written.
     The writes wait, are retried, and every loss and the end of the run are stored; train returns."""
     db = tmp_path / "mlflow.db"
     store = fresh_store(db)
@@ -177,7 +174,7 @@ def test_a_store_locked_too_long_mid_run_moves_the_run_and_closes_the_one_left_b
 
 
 def test_a_store_locked_at_the_start_goes_to_the_fallback_within_seconds(tmp_path):
-    """Item 8: a store locked for 45 s: MLflow would wait 20 s a write; the tracker finds the lock in
+    """A store locked for 45 s, where MLflow would wait 20 s a write; the tracker finds the lock in
     seconds and writes the whole run to the fallback store, which it names."""
     db = tmp_path / "mlflow.db"
     store = fresh_store(db)

@@ -1,24 +1,16 @@
 """The communication benchmark: consistent rows, correct collectives, a fit that recovers α and β,
-the lab page, and the CLI's JSON read back from MLflow."""
+and the share of a training step the fit predicts."""
 
-import json
-import os
 import statistics
-import subprocess
-import sys
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import assert_clean, open_lab
 
 from pmap_core import LabInputError, commbench
-from pmap_core.cli.commands import main as cli_main
 from pmap_core.concepts import comm_benchmark as comm_share
 from pmap_core.costs import fit as costfit
-from tests.support import new_tracking_store
 
-ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 BUSBW = {"psum": lambda d: 2 * (d - 1) / d, "all_gather": lambda d: (d - 1) / d,
          "psum_scatter": lambda d: (d - 1) / d}
 
@@ -188,106 +180,3 @@ def test_training_share_uses_the_fit_and_the_training_model():
     assert 0 < share.predicted_share < 1 and 0 <= share.measured_share < 1
     with pytest.raises(LabInputError, match="psum"):
         comm_share.training_share({}, [2])
-
-
-def measure(at):
-    """Press the page's run button: a sweep runs on request only."""
-    return at.button(key="comm_benchmark.run").click().run()
-
-
-def test_page_runs_the_quick_sweep_and_draws_the_fit_then_shares_it():
-    at = open_lab("comm_benchmark")
-    assert_clean(at)
-    assert "Communication benchmark" in at.title[0].value
-    measure(at)
-    assert_clean(at)
-    assert len(at.get("vega_lite_chart")) == 2  # latency and busbw of the default collective
-    table = at.dataframe[0].value
-    assert list(table.iloc[:, 1]) == ["2", "4", "8", "all"]
-    assert (table["α (µs per hop)"] >= 0).all() and (table["β (GB/s)"] > 0).all()
-    assert any("Measured in" in c.value for c in at.caption)
-    # Another visitor of the same server sees that sweep at once, without measuring.
-    other = open_lab("comm_benchmark")
-    assert_clean(other)
-    assert any("Measured on this server" in c.value for c in other.caption)
-    assert other.dataframe[0].value.equals(table)
-
-
-def test_page_logs_the_sweep_to_mlflow(tmp_path, monkeypatch):
-    from mlflow.tracking import MlflowClient
-
-    uri = new_tracking_store(tmp_path / "page.db")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    at = measure(open_lab("comm_benchmark", max_size="64K", max_devices=4, repeats=2))
-    at.button(key="comm_benchmark.log").click().run()
-    assert_clean(at)
-    (run,) = MlflowClient(tracking_uri=uri).search_runs(
-        [MlflowClient(tracking_uri=uri).get_experiment_by_name("pmap-lab").experiment_id])
-    assert run.data.tags["kind"] == "bench" and run.data.params["ops"] == "psum"
-    assert run.info.run_id in " ".join(s.value for s in at.success)
-    table = at.dataframe[0].value.set_index("D")
-    assert run.data.metrics["psum.D4.alpha_s"] * 1e6 == pytest.approx(table.loc["4", "α (µs per hop)"])
-
-
-def test_page_changed_setting_measures_that_sweep():
-    at = open_lab("comm_benchmark", op="all_gather", max_size="64K", max_devices=4, view="per_call")
-    assert not at.get("vega_lite_chart") and any("press the button" in i.value for i in at.info)  # not measured yet
-    measure(at)
-    assert_clean(at)
-    assert any("S = 1 KiB … 64 KiB" in c.value and "D = [2, 4]" in c.value for c in at.caption)
-    assert list(at.dataframe[0].value.iloc[:, 1]) == ["2", "4", "all"]
-
-
-def test_page_bad_inputs_are_explained():
-    at = open_lab("comm_benchmark", repeats=999)  # out of the slider's range: default used, with a warning
-    assert not at.exception
-    assert any("999" in w.value for w in at.warning)
-    at = open_lab("comm_benchmark", op="all", max_size="64M", repeats=50)  # refused before running
-    assert not at.exception
-    assert len(at.error) == 1 and "limit of 180 s" in at.error[0].value
-    assert not at.get("vega_lite_chart")
-
-
-def test_page_in_chinese_with_the_training_panel():
-    at = measure(open_lab("comm_benchmark", lang="zh", max_devices=2, training="true"))
-    assert_clean(at)
-    assert at.title[0].value == "通信基准"
-    assert any("测量用时" in c.value for c in at.caption)
-    shares = at.dataframe[-1].value
-    assert list(shares["D"]) == ["2"] and 0 < shares["预测占比（%）"].iloc[0] < 100
-
-
-def test_cli_rejects_a_bad_sweep(capsys):
-    assert cli_main(["bench", "collectives", "--devices", "1", "--no-tracking"]) == 2
-    assert "at least 2 devices" in capsys.readouterr().err
-
-
-def test_cli_json_is_logged_to_mlflow(tmp_path):
-    from mlflow.tracking import MlflowClient
-
-    uri = new_tracking_store(tmp_path / "bench.db")
-    done = subprocess.run(
-        [sys.executable, "-m", "pmap_core", "bench", "collectives", "--ops", "psum,all_gather",
-         "--sizes", "1K,1M", "--devices", "2", "--repeats", "2", "--tracking-uri", uri, "--json"],
-        cwd=ROOT, capture_output=True, text=True, timeout=180, check=True)
-    out = json.loads(done.stdout)
-    results = out["results"]
-    assert [(r["op"], r["devices"], r["bytes"]) for r in results] == [
-        ("psum", 2, 1024), ("psum", 2, 2**20), ("all_gather", 2, 1024), ("all_gather", 2, 2**20)]
-    for r in results:
-        assert r["busbw"] == pytest.approx(r["algbw"] * BUSBW[r["op"]](2))
-        assert r["alpha"] >= 0 and r["beta"] > 0
-    fits = {(f["op"], f["scope"]): f for f in out["fits"]}
-    assert fits[("psum", "per D")]["alpha"] == results[0]["alpha"]
-
-    client = MlflowClient(tracking_uri=uri)
-    run = client.get_run(out["tracking"]["run_id"])
-    assert run.info.status == "FINISHED"
-    assert run.data.tags["kind"] == "bench" and run.data.tags["lab"] == "comm_benchmark"
-    assert run.data.params["devices"] == "2" and run.data.params["sizes"] == "1024,1048576"
-    history = client.get_metric_history(run.info.run_id, "psum.D2.seconds")
-    history = sorted((h.step, h.value) for h in history)
-    assert [step for step, _ in history] == [1024, 2**20]
-    assert [value for _, value in history] == pytest.approx([results[0]["seconds"], results[1]["seconds"]])
-    assert run.data.metrics["psum.D2.alpha_s"] == pytest.approx(results[0]["alpha"])
-    assert run.data.metrics["all_gather.D2.beta_Bps"] == pytest.approx(results[2]["beta"])

@@ -1,0 +1,64 @@
+"""Streamlit's AppTest on this app: the helpers and fixtures of the page tests (tests/pages), and of
+the tests that open a page beside a server or inside a child process (tests/system).
+
+Importing this module imports Streamlit; tests/core never does. The conftest of tests/pages and of
+tests/system bring its fixtures and names in, so `from conftest import open_lab` works there too.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import pytest
+from streamlit.components.v2 import manifest_scanner
+from streamlit.testing.v1 import AppTest
+
+from tests.support import ROOT
+
+# A new AppTest's first run scans the metadata of every installed distribution for Streamlit
+# components: about 1 s of CPU here, for each of the suite's hundreds of AppTests. What is
+# installed does not change while the tests run, so one scan per process answers for all.
+manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.scan_component_manifests)
+
+APP = os.path.join(ROOT, "streamlit_app.py")
+# The session's throwaway MLflow store, which tests/conftest.py names before any test module is imported.
+SESSION_TRACKING_URI = os.environ.get("MLFLOW_TRACKING_URI", "")
+
+__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "lab", "one_slot", "open_lab"]
+
+
+def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
+    """Run the app on one lab (a file under labs/) with the given query parameters."""
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params["lang"] = lang
+    for name, value in query.items():
+        at.query_params[name] = str(value)
+    if script is not None:
+        # st.navigation registers the pages (with their url_path) on the first
+        # run; switching before it finds only pages whose url_path is the filename.
+        at.run()
+        at.switch_page(f"labs/{script}.py")
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error box on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture
+def lab():
+    return open_lab
+
+
+@pytest.fixture
+def one_slot(monkeypatch):
+    """PMAP_LAB_HEAVY_JOBS=1, with a fresh heavy-job queue before and after the test."""
+    from labs.ui import heavy_jobs
+
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
+    heavy_jobs._heavy_slots.clear()
+    yield
+    heavy_jobs._heavy_slots.clear()

@@ -1,0 +1,100 @@
+"""The mistakes page's entries at other device counts, each count in a child process of its own (the
+count is fixed per process): every claim holds with 1, 2 and 3 devices, exactly the entries that need two
+devices differ at one, and the page at one device says which."""
+
+import importlib
+
+import pytest
+
+from pmap_core.practice import pitfalls
+
+# One process per count (fixed per process), all at once.
+_CHILD = """
+import json
+import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
+from pmap_core.practice import pitfalls
+from pmap_core.practice.pitfalls import entries
+runs = {i: pitfalls.run_pitfall(i) for i in pitfalls.pitfall_ids()}
+print(json.dumps({i: {"claim": r.claim_holds, "raised": r.mistake.raised, "kind": r.kind, "fix_raised": r.fix.raised,
+                      "differs_here": entries.differs_here(i), "mistake": r.mistake.as_text()[:300]}
+                  for i, r in runs.items()}))
+"""
+PITFALL_DEVICE_COUNTS = (1, 2, 3)
+
+
+@pytest.fixture(scope="module")
+def pitfalls_at_each_device_count():
+    import json
+
+    from tests.support import start_python
+
+    children = {devices: start_python(_CHILD, devices=devices) for devices in PITFALL_DEVICE_COUNTS}
+    results = {}
+    for devices, child in children.items():
+        out, err = child.communicate(timeout=600)
+        assert child.returncode == 0, err[-3000:]
+        results[devices] = json.loads(out.strip().splitlines()[-1])
+    return results
+
+
+@pytest.mark.parametrize("devices", PITFALL_DEVICE_COUNTS)
+def test_every_claim_holds_at_each_device_count(pitfalls_at_each_device_count, devices):
+    """What the page says holds with 1, 2 and 3 devices too: one device is where an app may start."""
+    from pmap_core.practice.pitfalls import entries
+
+    for pitfall_id, got in pitfalls_at_each_device_count[devices].items():
+        assert got["claim"] and not got["fix_raised"], (devices, pitfall_id, got["mistake"])
+        assert got["differs_here"] == (devices == 1 and pitfall_id in entries.NEEDS_TWO_DEVICES)
+        if not got["differs_here"]:  # a raising entry raises, any other runs
+            assert got["raised"] == (got["kind"] == pitfalls.RAISES), (devices, pitfall_id, got["mistake"])
+        else:  # with one device the mistake runs: the page's one-device note says so
+            assert not got["raised"], (pitfall_id, got["mistake"])
+
+
+def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pitfalls_at_each_device_count):
+    from pmap_core.practice.pitfalls import entries
+
+    one = pitfalls_at_each_device_count[1]
+    not_showing = {i for i, got in one.items()
+                   if (got["kind"] == pitfalls.RAISES and not got["raised"]) or got["differs_here"]}
+    assert not_showing == set(entries.NEEDS_TWO_DEVICES)
+    # The three leftovers this note was written for, and the two that came with the migration entries.
+    assert {"unreplicated_params", "out_axes_none", "same_key", "index_output", "committed_input"} == not_showing
+
+
+def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_hold():
+    """The page at D = 1 runs in a child process with one device: the note, then a run confirmed on this JAX."""
+    from tests.support import run_python
+
+    child = (
+        "import sys\n"
+        "sys.path.insert(0, 'tests')\n"
+        "import conftest  # the test session's setup: its own MLflow store, the compilation cache\n"
+        "from tests.apptest_support import assert_clean, open_lab\n"
+        "from pmap_core.practice.pitfalls import entries\n"
+        "for entry in sorted(entries.NEEDS_TWO_DEVICES) + ['leading_axis']:\n"
+        "    for lang in ('en', 'zh'):\n"
+        "        at = open_lab('mistakes', lang=lang, entry=entry)\n"
+        "        if lang == 'en':  # AppTest cannot click past a Chinese selectbox label; the note shows unrun\n"
+        "            at.button(key='mistakes.run').click().run()\n"
+        "        assert_clean(at)\n"
+        "        print(entry, lang, 'INFO', ' | '.join(i.value for i in at.info))\n"
+        "        print(entry, lang, 'CAPTION', ' | '.join(c.value for c in at.caption))\n"
+        "        print(entry, lang, 'SUCCESS', len(at.success), 'WARNING', len(at.warning))\n"
+    )
+    done = run_python(child, devices=1, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    from pmap_core.practice.pitfalls import entries
+
+    for entry in sorted(entries.NEEDS_TWO_DEVICES):
+        for lang in ("en", "zh"):
+            info = next(line for line in lines if line.startswith(f"{entry} {lang} INFO"))
+            assert table[f"entry.{entry}.one_device"][lang] in info
+            caption = next(line for line in lines if line.startswith(f"{entry} {lang} CAPTION"))
+            assert table["count_one_device"][lang].format(count=len(entries.NEEDS_TWO_DEVICES)) in caption
+        assert f"{entry} en SUCCESS 1 WARNING 0" in lines  # the claim, checked at D = 1
+    leading = next(line for line in lines if line.startswith("leading_axis en INFO"))
+    assert "With one device" not in leading  # entries that show at D = 1 carry no note
+    assert "leading_axis en SUCCESS 1 WARNING 0" in lines
