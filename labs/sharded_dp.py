@@ -24,7 +24,7 @@ T = texts("sharded_dp")
 LAST_RUN = "sharded_dp.last_run"  # session state: [TrackedTraining] (two when float32 and bfloat16 are compared)
 MEASURED = "sharded_dp.measured"  # session state: the settings this session measured (results in the cache)
 FOOTPRINTS = "sharded_dp.footprints"  # session state: the footprints the charts were drawn from
-CHUNK = 25
+CHUNK = train_config.TrainConfig().chunk  # steps per compiled call, as on the training page
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

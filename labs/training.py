@@ -21,7 +21,8 @@ from pmap_core.validation import MAX_BATCH, MAX_STEPS
 T = texts("training")
 LAST_RUN = "training.last_run"  # session state: TrackedTraining
 LAST_SWEEP = "training.last_sweep"  # session state: TrackedSweep
-CHUNK = 25  # steps per compiled call: the loss curve and the progress bar move once per chunk
+DEFAULTS = train_config.TrainConfig()  # the settings a visitor starts from: the CLI and export start there too
+CHUNK = DEFAULTS.chunk  # steps per compiled call: the loss curve and the progress bar move once per chunk
 
 
 # --- charts ----------------------------------------------------------------------
@@ -224,17 +225,19 @@ st.latex(r"b = \frac{B}{D}, \quad \bar g = \frac{1}{D}\sum_{d=1}^{D} g_d, \quad 
 max_devices = ui.runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
-    model = ui.url_choice(T, "model", models.MODELS, "linear", radio=True)
+    model = ui.url_choice(T, "model", models.MODELS, DEFAULTS.model, radio=True)
     devices = ui.url_devices(T, max_devices)
-    scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, "strong", radio=True)
+    scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
 with cols[1]:
-    impl = ui.url_choice(T, "impl", replicated.IMPLEMENTATIONS, "pmap", radio=True)
-    global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
-    learning_rate = ui.url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
-    steps = ui.url_int(T, "steps", 300, 1, MAX_STEPS, slider=False, step=50)
+    impl = ui.url_choice(T, "impl", replicated.IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
+    global_batch = ui.url_int(T, "batch", DEFAULTS.global_batch, 1, MAX_BATCH, slider=False)
+    learning_rate = ui.url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
+                                 fmt="%.4g")
+    steps = ui.url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
 with cols[2]:
-    hidden = ui.url_int(T, "hidden", 32, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" else 32
-    seed = ui.url_int(T, "seed", 0, 0, 1_000_000, slider=False)
+    hidden = ui.url_int(T, "hidden", DEFAULTS.hidden, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" \
+        else DEFAULTS.hidden
+    seed = ui.url_int(T, "seed", DEFAULTS.seed, 0, 1_000_000, slider=False)
     compare = ui.url_bool(T, "compare", False)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,

@@ -3,7 +3,7 @@
 With the same settings the script prints the numbers the lab showed — the training lab's final
 loss and parameters, the collectives lab's result on every device, the migration lab's step in
 three ways — so a learner can run it in a notebook or on a real multi-GPU machine. The scripts
-are filled in from the readable templates in `templates/`; tests/test_export.py runs them
+are filled in from the readable templates in `templates/`; tests/system/test_export.py runs them
 in a fresh interpreter and compares with what `pmap_core` computes.
 """
 
@@ -21,7 +21,6 @@ from pmap_core.validation import LabInputError, check_devices, check_int, check_
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 LABS = ("training", "collectives", "migration")
-TRAINING_CHUNK = 25  # steps per compiled call, as the training lab runs them
 
 # What every device runs in the collectives lab, written as the script shows it (x: its vector).
 COLLECTIVE_CODE = {
@@ -49,8 +48,9 @@ def _header(title: str, settings: Mapping[str, object], devices: int, lab: str) 
                  threads=max(MIN_WORKER_THREADS, 2 * devices)).rstrip() + "\n"
 
 
-def training_script(config: train_config.TrainConfig, chunk: int = TRAINING_CHUNK) -> str:
-    """The training lab's run of `config` (replicated SGD in pmap, shard_map or jit), as a script."""
+def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
+    """The training lab's run of `config` (replicated SGD in pmap, shard_map or jit), as a script
+    that runs `chunk` steps per compiled call (default: the config's)."""
     config = train_config.validate(config)
     if config.sharded_state:
         raise LabInputError("export_sharded_state", "the export covers the replicated SGD step "
@@ -69,7 +69,8 @@ def training_script(config: train_config.TrainConfig, chunk: int = TRAINING_CHUN
         "training.py.tmpl",
         header=_header(f"The training lab: {config.model} trained data-parallel with {config.impl} on "
                        f"{config.devices} device(s).", settings, config.devices, "training"),
-        model=config.model, global_batch=config.global_batch, steps=config.steps, chunk=min(chunk, config.steps),
+        model=config.model, global_batch=config.global_batch, steps=config.steps,
+        chunk=min(chunk or config.chunk, config.steps),
         learning_rate=repr(float(config.learning_rate)), seed=config.seed, model_code=model_code.rstrip() + "\n",
         impl_code=impl_code.rstrip() + "\n",
     )
@@ -134,9 +135,9 @@ def _take(settings: dict[str, str], lab: str, known: Mapping[str, tuple[Callable
 def _training_from(settings: dict[str, str]) -> str:
     d = train_config.TrainConfig()
     s = _take(settings, "training", {
-        "model": (str, "linear"), "devices": (int, d.devices), "impl": (str, d.impl), "batch": (int, 256),
-        "lr": (float, 0.1), "steps": (int, 300), "hidden": (int, d.hidden), "features": (int, d.features),
-        "seed": (int, 0), "scaling": (str, d.scaling)})
+        "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl), "batch": (int, d.global_batch),
+        "lr": (float, d.learning_rate), "steps": (int, d.steps), "hidden": (int, d.hidden),
+        "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
     return training_script(train_config.TrainConfig(
         model=s["model"], devices=s["devices"], impl=s["impl"], global_batch=s["batch"], learning_rate=s["lr"],
         steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"], scaling=s["scaling"]))

@@ -45,12 +45,12 @@ class TrainConfig:
     model: str = "linear"        # one of models.MODELS
     devices: int = 8
     global_batch: int = 256
-    learning_rate: float = 0.05
+    learning_rate: float = 0.1
     steps: int = 300
     hidden: int = 32             # MLP width (ignored by linear)
     features: int = 8            # MLP input width (linear regression has one input)
     seed: int = 0
-    chunk: int = 50              # steps run inside one compiled call
+    chunk: int = 25              # steps run inside one compiled call
     scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
     impl: str = "pmap"           # a name in train.programs.PROGRAMS: how the step runs
     optimizer: str = "sgd"       # one of zero.OPTIMIZERS (optax)
