@@ -20,7 +20,7 @@ MAX_CPU_DEVICES = 64
 # simulated devices on 2 cores, back-to-back unblocked collectives can leave a
 # device without a thread to reach the rendezvous, and after 40 s XLA aborts the
 # process (jax-ml/jax#25861). A pool of at least twice the device count (and
-# never under 16) removes the starvation; tests/test_runtime.py proves it.
+# never under 16) removes the starvation; tests/system/test_runtime.py proves it.
 MIN_WORKER_THREADS = 16
 
 _configured_count: int | None = None

@@ -1,7 +1,7 @@
 """`python -m pmap_core bench collectives …`: the communication benchmark, headless.
 
 Runs the same sweep as the lab page (`commbench.plan_sweep` / `run_sweep`),
-fits the α-β ring model per collective and D (`costfit`), logs one MLflow run,
+fits the α-β ring model per collective and D (`costs.fit`), logs one MLflow run,
 and prints the rows: op, devices, bytes, seconds, algbw, busbw, alpha, beta.
 Progress goes to stderr; the result to stdout.
 """

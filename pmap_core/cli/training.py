@@ -1,6 +1,6 @@
 """`python -m pmap_core train …` and `python -m pmap_core sweep …`: the training lab, headless.
 
-Both run what the training page runs (`training.train`, `training.sweep`, with a
+Both run what the training page runs (`train.loop.train`, `train.loop.sweep`, with a
 `TrackingCallback`) and record MLflow runs in the same store under the same metric names.
 Progress goes to stderr; the result to stdout (`--json`: one JSON object). With
 `--coordinator-address/--num-processes/--process-id` several processes train as one through

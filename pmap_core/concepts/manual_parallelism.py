@@ -85,15 +85,6 @@ class SyncRow:
     compile_s: float  # of the step with the collective, reported apart
 
 
-@dataclasses.dataclass(frozen=True)
-class SyncCost:
-    batch: int
-    features: int
-    hidden: int
-    repeats: int
-    rows: tuple[SyncRow, ...]
-
-
 def make_problem(batch: int, features: int, hidden: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((batch, features)).astype(np.float32)
@@ -143,12 +134,3 @@ def measure_step(batch: int, features: int, hidden: int, devices: int, repeats: 
         compile_s=timings["step"].compile_s,
     )
 
-
-def measure_sync_cost(batch: int = DEFAULT_BATCH, features: int = DEFAULT_FEATURES, hidden: int = DEFAULT_HIDDEN,
-                      max_devices: int | None = None, repeats: int = 10) -> SyncCost:
-    """`measure_step` for D = 1 … max_devices: strong scaling, each device gets b = ceil(B / D)."""
-    batch, features, hidden = check_sizes(batch, features, hidden)
-    max_devices = check_devices(jax.device_count() if max_devices is None else max_devices)
-    repeats = check_int("repeats", repeats, 1, MAX_SYNC_REPEATS)
-    rows = tuple(measure_step(batch, features, hidden, d, repeats) for d in range(1, max_devices + 1))
-    return SyncCost(batch, features, hidden, repeats, rows)

@@ -30,8 +30,7 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo
 from pmap_core.runtime import DATA_AXIS
-from pmap_core.train import models, programs
-from pmap_core.train import replicated as implementations
+from pmap_core.train import models, programs, replicated
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
@@ -185,7 +184,7 @@ def run_three_ways(devices: int, per_device: int, seed: int = 0) -> ThreeWays:
     per_device = check_int("per_device", per_device, 1, MAX_PER_DEVICE)
     seed = check_seed(seed)
     params, x, y = problem(devices * per_device, seed)
-    mesh = implementations.data_mesh(devices)
+    mesh = replicated.data_mesh(devices)
     ways = tuple(run_way(impl, mesh, params, x, y) for impl in IMPLS)
     ref_params, ref_loss = reference(params, x, y)
     flats = [_flat(w.params, w.loss) for w in ways]

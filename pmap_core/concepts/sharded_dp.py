@@ -1,9 +1,9 @@
 """Every ZeRO strategy at every D of a ladder, measured beside the model: what the sharded data
-parallel lab draws. Pure: runs `training.train` and turns its footprints into tidy rows.
+parallel lab draws. Pure: runs `train.loop.train` and turns its footprints into tidy rows.
 
 Each point is a short real run (`MEASURE_STEPS` steps) of the user's model and settings with one
 strategy on D devices: bytes held per device come from its arrays' shards, bytes sent per step from
-its compiled HLO (`zero_measure.Footprint`); the model from `costmodel.zero_*`, the one home of the
+its compiled HLO (`train.footprint.Footprint`); the model from `costs.analytic.zero_*`, the one home of the
 formulas.
 """
 

@@ -1,7 +1,7 @@
 """Training runs recorded in MLflow, by a callback: one run per training, a parent with a child per D
 for a sweep.
 
-The page and the CLI pass a `TrackingCallback` to `training.train` / `training.sweep`; it writes
+The page and the CLI pass a `TrackingCallback` to `train.loop.train` / `train.loop.sweep`; it writes
 each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
 the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped.
 Tracking never costs the user the training: if even the fallback store fails, the training goes on,

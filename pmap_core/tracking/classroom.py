@@ -142,9 +142,6 @@ def best_efficiency(runs: pd.DataFrame) -> pd.DataFrame:
     return table.reset_index()
 
 
-SETTINGS = ["model", "global_batch", "scaling", "impl"]
-
-
 def settings_groups(runs: pd.DataFrame) -> list[str]:
     """The training settings of the class's runs, most runs first, as "model · B=… · scaling · impl"."""
     trained = runs[runs["kind"] == "training"]

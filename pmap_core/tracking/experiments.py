@@ -177,7 +177,7 @@ def impl_comparison(table: pd.DataFrame, metric: str = "steady_throughput",
     (`scaling_table` rows of the plain step, PLAIN_SETUP: the only one all three run), then
     `fastest` (the implementation with the largest median there), `runs` (how many runs the row
     stands on) and `<default>_share` (the training lab's default implementation's median over the
-    fastest's; see `impl_advice`)."""
+    fastest's; see `train.advice`)."""
     keys = ["model", "global_batch", "scaling", "devices"]
     share = f"{DEFAULT_IMPL}_share"
     measured = table

@@ -3,7 +3,7 @@
 Each process owns its local devices; together they form the global device list
 that `jax.devices()` returns. A pmap over all of them runs one program, and each
 process feeds only its own devices' shards of the global batch — so the result
-equals the single-process run on the same global batch (tests/test_distributed.py).
+equals the single-process run on the same global batch (tests/system/test_distributed.py).
 
 `initialize` must run before any JAX computation, because it decides which
 devices the backend will see.

@@ -1,4 +1,4 @@
-"""The synchronization-cost sweep: structure and sanity, never timing thresholds."""
+"""The synchronization-cost measurement of the manual-parallelism lab: structure and sanity, never timing thresholds."""
 
 import jax
 import numpy as np
@@ -11,16 +11,15 @@ from pmap_core.concepts.manual_parallelism import (
     make_problem,
     manual_shards,
     measure_step,
-    measure_sync_cost,
 )
 from pmap_core.concepts.sharding import plan_shards, shard_batch
 
 
-def test_sweep_has_one_sane_row_per_device_count():
-    cost = measure_sync_cost(batch=30, features=4, hidden=4, max_devices=3, repeats=2)
-    assert [row.devices for row in cost.rows] == [1, 2, 3]
-    assert [row.per_device_batch for row in cost.rows] == [30, 15, 10]
-    for row in cost.rows:
+def test_one_sane_row_per_device_count_as_the_page_sweeps_them():
+    rows = [measure_step(batch=30, features=4, hidden=4, devices=d, repeats=2) for d in (1, 2, 3)]
+    assert [row.devices for row in rows] == [1, 2, 3]
+    assert [row.per_device_batch for row in rows] == [30, 15, 10]
+    for row in rows:
         assert row.step_s > 0 and row.dispatch_s > 0 and row.compile_s >= 0
 
 

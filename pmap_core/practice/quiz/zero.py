@@ -1,8 +1,8 @@
 """Interview questions on sharded data parallelism (ZeRO / FSDP), gradient accumulation and padded shards.
 
 Like every question of the quiz, each answer is what a program returns here, on all this process's devices
-(n): a formula of `costmodel` (the one home of the ZeRO formulas, checked against measured runs in
-tests/test_sharded_dp.py), or a real run read back from its values and compiled HLO.
+(n): a formula of `costs.analytic` (the one home of the ZeRO formulas, checked against measured runs in
+tests/pages/test_sharded_dp.py), or a real run read back from its values and compiled HLO.
 """
 
 from __future__ import annotations
