@@ -3,13 +3,16 @@
 import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
-from labs import server_exit, share, ui
-from labs.first_imports import import_libraries
-from labs.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.registry import HOME, LABS, script_path
+from labs.ui import server_exit, share
+from labs.ui.first_imports import import_libraries
+from labs.ui.hardware import runtime_sidebar
+from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
+from labs.ui.links import start_recording
+from labs.ui.visitor import GuardedPage
 
 # Every session's router imports the modules above in the same order, so they wait on one another
-# cleanly; the pages and the warm-up start from different modules: see labs/first_imports.py.
+# cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
 import_libraries()
 server_exit.bound_graceful_shutdown()  # a stalled client cannot keep the server alive after SIGTERM
 
@@ -35,7 +38,8 @@ for lab in [HOME, *LABS]:
                    url_path=lab.url_path or None, default=lab is HOME)
     sections.setdefault(common(lab.section), []).append(page)
 
-current = ui.GuardedPage(st.navigation(sections, expanded=True), common)
-ui.runtime_sidebar(common)
+current = GuardedPage(st.navigation(sections, expanded=True), common)
+runtime_sidebar(common)
+start_recording()  # this run's link-backed widgets record their settings for the share panel
 current.run()
 share.share_panel(common, current.url_path)

@@ -5,8 +5,10 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import ui
-from labs.i18n import texts
+from labs.ui.blocks import show_code
+from labs.ui.i18n import texts
+from labs.ui.links import url_bool, url_choice, url_float, url_int
+from labs.ui.visitor import guard
 from pmap_core.costs import analytic as cm
 
 T = texts("applications")
@@ -26,36 +28,36 @@ st.latex(r"t_\text{comm} = 2(D-1)\,\alpha + \frac{2(D-1)}{D}\cdot\frac{S}{\beta}
 
 model_col, device_col, link_col = st.columns(3)
 with model_col:
-    model_id = ui.url_choice(T, "model", [*cm.MODELS, CUSTOM], "gpt2_xl")
+    model_id = url_choice(T, "model", [*cm.MODELS, CUSTOM], "gpt2_xl")
     if model_id == CUSTOM:
-        params = ui.url_float(T, "params_m", 100.0, 0.0, 1e7) * 1e6
-        flops_per_sample = ui.url_float(T, "gflops", 600.0, 0.0, 1e9) * 1e9
+        params = url_float(T, "params_m", 100.0, 0.0, 1e7) * 1e6
+        flops_per_sample = url_float(T, "gflops", 600.0, 0.0, 1e9) * 1e9
     else:
         model = cm.MODELS[model_id]
         params, flops_per_sample = model.params, model.flops_per_sample
         st.caption(T("model_values", params=params / 1e6, gflops=flops_per_sample / 1e9))
-    precision = ui.url_choice(T, "precision", ["bf16", "fp32"], "bf16", radio=True)
-    optimizer = ui.url_choice(T, "optimizer", list(cm.OPTIMIZER_FP32_COPIES), "adam", radio=True)
+    precision = url_choice(T, "precision", ["bf16", "fp32"], "bf16", radio=True)
+    optimizer = url_choice(T, "optimizer", list(cm.OPTIMIZER_FP32_COPIES), "adam", radio=True)
 with device_col:
-    accelerator = cm.ACCELERATORS[ui.url_choice(T, "device", list(cm.ACCELERATORS), "a100")]
-    utilisation = ui.url_float(T, "util", 0.4, 0.01, 1.0, step=0.05, fmt="%.2f")
-    global_batch = ui.url_int(T, "batch", 512, 1, 1_000_000, slider=False)
-    mode = ui.url_choice(T, "mode", [cm.STRONG, cm.WEAK], cm.STRONG, radio=True)
+    accelerator = cm.ACCELERATORS[url_choice(T, "device", list(cm.ACCELERATORS), "a100")]
+    utilisation = url_float(T, "util", 0.4, 0.01, 1.0, step=0.05, fmt="%.2f")
+    global_batch = url_int(T, "batch", 512, 1, 1_000_000, slider=False)
+    mode = url_choice(T, "mode", [cm.STRONG, cm.WEAK], cm.STRONG, radio=True)
 with link_col:
-    link_id = ui.url_choice(T, "link", [*cm.LINKS, CUSTOM], "ib_ndr")
+    link_id = url_choice(T, "link", [*cm.LINKS, CUSTOM], "ib_ndr")
     if link_id == CUSTOM:
-        bandwidth_gbps = ui.url_float(T, "bw", 25.0, 0.0, 10_000.0)
-        latency_us = ui.url_float(T, "alpha_us", 5.0, 0.0, 10_000.0)
+        bandwidth_gbps = url_float(T, "bw", 25.0, 0.0, 10_000.0)
+        latency_us = url_float(T, "alpha_us", 5.0, 0.0, 10_000.0)
     else:
         bandwidth_gbps, latency_us = cm.LINKS[link_id].bandwidth_gbps, cm.LINKS[link_id].latency_us
         st.caption(T("link_values", bw=bandwidth_gbps, alpha=latency_us))
-    max_devices = ui.url_int(T, "max_devices", 1024, 1, 4096, slider=False)
-    overlap = ui.url_bool(T, "overlap", False)
-    zero = ui.url_choice(T, "zero", list(cm.ZERO_SHARDED), "dp", radio=True)
+    max_devices = url_int(T, "max_devices", 1024, 1, 4096, slider=False)
+    overlap = url_bool(T, "overlap", False)
+    zero = url_choice(T, "zero", list(cm.ZERO_SHARDED), "dp", radio=True)
 
 bytes_per_value = 2 if precision == "bf16" else 4
 plan = memory = None
-with ui.guard(T):
+with guard(T):
     plan = cm.scaling(params, bytes_per_value, flops_per_sample, global_batch, accelerator.peak_tflops,
                       utilisation, bandwidth_gbps, latency_us, max_devices, mode, overlap)
     replicated = cm.memory_per_device(params, bytes_per_value, optimizer, mixed_precision=precision == "bf16")
@@ -117,5 +119,5 @@ if plan is not None and memory is not None:
     st.dataframe(pd.DataFrame(sources, columns=[T("col.item"), T("col.source")]), hide_index=True)
     st.caption(T("latency_note"))
 
-ui.show_code(T, cm.ring_allreduce_seconds, cm.compute_seconds, cm.scaling, cm.memory_per_device,
+show_code(T, cm.ring_allreduce_seconds, cm.compute_seconds, cm.scaling, cm.memory_per_device,
              cm.zero_memory_per_device)

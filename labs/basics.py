@@ -3,8 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import charts, shared_cache
+from labs.ui.blocks import show_code
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_devices, url_int
+from labs.ui.visitor import guard
 from pmap_core.concepts import sharding
 
 T = texts("basics")
@@ -37,13 +40,13 @@ st.latex(r"b = \frac{B}{D}")
 
 left, right = st.columns(2)
 with left:
-    batch = ui.url_int(T, "batch", 12, 1, PAGE_MAX_BATCH, slider=False)
-    devices = ui.url_devices(T, 4)
+    batch = url_int(T, "batch", 12, 1, PAGE_MAX_BATCH, slider=False)
+    devices = url_devices(T, 4)
 with right:
-    policy = ui.url_choice(T, "policy", sharding.POLICIES, "error", radio=True)
+    policy = url_choice(T, "policy", sharding.POLICIES, "error", radio=True)
     st.markdown(T("policy.explain"))
 
-with ui.guard(T):
+with guard(T):
     result = cached_parallel_mean(batch, devices, policy)
     plan = result.plan
 
@@ -88,5 +91,5 @@ with ui.guard(T):
     else:
         st.error(T("check.bad", diff=result.max_abs_diff))
 
-ui.show_code(T, sharding.plan_shards, sharding.shard_batch, sharding.per_sample_loss,
+show_code(T, sharding.plan_shards, sharding.shard_batch, sharding.per_sample_loss,
              sharding._masked_mean_fn, sharding.parallel_mean)

@@ -2,8 +2,11 @@
 
 import streamlit as st
 
-from labs import classroom, ui
-from labs.i18n import texts
+from labs.ui import classroom
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import hardware_note
+from labs.ui.i18n import texts
+from labs.ui.tracking import usable_tracking_uri
 from pmap_core.tracking import classroom as core
 from pmap_core.tracking import redact_uri
 
@@ -15,7 +18,7 @@ def table(frame) -> None:
     if frame.empty:
         st.caption(T("none"))
     else:
-        ui.dataframe(T, frame)
+        dataframe(T, frame)
 
 
 st.title(T("title"))
@@ -23,7 +26,7 @@ st.markdown(T("intro"))
 
 code = core.sanitize_code(st.text_input(T("w.code"), value=classroom.class_code(), max_chars=core.CODE_MAX_CHARS,
                                         key="class_view.code"))
-uri = ui.usable_tracking_uri(T)
+uri = usable_tracking_uri(T)
 runs = None
 if not code:
     st.info(T("enter_code"), icon="🧑‍🏫")
@@ -47,7 +50,7 @@ elif runs is not None:
     st.subheader(T("efficiency.heading"))
     st.markdown(T("efficiency.body"))
     table(core.best_efficiency(runs))
-    ui.hardware_note(T)
+    hardware_note(T)
 
     st.subheader(T("leaderboard.heading"))
     st.markdown(T("leaderboard.body"))
@@ -63,4 +66,4 @@ elif runs is not None:
     st.download_button(T("download"), core.to_csv(runs), file_name="class.csv", mime="text/csv",
                        key="class_view.download")
 
-ui.show_code(T, core.class_runs, core.completion, core.best_efficiency, core.leaderboard)
+show_code(T, core.class_runs, core.completion, core.best_efficiency, core.leaderboard)

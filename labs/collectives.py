@@ -4,8 +4,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
-from labs.i18n import texts
+from labs.ui import charts
+from labs.ui.blocks import export_button, show_code
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_devices, url_int
+from labs.ui.visitor import guard
 from pmap_core import export
 from pmap_core.concepts import collectives
 
@@ -54,18 +57,18 @@ st.markdown(T("intro"))
 
 left, right = st.columns(2)
 with left:
-    op = ui.url_choice(T, "op", collectives.OPS, "pmean")
-    devices = ui.url_devices(T, 4)
+    op = url_choice(T, "op", collectives.OPS, "pmean")
+    devices = url_devices(T, 4)
 with right:
-    size = ui.url_int(T, "size", 8, 1, PAGE_MAX_SIZE)
-    seed = ui.url_int(T, "seed", 0, 0, 9_999, slider=False)
+    size = url_int(T, "size", 8, 1, PAGE_MAX_SIZE)
+    seed = url_int(T, "seed", 0, 0, 9_999, slider=False)
 
 st.markdown(T("formula"))
 st.latex(FORMULAS[op])
 st.caption(T("formula.chunks") if op in collectives.CHUNKED_OPS else T("formula.elementwise"))
 st.markdown(T(f"use.{op}"))
 
-with ui.guard(T):
+with guard(T):
     run = cached_run(op, devices, size, seed)
     draw(run.before, T("before"))
     if run.jax_error:  # the input JAX refuses, run as written: its requirement and its real error
@@ -78,7 +81,7 @@ with ui.guard(T):
             st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
         else:
             st.error(T("check.bad", error=run.max_abs_error))
-    ui.export_button(T, lambda: export.collectives_script(op, devices, size, seed), "collectives.py")
+    export_button(T, lambda: export.collectives_script(op, devices, size, seed), "collectives.py")
 
-ui.show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
+show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
              collectives.run_collective)

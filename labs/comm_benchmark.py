@@ -6,8 +6,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import heavy_jobs, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs, shared_cache
+from labs.ui.blocks import show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_bool, url_choice, url_int
+from labs.ui.visitor import guard
 from pmap_core import commbench
 from pmap_core.concepts import comm_benchmark as comm_share
 from pmap_core.concepts.manual_parallelism import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
@@ -47,7 +51,7 @@ def measured_training_share(psum_fits: dict, devices: tuple) -> tuple:
 def request_full_sweep() -> None:
     st.session_state[PREFIX + "op"] = "all"
     st.session_state[PREFIX + "max_size"] = "64M"
-    st.session_state[PREFIX + "max_devices"] = min(8, ui.runtime_info().device_count)
+    st.session_state[PREFIX + "max_devices"] = min(8, runtime_info().device_count)
     st.session_state[RUN_REQUESTED] = True
 
 
@@ -136,7 +140,7 @@ def training_panel(fits: dict, devices: tuple) -> None:
     params, size = comm_share.training_model_size(DEFAULT_FEATURES, DEFAULT_HIDDEN)
     st.markdown(T("train.body", params=params, bytes=size, batch=DEFAULT_BATCH, features=DEFAULT_FEATURES,
                   hidden=DEFAULT_HIDDEN))
-    if not ui.url_bool(T, "training", False):
+    if not url_bool(T, "training", False):
         return
     shares = measured_training_share(psum_fits, devices)
     frame = pd.DataFrame([{
@@ -215,7 +219,7 @@ def show_results(result: commbench.SweepResult, view: str) -> None:
             st.success(T("fit.worst", worst=worst))
         else:
             st.warning(T("fit.worst", worst=worst) + " " + T("fit.worst.why"))
-    if ui.runtime_info().simulated:
+    if runtime_info().simulated:
         st.caption(T("fit.simulated"))
     log_button(result, fits)
     training_panel(fits, result.plan.devices)
@@ -226,25 +230,25 @@ st.markdown(T("intro"))
 with st.expander(T("method.title")):
     st.markdown(T("method.body"))
 
-available = ui.runtime_info().device_count
+available = runtime_info().device_count
 if available < 2:
     st.warning(T("need_two", devices=available))
     st.stop()
 
 left, right = st.columns(2)
 with left:
-    op = ui.url_choice(T, "op", OP_CHOICES, "psum")
-    max_size = ui.url_choice(T, "max_size", list(SIZE_CHOICES), "1M")
-    view = ui.url_choice(T, "view", ["chained", "per_call"], "chained", radio=True)
+    op = url_choice(T, "op", OP_CHOICES, "psum")
+    max_size = url_choice(T, "max_size", list(SIZE_CHOICES), "1M")
+    view = url_choice(T, "view", ["chained", "per_call"], "chained", radio=True)
 with right:
-    max_devices = ui.url_int(T, "max_devices", min(8, available), 2, available)
-    repeats = ui.url_int(T, "repeats", 5, 1, commbench.MAX_REPEATS)
+    max_devices = url_int(T, "max_devices", min(8, available), 2, available)
+    repeats = url_int(T, "repeats", 5, 1, commbench.MAX_REPEATS)
     st.button(T("full"), on_click=request_full_sweep, help=T("full.help"))
 
-ui.hardware_note(T)
+hardware_note(T)
 st.caption(T("links_note"))
 
-with ui.guard(T):
+with guard(T):
     ops = commbench.OPS if op == "all" else (op,)
     sizes = tuple(s for s in commbench.FULL_SIZES if s <= SIZE_CHOICES[max_size])
     plan = commbench.plan_sweep(ops, commbench.sweep_devices(max_devices), sizes, repeats)  # refuses before running
@@ -262,5 +266,5 @@ with ui.guard(T):
     else:
         st.info(T("press_run", estimate=plan.estimated_s))
 
-ui.show_code(T, commbench.plan_sweep, commbench.chained_program, commbench.measure_collective,
+show_code(T, commbench.plan_sweep, commbench.chained_program, commbench.measure_collective,
              commbench.run_sweep, costfit.fit_ring, comm_share.training_share)

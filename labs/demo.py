@@ -8,8 +8,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import heavy_jobs, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs, shared_cache
+from labs.ui.blocks import show_code
+from labs.ui.i18n import texts
+from labs.ui.links import url_devices, url_float, url_int
+from labs.ui.visitor import guard
 from pmap_core.practice import demo
 from pmap_core.practice.pitfalls import format_values
 
@@ -27,15 +30,15 @@ st.markdown(T("intro"))
 
 left, right = st.columns(2)
 with left:
-    devices = ui.url_devices(T, 8)
+    devices = url_devices(T, 8)
     # The tutorial's one sample per device; a one-device server starts with the two a line needs.
-    per_device = ui.url_int(T, "per_device", 1 if devices > 1 else 2, 1, demo.MAX_PER_DEVICE)
+    per_device = url_int(T, "per_device", 1 if devices > 1 else 2, 1, demo.MAX_PER_DEVICE)
 with right:
-    steps = ui.url_int(T, "steps", 300, 1, 2000)
-    learning_rate = ui.url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
+    steps = url_int(T, "steps", 300, 1, 2000)
+    learning_rate = url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
 
 run = None
-with ui.guard(T):
+with guard(T):
     settings = (devices, per_device, steps, learning_rate)
     run = shared_cache.precomputed("demo", settings) or cached_demo(*settings)  # the server's warm-up ran the default
 
@@ -81,4 +84,4 @@ if run is not None:
             st.info(T(note, **values), icon="🍀")
         st.success(T(f"broken.{name}.fix"), icon="🔧")
 
-ui.show_code(T, demo.run_demo, demo.batch)
+show_code(T, demo.run_demo, demo.batch)

@@ -3,8 +3,11 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import charts, shared_cache
+from labs.ui.blocks import show_code
+from labs.ui.i18n import texts
+from labs.ui.links import url_devices, url_int
+from labs.ui.visitor import guard
 from pmap_core.concepts import sharding
 
 T = texts("device_mapping")
@@ -46,11 +49,11 @@ st.subheader(T("axis.heading"))
 st.markdown(T("axis.explain"))
 left, right = st.columns(2)
 with left:
-    devices = ui.url_devices(T, 4)
+    devices = url_devices(T, 4)
 with right:
-    per_device = ui.url_int(T, "per_device", 4, 1, PAGE_MAX_SLICE)
+    per_device = url_int(T, "per_device", 4, 1, PAGE_MAX_SLICE)
 
-with ui.guard(T):
+with guard(T):
     mapping = cached_map(devices, per_device)
     cols = st.columns(3)
     cols[0].metric(T("shape.input"), str(mapping.input_shape))
@@ -74,4 +77,4 @@ with ui.guard(T):
         st.warning(T("ownership.other"))
     st.info(T("sharding.note", sharding=mapping.sharding), icon="ℹ️")
 
-ui.show_code(T, sharding.device_inventory, sharding.mapped_fn, sharding._mapped, sharding.map_leading_axis)
+show_code(T, sharding.device_inventory, sharding.mapped_fn, sharding._mapped, sharding.map_leading_axis)

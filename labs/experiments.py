@@ -5,8 +5,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import charts, ui
-from labs.i18n import texts
+from labs.ui import charts
+from labs.ui.blocks import show_code
+from labs.ui.hardware import hardware_note
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
     check_tracking_uri,
@@ -93,7 +96,7 @@ def against_devices(frame: pd.DataFrame, y: str, y_title: str, title: str) -> al
 def scaling_charts(table: pd.DataFrame) -> None:
     st.subheader(T("scaling.heading"))
     frame = table.assign(group=table.apply(group_label, axis=1), devices=table["devices"].astype(int))
-    which = ui.url_choice(T, "throughput", THROUGHPUTS, THROUGHPUTS[0], radio=True)
+    which = url_choice(T, "throughput", THROUGHPUTS, THROUGHPUTS[0], radio=True)
     left, right = st.columns(2)
     measured = frame[frame[which].notna()]  # S(D) is the ratio of the steady figure
     left.altair_chart(against_devices(measured, which, T(f"axis.{which}"), T(f"scaling.{which}")), width="stretch")
@@ -102,7 +105,7 @@ def scaling_charts(table: pd.DataFrame) -> None:
     right.altair_chart(against_devices(with_efficiency, "efficiency", T("axis.efficiency"), T("scaling.efficiency"))
                        + ideal, width="stretch")
     st.caption(T("scaling.note"))
-    ui.hardware_note(T)
+    hardware_note(T)
     impl_table(table, which)
 
 
@@ -169,12 +172,12 @@ if runs is not None and runs.empty:
 elif runs is not None:
     cols = st.columns(3)
     with cols[0]:
-        model = ui.url_choice(T, "model", [ALL, *models.MODELS], ALL)
+        model = url_choice(T, "model", [ALL, *models.MODELS], ALL)
     batches = sorted({int(b) for b in runs["global_batch"].dropna()})
     with cols[1]:
-        batch = ui.url_choice(T, "batch", [ALL, *map(str, batches)], ALL)
+        batch = url_choice(T, "batch", [ALL, *map(str, batches)], ALL)
     with cols[2]:
-        impl = ui.url_choice(T, "impl", [ALL, *IMPLEMENTATIONS], ALL)
+        impl = url_choice(T, "impl", [ALL, *IMPLEMENTATIONS], ALL)
     st.caption(T("impl.legacy", legacy=experiments.LEGACY_IMPL))
     if model != ALL:
         runs = runs[runs["model"] == model]
@@ -195,5 +198,5 @@ elif runs is not None:
             scaling_charts(table)
         loss_curves(runs, uri)
 
-ui.show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table,
+show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table,
              experiments.filter_impl, experiments.impl_comparison)

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from labs import shared_cache
-from labs.i18n import texts
 from labs.registry import LABS, script_path
+from labs.ui import shared_cache
+from labs.ui.i18n import texts
 
 T = texts("home")
 shared_cache.start_warm_up()  # once per server: imports and default compiles, off the request path

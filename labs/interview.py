@@ -4,8 +4,12 @@ import inspect
 
 import streamlit as st
 
-from labs import heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs
+from labs.ui.blocks import show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice
+from labs.ui.visitor import guard
 from pmap_core.practice.quiz import registry as quiz
 
 T = texts("interview")
@@ -35,9 +39,9 @@ if reset.button(T("reset"), key="interview.reset"):
     st.rerun()
 
 ids = quiz.question_ids()
-chosen = ui.url_choice(T, "question", ids, ids[0])
+chosen = url_choice(T, "question", ids, ids[0])
 question = quiz.get_question(chosen)
-n = ui.runtime_info().device_count
+n = runtime_info().device_count
 st.subheader(T(f"w.question.{chosen}"))
 st.markdown(T(f"q.{chosen}.text", n=n, tolerance=f"{question.tolerance:.0%}"))
 
@@ -51,7 +55,7 @@ if question.heavy:
     st.caption(T("heavy_note"))
 
 if st.button(T("check"), key="interview.check", type="primary"):
-    with ui.guard(T):
+    with guard(T):
         answer = cached_answer(chosen)
         results[chosen] = {"prediction": prediction, "answer": answer,
                            "correct": quiz.is_correct(chosen, prediction, answer)}
@@ -68,6 +72,6 @@ if chosen in results:
     with st.expander(T("the_code"), expanded=True):
         st.code(inspect.getsource(question.program), language="python")
     if chosen == "measured_speedup":
-        ui.hardware_note(T)
+        hardware_note(T)
 
-ui.show_code(T, quiz.answer, quiz.is_correct)
+show_code(T, quiz.answer, quiz.is_correct)

@@ -5,8 +5,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import heavy_jobs, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs, shared_cache
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_devices, url_int
+from labs.ui.visitor import guard
 from pmap_core import hlo
 from pmap_core.concepts import gradients
 from pmap_core.concepts import jit_composition as composition
@@ -62,7 +66,7 @@ def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
     )
     spread = base.mark_rule().encode(x="min_ms:Q", x2="max_ms:Q")
     st.altair_chart(bars + spread, width="stretch")
-    ui.dataframe(T, frame.round(3))
+    dataframe(T, frame.round(3))
     left, right = st.columns(2)
     left.metric(T("speed.ratio"), f"{speed.jitted_over_plain:.2f}×")
     right.metric(T("speed.max_diff"), f"{speed.max_abs_diff_jitted:.1e}")
@@ -88,7 +92,7 @@ def show_grads(grads: gradients.GradCheck) -> None:
     rows.append({"source": T("grad.averaged"), "dL/dw": grads.averaged["w"][0], "dL/db": grads.averaged["b"][0]})
     rows.append({"source": T("grad.full_batch"), "dL/dw": grads.full_batch["w"], "dL/db": grads.full_batch["b"]})
     frame = pd.DataFrame(rows)
-    ui.dataframe(T, frame)
+    dataframe(T, frame)
     long = frame.melt(id_vars="source", var_name="gradient", value_name="value")
     chart = alt.Chart(long).mark_bar().encode(
         x=alt.X("source:N", sort=None, title=None), y=alt.Y("value:Q", title=T("grad.axis")),
@@ -144,24 +148,24 @@ st.markdown(T("intro"))
 
 cols = st.columns(4)
 with cols[0]:
-    devices = ui.url_devices(T, ui.runtime_info().device_count)
+    devices = url_devices(T, runtime_info().device_count)
 with cols[1]:
-    rows = ui.url_int(T, "rows", 128, 8, composition.MAX_ROWS, step=8)
+    rows = url_int(T, "rows", 128, 8, composition.MAX_ROWS, step=8)
 with cols[2]:
-    repeats = ui.url_int(T, "repeats", 10, 1, composition.MAX_REPEATS)
+    repeats = url_int(T, "repeats", 10, 1, composition.MAX_REPEATS)
 with cols[3]:
-    layers = ui.url_int(T, "layers", 3, 1, gradients.MAX_LAYERS)
+    layers = url_int(T, "layers", 3, 1, gradients.MAX_LAYERS)
 
-with ui.guard(T):
+with guard(T):
     settings = (devices, rows, repeats, layers)
     result = shared_cache.precomputed("jit_composition", settings) or report(*settings)  # the warm-up ran the default
     show_hlo(result.hlo)
     show_speed(result.speed, result.hlo.identical)
-    ui.show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
+    show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
                  hlo.normalize_hlo, composition.compare_compiled, composition.compare_speed)
     show_grads(result.grads)
-    ui.show_code(T, models.linear_loss, gradients._local_and_mean_grads, gradients.grad_in_pmap)
+    show_code(T, models.linear_loss, gradients._local_and_mean_grads, gradients.grad_in_pmap)
     show_all_reduces(result.all_reduces)
-    ui.show_code(T, gradients.mlp_loss, gradients.mean_grad_step, gradients.count_all_reduces, hlo.all_reduces)
+    show_code(T, gradients.mlp_loss, gradients.mean_grad_step, gradients.count_all_reduces, hlo.all_reduces)
     show_purity(result.purity)
-    ui.show_code(T, composition.purity_demo)
+    show_code(T, composition.purity_demo)

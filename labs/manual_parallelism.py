@@ -3,8 +3,12 @@
 import pandas as pd
 import streamlit as st
 
-from labs import charts, heavy_jobs, shared_cache, ui
-from labs.i18n import texts
+from labs.ui import charts, heavy_jobs, shared_cache
+from labs.ui.blocks import show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_int
+from labs.ui.visitor import guard
 from pmap_core.concepts import manual_parallelism as sync_cost
 
 T = texts("manual_parallelism")
@@ -35,19 +39,19 @@ def parts_frame(rows: list[sync_cost.SyncRow]) -> pd.DataFrame:
 st.title(T("title"))
 st.markdown(T("intro"))
 
-available = ui.runtime_info().device_count
+available = runtime_info().device_count
 left, right = st.columns(2)
 with left:
-    batch = ui.url_int(T, "batch", sync_cost.DEFAULT_BATCH, 1, sync_cost.MAX_SYNC_BATCH, slider=False)
-    features = ui.url_int(T, "features", sync_cost.DEFAULT_FEATURES, 1, sync_cost.MAX_SYNC_FEATURES, slider=False)
-    hidden = ui.url_int(T, "hidden", sync_cost.DEFAULT_HIDDEN, 1, sync_cost.MAX_SYNC_HIDDEN, slider=False)
+    batch = url_int(T, "batch", sync_cost.DEFAULT_BATCH, 1, sync_cost.MAX_SYNC_BATCH, slider=False)
+    features = url_int(T, "features", sync_cost.DEFAULT_FEATURES, 1, sync_cost.MAX_SYNC_FEATURES, slider=False)
+    hidden = url_int(T, "hidden", sync_cost.DEFAULT_HIDDEN, 1, sync_cost.MAX_SYNC_HIDDEN, slider=False)
 with right:
-    max_devices = ui.url_int(T, "max_devices", min(4, available), 1, available)
-    repeats = ui.url_int(T, "repeats", 10, 1, sync_cost.MAX_SYNC_REPEATS)
+    max_devices = url_int(T, "max_devices", min(4, available), 1, available)
+    repeats = url_int(T, "repeats", 10, 1, sync_cost.MAX_SYNC_REPEATS)
 st.caption(T("limits", batch=sync_cost.MAX_SYNC_BATCH, features=sync_cost.MAX_SYNC_FEATURES,
              hidden=sync_cost.MAX_SYNC_HIDDEN, repeats=sync_cost.MAX_SYNC_REPEATS))
 
-with ui.guard(T):
+with guard(T):
     st.subheader(T("reshape.heading"))
     shards = [sync_cost.manual_shards(batch, d, features) for d in range(1, max_devices + 1)]
     last = shards[-1]
@@ -76,7 +80,7 @@ with ui.guard(T):
     else:
         st.info(T("measure.pending", devices=max_devices), icon="⏱️")
     if rows is not None:
-        ui.hardware_note(T)
+        hardware_note(T)
         st.altair_chart(charts.bar(parts_frame(rows), "devices", "ms", color="part", order="order",
                                    x_title=T("chart.devices"), y_title=T("chart.ms"), color_title=T("chart.part")),
                         width="stretch")
@@ -88,5 +92,5 @@ with ui.guard(T):
         ).round(3), hide_index=True)
         st.markdown(T("lesson"))
 
-ui.show_code(T, sync_cost.manual_shards, sync_cost.loss, sync_cost.local_gradients, sync_cost.synced_gradients,
+show_code(T, sync_cost.manual_shards, sync_cost.loss, sync_cost.local_gradients, sync_cost.synced_gradients,
              sync_cost.empty_step, sync_cost.compiled_step, sync_cost.measure_step)

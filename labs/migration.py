@@ -7,8 +7,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs import charts, heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import charts, heavy_jobs
+from labs.ui.blocks import dataframe, export_button, show_code
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_devices, url_int
+from labs.ui.visitor import guard, input_error_text
 from pmap_core import LabInputError, export, hlo
 from pmap_core.concepts import mesh_view, migration
 from pmap_core.train import models
@@ -66,7 +70,7 @@ def show_changes(result: migration.ThreeWays) -> None:
         st.markdown(T("typeof.note"))
     frame = pd.DataFrame([{"impl": way.impl, "role": T(f"role.{a.role}"), "name": a.name, "typeof": a.typeof,
                            "spec": a.spec} for way in result.ways for a in way.arrays])
-    ui.dataframe(T, frame)
+    dataframe(T, frame)
 
 
 def show_results(result: migration.ThreeWays) -> None:
@@ -78,7 +82,7 @@ def show_results(result: migration.ThreeWays) -> None:
 
     frame = pd.DataFrame({"param": names, **{w.impl: values(w.params, w.loss) for w in result.ways},
                           "numpy": values(result.reference_params, result.reference_loss)})
-    ui.dataframe(T, frame)
+    dataframe(T, frame)
     left, right = st.columns(2)
     left.metric(T("metric.between"), f"{result.max_diff_between:.1e}")
     right.metric(T("metric.numpy"), f"{result.max_diff_numpy:.1e}")
@@ -95,7 +99,7 @@ def mesh_choice(devices: int) -> str:
     key = f"{T.page}.mesh"
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = default
-    return ui.url_choice(T, "mesh", options, default)
+    return url_choice(T, "mesh", options, default)
 
 
 def blocks_chart(placed: mesh_view.Placement) -> alt.Chart:
@@ -136,15 +140,15 @@ def show_mesh(devices: int) -> None:
     with cols[0]:
         mesh = mesh_choice(devices)
     with cols[1]:
-        spec = ui.url_choice(T, "spec", list(mesh_view.SPECS), "x,y")
+        spec = url_choice(T, "spec", list(mesh_view.SPECS), "x,y")
     with cols[2]:
-        rows = ui.url_int(T, "rows", 8, 1, mesh_view.MAX_SIDE)
+        rows = url_int(T, "rows", 8, 1, mesh_view.MAX_SIDE)
     with cols[3]:
-        columns = ui.url_int(T, "cols", 8, 1, mesh_view.MAX_SIDE)
+        columns = url_int(T, "cols", 8, 1, mesh_view.MAX_SIDE)
     try:
         placed = placement(devices, mesh, spec, rows, columns)
     except LabInputError as error:
-        st.error(ui.input_error_text(T, error), icon="⚠️")
+        st.error(input_error_text(T, error), icon="⚠️")
         refusal = mesh_view.jax_refusal(devices, mesh, spec, rows, columns)
         if refusal:  # JAX's own words, verbatim
             st.caption(T("jax.says"))
@@ -162,7 +166,7 @@ def show_mesh(devices: int) -> None:
     else:
         st.warning(T("placed.bad"), icon="🔍")
     with st.expander(T("shards.expander")):
-        ui.dataframe(T, pd.DataFrame([{"device": d, "rows": f"{r[0]}:{r[1]}", "cols": f"{c[0]}:{c[1]}"}
+        dataframe(T, pd.DataFrame([{"device": d, "rows": f"{r[0]}:{r[1]}", "cols": f"{c[0]}:{c[1]}"}
                                       for d, r, c in placed.shards]))
 
 
@@ -170,13 +174,13 @@ def show_hlo(report: migration.HloReport) -> None:
     rows = [{"impl": i.impl, "kind": c.kind, "shapes": ", ".join(c.shapes), "bytes": c.operand_bytes,
              "group": c.group_size, "instruction": c.name} for i in report.impls for c in i.collectives]
     if rows:
-        ui.dataframe(T, pd.DataFrame(rows))
+        dataframe(T, pd.DataFrame(rows))
     else:
         st.info(T("hlo.none"))
     st.markdown(f"**{T('hlo.counts')}**")
     counts = pd.DataFrame([{"impl": i.impl, **{kind: i.count(kind) for kind in hlo.COLLECTIVE_KINDS}}
                            for i in report.impls])
-    ui.dataframe(T, counts)
+    dataframe(T, counts)
     per_impl = pd.DataFrame([{"impl": i.impl, "bytes": i.bytes_per_step} for i in report.impls])
     st.altair_chart(charts.bar(per_impl, "impl", "bytes", x_title=T("col.impl"), y_title=T("hlo.bytes_axis"),
                                color="impl", color_title=T("col.impl")), width="stretch")
@@ -200,30 +204,30 @@ def show_hlo(report: migration.HloReport) -> None:
 
 st.title(T("title"))
 st.markdown(T("intro"))
-st.caption(T("jax_version", version=ui.runtime_info().jax_version))
+st.caption(T("jax_version", version=runtime_info().jax_version))
 
 left, right = st.columns(2)
 with left:
-    devices = ui.url_devices(T, ui.runtime_info().device_count)
+    devices = url_devices(T, runtime_info().device_count)
 with right:
-    per_device = ui.url_int(T, "per_device", 2, 1, migration.MAX_PER_DEVICE)
+    per_device = url_int(T, "per_device", 2, 1, migration.MAX_PER_DEVICE)
 
-with ui.guard(T):
+with guard(T):
     result = three_ways(devices, per_device)
     show_ways(result, per_device)
     show_changes(result)
     show_results(result)
-    ui.export_button(T, lambda: export.migration_script(devices, per_device), "migration.py")
-    ui.show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
+    export_button(T, lambda: export.migration_script(devices, per_device), "migration.py")
+    show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
                  migration.changes)
 
-with ui.guard(T):
+with guard(T):
     show_mesh(devices)
-    ui.show_code(T, mesh_view.place, mesh_view.predicted_spans, mesh_view.check_placement)
+    show_code(T, mesh_view.place, mesh_view.predicted_spans, mesh_view.check_placement)
 
 st.subheader(T("hlo.heading"))
-model = ui.url_choice(T, "model", models.MODELS, "mlp", radio=True)
+model = url_choice(T, "model", models.MODELS, "mlp", radio=True)
 st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
-with ui.guard(T):
+with guard(T):
     show_hlo(hlo_report(devices, model))
-    ui.show_code(T, migration.inspect_hlo, hlo.collectives)
+    show_code(T, migration.inspect_hlo, hlo.collectives)

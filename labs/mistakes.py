@@ -4,8 +4,12 @@ import inspect
 
 import streamlit as st
 
-from labs import heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs
+from labs.ui.blocks import show_code
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice
+from labs.ui.visitor import guard
 from pmap_core.practice import pitfalls
 from pmap_core.practice.pitfalls import entries as pitfall_entries
 
@@ -29,7 +33,7 @@ hidden_here = [i for i in ids if pitfall_entries.differs_here(i)]  # needs two o
 if hidden_here:
     st.caption(T("count_one_device", count=len(hidden_here)))
 
-chosen = ui.url_choice(T, "entry", ids, ids[0])
+chosen = url_choice(T, "entry", ids, ids[0])
 entry = pitfalls.get_pitfall(chosen)
 st.subheader(T(f"w.entry.{chosen}"))
 st.markdown(f"**{T(f'kind.{entry.kind}')}** — {T(f'entry.{chosen}.what')}")
@@ -51,7 +55,7 @@ if st.button(T("run"), key="mistakes.run", type="primary"):
 
 if chosen in ran:
     result = None
-    with ui.guard(T):
+    with guard(T):
         result = cached_run(chosen)
     if result is not None:
         wrong, right = st.columns(2)
@@ -63,7 +67,7 @@ if chosen in ran:
             st.code(result.fix.as_text(), language="text", wrap_lines=True)
         st.markdown(f"**{T('why')}** {T(f'entry.{chosen}.why')}")
         st.markdown(f"**{T('fix')}** {T(f'entry.{chosen}.fix')}")
-        jax_version = ui.runtime_info().jax_version
+        jax_version = runtime_info().jax_version
         if result.claim_holds:
             st.success(T("claim_holds", jax=jax_version), icon="✅")
         else:
@@ -71,4 +75,4 @@ if chosen in ran:
 else:
     st.info(T("press_run"), icon="👆")
 
-ui.show_code(T, pitfalls.capture, pitfalls.run_pitfall)
+show_code(T, pitfalls.capture, pitfalls.run_pitfall)

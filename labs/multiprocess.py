@@ -9,8 +9,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import heavy_jobs
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_int
+from labs.ui.tracking import usable_tracking_uri
+from labs.ui.visitor import guard
 from pmap_core.tracking import redact_uri
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
@@ -128,19 +133,19 @@ def show_run(run: dict) -> None:
         T("col.step_ms"): 1e3 * float(np.median(r["step_times_s"])),
         T("col.load_ms"): 1e3 * float(np.median(r["load_times_s"])),
         "w": r["params"]["w"], "b": r["params"]["b"]} for r in results])
-    ui.dataframe(T, table)
+    dataframe(T, table)
     st.altair_chart(batch_chart(results, s["batch"]), width="stretch")
     st.caption(T("chart.note", processes=s["processes"], per=s["per_process"], batch=s["batch"],
                  block=s["batch"] // (s["processes"] * s["per_process"])))
     spread = max(abs(r["params"][k] - results[0]["params"][k]) for r in results for k in ("w", "b"))
     st.markdown(T("result.equal_processes", diff=spread))
-    if s["processes"] * s["per_process"] <= ui.runtime_info().device_count:
+    if s["processes"] * s["per_process"] <= runtime_info().device_count:
         reference = single_process(s)
         diff = max(abs(results[0]["params"][k] - v) / max(abs(v), 1e-12) for k, v in reference.items())
         st.markdown(T("result.equal_single", devices=s["processes"] * s["per_process"], diff=diff))
     else:
         st.caption(T("result.no_single", devices=s["processes"] * s["per_process"],
-                     available=ui.runtime_info().device_count))
+                     available=runtime_info().device_count))
     if results[0].get("run_id"):
         st.caption(T("tracking.where", processes=s["processes"]))
         st.code(f"{results[0]['run_id']}\n{run['uri']}", language=None)
@@ -155,25 +160,25 @@ st.markdown(T("formula"))
 
 cols = st.columns(3)
 with cols[0]:
-    processes = ui.url_int(T, "processes", 2, 1, launch.MAX_PROCESSES)
-    per_process = ui.url_int(T, "per_process", 2, 1, 4)
-    impl = ui.url_choice(T, "impl", IMPLEMENTATIONS, "jit", radio=True)
+    processes = url_int(T, "processes", 2, 1, launch.MAX_PROCESSES)
+    per_process = url_int(T, "per_process", 2, 1, 4)
+    impl = url_choice(T, "impl", IMPLEMENTATIONS, "jit", radio=True)
 with cols[1]:
-    batch = ui.url_int(T, "batch", 16, 1, 1024, slider=False)
-    size = ui.url_int(T, "size", 64, 1, data_loading.MAX_DATASET_SIZE, slider=False)
-    steps = ui.url_int(T, "steps", 8, 1, 200, slider=False)
+    batch = url_int(T, "batch", 16, 1, 1024, slider=False)
+    size = url_int(T, "size", 64, 1, data_loading.MAX_DATASET_SIZE, slider=False)
+    steps = url_int(T, "steps", 8, 1, 200, slider=False)
 with cols[2]:
-    fault = ui.url_choice(T, "fault", FAULTS, "none", radio=True, horizontal=False)
-    init_timeout = ui.url_int(T, "init_timeout", 20, 5, 120, slider=False)
-    late_s = ui.url_int(T, "late_s", 30, 1, 120, slider=False)
-    kill_step = ui.url_int(T, "kill_step", 3, 1, 200, slider=False)
+    fault = url_choice(T, "fault", FAULTS, "none", radio=True, horizontal=False)
+    init_timeout = url_int(T, "init_timeout", 20, 5, 120, slider=False)
+    late_s = url_int(T, "late_s", 30, 1, 120, slider=False)
+    kill_step = url_int(T, "kill_step", 3, 1, 200, slider=False)
 lr = 0.3
 
 settings = {"processes": processes, "per_process": per_process, "impl": impl, "batch": batch, "size": size,
             "steps": steps, "fault": fault, "init_timeout": init_timeout, "late_s": late_s, "kill_step": kill_step,
             "lr": lr}
 valid = False
-with ui.guard(T):
+with guard(T):
     launch.check_group(processes, per_process, batch, None, size)
     if fault == "kill" and kill_step >= steps:
         raise LabInputError("kill_after_end", "kill_step must be below steps", step=kill_step, steps=steps)
@@ -186,12 +191,12 @@ with ui.guard(T):
         st.info(T("fault.kill.note", process=processes - 1, step=kill_step, heartbeat=HEARTBEAT_TIMEOUT_S), icon="💀")
 
 if st.button(T("button.run"), key="multiprocess.run", type="primary", disabled=not valid):
-    with ui.guard(T):
-        uri = ui.usable_tracking_uri(T)
+    with guard(T):
+        uri = usable_tracking_uri(T)
         if uri is not None:
             run_group(settings, uri)
 if LAST_RUN in st.session_state:
-    with ui.guard(T):
+    with guard(T):
         show_run(st.session_state[LAST_RUN])
 else:
     st.info(T("nothing_yet"), icon="👆")
@@ -202,4 +207,4 @@ st.code("python -m pmap_core launch --processes 2 --devices-per-process 4 train 
         "--process-id 0\n"
         "python -m pmap_core train --dataset-size 256 --coordinator-address 10.0.0.1:1234 --num-processes 2 "
         "--process-id 1", language="bash")
-ui.show_code(T, data_loading.step_rows, data_loading.load_local, data_loading.global_inputs, run_per_host)
+show_code(T, data_loading.step_rows, data_loading.load_local, data_loading.global_inputs, run_per_host)

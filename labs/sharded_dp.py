@@ -8,12 +8,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import charts, heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import charts, heavy_jobs
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_bool, url_choice, url_devices, url_float, url_int
+from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.visitor import guard
 from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
 from pmap_core.runtime import device_ladder
-from pmap_core.tracking import redact_uri
 from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
@@ -49,7 +53,7 @@ def loss_chart(runs: list[TrackedTraining]) -> alt.Chart:
 
 
 def run_training(configs: list[train_config.TrainConfig]) -> None:
-    uri = ui.usable_tracking_uri(T)
+    uri = usable_tracking_uri(T)
     if uri is None:
         return
     done = []
@@ -74,22 +78,10 @@ def run_training(configs: list[train_config.TrainConfig]) -> None:
     st.session_state[LAST_RUN] = done
 
 
-def show_tracking(tracked: TrackedTraining) -> None:
-    """Where the run went: the URI comes from the environment, shown redacted, as plain text."""
-    if tracked.error:
-        st.error(T("tracking.failed"), icon="📦")
-        st.code(tracked.error, language=None, wrap_lines=True)
-        return
-    if tracked.fell_back_to:
-        st.warning(T("tracking.fell_back", store=ui.literal(tracked.fell_back_to)), icon="📦")
-    st.caption(T("tracking.where", dtype=tracked.result.config.grad_dtype))
-    st.code(f"{tracked.run_id}\n{redact_uri(tracked.tracking_uri)}", language=None)
-
-
 def footprint_table(f) -> None:
     rows = [(T(f"kind.{k}"), zero_compare.held(f)[k], zero_compare.modelled(f)[k]) for k in zero_compare.KINDS]
     rows.append((T("kind.comm"), f.comm_bytes_per_step, f.model_comm_bytes_per_step))
-    ui.dataframe(T, pd.DataFrame([{"figure": name, "measured": float(m), "model": float(mo),
+    dataframe(T, pd.DataFrame([{"figure": name, "measured": float(m), "model": float(mo),
                                    "ratio": (m / mo if mo else None)} for name, m, mo in rows]))
 
 
@@ -99,7 +91,7 @@ def show_run(runs: list[TrackedTraining]) -> None:
     st.subheader(T("result.heading", strategy=T(f"w.strategy.{cfg.strategy}"), devices=cfg.devices,
                    psi=f.param_count, accum=cfg.accum_steps, dtype=cfg.grad_dtype))
     for tracked in runs:
-        show_tracking(tracked)
+        show_tracking(T, tracked, dtype=tracked.result.config.grad_dtype)
     st.altair_chart(loss_chart(runs), width="stretch")
     if len(runs) == 2:
         other = runs[1].result
@@ -108,7 +100,7 @@ def show_run(runs: list[TrackedTraining]) -> None:
     footprint_table(f)
     if cfg.devices == 1:
         st.info(T("one_device", total=zero_compare.total_bytes(f), psi=f.param_count), icon="1️⃣")
-    ui.dataframe(T, pd.DataFrame([{"collective": k, "bytes": v} for k, v in f.comm_by_kind.items()]))
+    dataframe(T, pd.DataFrame([{"collective": k, "bytes": v} for k, v in f.comm_by_kind.items()]))
     gather = f.comm_by_kind.get("all-gather", 0.0)
     if cfg.strategy == "zero3" and cfg.devices > 1:
         gathers = gather / (f.param_count * 4 * (cfg.devices - 1) / cfg.devices)
@@ -174,7 +166,7 @@ def show_measured(footprints, config: train_config.TrainConfig, budget_gb: float
                      ratio=worst[2]))
     fits = zero_compare.largest_models(footprints, budget_gb * 1e9, config.devices, config.optimizer)
     st.subheader(T("fit.heading", budget=budget_gb, devices=fits[0].devices))
-    ui.dataframe(T, pd.DataFrame([{"strategy": x.strategy, "bytes_per_param": x.measured_bytes_per_param,
+    dataframe(T, pd.DataFrame([{"strategy": x.strategy, "bytes_per_param": x.measured_bytes_per_param,
                                    "model_bytes_per_param": x.model_bytes_per_param,
                                    "largest_measured_b": x.largest_measured / 1e9,
                                    "largest_model_b": x.largest_model / 1e9,
@@ -191,31 +183,31 @@ st.latex(r"C_\text{dp} = 2\Psi g\,\tfrac{D-1}{D}, \quad C_\text{zero2} = \Psi(g+
          r"C_\text{zero3} = \Psi(g+2p)\tfrac{D-1}{D}")
 st.markdown(T("formulas"))
 
-max_devices = ui.runtime_info().device_count
+max_devices = runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
-    strategy = ui.url_choice(T, "strategy", train_config.STRATEGIES, "zero3", radio=True)
-    optimizer = ui.url_choice(T, "optimizer", train_config.OPTIMIZERS, "adam", radio=True)
-    grad_dtype = ui.url_choice(T, "grad_dtype", train_config.GRAD_DTYPES, "float32", radio=True)
-    compare = ui.url_bool(T, "compare", False)
+    strategy = url_choice(T, "strategy", train_config.STRATEGIES, "zero3", radio=True)
+    optimizer = url_choice(T, "optimizer", train_config.OPTIMIZERS, "adam", radio=True)
+    grad_dtype = url_choice(T, "grad_dtype", train_config.GRAD_DTYPES, "float32", radio=True)
+    compare = url_bool(T, "compare", False)
 with cols[1]:
-    devices = ui.url_devices(T, max_devices)
-    accum = ui.url_int(T, "accum", 1, 1, train_config.MAX_ACCUM_STEPS, slider=False)
-    global_batch = ui.url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
-    steps = ui.url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
+    devices = url_devices(T, max_devices)
+    accum = url_int(T, "accum", 1, 1, train_config.MAX_ACCUM_STEPS, slider=False)
+    global_batch = url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
+    steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
 with cols[2]:
-    hidden = ui.url_int(T, "hidden", 64, 1, train_config.MAX_HIDDEN, slider=False)
-    features = ui.url_int(T, "features", 16, 1, train_config.MAX_MODEL_FEATURES, slider=False)
-    learning_rate = ui.url_float(T, "lr", 0.01, 1e-6, train_config.MAX_LEARNING_RATE, step=0.005, fmt="%.4g")
-    measure_max = ui.url_int(T, "measure_max", max_devices, 1, max_devices, slider=False)
-budget_gb = ui.url_float(T, "budget_gb", 80.0, 0.001, 1e6, fmt="%g")
+    hidden = url_int(T, "hidden", 64, 1, train_config.MAX_HIDDEN, slider=False)
+    features = url_int(T, "features", 16, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+    learning_rate = url_float(T, "lr", 0.01, 1e-6, train_config.MAX_LEARNING_RATE, step=0.005, fmt="%.4g")
+    measure_max = url_int(T, "measure_max", max_devices, 1, max_devices, slider=False)
+budget_gb = url_float(T, "budget_gb", 80.0, 0.001, 1e6, fmt="%g")
 
 config = train_config.TrainConfig(model="mlp", devices=devices, global_batch=global_batch, learning_rate=learning_rate,
                                   steps=steps, hidden=hidden, features=features, chunk=min(CHUNK, steps), impl="jit",
                                   optimizer=optimizer, strategy=strategy, accum_steps=accum, grad_dtype=grad_dtype)
 counts = tuple(device_ladder(measure_max))
 valid = False
-with ui.guard(T):
+with guard(T):
     config = train_config.validate(config)
     zero_compare.ladder_configs(config, counts)  # the measured runs pass the same checks
     valid = True
@@ -226,7 +218,7 @@ left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="sharded_dp.train", type="primary", disabled=not valid)
 measure_clicked = right.button(T("button.measure"), key="sharded_dp.measure", disabled=not valid,
                                help=T("button.measure.help", counts=", ".join(map(str, counts))))
-with ui.guard(T):
+with guard(T):
     if train_clicked:
         other = "bfloat16" if grad_dtype == "float32" else "float32"
         pair = [config, dataclasses.replace(config, grad_dtype=other)] if compare else [config]
@@ -236,7 +228,7 @@ with ui.guard(T):
 
 if LAST_RUN in st.session_state:
     show_run(st.session_state[LAST_RUN])
-with ui.guard(T):
+with guard(T):
     if MEASURED in st.session_state:
         measured_config, measured_counts = st.session_state[MEASURED]
         st.session_state[FOOTPRINTS] = measured(measured_config, measured_counts)
@@ -244,5 +236,5 @@ with ui.guard(T):
 if LAST_RUN not in st.session_state and MEASURED not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
-ui.show_code(T, zero_compare.measure_all, zero_compare.largest_models, analytic.zero_memory_per_device,
+show_code(T, zero_compare.measure_all, zero_compare.largest_models, analytic.zero_memory_per_device,
              analytic.zero_comm_bytes_per_step, analytic.largest_model_params)

@@ -5,17 +5,22 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs import charts, classroom, heavy_jobs, ui
-from labs.i18n import texts
+from labs.ui import charts, classroom, heavy_jobs
+from labs.ui.blocks import export_button, show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_bool, url_choice, url_devices, url_float, url_int
+from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.visitor import guard
 from pmap_core import export
 from pmap_core.runtime import device_ladder
-from pmap_core.tracking import redact_uri
 from pmap_core.tracking.callback import TrackedSweep, TrackedTraining, TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import advice as impl_advice
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
 from pmap_core.train import models, replicated
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("training")
@@ -65,7 +70,7 @@ def live_loss(progress, chart_slot, total_steps: int, label: str):
 
 
 def run_training(config: train_config.TrainConfig) -> None:
-    uri = ui.usable_tracking_uri(T)
+    uri = usable_tracking_uri(T)
     if uri is None:
         return
     with heavy_jobs.heavy_job(T):
@@ -80,7 +85,7 @@ def run_training(config: train_config.TrainConfig) -> None:
 
 
 def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls: tuple[str, ...] | None) -> None:
-    uri = ui.usable_tracking_uri(T)
+    uri = usable_tracking_uri(T)
     if uri is None:
         return
     with heavy_jobs.heavy_job(T):
@@ -102,18 +107,6 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls:
 
 
 # --- showing results ---------------------------------------------------------------
-
-
-def show_tracking(tracked: TrackedTraining | TrackedSweep) -> None:
-    """Where the run went. The URI comes from the environment: shown redacted, as plain text."""
-    if tracked.error:
-        st.error(T("tracking.failed"), icon="📦")
-        st.code(tracked.error, language=None, wrap_lines=True)
-        return
-    if tracked.fell_back_to:
-        st.warning(T("tracking.fell_back", store=tracked.fell_back_to), icon="📦")
-    st.caption(T("tracking.where"))
-    st.code(f"{tracked.run_id}\n{redact_uri(tracked.tracking_uri)}", language=None)
 
 
 def show_params(result: training.TrainResult) -> None:
@@ -138,7 +131,7 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     cols[2].metric(T("scaling.ratio"), f"{scaling.scaling_ratio:.2g}×")
     cols[3].metric(T("scaling.efficiency"), f"{scaling.efficiency * 100:.2g} %")
     st.caption(T("scaling.ceiling", ceiling=scaling.hardware_ceiling, devices=scaling.devices))
-    ui.hardware_note(T)
+    hardware_note(T)
     if scaling.devices > 1 and scaling.scaling_ratio < 1:
         st.warning(T("scaling.slower", devices=scaling.devices, ratio=scaling.scaling_ratio,
                      base_step=scaling.baseline_step_time_s * 1e6, step=scaling.steady_step_time_s * 1e6), icon="🐢")
@@ -152,7 +145,7 @@ def show_run(tracked: TrackedTraining) -> None:
     cfg = result.config
     st.subheader(T("result.heading", model=T(f"w.model.{cfg.model}"), impl=cfg.impl, devices=cfg.devices,
                    batch=cfg.global_batch))
-    show_tracking(tracked)
+    show_tracking(T, tracked)
     st.altair_chart(loss_chart(result.losses), width="stretch")
     if result.replicas_identical:
         st.success(T("replicas.same", devices=cfg.devices), icon="✅")
@@ -174,14 +167,14 @@ def show_run(tracked: TrackedTraining) -> None:
 def show_sweep(tracked: TrackedSweep) -> None:
     sweep = tracked.sweep
     st.subheader(T("sweep.heading", mode=T(f"w.scaling.{sweep.mode}")))
-    show_tracking(tracked)
+    show_tracking(T, tracked)
     throughput, efficiency = scaling_frames(sweep.points)
     left, right = st.columns(2)
     left.altair_chart(charts.line(throughput, "D", "samples/s", x_title="D", y_title=T("axis.throughput"),
                                   color="series", title=T("sweep.throughput")), width="stretch")
     right.altair_chart(charts.line(efficiency, "D", "efficiency", x_title="D", y_title=T("axis.efficiency"),
                                    color="series", title=T("sweep.efficiency")), width="stretch")
-    ui.hardware_note(T)
+    hardware_note(T)
     table = pd.DataFrame([{T("w.impl"): p.result.config.impl, "D": p.devices,
                            T("sweep.col.batch"): p.result.config.global_batch,
                            T("metric.steady_throughput"): round(p.result.steady_throughput),
@@ -222,30 +215,30 @@ st.markdown(T("intro"))
 st.latex(r"b = \frac{B}{D}, \quad \bar g = \frac{1}{D}\sum_{d=1}^{D} g_d, \quad w \leftarrow w - \eta\,\bar g, "
          r"\quad T_\text{step} = T_\text{compute} + T_\text{comm} + T_\text{dispatch}")
 
-max_devices = ui.runtime_info().device_count
+max_devices = runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
-    model = ui.url_choice(T, "model", models.MODELS, DEFAULTS.model, radio=True)
-    devices = ui.url_devices(T, max_devices)
-    scaling_mode = ui.url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
+    model = url_choice(T, "model", models.MODELS, DEFAULTS.model, radio=True)
+    devices = url_devices(T, max_devices)
+    scaling_mode = url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
 with cols[1]:
-    impl = ui.url_choice(T, "impl", replicated.IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
-    global_batch = ui.url_int(T, "batch", DEFAULTS.global_batch, 1, MAX_BATCH, slider=False)
-    learning_rate = ui.url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
-                                 fmt="%.4g")
-    steps = ui.url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
+    impl = url_choice(T, "impl", IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
+    global_batch = url_int(T, "batch", DEFAULTS.global_batch, 1, MAX_BATCH, slider=False)
+    learning_rate = url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
+                              fmt="%.4g")
+    steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
 with cols[2]:
-    hidden = ui.url_int(T, "hidden", DEFAULTS.hidden, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" \
+    hidden = url_int(T, "hidden", DEFAULTS.hidden, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" \
         else DEFAULTS.hidden
-    seed = ui.url_int(T, "seed", DEFAULTS.seed, 0, 1_000_000, slider=False)
-    compare = ui.url_bool(T, "compare", False)
+    seed = url_int(T, "seed", DEFAULTS.seed, 0, 1_000_000, slider=False)
+    compare = url_bool(T, "compare", False)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
                               steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,
                                   impl=impl)
 sweep_counts = device_ladder(max_devices)
 valid = False
-with ui.guard(T):
+with guard(T):
     config = train_config.validate(config)
     valid = True
     st.caption(T("per_device", batch=config.global_batch, devices=config.devices, per=config.per_device_batch))
@@ -255,12 +248,12 @@ train_clicked = left.button(T("button.train"), key="training.train", type="prima
 sweep_clicked = right.button(T("button.sweep"), key="training.sweep", disabled=not valid,
                              help=T("button.sweep.help"))
 if valid:
-    ui.export_button(T, lambda: export.training_script(config, CHUNK), "training.py")
-with ui.guard(T):
+    export_button(T, lambda: export.training_script(config, CHUNK), "training.py")
+with guard(T):
     if train_clicked:
         run_training(config)
     if sweep_clicked:
-        sweep_impls = replicated.IMPLEMENTATIONS if compare else None
+        sweep_impls = IMPLEMENTATIONS if compare else None
         train_config.check_sweep(config, sweep_counts, sweep_impls)
         run_sweep(config, sweep_counts, sweep_impls)
 
@@ -273,4 +266,4 @@ if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
 
 IMPLEMENTED_BY = {"pmap": replicated.pmap_chunk, "shard_map": replicated.shard_map_chunk,
                   "jit": replicated.jit_chunk}
-ui.show_code(T, IMPLEMENTED_BY[impl], training.train, training.sweep, TrackingCallback)
+show_code(T, IMPLEMENTED_BY[impl], training.train, training.sweep, TrackingCallback)

@@ -6,9 +6,12 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from labs import classroom, ui
-from labs.i18n import language, texts
 from labs.registry import LABS
+from labs.ui import classroom
+from labs.ui.blocks import dataframe
+from labs.ui.hardware import hardware_note
+from labs.ui.i18n import language, texts
+from labs.ui.visitor import guard, literal
 from pmap_core import LabInputError
 from pmap_core.practice import worksheets
 from pmap_core.tracking import redact_uri
@@ -41,7 +44,7 @@ def url_choice(name: str, options: list[str], labels: dict[str, str]) -> str:
     if key not in st.session_state:
         raw = st.query_params.get(name)
         if raw is not None and raw not in options:
-            st.warning(T("url_value_ignored", name=name, value=ui.literal(raw)))
+            st.warning(T("url_value_ignored", name=name, value=literal(raw)))
         st.session_state[key] = raw if raw in options else options[0]
     value = st.selectbox(T(f"w.{name}"), options, format_func=lambda option: labels.get(option, option), key=key)
     st.query_params[name] = value
@@ -85,8 +88,8 @@ def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
     st.caption(T("sweep_used", model=sweep.model, scaling=sweep.scaling))
     frame = pd.DataFrame([(p.devices, p.efficiency, p.throughput) for p in sweep.points],
                          columns=["devices", "efficiency", "throughput"])
-    ui.dataframe(T, frame)
-    ui.hardware_note(T)
+    dataframe(T, frame)
+    hardware_note(T)
 
 
 st.title(T("title"))
@@ -130,13 +133,13 @@ if step.needs_sweep and sweep is None:
     st.info(T("needs_sweep"), icon="📈")
 
 if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None):
-    with ui.guard(T):
+    with guard(T):
         answer = (worksheets.compute_answer(step, sweep) if step.needs_sweep
                   else cached_answer(sheet_id, step_id))
         try:
             correct = worksheets.is_correct(step, prediction, answer)
         except LabInputError as error:  # the student's text: shown as its own characters, never markup
-            st.error(T(f"error.{error.code}", value=ui.literal(prediction), name=ui.literal(prediction)), icon="⚠️")
+            st.error(T(f"error.{error.code}", value=literal(prediction), name=literal(prediction)), icon="⚠️")
         else:
             shown = worksheets.parse_shape(prediction) if step.kind == worksheets.SHAPE else prediction
             results[step_id] = {"prediction": shown, "answer": answer, "correct": correct}
@@ -145,8 +148,8 @@ if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.ne
 
 if step_id in results:
     result = results[step_id]
-    words = {"prediction": ui.literal(worksheets.shown(result["prediction"])),
-             "answer": ui.literal(worksheets.shown(result["answer"]))}
+    words = {"prediction": literal(worksheets.shown(result["prediction"])),
+             "answer": literal(worksheets.shown(result["answer"]))}
     if result["correct"]:
         st.success(T("right", **words), icon="🎉")
     else:

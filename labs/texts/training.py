@@ -67,9 +67,9 @@ TEXTS = {
     },
     "tracking.fell_back": {
         "en": "The tracking store could not be used (it did not answer, stayed locked, or a write failed), so "
-              "this run was written to the local fallback store `{store}` instead. Nothing was lost; open that "
+              "this run was written to the local fallback store {store} instead. Nothing was lost; open that "
               "store to see it.",
-        "zh": "跟踪存储无法使用（没有响应、一直被锁定或写入失败），因此本次运行改为写入本地备用存储 `{store}`。"
+        "zh": "跟踪存储无法使用（没有响应、一直被锁定或写入失败），因此本次运行改为写入本地备用存储 {store}。"
               "没有任何数据丢失，打开该存储即可查看。",
     },
     "tracking.failed": {

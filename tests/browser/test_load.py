@@ -19,7 +19,7 @@ import streamlit as st
 from conftest import open_lab
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from labs import heavy_jobs
+from labs.ui import heavy_jobs
 from labs.registry import script_path
 
 SESSIONS = 8

@@ -1,5 +1,5 @@
 """The app server exits after SIGTERM even when a client has stopped reading a response: uvicorn,
-left unbounded by Streamlit, would wait for that response without limit (labs/server_exit.py)."""
+left unbounded by Streamlit, would wait for that response without limit (labs/ui/server_exit.py)."""
 
 import pathlib
 import signal
@@ -10,7 +10,7 @@ import browser_support as bs
 import pytest
 import streamlit
 
-from labs.server_exit import GRACEFUL_SHUTDOWN_S
+from labs.ui.server_exit import GRACEFUL_SHUTDOWN_S
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():

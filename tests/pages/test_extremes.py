@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 from labs.registry import LABS
 
 BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "15"))
-# The icon labs.ui.guard gives an error that is the lab's fault, not the reader's.
+# The icon labs.ui.visitor.guard gives an error that is the lab's fault, not the reader's.
 UNEXPECTED_ICON = "🛑"
 WIDGET_KINDS = ("slider", "number_input", "selectbox", "radio", "toggle", "checkbox", "select_slider")
 

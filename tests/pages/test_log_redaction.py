@@ -2,7 +2,7 @@
 
 import logging
 
-from labs import ui
+from labs.ui.visitor import log
 
 
 def test_a_logged_traceback_quoting_a_uri_with_credentials_is_redacted(caplog):
@@ -11,7 +11,7 @@ def test_a_logged_traceback_quoting_a_uri_with_credentials_is_redacted(caplog):
         try:
             raise ConnectionError(f"cannot reach {uri}")
         except ConnectionError:
-            ui.log.exception("lab %s failed for %s", "training", uri)
+            log.exception("lab %s failed for %s", "training", uri)
     (record,) = [r for r in caplog.records if r.name == "pmap_lab"]
     written = logging.Formatter().format(record)
     assert "ConnectionError" in written and "mlflow.example" in written

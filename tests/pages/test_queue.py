@@ -11,8 +11,8 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.runtime.scriptrunner import StopException
 from streamlit.testing.v1 import AppTest
 
-from labs import heavy_jobs
-from labs.i18n import texts
+from labs.ui import heavy_jobs
+from labs.ui.i18n import texts
 from pmap_core import runtime
 
 T = texts("training")
@@ -65,8 +65,8 @@ def in_thread(fn, timeout: float) -> bool:
 
 
 def queued_session_script():
-    from labs import heavy_jobs
-    from labs.i18n import texts
+    from labs.ui import heavy_jobs
+    from labs.ui.i18n import texts
 
     with heavy_jobs.heavy_job(texts("training")):
         import streamlit as st
@@ -102,8 +102,8 @@ def test_a_queued_session_that_is_stopped_gives_up_its_place(one_slot):
 def cached_queued_session_script():
     import streamlit as st
 
-    from labs import heavy_jobs
-    from labs.i18n import texts
+    from labs.ui import heavy_jobs
+    from labs.ui.i18n import texts
 
     @st.cache_data(show_spinner=False)
     def measured(size: int) -> int:  # as the labs do: the slot is taken inside the cached function

@@ -17,7 +17,7 @@ from mlflow.tracking import MlflowClient
 
 import labs.texts.home
 from labs.texts.common import TEXTS as COMMON
-from labs.ui import LITERAL_MAX_CHARS, literal
+from labs.ui.visitor import LITERAL_MAX_CHARS, literal
 from pmap_core.tracking import EXPERIMENT
 from pmap_core.tracking.mlflow_backend import Tracker
 from tests.support import new_tracking_store
@@ -91,7 +91,7 @@ def test_the_unexpected_error_text_has_an_error_id_and_no_detail():
 
 @pytest.fixture
 def missing_home_text(monkeypatch):
-    """A fault outside any `ui.guard`: the home page asks for a text that is not there."""
+    """A fault outside any `guard`: the home page asks for a text that is not there."""
     monkeypatch.delitem(labs.texts.home.TEXTS, "intro")
 
 

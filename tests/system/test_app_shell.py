@@ -8,8 +8,8 @@ import sys
 from conftest import assert_clean, open_lab
 
 import labs.texts
-from labs.i18n import LANGUAGES
 from labs.registry import LABS
+from labs.ui.i18n import LANGUAGES
 
 
 def test_home_renders_and_links_every_lab():

@@ -2,7 +2,7 @@
 
 Six threads of a fresh interpreter, released together, each enter MLflow, JAX or the charts at a
 different module, as the training lab, the class page and the warm-up do. Without
-`labs.first_imports.import_libraries` first, such threads got a partially initialised `mlflow`
+`labs.ui.first_imports.import_libraries` first, such threads got a partially initialised `mlflow`
 ("has no attribute 'version'") or a `_DeadlockError` in 3 runs out of 3 here."""
 
 import subprocess
@@ -13,9 +13,9 @@ from tests.support import ROOT
 
 CHILD = """
 import importlib, sys, threading
-from labs.first_imports import import_libraries
+from labs.ui.first_imports import import_libraries
 
-entries = ["mlflow.models", "mlflow.tracking", "pmap_core.tracking.mlflow_backend", "labs.charts", "jax.numpy",
+entries = ["mlflow.models", "mlflow.tracking", "pmap_core.tracking.mlflow_backend", "labs.ui.charts", "jax.numpy",
            "mlflow"]
 barrier, errors = threading.Barrier(len(entries)), []
 
@@ -50,7 +50,7 @@ def test_a_rerun_does_not_walk_the_libraries_objects():
     """Streamlit's full collection after each script run walked the libraries' quarter of a million
     objects (0.13-0.25 s of held GIL per rerun, for every session in turn): they are frozen out of the
     collector once imported, and the server runs no collection of its own after each script."""
-    child = ("import gc; from labs.first_imports import import_libraries; import_libraries(); "
+    child = ("import gc; from labs.ui.first_imports import import_libraries; import_libraries(); "
              "print(gc.get_freeze_count(), len(gc.get_objects()))")
     done = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True, text=True, timeout=240,
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PMAP_LAB_DEVICES": "2"})

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import streamlit as st
 
-from labs.i18n import Texts
+from labs.ui.i18n import Texts
 from pmap_core.runtime import process_cpus
 
 log = logging.getLogger("pmap_lab")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from labs.i18n import texts
+from labs.ui.i18n import texts
 from pmap_core.tracking import classroom
 
 T = texts("class_view")  # the form's texts live with the Class page

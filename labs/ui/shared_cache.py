@@ -81,10 +81,10 @@ def precomputed(page: str, key: Hashable) -> Any:
 
 
 def _imports() -> None:
-    from labs.first_imports import import_libraries
+    from labs.ui.first_imports import import_libraries
 
     import_libraries()  # under the lock the router's first run also takes
-    import labs.charts  # noqa: F401 - Altair and pandas
+    import labs.ui.charts  # noqa: F401 - Altair and pandas
 
 
 def _tracking_store() -> None:

@@ -1,5 +1,5 @@
 """Teacher links: the "Share this lab" panel under every page. (Locking and hiding a setting from a
-link happen where every link-backed widget is drawn: `labs.ui._url_widget`.)"""
+link happen where every link-backed widget is drawn: `labs.ui.links._url_widget`.)"""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from labs.i18n import Texts, language
-from labs.ui import SHARED_SETTINGS, link_names, literal
+from labs.ui.i18n import Texts, language
+from labs.ui.links import SHARED_SETTINGS, link_names
+from labs.ui.visitor import literal
 
 
 def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[str], hide: Sequence[str]) -> str:

@@ -1,0 +1,33 @@
+"""Parts many labs draw the same way: a table with translated headers, the code a lab ran, the
+lab as a script to download."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from labs.ui.i18n import Texts
+from labs.ui.visitor import guard
+
+
+def dataframe(T: Texts, frame: Any) -> None:
+    """A table whose column headers read in the page's language (texts `col.<column>`)."""
+    labels = {column: T(f"col.{column}") for column in frame.columns if T.has(f"col.{column}")}
+    st.dataframe(frame, hide_index=True, width="stretch", column_config=labels)
+
+
+def show_code(T: Texts, *objects: Any) -> None:
+    """The `pmap_core` code a lab ran, read from the source itself."""
+    with st.expander(T("show_code")):
+        for obj in objects:
+            st.code(inspect.getsource(obj), language="python")
+
+
+def export_button(T: Texts, build: Callable[[], str], file_name: str) -> None:
+    """The lab with its current settings as a standalone script (only jax and numpy) to download."""
+    with guard(T):
+        st.download_button(T("export.button"), build(), file_name=file_name, mime="text/x-python",
+                           help=T("export.help"), key=f"{T.page}.export", on_click="ignore")

@@ -1,0 +1,140 @@
+"""Widgets whose value lives in the link.
+
+A lab's settings are its query parameters, so a link reproduces what a person sees. The
+session-state key carries the page's prefix; the URL uses the plain name
+(…/collectives?op=psum&devices=4). Values in the URL are language-free.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import streamlit as st
+
+from labs.ui.hardware import runtime_info
+from labs.ui.i18n import Texts
+from labs.ui.visitor import literal
+
+SHARED_SETTINGS = "ui.shared_settings"  # session state: {name: value in the link} drawn in this run
+
+
+def start_recording() -> None:
+    """Before a page runs: its link-backed widgets record this run's settings for the share panel."""
+    st.session_state[SHARED_SETTINGS] = {}
+
+
+def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) -> Any:
+    raw = st.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        return parse(raw)
+    except (TypeError, ValueError):
+        st.warning(T("url_value_ignored", name=name, value=literal(raw)))
+        return default
+
+
+def link_names(param: str) -> set[str]:
+    """The setting names a link's `lock` or `hide` lists (comma-separated, possibly repeated)."""
+    return {name.strip() for raw in st.query_params.get_all(param) for name in raw.split(",") if name.strip()}
+
+
+def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
+                draw: Callable[[str, bool], Any], to_url: Callable[[Any], str] = str) -> Any:
+    """The setting `name`: drawn with `draw(key, disabled)`, its value kept in the link.
+
+    A teacher's link may lock it (`lock=name`: drawn disabled, the link's value) or hide it
+    (`hide=name`: not drawn, the link's value); either way an invalid value becomes the default
+    with a warning. Each run records the setting for the share panel (`share_panel`).
+    """
+    key = f"{T.page}.{name}"
+    hidden, locked = name in link_names("hide"), name in link_names("lock")
+    if hidden or locked:
+        value = _from_url(T, name, parse, default)  # the link decides, whatever this session had
+        if locked and not hidden:
+            st.session_state[key] = value
+            draw(key, True)
+    else:
+        if key not in st.session_state:
+            st.session_state[key] = _from_url(T, name, parse, default)
+        value = draw(key, False)
+    st.query_params[name] = to_url(value)
+    st.session_state.setdefault(SHARED_SETTINGS, {})[name] = to_url(value)
+    return value
+
+
+def _bounded(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
+    def parse(raw: str) -> Any:
+        value = kind(raw)
+        if not low <= value <= high:
+            raise ValueError(raw)
+        return value
+    return parse
+
+
+def url_int(T: Texts, name: str, default: int, low: int, high: int, *,
+            slider: bool = True, step: int = 1, sidebar: bool = False) -> int:
+    """An int setting in [low, high]; a value outside it in the URL is refused with a warning."""
+    where = st.sidebar if sidebar else st
+    widget = where.slider if slider and low < high else where.number_input  # a slider needs min < max
+    return _url_widget(
+        T, name, _bounded(int, low, high), min(max(default, low), high),
+        lambda key, disabled: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
+                                     disabled=disabled,
+                                     help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+    )
+
+
+def url_float(T: Texts, name: str, default: float, low: float, high: float, *,
+              step: float | None = None, fmt: str = "%g") -> float:
+    """A float setting in [low, high], typed in a number box."""
+    return _url_widget(
+        T, name, _bounded(float, low, high), default,
+        lambda key, disabled: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
+                                              format=fmt, key=key, disabled=disabled),
+    )
+
+
+def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
+               radio: bool = False, horizontal: bool = True) -> str:
+    """One of `options` (language-free ids); each shows as T("w.<name>.<option>") when defined."""
+    options = list(options)
+
+    def parse(raw: str) -> str:
+        if raw not in options:
+            raise ValueError(raw)
+        return raw
+
+    def draw(key: str, disabled: bool) -> str:
+        # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
+        # outside the script) must not fall back to another language.
+        labels = {option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
+
+        def label(option: str) -> str:
+            return labels.get(option, option)  # AppTest may pass a label back: it stays itself
+
+        if radio:
+            return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal,
+                            disabled=disabled)
+        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key, disabled=disabled)
+
+    return _url_widget(T, name, parse, default, draw)
+
+
+def url_bool(T: Texts, name: str, default: bool) -> bool:
+    def parse(raw: str) -> bool:
+        if raw not in ("true", "false"):
+            raise ValueError(raw)
+        return raw == "true"
+
+    return _url_widget(T, name, parse, default,
+                       lambda key, disabled: st.toggle(T(f"w.{name}"), key=key, disabled=disabled,
+                                                       help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+                       to_url=lambda value: "true" if value else "false")
+
+
+def url_devices(T: Texts, default: int) -> int:
+    """The device count D of a lab, kept in the link: 1 to every device this server has."""
+    available = runtime_info().device_count
+    return url_int(T, "devices", min(default, available), 1, available)
