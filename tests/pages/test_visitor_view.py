@@ -4,6 +4,7 @@ lab's MLflow experiment opening in MLflow's model-training view."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import re
@@ -14,6 +15,7 @@ from conftest import open_lab
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from mlflow.tracking import MlflowClient
+from streamlit.testing.v1 import AppTest
 
 import labs.texts.home
 from labs.texts.common import TEXTS as COMMON
@@ -144,3 +146,30 @@ def test_the_lab_experiment_opens_as_model_training(tmp_path):
     tracker.end_run(tracker.start_run("found", {}), "FINISHED")
     tags = MlflowClient(old).get_experiment_by_name(EXPERIMENT).tags
     assert tags.get(EXPERIMENT_KIND[0]) == EXPERIMENT_KIND[1], tags
+
+
+def show_fell_back(page: str, store: str) -> None:
+    """A script: where a run went that the fallback store `store` took, as `page` shows it."""
+    from labs.ui.i18n import texts
+    from labs.ui.tracking import show_tracking
+    from pmap_core.tracking.callback import TrackedTraining
+
+    tracked = TrackedTraining(result=None, run_id="0123abcd", tracking_uri=store, fell_back_to=store, logging_s=0.0)
+    show_tracking(texts(page), tracked, dtype="float32")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("page", ["training", "sharded_dp"])
+def test_a_fallback_store_reaches_markdown_only_as_a_code_span(page, lang):
+    """Both pages that show where a run went: the fallback store's path is the warning's one code
+    span, and nothing of it is left outside (no link, image or HTML)."""
+    at = AppTest.from_function(show_fell_back, args=(page, POISON), default_timeout=60)
+    at.session_state["lang"] = lang
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    (warning,) = at.warning
+    spans, outside = code_spans(warning.value)
+    assert spans == [POISON], warning.value
+    template = importlib.import_module(f"labs.texts.{page}").TEXTS["tracking.fell_back"][lang]
+    assert outside == template.replace("{store}", ""), warning.value
+    assert at.code[0].value.startswith("0123abcd\n"), at.code[0].value
