@@ -19,7 +19,7 @@ FORBIDDEN_MODULES = (
 # The pages themselves; their text tables (labs.texts) are plain data and may be read.
 FORBIDDEN_UNLESS = {"labs": ("labs.texts",)}
 # The helpers of tests.support that start a child process.
-PROCESS_HELPERS = {"run_python", "start_python", "MlflowServer"}
+PROCESS_HELPERS = {"run_python", "start_python", "hold_lock", "MlflowServer"}
 
 
 def _within(name: str, module: str) -> bool:

@@ -7,8 +7,8 @@ import pytest
 
 from pmap_core import runtime
 from tests.apptest_support import open_lab
-from tests.support import new_tracking_store
-from tests.system.test_tracking_faults import HOPELESS, hold_lock
+from tests.core.test_tracking_stores import HOPELESS
+from tests.support import hold_lock, new_tracking_store
 
 TINY = {"batch": 16, "steps": 20, "devices": 2}
 

@@ -12,39 +12,19 @@ from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import EXPERIMENT, classroom
 from tests.apptest_support import assert_clean, open_lab
+from tests.core.test_classroom_names import CODE, NAMES
 from tests.support import MlflowServer
 
-# Each would be a link, an image, raw HTML or a code span if it reached markdown; a quote and a
-# backslash would break a search filter that quoted it naively.
-CODE = "`7b` *x* <i>'q\"\\ [l](http://127.0.0.1:9/)"
-NAMES = ["**Ada** <b>x</b> ![i](http://127.0.0.1:9/p.png) `c`", "L" * 300, ""]
 ANSWERS = [3.0, 2.0, 3.0]  # the first step of sheet 1: b = 3 is right
 DEVICES = [2, 4, 2]
 
 
 @pytest.fixture(scope="module", autouse=True)
 def server(tmp_path_factory):
-    """Started with the module, so it boots while the quick tests run."""
+    """The class's `mlflow server`, started with the module."""
     started = MlflowServer(tmp_path_factory.mktemp("class-server"))
     yield started
     started.stop()
-
-
-def test_names_and_codes_are_cleaned_and_cut():
-    assert classroom.sanitize_name(" Ada\u202e\u200b\n\x00Lovelace\t ") == "AdaLovelace"
-    assert classroom.sanitize_name("L" * 300) == "L" * classroom.NAME_MAX_CHARS
-    assert classroom.sanitize_code("c" * 300) == "c" * classroom.CODE_MAX_CHARS
-    assert classroom.sanitize_name(NAMES[0]) == NAMES[0][:classroom.NAME_MAX_CHARS].strip()  # markup kept, as text
-    assert classroom.class_tags("Ada", "  \n ") == {}
-    tags = classroom.class_tags("", CODE)
-    assert tags["student"] == "" and tags["class_code"] == classroom.sanitize_code(CODE)
-    assert classroom.class_filter(CODE) == f"tags.class_key = '{tags['class_key']}'"
-    assert tags["class_key"].isalnum()  # no user text reaches the filter
-
-
-def test_a_spreadsheet_never_runs_a_name_as_a_formula():
-    runs = pd.DataFrame([{column: None for column in classroom.RUN_COLUMNS} | {"student": "=HYPERLINK(1)"}])
-    assert pd.read_csv(io.BytesIO(classroom.to_csv(runs)))["student"][0] == "'=HYPERLINK(1)"
 
 
 def student_session(name: str, answer: float, devices: int):

@@ -103,11 +103,3 @@ def test_the_cli_refuses_bad_settings_in_one_line(capsys, argv, message):
     assert main(["export", *argv]) == 2
     out, err = capsys.readouterr()
     assert not out and message in err and err.count("\n") == 1
-
-
-def test_collectives_page_offers_its_script_in_the_page_language():
-    from tests.apptest_support import open_lab
-
-    at = open_lab("collectives", lang="zh", op="psum", devices=2)
-    assert not at.exception
-    assert [b.label for b in at.get("download_button")] == ["导出为 Python 脚本"]

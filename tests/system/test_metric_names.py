@@ -1,22 +1,12 @@
-"""One name per figure: the CLI's JSON, the page's run and README's table use the metric keys MLflow holds."""
+"""One name per figure: the CLI's JSON (a child process) reports every metric its run logged, under the
+key MLflow holds and README's table lists."""
 
 import json
-import re
 
 import pytest
-from mlflow.tracking import MlflowClient
 
-from tests.apptest_support import open_lab
-from tests.support import ROOT, new_tracking_store, run_python
-
-
-def readme_metric_names():
-    table = re.search(r"\| metric \| meaning \|\n\| --- \| --- \|\n((?:\|.*\|\n)+)", (ROOT / "README.md").read_text())
-    return {name for row in table.group(1).splitlines() for name in re.findall(r"`(\w+)`", row.split("|")[1])}
-
-
-def logged_metrics(uri, run_id):
-    return MlflowClient(uri).get_run(run_id).data.metrics
+from tests.pages.test_metric_names_page import logged_metrics, readme_metric_names
+from tests.support import new_tracking_store, run_python
 
 
 def test_the_cli_json_reports_every_logged_metric_under_its_mlflow_name(tmp_path):
@@ -30,12 +20,3 @@ def test_the_cli_json_reports_every_logged_metric_under_its_mlflow_name(tmp_path
     for key, value in metrics.items():
         if key != "loss":  # the JSON gives the last loss as final_loss
             assert result[key] == pytest.approx(value), key
-
-
-def test_the_page_logs_the_same_metric_names(tmp_path, monkeypatch):
-    store = new_tracking_store(tmp_path / "mlflow.db")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", store)
-    at = open_lab("training", batch=32, steps=20, devices=4)
-    at.button(key="training.train").click().run()
-    tracked = at.session_state["training.last_run"]
-    assert set(logged_metrics(store, tracked.run_id)) == readme_metric_names()

@@ -1,103 +1,21 @@
-"""Runs that must never be lost or left RUNNING, read back from real sqlite stores: a Streamlit stop or
-rerun, a store another process keeps locked, a hopeless tracking URI, credentials in a URI."""
+"""Runs that must never be lost or left RUNNING, read back from real sqlite stores that another process
+keeps locked (mid-run, too long for MLflow's wait, from the start); and a server URL with credentials
+reached with them."""
 
 import base64
 import http.server
-import shutil
 import threading
 import time
 
 import pytest
 from mlflow.tracking import MlflowClient
-from streamlit.runtime.scriptrunner_utils.exceptions import RerunException, StopException
-from streamlit.runtime.scriptrunner_utils.script_requests import RerunData
 
-from pmap_core.tracking import (
-    FALLBACK_TRACKING_URI,
-    absolute_sqlite_uri,
-    check_tracking_uri,
-    redact_uri,
-    server_reachable,
-    store_locked,
-    ui_command,
-)
+from pmap_core.tracking import server_reachable, store_locked
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker, experiment_id
-from pmap_core.train.config import TrainConfig
-from pmap_core.train.loop import Progress, sweep, train
-from pmap_core.validation import LabInputError
-from tests.support import ROOT, empty_tracking_store, new_tracking_store, start_python
-
-SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
-# Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
-LOCK_HOLDER = """
-import sqlite3, sys, time
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-connection.execute("COMMIT")
-"""
-
-
-def fresh_store(path):
-    shutil.copy(empty_tracking_store(), path)
-    return f"sqlite:///{path}"
-
-
-def hold_lock(db_path, seconds):
-    """Another process that keeps the store locked for `seconds`; returns once it holds the lock."""
-    holder = start_python(["-c", LOCK_HOLDER, str(db_path), str(seconds)], stderr=None)
-    assert holder.stdout.readline().strip() == "locked"
-    return holder
-
-
-def losses_of(uri, run_id):
-    return sorted(MlflowClient(uri).get_metric_history(run_id, "loss"), key=lambda m: m.step)
-
-
-@pytest.mark.parametrize("stop", [StopException(), RerunException(RerunData())], ids=["stop", "rerun"])
-def test_a_streamlit_stop_or_rerun_mid_training_ends_the_run_killed(tmp_path, stop):
-    """Streamlit's own Stop and Rerun exceptions, raised from a callback as a Streamlit call
-    would raise them: the run is KILLED (the user stopped it), not FAILED, and keeps its losses."""
-    store = fresh_store(tmp_path / "mlflow.db")
-    tracker = Tracker(store)
-    tracking = TrackingCallback(tracker)
-
-    def streamlit_call(steps_done, losses):
-        raise stop
-
-    with pytest.raises(type(stop)):
-        train(SMALL, [tracking, Progress(on_chunk=streamlit_call)])
-    (run_id,) = tracker._runs
-    assert MlflowClient(store).get_run(run_id).info.status == "KILLED"
-    assert [m.step for m in losses_of(store, run_id)] == list(range(20))
-
-
-def test_a_streamlit_stop_in_a_sweep_ends_the_open_child_and_the_parent_killed(tmp_path):
-    """A stop during the second run of a sweep: that run and the sweep's parent are KILLED; the first
-    run, already complete, stays FINISHED. No run is left RUNNING."""
-    store = fresh_store(tmp_path / "mlflow.db")
-    tracker = Tracker(store)
-    tracking = TrackingCallback(tracker)
-    config = TrainConfig(devices=2, global_batch=32, steps=20, chunk=10)
-
-    def streamlit_call(steps_done, losses):
-        if len(tracker._runs) == 3:  # the parent, D = 1, D = 2: inside the second run
-            raise StopException()
-
-    with pytest.raises(StopException):
-        sweep(config, None, [tracking, Progress(on_chunk=streamlit_call)])
-    parent, first, second = (MlflowClient(store).get_run(run_id) for run_id in tracker._runs)
-    assert (parent.info.status, first.info.status, second.info.status) == ("KILLED", "FINISHED", "KILLED")
-    assert second.data.tags["mlflow.parentRunId"] == parent.info.run_id
-    assert [m.step for m in losses_of(store, second.info.run_id)] == list(range(10))
-
-
-def test_the_fallback_store_is_ignored_by_git():
-    """The fallback store is a local file next to mlflow.db, never something to commit."""
-    ignored = (ROOT / ".gitignore").read_text().splitlines()
-    assert FALLBACK_TRACKING_URI.removeprefix("sqlite:///") in ignored
+from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker
+from pmap_core.train.loop import Progress, train
+from tests.core.test_tracking_stores import SMALL, fresh_store, losses_of
+from tests.support import hold_lock
 
 
 def locker_after_first_chunk(tracker, store, db, seconds, holders):
@@ -197,78 +115,6 @@ def test_a_store_locked_at_the_start_goes_to_the_fallback_within_seconds(tmp_pat
     assert len(losses_of(fallback, tracked.run_id)) == 60
 
 
-def test_when_every_store_fails_the_training_result_still_arrives(tmp_path):
-    """Nothing to write to at all (the fallback is broken too): the training completes, and says so."""
-    (tmp_path / "afile").write_text("a file, not a directory\n")
-    tracker = Tracker("http://127.0.0.1:9", fallback_uri=f"sqlite:///{tmp_path / 'afile'}/x.db")
-    tracking = TrackingCallback(tracker)
-    result = train(SMALL, [tracking])
-    tracked = tracking.tracked(result)
-    assert tracked.result.final_loss < tracked.result.losses[0]
-    assert tracked.error and tracked.run_id is None
-
-
-HOPELESS = {
-    "directory": lambda tmp: f"sqlite:///{tmp}",
-    "missing directory under /proc": lambda tmp: "sqlite:////proc/nope/mlflow.db",
-    "file as a directory": lambda tmp: f"sqlite:///{tmp / 'afile'}/x.db",
-    "file store": lambda tmp: "file:///tmp/mlruns",
-    "postgresql without a driver": lambda tmp: "postgresql://nope/db",
-    "not a database": lambda tmp: f"sqlite:///{tmp / 'afile'}",
-}
-
-
-@pytest.mark.parametrize("make_uri", HOPELESS.values(), ids=HOPELESS.keys())
-def test_a_hopeless_tracking_uri_is_refused_in_one_line(tmp_path, make_uri):
-    (tmp_path / "afile").write_text("not a database\n")
-    uri = make_uri(tmp_path)
-    start = time.perf_counter()
-    with pytest.raises(LabInputError) as refused:
-        check_tracking_uri(uri)
-    assert time.perf_counter() - start < 1
-    message = str(refused.value)
-    assert "\n" not in message and message.startswith(f"tracking store {uri}: ")
-
-
-def test_the_fallback_store_is_named_by_its_full_path(tmp_path, monkeypatch):
-    """A relative fallback is fixed to the working directory of the moment: a message names a file the
-    user can find, and a later change of directory does not send runs to another file."""
-    monkeypatch.chdir(tmp_path)
-    assert Tracker("http://127.0.0.1:9").fallback_uri == f"sqlite:///{tmp_path / 'mlflow-fallback.db'}"
-    assert FALLBACK_TRACKING_URI == "sqlite:///mlflow-fallback.db"
-    for kept in ("sqlite:////srv/mlflow.db", "sqlite:///:memory:", "sqlite:///x.db?mode=ro", "http://127.0.0.1:9"):
-        assert absolute_sqlite_uri(kept) == kept
-
-
-@pytest.mark.parametrize("uri", ["sqlite:///mlflow.db", "http://127.0.0.1:5000", "https://mlflow.example.org"])
-def test_usable_tracking_uris_pass(uri, tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert check_tracking_uri(uri) == uri
-
-
-SECRETS = [
-    ("https://alice:s3cr3t@mlflow.example.org/", "https://***@mlflow.example.org/"),
-    ("https://s3cr3t@mlflow.example.org", "https://***@mlflow.example.org"),
-    ("https://mlflow.example.org/?token=s3cr3t&x=1", "https://mlflow.example.org/?token=***&x=1"),
-    ("postgresql://bob:s3cr3t@db:5432/mlflow?sslmode=require", "postgresql://***@db:5432/mlflow?sslmode=require"),
-    ("mssql+pyodbc://db/mlflow?password=s3cr3t;Driver=x", "mssql+pyodbc://db/mlflow?password=***;Driver=x"),
-    ("API request to https://u:s3cr3t@h/api failed", "API request to https://***@h/api failed"),
-    ("sqlite:///mlflow.db", "sqlite:///mlflow.db"),
-]
-
-
-@pytest.mark.parametrize("uri, shown", SECRETS)
-def test_credentials_in_a_uri_are_redacted(uri, shown):
-    assert redact_uri(uri) == shown
-    assert "s3cr3t" not in ui_command(uri)
-
-
-def test_a_refusal_never_shows_the_credentials():
-    with pytest.raises(LabInputError) as refused:
-        check_tracking_uri("postgresql://bob:s3cr3t@db/mlflow")
-    assert "s3cr3t" not in str(refused.value) and "***" in str(refused.value)
-
-
 def test_a_server_url_with_credentials_is_reached_with_them():
     """`https://user:token@host` is not an unreachable host called `user:token@host`: the health check
     sends the credentials as HTTP basic auth, so the tracker does not fall back needlessly."""
@@ -290,20 +136,3 @@ def test_a_server_url_with_credentials_is_reached_with_them():
     finally:
         server.shutdown()
     assert seen == [("/mlflow/health", "Basic " + base64.b64encode(b"alice:s3cr3t").decode())]
-
-
-def test_an_experiment_another_app_process_created_meanwhile_is_used(tmp_path):
-    """Two app processes on one store: the other creates the experiment between this one's lookup and
-    its create. The store refuses the second create; the experiment the other made is the one used."""
-    uri = new_tracking_store(tmp_path / "mlflow.db")
-    here, other = MlflowClient(uri), MlflowClient(uri)
-    look_up = here.get_experiment_by_name
-
-    def other_creates_it_right_after(name):
-        found = look_up(name)
-        if found is None and other.get_experiment_by_name(name) is None:
-            other.create_experiment(name)
-        return found
-
-    here.get_experiment_by_name = other_creates_it_right_after
-    assert experiment_id(here, "pmap-lab") == other.get_experiment_by_name("pmap-lab").experiment_id

@@ -1,0 +1,42 @@
+"""MLflow tracking against a real `mlflow server`: runs reach it, and when it goes away the tracker falls
+back to a local store with nothing lost."""
+
+import time
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pmap_core.tracking.mlflow_backend import Tracker
+from tests.core.test_tracking import SMALL, empty_store_template, fresh_store, train_tracked  # noqa: F401 - a fixture
+from tests.support import MlflowServer
+
+
+@pytest.fixture(scope="module")
+def mlflow_server(tmp_path_factory):
+    """A real `mlflow server` over a fresh store."""
+    server = MlflowServer(tmp_path_factory.mktemp("server"))
+    yield server
+    server.stop()
+
+
+def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server, template_db, tmp_path):
+    uri = mlflow_server.uri
+    mlflow_server.wait_until_healthy()
+    fallback = fresh_store(template_db, tmp_path / "fallback.db")
+    tracker = Tracker(uri, fallback_uri=fallback)
+    first = train_tracked(SMALL, tracker)
+    assert first.fell_back_to is None
+    run = MlflowClient(uri).get_run(first.run_id)
+    assert run.info.status == "FINISHED" and run.data.params["devices"] == "4"
+    assert len(MlflowClient(uri).get_metric_history(first.run_id, "loss")) == 40
+
+    mlflow_server.stop()
+    start = time.perf_counter()
+    second = train_tracked(SMALL, tracker)
+    assert time.perf_counter() - start < 30
+    assert second.fell_back_to == fallback
+    # Nothing lost: both runs, the first one replayed, are in the fallback store.
+    client = MlflowClient(fallback)
+    replayed = client.get_run(tracker.store_run_id(first.run_id))
+    assert replayed.info.status == "FINISHED" and len(client.get_metric_history(replayed.info.run_id, "loss")) == 40
+    assert client.get_run(second.run_id).data.metrics["throughput"] > 0
