@@ -5,21 +5,17 @@ heavy work and press their primary button together, against one `streamlit
 run` server that allows one heavy job at a time. Every session must finish
 with no exception (no deadlock, no crash) and the server's memory must stay
 bounded. Identical requests may be answered from cache; trainings, which are
-never cached, must show the visible "queued" notice while they wait.
+never cached, must show the visible "queued" notice while they wait (the caches themselves:
+tests/pages/test_heavy_cache.py).
 Figures for a report: `python -m benchmarks.load_sessions`.
 """
 
 from __future__ import annotations
 
-import contextlib
-
 import browser_support as bs
 import pytest
-import streamlit as st
-from conftest import open_lab
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from labs.ui import heavy_jobs
 from labs.registry import script_path
 
 SESSIONS = 8
@@ -101,48 +97,3 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
         assert seen, "three trainings on one heavy slot, yet no session showed 'queued'"
     finally:
         context.close()
-
-
-def _visit(script: str):
-    """A fresh session opens the lab from its plain link and presses its primary button, if any."""
-    at = open_lab(script)
-    primary = [button for button in at.button if button.proto.type == "primary" and not button.disabled]
-    if primary:
-        primary[0].click().run(timeout=240)
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
-    """Results that are the same for the same inputs come from a cache: a second session making
-    the same request as a first one gets its answer without entering `heavy_jobs.heavy_job` (no heavy
-    work, no wait behind anyone's training). The labs whose primary button trains, recording a new
-    tracked run on each press, and the labs whose button asks for a new measurement are the exceptions."""
-    entered: list[str] = []
-    real_heavy_job = heavy_jobs.heavy_job
-
-    @contextlib.contextmanager
-    def counted(T):
-        entered.append(T.page)
-        with real_heavy_job(T):
-            yield
-
-    monkeypatch.setattr(heavy_jobs, "heavy_job", counted)
-    st.cache_data.clear()
-    recomputed, checked = [], []
-    for lab in bs.heavy_labs():
-        if lab.script in ("training", "sharded_dp", "multiprocess"):  # each press is a new MLflow run
-            continue
-        if lab.script in ("comm_benchmark", "manual_parallelism"):  # the button measures anew; a visit shows the
-            continue                                                  # last measurement (tests/system/test_commbench.py)
-        entered.clear()
-        _visit(lab.script)
-        if not entered:  # answered from what the server measured at start-up or for an earlier visitor
-            continue
-        checked.append(lab.script)
-        entered.clear()
-        _visit(lab.script)
-        if entered:
-            recomputed.append(lab.script)
-    assert len(checked) >= 3, f"only {checked} did heavy work on a first visit: too few to check the caches"
-    assert not recomputed, f"heavy labs that redo identical requests: {recomputed}"

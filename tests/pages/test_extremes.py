@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from conftest import open_lab
 from streamlit.testing.v1 import AppTest
 
 from labs.registry import LABS
+from tests.apptest_support import open_lab
 
 BUDGET_S = float(os.environ.get("PMAP_LAB_EXTREMES_BUDGET_S", "15"))
 # The icon labs.ui.visitor.guard gives an error that is the lab's fault, not the reader's.

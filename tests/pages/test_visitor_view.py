@@ -1,6 +1,6 @@
 """What a visitor of a deployment sees: a link's values only as literal text, a short message
-with an error id instead of a traceback, the experiments table's numbers formatted, and the
-lab's MLflow experiment opening in MLflow's model-training view."""
+with an error id instead of a traceback, the experiments table's numbers formatted, and a fallback
+store's path as literal text. (The lab's experiment in MLflow's view: tests/core/test_experiment_kind.py.)"""
 
 from __future__ import annotations
 
@@ -11,22 +11,17 @@ import re
 
 import pytest
 import streamlit as st
-from conftest import open_lab
 from hypothesis import given, settings
 from hypothesis import strategies as hs
-from mlflow.tracking import MlflowClient
 from streamlit.testing.v1 import AppTest
 
 import labs.texts.home
 from labs.texts.common import TEXTS as COMMON
 from labs.ui.visitor import LITERAL_MAX_CHARS, literal
-from pmap_core.tracking import EXPERIMENT
-from pmap_core.tracking.mlflow_backend import Tracker
-from tests.support import new_tracking_store
+from tests.apptest_support import open_lab
 from tests.tracked_runs import store_with_runs
 
 POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=x> `"
-EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 
 
 def code_spans(markdown: str) -> tuple[list[str], str]:
@@ -130,22 +125,6 @@ def test_the_experiments_table_formats_every_float_column(tmp_path, monkeypatch)
     assert "throughput" in floats and "final_loss" in floats, floats
     unformatted = [name for name in floats if not columns.get(name, {}).get("type_config", {}).get("format")]
     assert not unformatted, f"columns shown as raw floats: {unformatted}"
-
-
-def test_the_lab_experiment_opens_as_model_training(tmp_path):
-    """Read back from a real sqlite store: created by the lab, and found untagged."""
-    uri = new_tracking_store(tmp_path / "mlflow.db")
-    tracker = Tracker(uri)
-    tracker.end_run(tracker.start_run("tagged", {}), "FINISHED")
-    tags = MlflowClient(uri).get_experiment_by_name(EXPERIMENT).tags
-    assert tags.get(EXPERIMENT_KIND[0]) == EXPERIMENT_KIND[1], tags
-
-    old = new_tracking_store(tmp_path / "old.db")
-    MlflowClient(old).create_experiment(EXPERIMENT)  # as an earlier version of the lab made it
-    tracker = Tracker(old)
-    tracker.end_run(tracker.start_run("found", {}), "FINISHED")
-    tags = MlflowClient(old).get_experiment_by_name(EXPERIMENT).tags
-    assert tags.get(EXPERIMENT_KIND[0]) == EXPERIMENT_KIND[1], tags
 
 
 def show_fell_back(page: str, store: str) -> None:

@@ -5,11 +5,9 @@ different module, as the training lab, the class page and the warm-up do. Withou
 `labs.ui.first_imports.import_libraries` first, such threads got a partially initialised `mlflow`
 ("has no attribute 'version'") or a `_DeadlockError` in 3 runs out of 3 here."""
 
-import subprocess
-import sys
 import tomllib
 
-from tests.support import ROOT
+from tests.support import ROOT, run_python
 
 CHILD = """
 import importlib, sys, threading
@@ -40,8 +38,7 @@ print(errors or f"complete: mlflow {mlflow.version.VERSION}")
 
 def test_threads_importing_the_libraries_at_once_all_get_complete_modules():
     for _ in range(2):  # a fresh interpreter each time: the race is on the first import
-        done = subprocess.run([sys.executable, "-c", CHILD], cwd=ROOT, capture_output=True, text=True, timeout=240,
-                              env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PMAP_LAB_DEVICES": "2"})
+        done = run_python(CHILD, inherit=False, devices=2, timeout=240)
         assert done.returncode == 0, done.stderr[-3000:]
         assert done.stdout.strip().startswith("complete: mlflow "), done.stdout[-3000:]
 
@@ -52,8 +49,7 @@ def test_a_rerun_does_not_walk_the_libraries_objects():
     collector once imported, and the server runs no collection of its own after each script."""
     child = ("import gc; from labs.ui.first_imports import import_libraries; import_libraries(); "
              "print(gc.get_freeze_count(), len(gc.get_objects()))")
-    done = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True, text=True, timeout=240,
-                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PMAP_LAB_DEVICES": "2"})
+    done = run_python(child, inherit=False, devices=2, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     frozen, tracked = map(int, done.stdout.split())
     assert frozen > 100_000 and tracked < frozen / 10, (frozen, tracked)

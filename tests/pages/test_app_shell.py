@@ -2,14 +2,11 @@
 
 import importlib
 import pkgutil
-import subprocess
-import sys
-
-from conftest import assert_clean, open_lab
 
 import labs.texts
 from labs.registry import LABS
 from labs.ui.i18n import LANGUAGES
+from tests.apptest_support import assert_clean, open_lab
 
 
 def test_home_renders_and_links_every_lab():
@@ -43,10 +40,3 @@ def test_every_lab_has_a_text_table_with_title_and_summary():
     for lab in LABS:
         table = importlib.import_module(f"labs.texts.{lab.script}").TEXTS
         assert {"title", "summary"} <= set(table), lab.script
-
-
-def test_importing_pmap_core_does_not_import_streamlit():
-    code = "import sys, pmap_core; print('streamlit' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "False"
