@@ -67,6 +67,16 @@ def start_python(code_or_args: str | Sequence[str | os.PathLike], *, cwd: str | 
                             env=python_env(devices=devices, env=env, inherit=inherit, drop=drop, path=path), **options)
 
 
+# The first lines of a child Python that opens pages with AppTest (tests.apptest_support): the test
+# session's setup first (tests/conftest.py: a throwaway MLflow store, the compilation cache).
+APPTEST_CHILD = (
+    "import sys\n"
+    "sys.path.insert(0, 'tests')\n"
+    "import conftest  # noqa: F401\n"
+    "from tests.apptest_support import assert_clean, open_lab\n"
+)
+
+
 def run_python(code_or_args: str | Sequence[str | os.PathLike], *, timeout: float = 120,
                cwd: str | os.PathLike = ROOT, devices: int | str | None = None, env: Mapping[str, str] | None = None,
                inherit: bool = True, drop: Iterable[str] = (), path: Sequence[str | os.PathLike] = (ROOT,),

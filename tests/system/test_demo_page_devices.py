@@ -3,13 +3,10 @@
 
 def test_demo_page_on_sixteen_devices_says_the_tutorial_batch_ran_on_8_of_16():
     """A process has one device count: the page at D = 16 runs in a child process with 16 devices."""
-    from tests.support import run_python
+    from tests.support import APPTEST_CHILD, run_python
 
     child = (
-        "import sys\n"
-        "sys.path.insert(0, 'tests')\n"
-        "import conftest  # the test session's setup: its own MLflow store, the compilation cache\n"
-        "from tests.apptest_support import assert_clean, open_lab\n"
+        APPTEST_CHILD +
         "at = open_lab('demo', devices=16, steps=5)\n"
         "assert_clean(at)\n"
         "print('\\n'.join(i.value for i in at.info))\n"

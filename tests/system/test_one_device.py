@@ -1,6 +1,6 @@
 """A server started with one device: every lab that lets the user choose D still opens, with D = 1."""
 
-from tests.support import run_python
+from tests.support import APPTEST_CHILD, run_python
 
 LABS_WITH_D = ("basics", "collectives", "demo", "device_mapping", "jit_composition", "migration", "sharded_dp",
                "training")
@@ -8,10 +8,7 @@ LABS_WITH_D = ("basics", "collectives", "demo", "device_mapping", "jit_compositi
 
 def test_every_lab_with_a_device_count_opens_on_one_device():
     child = (
-        "import sys\n"
-        "sys.path.insert(0, 'tests')\n"
-        "import conftest  # the test session's setup: its own MLflow store, the compilation cache\n"
-        "from tests.apptest_support import open_lab\n"
+        APPTEST_CHILD +
         f"for script in {LABS_WITH_D!r}:\n"
         "    at = open_lab(script, devices=4)\n"  # a link made on a larger server
         "    errors = [e.value for e in at.exception] + [e.value for e in at.error]\n"

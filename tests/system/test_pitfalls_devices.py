@@ -64,13 +64,10 @@ def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pit
 
 def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_hold():
     """The page at D = 1 runs in a child process with one device: the note, then a run confirmed on this JAX."""
-    from tests.support import run_python
+    from tests.support import APPTEST_CHILD, run_python
 
     child = (
-        "import sys\n"
-        "sys.path.insert(0, 'tests')\n"
-        "import conftest  # the test session's setup: its own MLflow store, the compilation cache\n"
-        "from tests.apptest_support import assert_clean, open_lab\n"
+        APPTEST_CHILD +
         "from pmap_core.practice.pitfalls import entries\n"
         "for entry in sorted(entries.NEEDS_TWO_DEVICES) + ['leading_axis']:\n"
         "    for lang in ('en', 'zh'):\n"
