@@ -197,15 +197,7 @@ def test_the_queued_text_has_the_same_numbers_in_both_languages():
         assert all(number in shown for number in "357")
 
 
-# --- the default slot count ----------------------------------------------------------
-
-@pytest.mark.parametrize(("affinity", "cpu_max", "expected"), [
-    (8, None, 8), (8, "max 100000", 8), (8, "200000 100000", 2), (8, "150000 100000", 2),
-    (8, "50000 100000", 1), (2, "800000 100000", 2), (4, "garbage", 4), (0, None, 1),
-])
-def test_usable_cpus_is_the_affinity_capped_by_the_cgroup_quota(affinity, cpu_max, expected):
-    assert runtime.usable_cpus(affinity, cpu_max) == expected
-
+# --- the default slot count (the usable CPUs: tests/core/test_device_runtime.py) ----------
 
 def test_the_default_slot_count_is_the_cpus_this_process_may_use(monkeypatch, tmp_path):
     cpu_max = tmp_path / "cpu.max"
