@@ -132,7 +132,6 @@ TEXTS = {
         "en": "❌ Differs from NumPy (max abs error {error:.2e}).",
         "zh": "❌ 与 NumPy 不一致（最大绝对误差 {error:.2e}）。",
     },
-    "numpy.heading": {"en": "The NumPy reference", "zh": "NumPy 参考实现"},
     "error.size_not_divisible": {
         "en": "`{op}` cuts each device's {size} values into {devices} chunks, one per device, so n must be a "
               "multiple of {devices}. Choose another n (e.g. {devices}) or another device count.",

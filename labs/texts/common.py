@@ -1,6 +1,4 @@
 TEXTS = {
-    "app_title": {"en": "pmap-lab", "zh": "pmap 实验室"},
-    "language": {"en": "Language", "zh": "语言"},
     "section.start": {"en": "Start", "zh": "开始"},
     "section.concepts": {"en": "Concepts", "zh": "概念"},
     "section.training": {"en": "Training", "zh": "训练"},

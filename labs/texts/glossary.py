@@ -4,7 +4,8 @@ Each entry names the concept in English and in Chinese. `en_pattern` finds the c
 text; the Chinese text of the same key then uses one of `zh_forms` (the listed term, or the English
 word kept as is, e.g. a code name). `banned_zh` are translations the lab does not use for it (they
 mean something else, or give one concept several names): no Chinese text uses them, except where
-`banned_where` is "term" (only where the English names the concept). tests/test_texts.py checks it.
+`banned_where` is "term" (only where the English names the concept). tests/pages/test_texts.py
+checks every text against it.
 
 JAX's own error messages are English: pages show them verbatim, in code, and explain them in the
 page's language — never a translated "quote".
@@ -60,17 +61,3 @@ GLOSSARY = (
     {"en": "PRNG key", "zh": "随机数密钥", "en_pattern": r"\bPRNG key", "zh_forms": ("随机数密钥", "密钥")},
 )
 
-
-def term(english: str) -> dict:
-    """The glossary entry whose English name is `english`."""
-    for entry in GLOSSARY:
-        if entry["en"] == english:
-            return entry
-    raise KeyError(english)
-
-
-# A page of its own is not needed: the glossary shows as a table wherever a lab wants it.
-TEXTS = {
-    "glossary.title": {"en": "Terms in both languages", "zh": "中英术语对照"},
-    **{f"glossary.term.{i}": {"en": entry["en"], "zh": entry["zh"]} for i, entry in enumerate(GLOSSARY)},
-}

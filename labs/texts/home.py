@@ -1,6 +1,5 @@
 TEXTS = {
     "title": {"en": "Home", "zh": "首页"},
-    "summary": {"en": "What this lab is and where to start.", "zh": "本实验室是什么，从哪里开始。"},
     "heading": {"en": "pmap-lab: one program, many devices", "zh": "pmap 实验室：一个程序，多台设备"},
     "intro": {
         "en": "Learn data parallelism with `jax.pmap` by running it. A batch too large for one device is cut along "

@@ -24,13 +24,6 @@ TEXTS = {
     "w.impl.pmap": {"en": "pmap (legacy)", "zh": "pmap（旧式）"},
     "w.impl.shard_map": {"en": "shard_map", "zh": "shard_map"},
     "w.impl.jit": {"en": "jit with shardings", "zh": "jit 加分片"},
-    "w.impl.help": {
-        "en": "The same step written three ways: pmap maps a leading device axis; shard_map runs one body per "
-              "device of a mesh; jit is given the inputs' shardings and the compiler inserts the all-reduce. "
-              "Same parameters after the same steps.",
-        "zh": "同一个训练步的三种写法：pmap 映射前导的设备轴；shard_map 在网格的每台设备上运行同一个函数体；"
-              "jit 只拿到输入的分片方式，由编译器插入 all-reduce。相同步数后参数相同。",
-    },
     "w.batch": {"en": "Global batch B", "zh": "全局批次 B"},
     "w.lr": {"en": "Learning rate η", "zh": "学习率 η"},
     "w.steps": {"en": "Steps", "zh": "训练步数"},

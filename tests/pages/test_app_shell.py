@@ -26,7 +26,7 @@ def test_home_in_chinese():
 def test_every_text_exists_in_both_languages():
     missing = []
     for module in pkgutil.iter_modules(labs.texts.__path__):
-        table = importlib.import_module(f"labs.texts.{module.name}").TEXTS
+        table = getattr(importlib.import_module(f"labs.texts.{module.name}"), "TEXTS", {})  # the glossary: none
         for key, entry in table.items():
             for lang in LANGUAGES:
                 if not isinstance(entry.get(lang), str) or not entry[lang].strip():

@@ -22,7 +22,7 @@ CODE_SPAN = re.compile(r"`([^`]+)`")
 
 def all_texts():
     for module in MODULES:
-        for key, entry in importlib.import_module(f"labs.texts.{module}").TEXTS.items():
+        for key, entry in getattr(importlib.import_module(f"labs.texts.{module}"), "TEXTS", {}).items():
             yield module, key, entry
 
 
