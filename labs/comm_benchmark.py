@@ -11,7 +11,8 @@ from labs.ui.blocks import show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_bool, url_choice, url_int
-from labs.ui.visitor import guard
+from labs.ui.tracking import usable_tracking_uri
+from labs.ui.visitor import guard, literal
 from pmap_core import commbench
 from pmap_core.concepts import comm_benchmark as comm_share
 from pmap_core.concepts.manual_parallelism import DEFAULT_BATCH, DEFAULT_FEATURES, DEFAULT_HIDDEN
@@ -165,22 +166,18 @@ def log_button(result: commbench.SweepResult, fits: dict) -> None:
     """Log the sweep on screen as one MLflow run, so machines can be compared on the experiments page."""
     if not st.button(T("log.button"), key=PREFIX + "log"):
         return
-    from pmap_core.tracking import check_tracking_uri, redact_uri, runtime_tags, tracking_uri
+    from pmap_core.tracking import redact_uri, runtime_tags
     from pmap_core.tracking.mlflow_backend import Tracker  # MLflow loads only when a run is logged
 
-    def in_code_span(text: str) -> str:  # the texts put it between backticks: none may close the span
-        return redact_uri(text).replace("`", "'")
-
-    try:
-        uri = check_tracking_uri(tracking_uri())
-    except ValueError as error:  # a store no run could be written to: one line, nothing logged
-        st.error(f"`{in_code_span(str(error))}`", icon="🛑")
+    uri = usable_tracking_uri(T)
+    if uri is None:  # a store no run could be written to: said why, nothing logged
         return
     tracker = Tracker(uri)
     run_id = commbench.log_sweep(tracker, result, fits, runtime_tags("comm_benchmark"))
-    st.success(T("log.done", run_id=tracker.store_run_id(run_id), uri=in_code_span(tracker.active_uri)))
+    # The run id and the stores come from the store and the environment: literal text, never markdown.
+    st.success(T("log.done", run_id=literal(tracker.store_run_id(run_id)), uri=literal(redact_uri(tracker.active_uri))))
     if tracker.fell_back_to:
-        st.warning(T("log.fell_back", uri=in_code_span(tracker.uri), fallback=tracker.fell_back_to))
+        st.warning(T("log.fell_back", uri=literal(redact_uri(tracker.uri)), fallback=literal(tracker.fell_back_to)))
 
 
 def show_results(result: commbench.SweepResult, view: str) -> None:

@@ -206,14 +206,18 @@ TEXTS = {
     },
     "log.button": {"en": "📝 Log this sweep to MLflow", "zh": "📝 将此扫描记录到 MLflow"},
     "log.done": {
-        "en": "Logged as run `{run_id}` in `{uri}` (tag kind = bench; metrics per size with step = S in bytes). "
+        "en": "Logged as run {run_id} in {uri} (tag kind = bench; metrics per size with step = S in bytes). "
               "Compare machines on the Experiments page.",
-        "zh": "已记录为 `{uri}` 中的运行 `{run_id}`（标签 kind = bench；每个大小一组指标，step = S 字节数）。"
+        "zh": "已记录为 {uri} 中的运行 {run_id}（标签 kind = bench；每个大小一组指标，step = S 字节数）。"
               "可在“实验”页面比较不同机器。",
     },
+    "tracking.refused": {
+        "en": "The sweep was not logged: the tracking store set by `MLFLOW_TRACKING_URI` cannot be used.",
+        "zh": "未记录此扫描：`MLFLOW_TRACKING_URI` 指定的跟踪存储无法使用。",
+    },
     "log.fell_back": {
-        "en": "The tracking server `{uri}` did not answer, so the run went to `{fallback}`.",
-        "zh": "跟踪服务器 `{uri}` 没有响应，因此该运行已写入 `{fallback}`。",
+        "en": "The tracking server {uri} did not answer, so the run went to {fallback}.",
+        "zh": "跟踪服务器 {uri} 没有响应，因此该运行已写入 {fallback}。",
     },
     "fit.simulated": {
         "en": "Reading the fit on simulated devices: β falls roughly as 1/D because all D devices share the same "
