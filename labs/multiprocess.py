@@ -17,10 +17,10 @@ from labs.ui.links import url_choice, url_int
 from labs.ui.tracking import usable_tracking_uri
 from labs.ui.visitor import guard
 from pmap_core.tracking import redact_uri
+from pmap_core.tracking.per_host import run_per_host
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.per_host import run_per_host
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 

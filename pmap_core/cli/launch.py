@@ -6,7 +6,7 @@ their output lines prefixed by the process, stops every process when one dies or
 and prints process 0's result on stdout. On a real cluster, start the same `train` command on
 each machine by hand with `--coordinator-address/--num-processes/--process-id`.
 
-`train --dataset-size S` is the per-host loading path (`pmap_core.train.per_host`): each process reads
+`train --dataset-size S` is the per-host loading path (`pmap_core.tracking.per_host`): each process reads
 only its own devices' rows of each step's global batch; process 0 records one MLflow run for the group.
 """
 

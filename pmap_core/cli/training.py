@@ -17,11 +17,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
-from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, redact_uri, tracking_uri
+from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, per_host, redact_uri, tracking_uri
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
-from pmap_core.train import distributed, loading, loop, models, per_host
+from pmap_core.train import distributed, loading, loop, models
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
 

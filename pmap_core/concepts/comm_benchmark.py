@@ -1,7 +1,7 @@
 """What the fitted ring model means for training: the all-reduce's share of a data-parallel step.
 
 The share is predicted from a psum fit (α, β) at S = the training model's gradient bytes, and
-measured as the manual-parallelism lab measures it (`sync_cost.measure_step`: the step with its
+measured as the manual-parallelism lab measures it (`manual_parallelism.measure_step`: the step with its
 gradient all-reduce against the same step without).
 """
 
@@ -49,7 +49,7 @@ def training_share(psum_fits: dict[int | None, RingFit], devices: Sequence[int],
                    batch: int = manual_parallelism.DEFAULT_BATCH, features: int = manual_parallelism.DEFAULT_FEATURES,
                    hidden: int = manual_parallelism.DEFAULT_HIDDEN, repeats: int = 5) -> tuple[TrainingShare, ...]:
     """Predict each D's gradient all-reduce from the fitted α, β; measure the step as the
-    manual-parallelism lab does (`sync_cost.measure_step`) for the compute and the measured share.
+    manual-parallelism lab does (`manual_parallelism.measure_step`) for the compute and the measured share.
 
     `psum_fits` maps D (or None: the fit over all D) to a psum `RingFit`.
     """

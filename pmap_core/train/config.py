@@ -1,7 +1,8 @@
 """A training run's settings and the checks that guard a shared server: validated once, at the edge.
 
-The page and the CLI call `validate` (or `validate_sweep`) on what the user asked for; everything
-below them (`training.train`, `training.sweep`) trusts the config it is given.
+The page and the CLI call `validate` (or `check_sweep`) on what the user asked for; everything
+below them (`loop.train`, `loop.sweep`) trusts the config it is given. `TrainConfig`'s defaults are
+the one home of every default the page, the CLI and export show.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ the footprint.
 
 Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
 to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
-chart, the CLI's progress lines and MLflow tracking (`run_tracking`) are all callbacks.
+chart, the CLI's progress lines and MLflow tracking (`tracking.callback`) are all callbacks.
 
 Two throughputs, each with its own name everywhere (page, MLflow, CLI JSON, README):
 - `throughput`: global samples / wall time of every timed training call — end to end, the first
@@ -14,7 +14,7 @@ Two throughputs, each with its own name everywhere (page, MLflow, CLI JSON, READ
 - `steady_throughput`: samples per call / median time of a repeated call of the same compiled
   program — what the program sustains once warm.
 The scaling ratio S(D) = steady_throughput(D) / steady_throughput(1), measured in this process on
-the same model and data; efficiency E(D) = S(D) / D (DESIGN.md, Definitions).
+the same model and data; efficiency E(D) = S(D) / D (README, "Training from the command line").
 """
 
 from __future__ import annotations

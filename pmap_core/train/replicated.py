@@ -16,7 +16,7 @@ All three run the same arithmetic: the same parameters after the same steps. Eac
 collective: the all-reduce of every gradient in one flat buffer (on CPU, each array of a
 multi-array all-reduce is a rendezvous of its own; for the MLP's four arrays that tripled the
 step). The loss curve needs none: every device returns the loss on its own block, (D, steps) per
-call, and the host averages them (`train_program.step_losses`): with equal blocks, the mean of
+call, and the host averages them (`ReplicatedProgram.step_losses`): with equal blocks, the mean of
 the block means is the loss over the global batch. (A `pmean` of the loss inside the step would
 be a second all-reduce every step; on CPU it cost as much as the first.)
 """

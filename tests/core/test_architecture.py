@@ -142,3 +142,24 @@ def test_no_module_level_getattr():
                  if any(isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == "__getattr__"
                         for node in tree.body)]
     assert offenders == []
+
+
+# The packages of pmap_core from the bottom up (docs/ARCHITECTURE.md): a package imports only those
+# on its own rank or below it. The top-level modules (runtime, validation, timing, hlo) are rank 0;
+# `python -m pmap_core` (__main__) is the entry point above everything.
+RANKS = {"costs": 1, "train": 2, "tracking": 3, "commbench": 4, "concepts": 4, "practice": 5, "export": 5,
+         "cli": 6, "__main__": 7}
+
+
+def _rank(module: str) -> int:
+    parts = module.split(".")
+    return RANKS.get(parts[1], 0) if len(parts) > 1 else 0
+
+
+def test_every_package_imports_only_packages_below_it():
+    packages = {path.name for path in (ROOT / "pmap_core").iterdir() if (path / "__init__.py").exists()}
+    assert packages == set(RANKS) - {"__main__"}, "a new package needs a rank"
+    upward = sorted((module, target) for module, targets in import_graph(TREES).items()
+                    if module.startswith("pmap_core.")
+                    for target in targets if target.startswith("pmap_core.") and _rank(target) > _rank(module))
+    assert upward == [], "imports that point up:\n" + "\n".join(f"{a} → {b}" for a, b in upward)
