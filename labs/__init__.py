@@ -1,1 +1,2 @@
-"""Streamlit pages of pmap-lab and the UI helpers they share."""
+"""Streamlit pages of pmap-lab: one script per page (`labs/<page>.py`, listed in `registry`), the
+Streamlit helpers they share in `labs/ui/`, and every text in both languages in `labs/texts/`."""
