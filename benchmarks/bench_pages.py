@@ -304,7 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only != "browser":
         warmup = timed_run(open_page(None))  # imports and the home page, paid once per process
         start = time.perf_counter()
-        import labs.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
+        import labs.ui.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
         chart_imports = time.perf_counter() - start
         query = dict(item.split("=", 1) for item in args.query)
         apptest = [bench_lab(script, query) for script in scripts if script != HOME.script]

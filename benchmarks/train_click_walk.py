@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 
-import pmap_core  # noqa: F401 - fixes the device runtime first
+import pmap_core  # first: it fixes the device runtime
 from pmap_core.tracking import check_tracking_uri
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
