@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--strategy", default="dp")
     parser.add_argument("--optimizer", default="sgd")
     args = parser.parse_args(argv)
-    config = TrainConfig(steps=40, impl=args.impl, strategy=args.strategy, optimizer=args.optimizer)
+    defaults = TrainConfig()  # the page's defaults, with two calls' worth of steps
+    config = TrainConfig(steps=2 * defaults.chunk, impl=args.impl, strategy=args.strategy, optimizer=args.optimizer)
     stops = train_click_walk(config, pathlib.Path(tempfile.mkdtemp(prefix="walk-")) / "mlflow.db")
     entered, returns = summary(stops)
     print(" → ".join(stops))

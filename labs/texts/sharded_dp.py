@@ -237,11 +237,13 @@ TEXTS = {
     "error.not_positive": {"en": "`{name}` must be greater than zero (got {value}).",
                            "zh": "`{name}` 必须大于零（收到 {value}）。"},
     "error.strategy_needs_jit": {
-        "en": "Optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s) and {dtype} gradients run in "
-              "the jit implementation (sharded training state), not in {impl}.",
-        "zh": "优化器 {optimizer}、策略 {strategy}、{accum} 个累积步和 {dtype} 梯度只能在 jit 实现（分片的训练状态）中运行，"
-              "不能在 {impl} 中运行。",
+        "en": "Optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
+              "{precision} precision run in the jit implementation (sharded training state), not in {impl}.",
+        "zh": "优化器 {optimizer}、策略 {strategy}、{accum} 个累积步、{dtype} 梯度和 {precision} 精度只能在 jit 实现"
+              "（分片的训练状态）中运行，不能在 {impl} 中运行。",
     },
+    "error.unknown_precision": {"en": "Unknown precision `{value}`; choose one of {options}.",
+                                "zh": "未知精度 `{value}`；请从 {options} 中选择。"},
     "error.unknown_strategy": {"en": "Unknown strategy `{value}`; choose one of {options}.",
                                "zh": "未知策略 `{value}`；请从 {options} 中选择。"},
     "error.unknown_optimizer": {"en": "Unknown optimizer `{value}`; choose one of {options}.",

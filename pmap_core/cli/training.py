@@ -72,7 +72,7 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--chunk", type=int, default=d.chunk, help=f"steps run inside one compiled call (1–{train_config.MAX_CHUNK})")
     add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=None,
         help=f"how the step is written: pmap, shard_map or jit with shardings (default: {d.impl}; jit when "
-             "--optimizer/--strategy/--accum-steps/--grad-dtype leave the replicated SGD step)"
+             "--optimizer/--strategy/--accum-steps/--grad-dtype/--precision leave the replicated SGD step)"
              + ("; all: every implementation at every D" if sweep else ""))
     add("--optimizer", choices=train_config.OPTIMIZERS, default=d.optimizer, help="sgd, or adam (optax)")
     add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
@@ -82,6 +82,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
              "the global batch must split into D × K equal micro-batches")
     add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
         help="dtype the gradient collective sends (bfloat16 halves its bytes)")
+    add("--precision", choices=train_config.PRECISIONS, default=d.precision,
+        help="float32, or mixed: bfloat16 params and gradients, an fp32 master copy and fp32 Adam moments")
     add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
         help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
@@ -110,6 +112,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
         optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
+        precision=args.precision,
     )
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
@@ -152,7 +155,7 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
         "impl": config.impl, "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
         "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
         "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
-        "grad_dtype": config.grad_dtype,
+        "grad_dtype": config.grad_dtype, "precision": config.precision,
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
     }

@@ -13,7 +13,6 @@ import dataclasses
 from collections.abc import Callable, Sequence
 
 from pmap_core.costs import analytic
-from pmap_core.costs.analytic import OPTIMIZER_STATE_BYTES
 from pmap_core.train import loop
 from pmap_core.train.config import STRATEGIES, TrainConfig, validate
 from pmap_core.train.footprint import Footprint
@@ -88,7 +87,7 @@ class Fit:
 
 
 def largest_models(footprints: Sequence[Footprint], budget_bytes: float, devices: int,
-                   optimizer: str) -> list[Fit]:
+                   optimizer: str, precision: str = "float32") -> list[Fit]:
     """Per strategy, at `devices` when it was measured, else at the largest D measured."""
     measured = sorted({f.devices for f in footprints})
     d = devices if devices in measured else measured[-1]
@@ -96,11 +95,11 @@ def largest_models(footprints: Sequence[Footprint], budget_bytes: float, devices
     for f in footprints:
         if f.devices != d:
             continue
-        opt_bytes = OPTIMIZER_STATE_BYTES[optimizer]
-        model_per_param = analytic.zero_memory_per_device(1.0, d, f.strategy, 4.0, 4.0, opt_bytes).total
+        b = analytic.state_bytes(precision, optimizer)
+        model_per_param = analytic.zero_memory_per_device(1.0, d, f.strategy, b.params, b.grads, b.optimizer).total
         per_param = total_bytes(f) / f.param_count
         fits.append(Fit(f.strategy, d, per_param, model_per_param, budget_bytes / per_param,
-                        analytic.largest_model_params(budget_bytes, d, f.strategy, 4.0, 4.0, opt_bytes)))
+                        analytic.largest_model_params(budget_bytes, d, f.strategy, b.params, b.grads, b.optimizer)))
     return fits
 
 

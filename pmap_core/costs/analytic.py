@@ -203,6 +203,26 @@ ZERO_SHARDED = {"dp": (False, False, False), "zero1": (False, False, True),
                 "zero2": (False, True, True), "zero3": (True, True, True)}
 OPTIMIZER_STATE_BYTES = {"sgd": 0, "adam": 8}  # fp32 state per parameter: none; Adam's two moments
 GRAD_DTYPE_BYTES = {"float32": 4, "bfloat16": 2}  # what the gradient collective sends per value
+MASTER_BYTES = 4  # mixed precision's fp32 master copy of the parameters, counted with the optimizer state (§3)
+PRECISIONS = ("float32", "mixed")
+
+
+@dataclasses.dataclass(frozen=True)
+class StateBytes:
+    """Bytes per parameter of each part of the model states: p (params), g (gradients), k (optimizer)."""
+
+    params: float
+    grads: float
+    optimizer: float
+
+
+def state_bytes(precision: str, optimizer: str) -> StateBytes:
+    """float32: p = g = 4 and k = Adam's two fp32 moments (8), or 0 for SGD — 16Ψ with Adam, all of it
+    replicated state. mixed (ZeRO §3): bfloat16 params and gradients (p = g = 2) and k = the fp32 master
+    copy (4) + Adam's moments (8) = 12: 2Ψ + 2Ψ + 12Ψ = 16Ψ, three quarters of it optimizer state."""
+    if precision == "mixed":
+        return StateBytes(2.0, 2.0, MASTER_BYTES + OPTIMIZER_STATE_BYTES[optimizer])
+    return StateBytes(4.0, 4.0, float(OPTIMIZER_STATE_BYTES[optimizer]))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -227,8 +247,8 @@ def _strategy(strategy: str) -> tuple[bool, bool, bool]:
 
 def zero_memory_per_device(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
                            grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> ZeroMemory:
-    """Ψ·p, Ψ·g and Ψ·k bytes, each divided by D where the strategy shards it. The lab trains in fp32
-    (p = g = 4; Adam k = 8: 16Ψ replicated); mixed-precision Adam in the paper is p = g = 2, k = 12 (16Ψ too)."""
+    """Ψ·p, Ψ·g and Ψ·k bytes, each divided by D where the strategy shards it (`state_bytes` gives p, g
+    and k for each precision and optimizer: 16Ψ replicated with Adam in both)."""
     params = _positive("params", params)
     devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
     shard = [devices if sharded else 1 for sharded in _strategy(strategy)]
@@ -237,18 +257,20 @@ def zero_memory_per_device(params: float, devices: int, strategy: str, param_byt
 
 
 def zero_comm_bytes_per_step(params: float, devices: int, strategy: str, param_bytes: float = 4.0,
-                             grad_bytes: float = 4.0) -> float:
+                             grad_bytes: float = 4.0, accum_steps: int = 1) -> float:
     """Bytes each device sends per step on a ring (all-reduce 2(D−1)/D·S; all-gather and
-    reduce-scatter (D−1)/D·S of the whole array S):
-    dp 2Ψg; zero1 2Ψg + Ψp (the whole gradient all-reduced as in dp, the updated params all-gathered —
-    the paper's P_os reaches 2Ψ by reduce-scattering, which is zero2 here); zero2 Ψg + Ψp (§7.2.1: 2Ψ);
-    zero3 Ψg + 2Ψp (§7.2.2: 3Ψ, the params gathered for the forward and again for the backward).
-    g is the communication dtype's bytes (2 for bfloat16). All times (D−1)/D; zero for one device."""
+    reduce-scatter (D−1)/D·S of the whole array S), with K micro-batches per step:
+    dp 2Ψg (one all-reduce of the summed gradient); zero1 Ψg + Ψp (§7.2.1: reduce-scatter the gradient
+    once, all-gather the updated params: 2Ψ, as DP); zero2 KΨg + Ψp (the gradient is kept as a shard,
+    so each micro-batch's is reduce-scattered as it is made); zero3 K(Ψg + 2Ψp) (§7.2.2: 3Ψ per
+    micro-batch, each layer gathered before its forward and again before its backward).
+    g is the gradient collective's bytes per value, p the parameters'. All times (D−1)/D; zero for one device."""
     params = _positive("params", params)
     devices = check_int("devices", devices, 1, MAX_MODEL_DEVICES)
     _strategy(strategy)
-    units = {"dp": 2 * grad_bytes, "zero1": 2 * grad_bytes + param_bytes, "zero2": grad_bytes + param_bytes,
-             "zero3": grad_bytes + 2 * param_bytes}[strategy]
+    k = accum_steps
+    units = {"dp": 2 * grad_bytes, "zero1": grad_bytes + param_bytes, "zero2": k * grad_bytes + param_bytes,
+             "zero3": k * (grad_bytes + 2 * param_bytes)}[strategy]
     return params * units * (devices - 1) / devices
 
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import jax
 
-from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
+from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, PRECISIONS, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
 from pmap_core.train.program import ProgramSpec
@@ -57,7 +57,8 @@ class TrainConfig:
     optimizer: str = "sgd"       # one of zero.OPTIMIZERS (optax)
     strategy: str = "dp"         # one of zero.STRATEGIES: which training state each device holds whole
     accum_steps: int = 1         # K micro-batches per device per step, one gradient collective per K
-    grad_dtype: str = "float32"  # one of zero.GRAD_DTYPES: the dtype the gradient collective sends
+    grad_dtype: str = "float32"  # one of GRAD_DTYPES: the dtype the gradient collective sends
+    precision: str = "float32"   # one of PRECISIONS: float32, or mixed (bfloat16 params and grads, fp32 master)
 
     @property
     def per_device_batch(self) -> int:
@@ -72,7 +73,8 @@ class TrainConfig:
     def sharded_state(self) -> bool:
         """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype)
         differs from the seed's replicated SGD step: the run then holds a sharded state (`train.zero`)."""
-        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype) != ("sgd", "dp", 1, "float32")
+        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype, self.precision) != (
+            "sgd", "dp", 1, "float32", "float32")
 
     @property
     def input_features(self) -> int:
@@ -82,12 +84,12 @@ class TrainConfig:
         """What fixes the compiled program that runs `steps` of this config's steps in one call."""
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
                            self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
-                           self.sharded_state)
+                           self.precision, self.sharded_state)
 
 
 def validate(config: TrainConfig) -> TrainConfig:
     """The config with numbers normalised, or a LabInputError (codes: unknown_model,
-    unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype,
+    unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype, unknown_precision,
     strategy_needs_jit, batch_not_divisible, micro_batch_not_divisible, too_much_work, out_of_range,
     not_whole_number, not_a_number, too_many_devices, too_large, distributed_devices)."""
     if config.model not in models.MODELS:
@@ -99,7 +101,8 @@ def validate(config: TrainConfig) -> TrainConfig:
     if config.scaling not in SCALING_MODES:
         raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
                             options=", ".join(SCALING_MODES), value=config.scaling)
-    for field, options in (("optimizer", OPTIMIZERS), ("strategy", STRATEGIES), ("grad_dtype", GRAD_DTYPES)):
+    for field, options in (("optimizer", OPTIMIZERS), ("strategy", STRATEGIES), ("grad_dtype", GRAD_DTYPES),
+                           ("precision", PRECISIONS)):
         if getattr(config, field) not in options:
             raise LabInputError(f"unknown_{field}", "{field} must be one of {options}, got {value!r}",
                                 field=field, options=", ".join(options), value=getattr(config, field))
@@ -118,10 +121,11 @@ def validate(config: TrainConfig) -> TrainConfig:
     if checked.sharded_state and checked.impl != SHARDED_STATE_IMPL:
         raise LabInputError(
             "strategy_needs_jit",
-            "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s) and {dtype} gradients "
-            "run in the jit implementation (sharded training state); got impl {impl!r}: use impl jit, or "
-            "sgd, dp, 1 and float32 for {impl}", optimizer=checked.optimizer, strategy=checked.strategy,
-            accum=checked.accum_steps, dtype=checked.grad_dtype, impl=checked.impl)
+            "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
+            "{precision} precision run in the jit implementation (sharded training state); got impl {impl!r}: "
+            "use impl jit, or sgd, dp, 1, float32 and float32 for {impl}", optimizer=checked.optimizer,
+            strategy=checked.strategy, accum=checked.accum_steps, dtype=checked.grad_dtype,
+            precision=checked.precision, impl=checked.impl)
     if jax.process_count() > 1 and checked.devices != jax.device_count():
         raise LabInputError("distributed_devices",
                             "a multi-process run trains on all {available} devices of its processes, got {devices}",

@@ -121,6 +121,13 @@ class Footprint:
     compiled_memory: dict[str, int]      # `compiled.memory_analysis()` fields the backend filled
     model_memory: analytic.ZeroMemory
     model_comm_bytes_per_step: float
+    precision: str = "float32"
+    padding_bytes_per_device: int = 0    # of the params: zeros that let every layer split into D shards
+    emitted_comm_bytes_per_step: float = 0.0  # every collective of the program as JAX emitted it
+    # One device's bytes during a call of the compiled chunk: its arguments (the state it holds, its
+    # rows of the batch), its outputs not written over them, and the compiler's temporaries (activations,
+    # gathered layers, gradients). None where the backend reports no memory figures.
+    peak_bytes_per_device: int | None = None
 
     def ratios(self) -> dict[str, float | None]:
         """measured / model for each figure (None where the model says zero)."""
@@ -141,6 +148,14 @@ def compiled_memory(compiled: Any) -> dict[str, int]:
     return {name: int(getattr(stats, name)) for name in names if getattr(stats, name, 0)}
 
 
+def peak_bytes(memory: dict[str, int]) -> int | None:
+    """arguments + outputs − aliased outputs + temporaries, from `compiled_memory`."""
+    if not memory:
+        return None
+    return (memory.get("argument_size_in_bytes", 0) + memory.get("output_size_in_bytes", 0)
+            - memory.get("alias_size_in_bytes", 0) + memory.get("temp_size_in_bytes", 0))
+
+
 def measure(program: ParallelProgram, carried: Any) -> Footprint:
     """The footprint of a trained run, through the program's interface only: `carried` is what its
     last call returned (params, or the whole training state)."""
@@ -149,6 +164,10 @@ def measure(program: ParallelProgram, carried: Any) -> Footprint:
     comm = comm_per_step(program.compiled.as_text(), spec.steps, spec.accum_steps)
     emitted = comm_per_step(program.emitted_hlo, spec.steps, spec.accum_steps) if program.emitted_hlo else comm
     count = program.param_count
+    memory = compiled_memory(program.compiled)
+    per_param = analytic.state_bytes(spec.precision, spec.optimizer)
+    mixed = spec.precision == "mixed"
+    comm_bytes = 2.0 if mixed else float(analytic.GRAD_DTYPE_BYTES[spec.grad_dtype])
     return Footprint(
         strategy=spec.strategy, devices=spec.devices, param_count=count,
         param_bytes_per_device=held.params, grad_bytes_per_device=held.grads, opt_bytes_per_device=held.opt,
@@ -156,9 +175,11 @@ def measure(program: ParallelProgram, carried: Any) -> Footprint:
         grad_comm_bytes_per_step=comm.reduction_bytes_per_step,
         emitted_grad_comm_bytes_per_step=emitted.reduction_bytes_per_step,
         reductions_per_step=comm.reductions_per_step, deepest_loop=comm.deepest_loop,
-        compiled_memory=compiled_memory(program.compiled),
-        model_memory=analytic.zero_memory_per_device(count, spec.devices, spec.strategy, 4.0, 4.0,
-                                                     analytic.OPTIMIZER_STATE_BYTES[spec.optimizer]),
+        compiled_memory=memory,
+        model_memory=analytic.zero_memory_per_device(count, spec.devices, spec.strategy, per_param.params,
+                                                     per_param.grads, per_param.optimizer),
         model_comm_bytes_per_step=analytic.zero_comm_bytes_per_step(
-            count, spec.devices, spec.strategy, 4.0, analytic.GRAD_DTYPE_BYTES[spec.grad_dtype]),
+            count, spec.devices, spec.strategy, per_param.params, comm_bytes, spec.accum_steps),
+        precision=spec.precision, padding_bytes_per_device=held.padding,
+        emitted_comm_bytes_per_step=emitted.bytes_per_step, peak_bytes_per_device=peak_bytes(memory),
     )

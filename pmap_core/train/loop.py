@@ -75,12 +75,16 @@ class TrainResult:
 
     @property
     def memory(self) -> dict[str, float]:
-        """The CLI's and MLflow's four figures of `footprint`."""
+        """The CLI's and MLflow's figures of `footprint`."""
         f = self.footprint
         if f is None:
             return {}
-        return {"param_bytes_per_device": f.param_bytes_per_device, "grad_bytes_per_device": f.grad_bytes_per_device,
-                "opt_bytes_per_device": f.opt_bytes_per_device, "comm_bytes_per_step": f.comm_bytes_per_step}
+        figures = {"param_bytes_per_device": f.param_bytes_per_device,
+                   "grad_bytes_per_device": f.grad_bytes_per_device, "opt_bytes_per_device": f.opt_bytes_per_device,
+                   "padding_bytes_per_device": f.padding_bytes_per_device, "comm_bytes_per_step": f.comm_bytes_per_step}
+        if f.peak_bytes_per_device is not None:
+            figures["peak_bytes_per_device"] = f.peak_bytes_per_device
+        return figures
 
     @property
     def final_loss(self) -> float:

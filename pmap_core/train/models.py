@@ -61,12 +61,27 @@ def linear_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax
     return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
 
 
-def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
-    """Model output for a batch x of shape (b, features): shape (b,). (The MLP's; see `loss`.)"""
+# The layers of each model, in the order the forward pass runs them, by the names of their parameters:
+# the unit that a sharded strategy gathers whole just before it is used (train.zero).
+LAYERS = {"linear": (("w", "b"),), "mlp": (("w1", "b1"), ("w2", "b2"))}
+
+
+def apply_layer(model: str, layer: int, params: dict[str, jax.Array], h: jax.Array) -> jax.Array:
+    """Layer `layer` of `model` on its input h, with that layer's parameters: the MLP's hidden tanh
+    layer, then its output layer; linear regression's one layer. The last layer returns (b,)."""
     if model == "linear":
-        return params["w"] * x[:, 0] + params["b"]
-    hidden = jnp.tanh(x @ params["w1"] + params["b1"])
-    return hidden @ params["w2"] + params["b2"]
+        return params["w"] * h[:, 0] + params["b"]
+    if layer == 0:
+        return jnp.tanh(h @ params["w1"] + params["b1"])
+    return h @ params["w2"] + params["b2"]
+
+
+def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
+    """Model output for a batch x of shape (b, features): shape (b,), layer after layer."""
+    h = x
+    for layer in range(len(LAYERS[model])):
+        h = apply_layer(model, layer, params, h)
+    return h
 
 
 def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:

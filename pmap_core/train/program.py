@@ -48,6 +48,7 @@ class ProgramSpec:
     strategy: str = "dp"
     accum_steps: int = 1
     grad_dtype: str = "float32"
+    precision: str = "float32"
     sharded_state: bool = False  # `TrainConfig.sharded_state`: the state leaves the replicated SGD step
 
 
@@ -56,8 +57,9 @@ class HeldBytes:
     """Bytes one device holds, the most over this process's devices, read from real arrays."""
 
     params: int
-    grads: int   # the mean gradient after the step's gradient collective
-    opt: int     # the optimizer state
+    grads: int        # the gradient as the program keeps it through a step (its accumulator)
+    opt: int          # the optimizer state (with mixed precision's fp32 master copy)
+    padding: int = 0  # of `params`: zeros that make every layer split into D equal shards
 
 
 class ParallelProgram(Protocol):

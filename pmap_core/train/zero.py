@@ -1,33 +1,39 @@
-"""Sharded data parallelism (ZeRO stages 1–3 / FSDP), gradient accumulation and bfloat16 gradient
-communication: one training chunk, written with jit and shardings of the training state, run as a
-`ParallelProgram` (`ShardedStateProgram`).
+"""Sharded data parallelism as its sources define it (ZeRO stages 1–3 / FSDP), with Adam, gradient
+accumulation, bfloat16 gradients and mixed precision: one training chunk under `jax.shard_map`, run as
+a `ParallelProgram` (`ShardedStateProgram`).
 
-A strategy says which parts of the state each device holds whole and which only a shard of:
+Sources: Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+Models", §3 (model states), §5 (P_os, P_os+g, P_os+g+p), §7.2 (communication); Zhao et al. 2023,
+"PyTorch FSDP" (flat parameters padded to a multiple of D, per-layer gathers). What each device holds
+whole or as a 1/D shard, and what one step (K = 1) sends:
 
-    strategy  params   grads    optimizer state   collectives in one step
-    dp        whole    whole    whole             all-reduce(grads)
-    zero1     whole    whole    shard             all-reduce(grads), all-gather(updated params)
-    zero2     whole    shard    shard             reduce-scatter(grads), all-gather(updated params)
-    zero3     shard    shard    shard             all-gather(params), reduce-scatter(grads)
+    strategy  params  gradient  optimizer state  collectives in one step
+    dp        whole   whole     whole            all-reduce(gradient)                                  2Ψ
+    zero1     whole   whole     shard            reduce-scatter(gradient), all-gather(updated params)   2Ψ
+    zero2     whole   shard     shard            the same; with K micro-batches, one reduce-scatter each
+    zero3     shard   shard     shard            per layer: all-gather before its forward and again
+                                                 before its backward; reduce-scatter(gradient)         3Ψ
 
-(ZeRO: Rajbhandari et al. 2020, §5 — P_os, P_os+g, P_os+g+p; FSDP: Zhao et al. 2023.)
+Layout (FSDP's flat parameters): each layer's parameters are one flat buffer, padded to a multiple of D
+and cut into D equal shards; device d's shard of every layer, side by side, is row d of a (D, S)
+matrix, and the whole buffer is that matrix row after row. A reduce-scatter of the whole buffer leaves
+each device its row; an all-gather of the rows gives back the whole buffer. Every strategy shards at
+every D; the padding is zeros, whose gradient and Adam update stay zero. dp needs no padding (D = 1).
 
-Shard rule: a leaf is split over the 'data' axis along its largest dimension that D divides (the
-first such when several are equal); a leaf no dimension of which D divides (a scalar bias, Adam's
-step count) is held whole. So "shard" holds ≈ 1/D of the bytes, exactly 1/D when every leaf splits.
+Precision: float32 trains in fp32 throughout (p = g = 4 bytes, Adam's moments 8). mixed keeps bfloat16
+parameters for the forward and backward passes and bfloat16 gradients, and updates an fp32 master
+copy with fp32 moments (§3: 2 + 2 + 12 = 16 bytes per parameter), held where the optimizer state is.
 
-How the step makes the collectives explicit: the batch (B, …), split over 'data', is viewed as
-(D, K, B/(D·K), …); `vmap` over the first axis gives each device's own gradient (D, …) without any
-communication, summed over the K micro-batches by `lax.scan`. The one sum over the device axis that
-follows is the gradient collective — once per K micro-batches — and its dtype is `grad_dtype`
-(cast before, back to float32 after). Sharding constraints on its result choose all-reduce (a whole
-gradient) or reduce-scatter (a shard); on the params, all-gather.
+Accumulation: K micro-batches per device per step. The gradient accumulator holds what the strategy
+keeps of the gradient: the whole local sum (dp, zero1: one collective per step, after the K), or this
+device's shard of the sum over devices (zero2, zero3: a reduce-scatter per micro-batch).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -51,6 +57,8 @@ from pmap_core.train.program import (
     place_from_host,
 )
 
+WHOLE, ROWS = P(), P(DATA_AXIS)
+
 
 @dataclasses.dataclass(frozen=True)
 class Setup:
@@ -61,21 +69,94 @@ class Setup:
     strategy: str = "dp"
     accum_steps: int = 1
     grad_dtype: str = "float32"
+    precision: str = "float32"
+
+    @property
+    def shards(self) -> tuple[bool, bool, bool]:
+        """Whether params, the gradient accumulator and the optimizer state are 1/D shards."""
+        return ZERO_SHARDED[self.strategy]
+
+    @property
+    def param_dtype(self) -> Any:
+        return jnp.bfloat16 if self.precision == "mixed" else jnp.float32
+
+    @property
+    def comm_dtype(self) -> Any:
+        """What the gradient collective sends: bfloat16 under mixed precision or when asked for."""
+        return jnp.bfloat16 if "bfloat16" in (self.grad_dtype, jnp.dtype(self.param_dtype).name) else jnp.float32
+
+
+@dataclasses.dataclass(frozen=True)
+class FlatLayout:
+    """The parameters as D rows of S values: row d is device d's shard of every layer's flat buffer."""
+
+    model: str
+    devices: int
+    shapes: tuple[tuple[str, tuple[int, ...]], ...]   # every parameter in layer order, with its shape
+    shard_sizes: tuple[int, ...]                      # per layer: ⌈n / D⌉ values of its n
+
+    @classmethod
+    def of(cls, model: str, params: dict[str, np.ndarray], devices: int) -> FlatLayout:
+        shapes = tuple((name, np.shape(params[name])) for layer in models.LAYERS[model] for name in layer)
+        sizes = [sum(math.prod(np.shape(params[n])) for n in layer) for layer in models.LAYERS[model]]
+        return cls(model, devices, shapes, tuple(-(-n // devices) for n in sizes))
+
+    @property
+    def row_size(self) -> int:
+        return sum(self.shard_sizes)
+
+    @property
+    def padding(self) -> int:
+        """Zeros added so that every layer splits into D equal shards."""
+        return self.devices * self.row_size - sum(math.prod(shape) for _, shape in self.shapes)
+
+    @property
+    def row_padding(self) -> int:
+        """The most padding one row holds: each layer's zeros sit at the end of its buffer."""
+        return sum(min(s * self.devices - n, s) for s, n in zip(self.shard_sizes, self._layer_sizes(), strict=True))
+
+    def _layer_sizes(self) -> list[int]:
+        shapes = dict(self.shapes)
+        return [sum(math.prod(shapes[n]) for n in layer) for layer in models.LAYERS[self.model]]
+
+    def columns(self, layer: int) -> slice:
+        start = sum(self.shard_sizes[:layer])
+        return slice(start, start + self.shard_sizes[layer])
+
+    def to_flat(self, params: dict[str, np.ndarray]) -> np.ndarray:
+        """The whole buffer (D·S,) of host params."""
+        rows = np.zeros((self.devices, self.row_size), np.float32)
+        for layer, names in enumerate(models.LAYERS[self.model]):
+            values = np.concatenate([np.ravel(params[n]) for n in names])
+            padded = np.zeros(self.devices * self.shard_sizes[layer], np.float32)
+            padded[:values.size] = values
+            rows[:, self.columns(layer)] = padded.reshape(self.devices, -1)
+        return rows.reshape(-1)
+
+    def layer_params(self, layer: int, padded: jax.Array) -> dict[str, jax.Array]:
+        """One layer's parameters from its whole padded buffer (D·s values)."""
+        out, offset = {}, 0
+        for name in models.LAYERS[self.model][layer]:
+            shape = dict(self.shapes)[name]
+            size = math.prod(shape)
+            out[name] = padded[offset:offset + size].reshape(shape)
+            offset += size
+        return out
+
+    def layer_buffer(self, flat: jax.Array, layer: int) -> jax.Array:
+        """One layer's whole padded buffer, cut from the whole buffer."""
+        return flat.reshape(self.devices, self.row_size)[:, self.columns(layer)].reshape(-1)
+
+    def to_params(self, flat: Any) -> dict[str, Any]:
+        params: dict[str, Any] = {}
+        for layer in range(len(self.shard_sizes)):
+            params.update(self.layer_params(layer, self.layer_buffer(flat, layer)))
+        return params
 
 
 def auto_mesh(devices: int) -> Mesh:
-    """The first `devices` devices on one 'data' axis whose shardings the compiler may propagate
-    (Auto), so sharding constraints inside the step decide the collectives."""
+    """The first `devices` devices on one 'data' axis (Auto: shard_map takes inputs as they come)."""
     return jax.make_mesh((devices,), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=jax.devices()[:devices])
-
-
-def shard_spec(shape: tuple[int, ...], devices: int) -> P:
-    """The shard rule: 'data' on the largest dimension D divides (first of equals), else P()."""
-    fits = [i for i, n in enumerate(shape) if n % devices == 0 and n >= devices]
-    if devices == 1 or not fits:
-        return P()
-    best = max(fits, key=lambda i: (shape[i], -i))
-    return P(*(DATA_AXIS if i == best else None for i in range(len(shape))))
 
 
 def make_optimizer(name: str, learning_rate: Any) -> optax.GradientTransformation:
@@ -83,123 +164,152 @@ def make_optimizer(name: str, learning_rate: Any) -> optax.GradientTransformatio
     return optax.adam(learning_rate) if name == "adam" else optax.sgd(learning_rate)
 
 
-def init_opt_state(optimizer: str, params: Any) -> Any:
-    """The optimizer state of `params` (host or device arrays); the learning rate does not shape it."""
-    return make_optimizer(optimizer, 0.0).init(params)
+def gathered_layer(apply: Callable[[jax.Array, jax.Array], jax.Array], comm_dtype: Any) -> Callable:
+    """apply(whole layer buffer, h) run from this device's shard: the layer is all-gathered just before
+    its forward, not kept, and all-gathered again before its backward; the gradient of the shard is
+    the reduce-scatter of the whole buffer's gradient (ZeRO-3 / FSDP)."""
+    @jax.custom_vjp
+    def run(shard: jax.Array, h: jax.Array) -> jax.Array:
+        # Gathered for this input: the dependency on h keeps the compiler from hoisting the gather out
+        # of the micro-batch loop and holding the layer through it.
+        shard = shard + (0 * jnp.sum(h)).astype(shard.dtype)
+        return apply(lax.all_gather(shard, DATA_AXIS, tiled=True), h)
+
+    def forward(shard: jax.Array, h: jax.Array) -> tuple[jax.Array, tuple]:
+        return run(shard, h), (shard, h)  # what the backward keeps: the shard and the input, not the layer
+
+    def backward(kept: tuple, g: jax.Array) -> tuple[jax.Array, jax.Array]:
+        shard, h = kept
+        # Gather again once the gradient has arrived. The dependency on g keeps the compiler from
+        # reusing the forward's gather (XLA:CPU drops optimization barriers before it merges equal
+        # collectives), so the compiled program pays the gather it would pay on any backend.
+        shard = shard + (0 * jnp.sum(g)).astype(shard.dtype)
+        _, vjp = jax.vjp(apply, lax.all_gather(shard, DATA_AXIS, tiled=True), h)
+        d_layer, d_h = vjp(g)
+        d_shard = lax.psum_scatter(d_layer.astype(comm_dtype), DATA_AXIS, tiled=True)
+        return d_shard.astype(shard.dtype), d_h
+
+    run.defvjp(forward, backward)
+    return run
 
 
-@dataclasses.dataclass(frozen=True)
-class StateSpecs:
-    """PartitionSpecs of the training state for one strategy and D (pytrees like the state)."""
+def _loss_fn(setup: Setup, layout: FlatLayout) -> Callable[[jax.Array, jax.Array, jax.Array], jax.Array]:
+    """(this device's params, x, y) -> the mean squared error on its rows; params are the whole buffer,
+    or under zero3 this device's row, its layers gathered one at a time."""
+    layers = range(len(layout.shard_sizes))
 
-    params: Any
-    grads: Any
-    opt: Any
+    def apply(layer: int) -> Callable[[jax.Array, jax.Array], jax.Array]:
+        return lambda buffer, h: models.apply_layer(setup.model, layer, layout.layer_params(layer, buffer), h)
 
+    def loss(params: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
+        h = x.astype(setup.param_dtype)
+        for layer in layers:
+            if setup.strategy == "zero3":
+                h = gathered_layer(apply(layer), setup.comm_dtype)(params[layout.columns(layer)], h)
+            else:
+                h = apply(layer)(layout.layer_buffer(params, layer), h)
+        return jnp.mean((h.astype(jnp.float32) - y) ** 2)
 
-def state_specs(setup: Setup, params: Any, devices: int) -> StateSpecs:
-    shard_params, shard_grads, shard_opt = ZERO_SHARDED[setup.strategy]
-
-    def specs(tree: Any, sharded: bool) -> Any:
-        return jax.tree.map(lambda leaf: shard_spec(np.shape(leaf), devices) if sharded else P(), tree)
-
-    return StateSpecs(specs(params, shard_params), specs(params, shard_grads),
-                      specs(init_opt_state(setup.optimizer, params), shard_opt))
-
-
-def _shardings(mesh: Mesh, specs: Any) -> Any:
-    return jax.tree.map(lambda spec: NamedSharding(mesh, spec), specs, is_leaf=lambda s: isinstance(s, P))
+    return loss
 
 
-def _constrain(mesh: Mesh, tree: Any, specs: Any) -> Any:
-    return jax.tree.map(lambda x, s: lax.with_sharding_constraint(x, s), tree, _shardings(mesh, specs))
+def _accumulated_gradient(setup: Setup, layout: FlatLayout) -> Callable:
+    """(params, x, y) -> (summed loss of the K micro-batches, the accumulator): the whole local sum of
+    their gradients (dp, zero1), or this device's shard of the sum over devices (zero2: a reduce-
+    scatter per micro-batch; zero3: its layers' backward reduce-scatters)."""
+    k = setup.accum_steps
+    value_and_grad = jax.value_and_grad(_loss_fn(setup, layout))
+    scatter_each = setup.strategy == "zero2"
 
+    def micro(params: jax.Array, x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
+        loss, grad = value_and_grad(params, x, y)
+        if scatter_each:
+            grad = lax.psum_scatter(grad.astype(setup.comm_dtype), DATA_AXIS, tiled=True)
+        return loss, grad.astype(setup.param_dtype)  # bfloat16 gradients under mixed precision (§3)
 
-def reduce_gradients(mesh: Mesh, grads: Any, specs: Any) -> Any:
-    """The one gradient collective: per-device gradients (D, …), split over 'data', summed over
-    the devices — `psum` (all-reduce) where the strategy keeps the gradient whole, `psum_scatter`
-    (reduce-scatter) along the shard dimension where it keeps a shard. Written with shard_map so
-    every backend runs the collective the strategy names (XLA's CPU backend does not turn an
-    all-reduce followed by a slice into a reduce-scatter by itself)."""
-    def collective(g: jax.Array, spec: P) -> jax.Array:
-        g = g[0]  # this device's block of the device axis
-        if DATA_AXIS not in spec:
-            return lax.psum(g, DATA_AXIS)
-        return lax.psum_scatter(g, DATA_AXIS, scatter_dimension=list(spec).index(DATA_AXIS), tiled=True)
-
-    flat, tree = jax.tree.flatten(grads)
-    flat_specs = jax.tree.leaves(specs, is_leaf=lambda s: isinstance(s, P))
-    body = jax.shard_map(lambda *gs: [collective(g, s) for g, s in zip(gs, flat_specs, strict=True)], mesh=mesh,
-                         in_specs=tuple(P(DATA_AXIS) for _ in flat), out_specs=list(flat_specs))
-    return jax.tree.unflatten(tree, body(*flat))
-
-
-def mean_gradient(setup: Setup, mesh: Mesh, specs: StateSpecs) -> Callable[..., tuple[jax.Array, Any]]:
-    """(params, x, y) -> (loss over the global batch, mean gradient with the strategy's sharding)."""
-    loss_fn = functools.partial(models.loss, setup.model)
-    d, k = mesh.size, setup.accum_steps
-    comm = jnp.dtype(setup.grad_dtype)
-    per_device = jax.vmap(jax.value_and_grad(loss_fn), in_axes=(None, 0, 0))  # no collective: one per block
-
-    def run(params, x, y):
-        params = _constrain(mesh, params, jax.tree.map(lambda _: P(), specs.params))  # zero3: all-gather
-        xs = jnp.moveaxis(x.reshape(d, k, -1, *x.shape[1:]), 1, 0)  # (K, D, b, …): micro-batch, device, rows
-        ys = jnp.moveaxis(y.reshape(d, k, -1), 1, 0)
+    def run(params: jax.Array, x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
         if k == 1:
-            loss, grads = per_device(params, xs[0], ys[0])
-        else:
-            def micro(total, batch):
-                return jax.tree.map(jnp.add, total, per_device(params, *batch)), None
+            return micro(params, x, y)
+        xs, ys = x.reshape(k, -1, *x.shape[1:]), y.reshape(k, -1)
 
-            zeros = (jnp.zeros(d), jax.tree.map(lambda p: jnp.zeros((d, *p.shape), p.dtype), params))
-            (loss, grads), _ = lax.scan(micro, zeros, (xs, ys))
-        summed = reduce_gradients(mesh, jax.tree.map(lambda g: g.astype(comm), grads), specs.grads)
-        mean = jax.tree.map(lambda g: g.astype(jnp.float32) / (d * k), summed)
-        return jnp.sum(loss) / (d * k), mean
+        def add(total: tuple, batch: tuple) -> tuple[tuple, None]:
+            loss, grad = micro(params, *batch)
+            return (total[0] + loss, total[1] + grad), None
+
+        size = layout.row_size if setup.strategy in ("zero2", "zero3") else layout.devices * layout.row_size
+        (loss, grad), _ = lax.scan(add, (jnp.zeros(()), jnp.zeros(size, setup.param_dtype)), (xs, ys))
+        return loss, grad
 
     return run
 
 
-def strategy_chunk(setup: Setup, steps: int, mesh: Mesh, specs: StateSpecs) -> Callable[..., Any]:
-    """`steps` steps in one `lax.scan`: (state, x, y, learning_rate) -> (state, losses), where
-    state = {"params": …, "opt": …} stays in the strategy's shardings between calls."""
-    gradient = mean_gradient(setup, mesh, specs)
+def _chunk(setup: Setup, layout: FlatLayout, steps: int) -> Callable:
+    """The per-device body of `steps` steps: (state, x, y, learning_rate) -> (state, losses (1, steps))."""
+    d, k = layout.devices, setup.accum_steps
+    shard_params, _, shard_state = setup.shards
+    gradient = _accumulated_gradient(setup, layout)
 
-    def step(state, x, y, learning_rate):
-        loss, grads = gradient(state["params"], x, y)
-        optimizer = make_optimizer(setup.optimizer, learning_rate)
-        # Each device updates the optimizer-state shard it holds (zero1–3) from its part of the gradient.
-        updates, opt = optimizer.update(grads, state["opt"], state["params"])
-        params = optax.apply_updates(state["params"], updates)
-        params = _constrain(mesh, params, specs.params)  # zero1/zero2: all-gather of the updated params
-        return {"params": params, "opt": _constrain(mesh, opt, specs.opt)}, loss
+    def step(state: dict[str, Any], x: jax.Array, y: jax.Array, learning_rate: jax.Array) -> tuple:
+        loss, grad = gradient(state["params"], x, y)
+        if setup.strategy == "dp":
+            grad = lax.psum(grad.astype(setup.comm_dtype), DATA_AXIS).astype(jnp.float32)
+        elif setup.strategy == "zero1":
+            grad = lax.psum_scatter(grad.astype(setup.comm_dtype), DATA_AXIS, tiled=True).astype(jnp.float32)
+        grad = grad.astype(jnp.float32) / (d * k)
+        # What this device updates: the whole parameters (dp) or its row of them (zero1–3), in fp32.
+        if "master" in state:
+            base = state["master"]
+        elif shard_state and not shard_params:
+            base = lax.dynamic_slice(state["params"], (lax.axis_index(DATA_AXIS) * layout.row_size,),
+                                     (layout.row_size,))
+        else:
+            base = state["params"]
+        updates, opt = make_optimizer(setup.optimizer, learning_rate).update(grad, state["opt"], base)
+        base = optax.apply_updates(base, updates)
+        params = base.astype(setup.param_dtype)
+        if shard_state and not shard_params:  # zero1, zero2: every device gets the updated params whole
+            params = lax.all_gather(params, DATA_AXIS, tiled=True)
+        new = {"params": params, "opt": opt}
+        if "master" in state:
+            new["master"] = base
+        return new, loss / k
 
     def run(state, x, y, learning_rate):
-        return lax.scan(lambda s, _: step(s, x, y, learning_rate), state, None, length=steps)
+        state, losses = lax.scan(lambda s, _: step(s, x, y, learning_rate), state, None, length=steps)
+        return state, losses[None]
 
     return run
-
-
-def state_shardings(mesh: Mesh, specs: StateSpecs) -> dict[str, Any]:
-    return {"params": _shardings(mesh, specs.params), "opt": _shardings(mesh, specs.opt)}
-
-
-def place_state(params: dict[str, np.ndarray], setup: Setup, mesh: Mesh, specs: StateSpecs) -> dict[str, Any]:
-    """The initial state on the mesh, each leaf in its strategy's sharding (every process builds
-    its own devices' shards from the same host values)."""
-    host = {"params": params, "opt": init_opt_state(setup.optimizer, params)}
-    return jax.tree.map(place_from_host, host, state_shardings(mesh, specs))
 
 
 def setup_of(spec: ProgramSpec) -> Setup:
-    return Setup(spec.model, spec.optimizer, spec.strategy, spec.accum_steps, spec.grad_dtype)
+    return Setup(spec.model, spec.optimizer, spec.strategy, spec.accum_steps, spec.grad_dtype, spec.precision)
+
+
+def host_state(setup: Setup, layout: FlatLayout, params: dict[str, np.ndarray]) -> dict[str, Any]:
+    """The initial training state, whole, on the host."""
+    flat = layout.to_flat(params)
+    state = {"params": flat.astype(setup.param_dtype), "opt": make_optimizer(setup.optimizer, 0.0).init(flat)}
+    if setup.precision == "mixed":
+        state["master"] = flat
+    return state
+
+
+def state_specs(setup: Setup, state: dict[str, Any]) -> dict[str, Any]:
+    """Each leaf's PartitionSpec: rows where the strategy shards it (a scalar, Adam's count, whole)."""
+    shard_params, _, shard_state = setup.shards
+
+    def spec(sharded: bool) -> Callable[[Any], P]:
+        return lambda leaf: ROWS if sharded and np.ndim(leaf) else WHOLE
+
+    return {name: jax.tree.map(spec(shard_params if name == "params" else shard_state), value)
+            for name, value in state.items()}
 
 
 @dataclasses.dataclass(frozen=True)
 class ShardedStateProgram:
     """A compiled strategy chunk (a `ParallelProgram`): run(state, x, y, learning_rate) -> (state,
-    losses), where state = {"params": …, "opt": …} stays in the strategy's shardings between calls
-    and losses is the global loss of each step."""
+    losses), state = {"params", "opt"[, "master"]} in the strategy's shardings between calls, losses
+    each device's loss on its rows, (D, steps)."""
 
     spec: ProgramSpec
     devices: tuple[Any, ...]
@@ -209,8 +319,9 @@ class ShardedStateProgram:
     emitted_hlo: str
     mesh: Mesh
     setup: Setup
-    specs: StateSpecs
-    shapes: tuple[int, int, int]  # global batch, features, hidden: the gradient program's shapes
+    layout: FlatLayout
+    shardings: dict[str, Any]
+    batch_shape: tuple[int, int]  # the global batch's rows and features
 
     def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
         return self.compiled(carry, x, y, learning_rate)
@@ -218,47 +329,62 @@ class ShardedStateProgram:
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         """The initial state in its strategy's shardings, the batch split by rows; every process
         builds only its own devices' parts from the same host values."""
-        _, x_shard, y_shard, lr_shard = self.compiled.input_shardings[0]
-        return (place_state(params, self.setup, self.mesh, self.specs), place_from_host(data.x, x_shard),
-                place_from_host(data.y, y_shard), place_from_host(np.float32(learning_rate), lr_shard))
+        rows, whole = NamedSharding(self.mesh, ROWS), NamedSharding(self.mesh, WHOLE)
+        state = jax.tree.map(place_from_host, host_state(self.setup, self.layout, params), self.shardings)
+        return (state, place_from_host(data.x, rows), place_from_host(data.y, rows),
+                place_from_host(np.float32(learning_rate), whole))
 
     def step_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.asarray(losses.addressable_shards[0].data)  # the global loss, replicated
+        from jax.experimental import multihost_utils
+
+        if not losses.is_fully_addressable:
+            losses = multihost_utils.process_allgather(losses, tiled=True)
+        return np.asarray(losses, np.float64).mean(axis=0)  # equal rows: the mean of means is the global loss
 
     def local_losses(self, losses: jax.Array) -> np.ndarray:
         return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
-        """Each part's copies are compared (a sharded leaf's parts differ by design), then the
-        parameters are gathered whole."""
-        params, diff = carry["params"], 0.0
-        for leaf in params.values():
-            parts: dict[str, np.ndarray] = {}
-            for shard in leaf.addressable_shards:
-                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
-                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
-        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, P()))(params)
-        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+        """The fp32 parameters (the master copy under mixed precision), gathered whole; each part's
+        copies on different devices are compared (a sharded buffer's parts differ by design)."""
+        flat = carry.get("master", carry["params"])
+        diff, parts = 0.0, {}
+        for shard in flat.addressable_shards:
+            first = parts.setdefault(str(shard.index), np.asarray(shard.data))
+            diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
+        whole = jax.jit(lambda v: v, out_shardings=NamedSharding(self.mesh, WHOLE))(flat)
+        values = np.asarray(whole.addressable_shards[0].data, np.float32)
+        return {name: np.asarray(v) for name, v in self.layout.to_params(values).items()}, diff
 
     def held_bytes(self, carry: Any) -> HeldBytes:
-        """Params and optimizer state from the trained state's shards; the gradient from a real one,
-        computed by the strategy's own gradient program (float32: a bfloat16 collective is cast back)."""
-        run, args = _gradient_program(self.setup, len(self.devices), *self.shapes)
+        """Params and optimizer state (with the fp32 master copy) from the trained state's shards; the
+        gradient from the accumulator the strategy's gradient program returns."""
+        run, args = _gradient_program(self.setup, len(self.devices), self.batch_shape, self.layout)
+        optimizer = (carry["opt"], carry.get("master", ()))
+        padding = self.layout.row_padding if self.setup.shards[0] else self.layout.padding
         return HeldBytes(params=bytes_per_device(carry["params"]), grads=bytes_per_device(run(*args)),
-                         opt=bytes_per_device(carry["opt"]))
+                         opt=bytes_per_device(optimizer), padding=padding * jnp.dtype(self.setup.param_dtype).itemsize)
 
 
 @functools.lru_cache(maxsize=32)
-def _gradient_program(setup: Setup, devices: int, batch: int, features: int, hidden: int) -> tuple:
+def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[int, int], layout: FlatLayout) -> tuple:
+    """The step's gradient accumulator, returned as each device holds it (the whole local sum per
+    device, or its shard), on zeros: its bytes are what the strategy keeps of the gradient."""
     mesh = auto_mesh(devices)
-    params = models.init_params(setup.model, features, hidden, 0)
-    specs = state_specs(setup, params, devices)
-    rows = NamedSharding(mesh, P(DATA_AXIS))
-    run = jax.jit(lambda p, x, y: mean_gradient(setup, mesh, specs)(p, x, y)[1],
-                  out_shardings=_shardings(mesh, specs.grads))
-    args = (jax.tree.map(place_from_host, params, _shardings(mesh, specs.params)),
-            place_from_host(np.zeros((batch, features), np.float32), rows),
-            place_from_host(np.zeros((batch,), np.float32), rows))
+    accumulator = _accumulated_gradient(setup, layout)
+    keeps_shard = setup.strategy in ("zero2", "zero3")
+
+    def body(params, x, y):
+        grad = accumulator(params, x, y)[1]
+        return grad if keeps_shard else grad[None]
+
+    in_params = ROWS if setup.shards[0] else WHOLE
+    run = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(in_params, ROWS, ROWS), out_specs=ROWS,
+                                check_vma=False))
+    size = layout.devices * layout.row_size
+    args = (place_from_host(np.zeros(size, setup.param_dtype), NamedSharding(mesh, in_params)),
+            place_from_host(np.zeros(batch_shape, np.float32), NamedSharding(mesh, ROWS)),
+            place_from_host(np.zeros(batch_shape[0], np.float32), NamedSharding(mesh, ROWS)))
     return run, args
 
 
@@ -266,19 +392,21 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     """Compile the strategy chunk of `spec` over the first `spec.devices` devices."""
     setup = setup_of(spec)
     params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else spec.devices)
     mesh = auto_mesh(spec.devices)
-    specs = state_specs(setup, params, spec.devices)
+    state = host_state(setup, layout, params)
+    specs = state_specs(setup, state)
+    shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
+    body = jax.shard_map(_chunk(setup, layout, spec.steps), mesh=mesh, in_specs=(specs, ROWS, ROWS, WHOLE),
+                         out_specs=(specs, ROWS), check_vma=False)
     batch = spec.devices * spec.per_device_batch
-    shardings = state_shardings(mesh, specs)
-    rows, whole = NamedSharding(mesh, P(DATA_AXIS)), NamedSharding(mesh, P())
-    host = {"params": params, "opt": init_opt_state(spec.optimizer, params)}
-    program = jax.jit(strategy_chunk(setup, spec.steps, mesh, specs), out_shardings=(shardings, whole))
-    args = (jax.tree.map(lambda p, s: jax.ShapeDtypeStruct(np.shape(p), np.asarray(p).dtype, sharding=s),
-                         host, shardings),
+    rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)
+    args = (jax.tree.map(lambda v, s: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype, sharding=s),
+                         state, shardings),
             jax.ShapeDtypeStruct((batch, spec.features), np.float32, sharding=rows),
             jax.ShapeDtypeStruct((batch,), np.float32, sharding=rows),
             jax.ShapeDtypeStruct((), np.float32, sharding=whole))
-    lowered, compiled, seconds = compile_timed(program, args)
+    lowered, compiled, seconds = compile_timed(jax.jit(body), args)
     return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
-                               lowered.as_text(dialect="hlo"), mesh, setup, specs,
-                               (batch, spec.features, spec.hidden))
+                               lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings,
+                               (batch, spec.features))
