@@ -161,8 +161,8 @@ REFERENCES = {  # by hand, for N devices: float32 Adam, 16 bytes per parameter o
     "zero2_memory_gb": 4 + 12 / N,
     "zero3_memory_gb": 16 / N,
     "scatter_gather_vs_all_reduce": quiz_zero.SAME_BOTH,  # ring: (D−1)/D·S twice = 2(D−1)/D·S
-    # Measured on XLA's CPU backend: the compiled zero3 step gathers the parameters once (see the zero3 note).
-    "fsdp_vs_dp_bytes": quiz_zero.SAME if N > 1 else quiz_zero.NOTHING,
+    # ZeRO §7.2.2: each layer gathered for the forward and again for the backward, then reduce-scattered: 3Ψ to 2Ψ.
+    "fsdp_vs_dp_bytes": quiz_zero.MORE if N > 1 else quiz_zero.NOTHING,
     "accumulation_collectives": quiz_zero.ONCE_PER_STEP,
     "padded_mean": quiz_zero.PSUM_SUMS if N > 1 else quiz_zero.BOTH,
 }
