@@ -17,7 +17,6 @@ Same steps, table, CSV and Altair chart as `benchmarks.load_sessions`, written t
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import os
 import pathlib
@@ -33,6 +32,8 @@ from benchmarks.load_sessions import (
     CONCEPT_LABS,
     OUT,
     URL_PATHS,
+    class_arguments,
+    class_arguments_refused,
     level_figures,
     report,
     server_cpu_s,
@@ -227,16 +228,11 @@ async def run(server, class_sizes: list[int], trainers: int, soak_count: int, ti
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--class-sizes", type=int, nargs="+", default=[1, 8, 16, 30], metavar="N")
-    parser.add_argument("--trainers", type=int, default=2, help="sessions training during each class size")
-    parser.add_argument("--soak", type=int, default=0, metavar="COUNT", help="run COUNT sequential sessions instead")
-    parser.add_argument("--timeout", type=float, default=120, help="seconds an interaction may take")
+    parser = class_arguments(__doc__.splitlines()[0])
     parser.add_argument("--out", type=pathlib.Path, default=OUT.parent / "load-protocol")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if any(n < 1 or n > 64 for n in args.class_sizes) or not 0 <= args.trainers <= 8 or not 0 <= args.soak <= 1000:
-        print("class sizes must be 1..64, trainers 0..8, soak 0..1000", file=sys.stderr)
+    if class_arguments_refused(args):
         return 2
     load = os.getloadavg()
     server = bs.start_server()

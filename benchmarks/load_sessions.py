@@ -362,12 +362,26 @@ def heavy_labs_run(sessions: int, heavy_jobs: int | None, as_json: bool) -> int:
     return 1 if report.exceptions or report.unfinished else 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def class_arguments(description: str) -> argparse.ArgumentParser:
+    """The options both class benchmarks take: class sizes, trainers, a soak, the interaction timeout."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--class-sizes", type=int, nargs="+", default=[1, 8, 16, 30], metavar="N")
     parser.add_argument("--trainers", type=int, default=2, help="sessions training during each class size")
     parser.add_argument("--soak", type=int, default=0, metavar="COUNT", help="run COUNT sequential sessions instead")
     parser.add_argument("--timeout", type=float, default=120, help="seconds an interaction may take")
+    return parser
+
+
+def class_arguments_refused(args: argparse.Namespace) -> bool:
+    """True, with the reason on stderr, when the class options are out of range."""
+    if any(n < 1 or n > 64 for n in args.class_sizes) or not 0 <= args.trainers <= 8 or not 0 <= args.soak <= 1000:
+        print("class sizes must be 1..64, trainers 0..8, soak 0..1000", file=sys.stderr)
+        return True
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = class_arguments(__doc__.splitlines()[0])
     parser.add_argument("--max-minutes", type=float, default=15, help="bound on each class size and on the soak")
     parser.add_argument("--out", type=pathlib.Path, default=OUT)
     parser.add_argument("--sessions", type=int, help="the heavy-labs run: N sessions press Run at once")
@@ -377,8 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.sessions:
         return heavy_labs_run(args.sessions, args.heavy_jobs, args.json)
-    if any(n < 1 or n > 64 for n in args.class_sizes) or not 0 <= args.trainers <= 8 or not 0 <= args.soak <= 1000:
-        print("class sizes must be 1..64, trainers 0..8, soak 0..1000", file=sys.stderr)
+    if class_arguments_refused(args):
         return 2
     load = os.getloadavg()
     env = {"PMAP_LAB_HEAVY_JOBS": str(args.heavy_jobs)} if args.heavy_jobs else {}
