@@ -3,6 +3,7 @@ keeps locked (mid-run, too long for MLflow's wait, from the start); and a server
 reached with them."""
 
 import base64
+import contextlib
 import http.server
 import threading
 import time
@@ -18,9 +19,12 @@ from tests.core.test_tracking_stores import SMALL, fresh_store, losses_of
 from tests.support import hold_lock
 
 
-def locker_after_first_chunk(tracker, store, db, seconds, holders):
-    """An on_chunk that, once the first chunk's losses are stored, has another process lock the
-    store for `seconds` (the process goes into `holders`, to be killed by the test)."""
+@contextlib.contextmanager
+def locked_after_first_chunk(tracker, store, db, seconds):
+    """Yields an on_chunk that, once the first chunk's losses are stored, has another process lock the
+    store for `seconds`; that process is killed on the way out, whatever happened."""
+    holders = []
+
     def lock(steps_done, losses):
         if not holders:
             (run_id,) = tracker._runs
@@ -29,7 +33,12 @@ def locker_after_first_chunk(tracker, store, db, seconds, holders):
                 time.sleep(0.05)
             holders.append(hold_lock(db, seconds))
 
-    return lock
+    try:
+        yield lock
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.wait()
 
 
 def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes(tmp_path):
@@ -39,16 +48,9 @@ def test_a_store_locked_mid_run_for_25_s_loses_nothing_and_the_training_finishes
     store = fresh_store(db)
     tracker = Tracker(store)
     tracking = TrackingCallback(tracker)
-    holders = []
-    lock_after_first_chunk = locker_after_first_chunk(tracker, store, db, 25, holders)
-
-    try:
-        result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
+    with locked_after_first_chunk(tracker, store, db, 25) as lock:
+        result = train(SMALL, [tracking, Progress(on_chunk=lock)])
         tracked = tracking.tracked(result)
-    finally:
-        for holder in holders:
-            holder.kill()
-            holder.wait()
     assert tracked.error is None
     uri = tracked.tracking_uri
     run = MlflowClient(uri).get_run(tracked.run_id)
@@ -68,20 +70,13 @@ def test_a_store_locked_too_long_mid_run_moves_the_run_and_closes_the_one_left_b
     fallback = fresh_store(tmp_path / "fallback.db")
     tracker = Tracker(store, fallback_uri=fallback)
     tracking = TrackingCallback(tracker)
-    holders = []
-    lock_after_first_chunk = locker_after_first_chunk(tracker, store, db, 32, holders)
-
-    try:
-        result = train(SMALL, [tracking, Progress(on_chunk=lock_after_first_chunk)])
+    with locked_after_first_chunk(tracker, store, db, 32) as lock:
+        result = train(SMALL, [tracking, Progress(on_chunk=lock)])
         tracked = tracking.tracked(result)
         (left_behind,) = tracker._runs
         deadline = time.monotonic() + 60
         while MlflowClient(store).get_run(left_behind).info.status == "RUNNING" and time.monotonic() < deadline:
             time.sleep(0.5)
-    finally:
-        for holder in holders:
-            holder.kill()
-            holder.wait()
     assert tracked.fell_back_to == fallback and tracked.error is None
     run = MlflowClient(fallback).get_run(tracked.run_id)
     assert run.info.status == "FINISHED"
