@@ -156,6 +156,23 @@ def ui_command(uri: str | None = None) -> str:
     return f"mlflow ui --backend-store-uri {uri} --host 127.0.0.1 --port 5000"
 
 
+_COUNT = re.compile(r"[0-9]{1,18}")
+MAX_STORED_COUNT = 2**31 - 1
+
+
+def stored_count(value: object) -> int | None:
+    """A count (devices, a batch, processes) read back from a store: a whole number from 1 written
+    with the digits 0-9, else None. A store may hold anything another program wrote there: "²" and
+    "①" pass `str.isdigit` yet `int` refuses them, "１２" is not what the lab writes, and a long
+    number overflows a table's int64 column or `int` itself; the value stays readable as text."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 1 <= value <= MAX_STORED_COUNT else None
+    if not isinstance(value, str) or not _COUNT.fullmatch(value.strip(" ")):
+        return None
+    number = int(value.strip(" "))
+    return number if 1 <= number <= MAX_STORED_COUNT else None
+
+
 def runtime_tags(lab: str) -> dict[str, str]:
     """Tags that say where a run ran, so laptop and GPU runs can be told apart."""
     info = describe_runtime()

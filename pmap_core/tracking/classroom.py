@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, tracking_uri
+from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, stored_count, tracking_uri
 
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
 CLASS_TAG, STUDENT_TAG, CLASS_KEY_TAG = "class_code", "student", "class_key"
@@ -93,10 +93,6 @@ def _search(client: Any, experiment: str, code: str) -> list:
     return [run for run in runs if run.data.tags.get(CLASS_TAG) == sanitize_code(code)]  # a digest is not the code
 
 
-def _number(value: str | None) -> int | None:
-    return int(value) if value is not None and value.strip().isdigit() else None
-
-
 def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
     """Every run of the class, one row per training run and one per exercise step answered (RUN_COLUMNS)."""
     client = _client(uri)
@@ -111,8 +107,8 @@ def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
         if run.data.tags.get("sweep") == "true" or "steady_throughput" not in metrics:
             continue  # a sweep's parent repeats its children; an unfinished run has no figures
         rows.append({"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "training", "model": params.get("model"),
-                     "global_batch": _number(params.get("global_batch")), "scaling": params.get("scaling"),
-                     "impl": params.get("impl"), "devices": _number(params.get("devices")),
+                     "global_batch": stored_count(params.get("global_batch")), "scaling": params.get("scaling"),
+                     "impl": params.get("impl"), "devices": stored_count(params.get("devices")),
                      "steady_throughput": metrics.get("steady_throughput"), "efficiency": metrics.get("efficiency"),
                      "run_id": run.info.run_id, "start_time": run.info.start_time})
     frame = pd.DataFrame(rows, columns=RUN_COLUMNS)

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from pmap_core.tracking import EXPERIMENT, tracking_uri, ui_command
+from pmap_core.tracking import EXPERIMENT, stored_count, tracking_uri, ui_command
 from pmap_core.train.advice import DEFAULT_IMPL, advise_at
 
 __all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "filter_impl", "impl_comparison", "impls_of", "load_runs",
@@ -56,10 +56,6 @@ def _client(uri: str | None) -> Any:
     from mlflow.tracking import MlflowClient
 
     return MlflowClient(tracking_uri=uri or tracking_uri())
-
-
-def _whole_number(text: str | None) -> int | None:
-    return int(text) if text is not None and text.strip().isdigit() else None
 
 
 def _filter(model: str | None, global_batch: int | None) -> str:
@@ -104,9 +100,9 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
         row["impl"] = data.params.get("impl") or (LEGACY_IMPL if training else None)
         row["setup"] = setup_label(data.params) if training else None
         for name in _INT_PARAMS:  # other labs' runs may hold e.g. a list of device counts here
-            row[name] = _whole_number(data.params.get(name))
+            row[name] = stored_count(data.params.get(name))
         # Runs of one process recorded before `num_processes` existed carry `processes` (or nothing).
-        row["num_processes"] = _whole_number(data.params.get("num_processes") or data.params.get("processes")) or (
+        row["num_processes"] = stored_count(data.params.get("num_processes") or data.params.get("processes")) or (
             1 if training else None)
         for name in _METRICS:
             row[name] = data.metrics.get(name)
