@@ -31,6 +31,7 @@ MAX_PROCESSES = 4
 MAX_DEVICES_PER_PROCESS = 8
 STOP_GRACE_S = 5.0       # after SIGTERM, how long a process may take to end before SIGKILL
 PARENT_POLL_S = 1.0
+PARENT_GONE_STATUS = 3  # the exit status of a process whose launcher disappeared
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # the repository
 _live: set[ProcessGroup] = set()  # groups to kill if this interpreter exits first
@@ -254,7 +255,9 @@ def exit_with_parent() -> None:
     def watch() -> None:
         while os.getppid() == int(parent):
             time.sleep(PARENT_POLL_S)
-        print(f"process {os.getpid()}: the launcher (pid {parent}) is gone; exiting", file=sys.stderr, flush=True)
-        os._exit(3)
+        # No message first: the launcher held the read end of this process's stdout and stderr, so a
+        # write now raises BrokenPipeError (or blocks on a full pipe) and this thread would die or hang
+        # before the exit. The launcher's own side reports the end.
+        os._exit(PARENT_GONE_STATUS)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
