@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
+from mlflow.exceptions import MlflowException
+from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
 
 from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, stored_count, tracking_uri
 
@@ -71,17 +73,34 @@ def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[st
                     run_id: str | None = None, uri: str | None = None) -> str:
     """Write a sheet's results (metric `step.<id>`: 1 right, 0 wrong) to the student's run for the
     sheet, created on first use; returns its id. The run is ended at once, so it is never left
-    RUNNING when the student closes the page; later results are added to it."""
+    RUNNING when the student closes the page; later results are added to it. When `run_id` is gone
+    from the store (deleted, or the store reset), the results go to a new run, whose id is returned."""
     client = _client(uri)
-    if run_id is None:
-        experiment = mlflow_backend.experiment_id(client, EXERCISE_EXPERIMENT)
-        run = client.create_run(experiment, run_name=f"worksheet-{sheet_id}",
-                                tags={**tags, "lab": "worksheet", "sheet": sheet_id})
-        run_id = run.info.run_id
-        client.set_terminated(run_id, status=FINISHED)
-    mlflow_backend.write_metrics(client, run_id, [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None)
-                                                  for step, right in results.items()])
-    return run_id
+    entries = [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None) for step, right in results.items()]
+    if run_id is not None:
+        try:
+            mlflow_backend.write_metrics(client, run_id, entries)
+            return run_id
+        except MlflowException:
+            if _run_is_live(client, run_id):
+                raise  # the run is there: the write failed for another reason
+    # No run yet, or the session's run is gone (deleted in MLflow's UI, or the store reset or replaced).
+    experiment = mlflow_backend.experiment_id(client, EXERCISE_EXPERIMENT)
+    run = client.create_run(experiment, run_name=f"worksheet-{sheet_id}",
+                            tags={**tags, "lab": "worksheet", "sheet": sheet_id})
+    client.set_terminated(run.info.run_id, status=FINISHED)
+    mlflow_backend.write_metrics(client, run.info.run_id, entries)
+    return run.info.run_id
+
+
+def _run_is_live(client: Any, run_id: str) -> bool:
+    """Whether the store holds `run_id` and it is not deleted (another failure of the store raises)."""
+    try:
+        return client.get_run(run_id).info.lifecycle_stage == "active"
+    except MlflowException as error:
+        if error.error_code == ErrorCode.Name(RESOURCE_DOES_NOT_EXIST):
+            return False
+        raise
 
 
 def _search(client: Any, experiment: str, code: str) -> list:
