@@ -18,6 +18,8 @@ from pmap_core.validation import LabInputError
 NUMBER, CHOICE, SHAPE = "number", "choice", "shape"
 KINDS = (NUMBER, CHOICE, SHAPE)
 MAX_PREDICTION_CHARS = 64
+# Full-width forms (U+FF01-U+FF5E: what a Chinese input method types for "(4, 2)") as their ASCII forms.
+FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 
 
 def format_shape(shape: Sequence[int]) -> str:
@@ -25,10 +27,11 @@ def format_shape(shape: Sequence[int]) -> str:
 
 
 def parse_shape(text: str) -> str:
-    """A shape typed by a student — "(4, 2)", "4,2", "[8]", "4x2" — written as format_shape writes it."""
-    cleaned = str(text)[:MAX_PREDICTION_CHARS].strip().strip("()[]").strip()
+    """A shape typed by a student — "(4, 2)", "4,2", "[8]", "4x2", "（4，2）" — written as format_shape
+    writes it. Dimensions are ASCII digits only: "²" and "①" pass `str.isdigit` but are no number."""
+    cleaned = str(text)[:MAX_PREDICTION_CHARS].translate(FULL_WIDTH).strip().strip("()[]").strip()
     parts = [p for p in re.split(r"[,x×\s]+", cleaned) if p]
-    if not parts or not all(p.isdigit() for p in parts):
+    if not parts or not all(re.fullmatch(r"[0-9]+", p) for p in parts):
         raise LabInputError("not_a_shape", "{value!r} is not a shape; write it like (4, 2)", value=text)
     return format_shape([int(p) for p in parts])
 

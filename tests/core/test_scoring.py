@@ -38,3 +38,18 @@ def test_the_quiz_and_the_worksheets_score_with_the_same_rule():
         expected = scoring.is_correct(scoring.NUMBER, prediction, 150.0, question.tolerance)
         assert quiz.is_correct(question.id, prediction, 150.0) == expected
         assert worksheets.is_correct(step, prediction, 150.0) == expected
+
+
+@pytest.mark.parametrize("typed", ["²", "①", "4x²", "(4, ①)", "٣", "4\u00b2", "(4, 2)\u2082"])
+def test_characters_python_calls_digits_but_int_refuses_are_not_a_shape(typed):
+    # str.isdigit() is true for "²" and "①", int() refuses them: they must be "not a shape", not a crash.
+    with pytest.raises(LabInputError) as refused:
+        scoring.parse_shape(typed)
+    assert refused.value.code == "not_a_shape"
+    with pytest.raises(LabInputError):
+        scoring.is_correct(scoring.SHAPE, typed, "(4,)")
+
+
+@pytest.mark.parametrize("typed,shape", [("（4，2）", "(4, 2)"), ("４，２", "(4, 2)"), ("［8］", "(8,)")])
+def test_a_shape_typed_in_full_width_forms_reads_as_its_ascii_form(typed, shape):
+    assert scoring.parse_shape(typed) == shape

@@ -77,3 +77,13 @@ def test_an_open_step_waits_for_a_sweep_then_checks_against_it():
     assert at.success
     shown = at.dataframe[-1].value  # the sweep it was checked against
     assert list(shown["devices"]) == [1, 2, 4, 8]
+
+
+@pytest.mark.parametrize("typed", ["²", "①"])
+def test_a_shape_answer_of_digit_like_characters_is_not_a_shape_on_the_page(typed):
+    at = open_lab("worksheet", sheet="2_collectives", step="all_gather_shape")
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(typed)
+    at.button(key="worksheet.check").click().run()
+    assert not at.exception and not at.success
+    assert [e.value for e in at.error] == [f"` {typed} ` is not a shape; write it like (4, 2)."]
+    assert not at.session_state["worksheet.results"]["2_collectives"]
