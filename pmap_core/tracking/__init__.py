@@ -40,7 +40,9 @@ SQLITE_HEADER = b"SQLite format 3\x00"
 # Query or connection-string fields whose values are secrets.
 _SECRET_FIELDS = (r"(?:token|access_token|auth|authorization|password|passwd|pwd|secret|api_key|apikey|key"
                   r"|sig|signature|credential|credentials)")
-_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s?#]+)@")
+# The user information runs to the *last* @ of the authority (which ends at /, ?, # or a space): a password
+# may hold an unescaped @, and urllib splits it the same way.
+_USERINFO = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/\s?#]+)@")
 _SECRET_VALUE = re.compile(rf"(?i)(?P<name>\b{_SECRET_FIELDS})=(?P<value>[^&;\s'\"]+)")
 
 

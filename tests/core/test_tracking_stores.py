@@ -97,6 +97,10 @@ SECRETS = [
     ("mssql+pyodbc://db/mlflow?password=s3cr3t;Driver=x", "mssql+pyodbc://db/mlflow?password=***;Driver=x"),
     ("API request to https://u:s3cr3t@h/api failed", "API request to https://***@h/api failed"),
     ("sqlite:///mlflow.db", "sqlite:///mlflow.db"),
+    # An @ inside the password (unescaped, as people write it): the user information ends at the last @.
+    ("http://alice:s3cr3t@ss@host:5000/", "http://***@host:5000/"),
+    ("https://s3cr3t@@mlflow.example.org/x@y", "https://***@mlflow.example.org/x@y"),
+    ("postgresql://bob:s3c@r3t@db/mlflow and https://h/x", "postgresql://***@db/mlflow and https://h/x"),
 ]
 
 
