@@ -7,6 +7,7 @@ Nothing here has side effects on import, so the benchmarks can use it outside py
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import os
 import pathlib
 import shutil
@@ -177,3 +178,15 @@ class MlflowServer:
         if self.process.poll() is None:
             os.killpg(self.process.pid, sig)
             self.process.wait(30)
+
+
+def json_at_device_counts(code: str, device_counts: Iterable[int], *, timeout: float = 300) -> dict[int, object]:
+    """Run `code` in one child per device count, all at once, each printing a JSON value as its last
+    line; that value per device count. A child that fails fails the caller with its stderr."""
+    children = {devices: start_python(code, devices=devices) for devices in device_counts}
+    results = {}
+    for devices, child in children.items():
+        out, err = child.communicate(timeout=timeout)
+        assert child.returncode == 0, f"D = {devices}:\n{err[-3000:]}"
+        results[devices] = json.loads(out.strip().splitlines()[-1])
+    return results

@@ -24,17 +24,9 @@ PITFALL_DEVICE_COUNTS = (1, 2, 3)
 
 @pytest.fixture(scope="module")
 def pitfalls_at_each_device_count():
-    import json
+    from tests.support import json_at_device_counts
 
-    from tests.support import start_python
-
-    children = {devices: start_python(_CHILD, devices=devices) for devices in PITFALL_DEVICE_COUNTS}
-    results = {}
-    for devices, child in children.items():
-        out, err = child.communicate(timeout=600)
-        assert child.returncode == 0, err[-3000:]
-        results[devices] = json.loads(out.strip().splitlines()[-1])
-    return results
+    return json_at_device_counts(_CHILD, PITFALL_DEVICE_COUNTS, timeout=600)
 
 
 @pytest.mark.parametrize("devices", PITFALL_DEVICE_COUNTS)

@@ -32,17 +32,9 @@ QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
 
 @pytest.fixture(scope="module")
 def quiz_at_each_device_count():
-    import json
+    from tests.support import json_at_device_counts
 
-    from tests.support import start_python
-
-    children = {devices: start_python(_CHILD, devices=devices) for devices in QUIZ_DEVICE_COUNTS if devices != N}
-    results = {N: answers_and_options()}
-    for devices, child in children.items():
-        out, err = child.communicate(timeout=300)
-        assert child.returncode == 0, err[-2000:]
-        results[devices] = json.loads(out.strip().splitlines()[-1])
-    return results
+    return {N: answers_and_options(), **json_at_device_counts(_CHILD, [d for d in QUIZ_DEVICE_COUNTS if d != N])}
 
 
 @pytest.mark.parametrize("devices", QUIZ_DEVICE_COUNTS)
