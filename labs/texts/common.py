@@ -87,6 +87,24 @@ TEXTS = {
         "en": "`{name}` would hold {count:,} values, over this deployment's limit of {limit:,}. Choose smaller sizes.",
         "zh": "`{name}` 将包含 {count:,} 个数值，超过本部署的上限 {limit:,}。请选择更小的规模。",
     },
+    "error.mesh_needs_tensor": {
+        "en": "A model axis of {model} devices is a data × model mesh: it trains with impl tensor, not {impl}.",
+        "zh": "{model} 台设备的模型轴构成数据 × 模型网格，需要用 tensor 实现训练，而不是 {impl}。",
+    },
+    "error.tensor_needs_mlp_sgd": {
+        "en": "The tensor implementation splits the MLP's weights and trains with SGD in float32 (strategy dp, no "
+              "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}.",
+        "zh": "tensor 实现切分 MLP 的权重，并以 float32 的 SGD 训练（策略 dp，不做梯度累积）；"
+              "收到的是模型 {model}、优化器 {optimizer}、策略 {strategy}。",
+    },
+    "error.mesh_devices": {
+        "en": "The mesh data={data},model={model} uses {mesh} devices, not {devices}.",
+        "zh": "网格 data={data},model={model} 使用 {mesh} 台设备，而不是 {devices} 台。",
+    },
+    "error.mesh_not_divisible": {
+        "en": "The model axis ({model} devices) must divide {name} ({size}).",
+        "zh": "模型轴（{model} 台设备）必须能整除 {name}（{size}）。",
+    },
     "share.title": {"en": "Share this lab", "zh": "分享本实验"},
     "share.body": {
         "en": "The link below opens this lab with the settings it shows now. Tick **lock** to show a setting "

@@ -22,8 +22,8 @@ from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, models
-from pmap_core.train.programs import IMPLEMENTATIONS
-from pmap_core.validation import MAX_BATCH, MAX_STEPS, check_devices
+from pmap_core.train.programs import IMPLEMENTATIONS, TENSOR_IMPL
+from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError, check_devices
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -98,9 +98,23 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     group.add_argument("--heartbeat-timeout", type=int, default=100,
                        help="seconds without a heartbeat after which a process counts as dead (default 100)")
     if not sweep:
+        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y",
+            help="train the MLP on a data × model mesh of X·Y devices: tensor parallelism over model "
+                 "(Megatron's split), data parallelism over data (impl tensor)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
+
+
+def _mesh(text: str) -> tuple[int, int]:
+    """"data=4,model=2" -> (4, 2)."""
+    try:
+        sizes = dict(part.split("=") for part in text.split(","))
+        if set(sizes) == {"data", "model"}:
+            return int(sizes["data"]), int(sizes["model"])
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected data=X,model=Y with whole numbers, got {text!r}")
 
 
 def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
@@ -116,6 +130,13 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     )
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
+    mesh = getattr(args, "mesh", None)
+    if mesh is not None:
+        data, model = mesh
+        if args.devices is not None and args.devices != data * model:
+            raise LabInputError("mesh_devices", "--mesh data={data},model={model} uses {mesh} devices, not {devices}",
+                                data=data, model=model, mesh=data * model, devices=args.devices)
+        return dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model), info
     return dataclasses.replace(config, impl=impl), info
 
 
@@ -156,6 +177,7 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
         "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
         "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
         "grad_dtype": config.grad_dtype, "precision": config.precision,
+        "mesh_data": config.mesh_data, "mesh_model": config.mesh_model,
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
     }

@@ -279,3 +279,18 @@ def largest_model_params(budget_bytes: float, devices: int, strategy: str, param
     """The most parameters Ψ whose model states fit `budget_bytes` per device (activations excluded)."""
     per_param = zero_memory_per_device(1.0, devices, strategy, param_bytes, grad_bytes, optimizer_bytes).total
     return _positive("budget_bytes", budget_bytes) / per_param
+
+
+def tensor_comm_bytes_per_step(batch: int, features: int, hidden: int, data: int, model: int,
+                               value_bytes: float = 4.0) -> float:
+    """Bytes each device sends per step (ring) for the MLP split Megatron's way on a data × model mesh
+    (Shoeybi et al. 2019, §3; the JAX Scaling Book, "Training": one all-reduce of activations per pair
+    of layers): the second layer's partial sums, B/X values, all-reduced over the Y devices of `model`,
+    2(Y−1)/Y·B/X·v; then the gradient of this device's weights (F·H/Y + 2H/Y + 1 values), all-reduced
+    over the X devices of `data`, 2(X−1)/X·that·v. The input is data, so the backward pass sends nothing
+    over `model`; the loss's own all-reduce (one value) is left out."""
+    data = check_int("data", data, 1, MAX_MODEL_DEVICES)
+    model = check_int("model", model, 1, MAX_MODEL_DEVICES)
+    activations = 2 * (model - 1) / model * batch / data
+    local_weights = features * hidden / model + 2 * hidden / model + 1
+    return (activations + 2 * (data - 1) / data * local_weights) * value_bytes

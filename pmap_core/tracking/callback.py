@@ -28,8 +28,7 @@ log = logging.getLogger(__name__)
 
 def run_params(config: TrainConfig) -> dict[str, Any]:
     """Every setting of a run, as MLflow params."""
-    return {**dataclasses.asdict(config), "per_device_batch": config.per_device_batch,
-            "processes": jax.process_count()}
+    return {**dataclasses.asdict(config), **config.derived(), "processes": jax.process_count()}
 
 
 def scaling_metrics(scaling_ratio: float, efficiency: float, hardware_ceiling: float,

@@ -16,7 +16,7 @@ from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, PR
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
 from pmap_core.train.program import ProgramSpec
-from pmap_core.train.programs import PROGRAMS, SHARDED_STATE_IMPL
+from pmap_core.train.programs import PROGRAMS, SHARDED_STATE_IMPL, TENSOR_IMPL
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_STEPS,
@@ -36,6 +36,7 @@ MAX_MODEL_FEATURES = 512
 MAX_CHUNK = 500
 MAX_LEARNING_RATE = 10.0
 MAX_ACCUM_STEPS = 64
+MAX_MESH_MODEL = 64
 MAX_WORK = 20_000_000_000  # forward multiply-adds over the whole run (steps × batch × model size)
 
 
@@ -59,6 +60,15 @@ class TrainConfig:
     accum_steps: int = 1         # K micro-batches per device per step, one gradient collective per K
     grad_dtype: str = "float32"  # one of GRAD_DTYPES: the dtype the gradient collective sends
     precision: str = "float32"   # one of PRECISIONS: float32, or mixed (bfloat16 params and grads, fp32 master)
+    mesh_model: int = 1          # impl tensor: devices on the model axis; the data axis has devices / mesh_model
+
+    @property
+    def mesh_data(self) -> int:
+        return self.devices // self.mesh_model
+
+    def derived(self) -> dict[str, int]:
+        """The settings that follow from the others, as a run's record names them."""
+        return {"per_device_batch": self.per_device_batch, "mesh_data": self.mesh_data}
 
     @property
     def per_device_batch(self) -> int:
@@ -84,14 +94,15 @@ class TrainConfig:
         """What fixes the compiled program that runs `steps` of this config's steps in one call."""
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
                            self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
-                           self.precision, self.sharded_state)
+                           self.precision, self.sharded_state, self.mesh_model)
 
 
 def validate(config: TrainConfig) -> TrainConfig:
     """The config with numbers normalised, or a LabInputError (codes: unknown_model,
     unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype, unknown_precision,
-    strategy_needs_jit, batch_not_divisible, micro_batch_not_divisible, too_much_work, out_of_range,
-    not_whole_number, not_a_number, too_many_devices, too_large, distributed_devices)."""
+    strategy_needs_jit, mesh_needs_tensor, tensor_needs_mlp_sgd, mesh_not_divisible, batch_not_divisible,
+    micro_batch_not_divisible, too_much_work, out_of_range, not_whole_number, not_a_number, too_many_devices,
+    too_large, distributed_devices)."""
     if config.model not in models.MODELS:
         raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
                             options=", ".join(models.MODELS), value=config.model)
@@ -117,7 +128,9 @@ def validate(config: TrainConfig) -> TrainConfig:
         seed=check_seed(config.seed),
         chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
         accum_steps=check_int("accum_steps", config.accum_steps, 1, MAX_ACCUM_STEPS),
+        mesh_model=check_int("mesh_model", config.mesh_model, 1, MAX_MESH_MODEL),
     )
+    _check_mesh(checked)
     if checked.sharded_state and checked.impl != SHARDED_STATE_IMPL:
         raise LabInputError(
             "strategy_needs_jit",
@@ -182,11 +195,30 @@ def chunk_lengths(steps: int, chunk: int) -> list[int]:
     return [chunk] * full + ([rest] if rest else [])
 
 
+def _check_mesh(config: TrainConfig) -> None:
+    """A data × model mesh (impl tensor) trains the MLP with SGD in float32, its model axis dividing
+    both the devices and the hidden width; every other impl runs on one axis."""
+    if config.impl != TENSOR_IMPL:
+        if config.mesh_model != 1:
+            raise LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
+                                model=config.mesh_model, impl=config.impl)
+        return
+    if config.model != "mlp" or config.sharded_state:
+        raise LabInputError("tensor_needs_mlp_sgd",
+                            "impl tensor splits the MLP's weights and trains with SGD in float32 (strategy dp, no "
+                            "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
+                            model=config.model, optimizer=config.optimizer, strategy=config.strategy)
+    for name, size in (("devices", config.devices), ("hidden", config.hidden)):
+        if size % config.mesh_model:
+            raise LabInputError("mesh_not_divisible", "the model axis ({model} devices) must divide {name} ({size})",
+                                model=config.mesh_model, name=name, size=size)
+
+
 def baseline_config(config: TrainConfig) -> TrainConfig:
     """The one-device run S(D) is measured against: the same global batch (strong) or the same
     per-device batch (weak)."""
     batch = config.global_batch if config.scaling == "strong" else config.per_device_batch
-    return dataclasses.replace(config, devices=1, global_batch=batch)
+    return dataclasses.replace(config, devices=1, global_batch=batch, mesh_model=1)
 
 
 def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None,

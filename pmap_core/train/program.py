@@ -50,6 +50,7 @@ class ProgramSpec:
     grad_dtype: str = "float32"
     precision: str = "float32"
     sharded_state: bool = False  # `TrainConfig.sharded_state`: the state leaves the replicated SGD step
+    mesh_model: int = 1          # devices on the model axis of a data × model mesh (impl "tensor")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,137 @@
+"""Tensor parallelism with data parallelism: the MLP on a data × model mesh, in JAX's explicit sharding
+mode ("sharding in types": every array's type names its sharding, `jax.typeof(w1)` is
+`float32[8,32@model]`). A `ParallelProgram` (`TensorParallelProgram`), registered as impl "tensor".
+
+Megatron-LM's split of an MLP (Shoeybi et al. 2019, §3; the JAX Scaling Book, "Training", tensor
+parallelism): the first weight by columns, the second by rows, over the `model` axis, the batch by rows
+over `data`:
+
+    w1 (F, H@model)   b1 (H@model)   w2 (H@model)   b2 ()   x (B@data, F)   y (B@data)
+    h = tanh(x @ w1 + b1)             (B@data, H@model): each device its columns, nothing sent
+    out = h @ w2 + b2                 a sum over the split H: partial sums, all-reduced over `model`
+
+The compiler asks where the second product's result goes (`out_sharding=`: the contraction's axis is
+sharded); `P('data')` says all-reduce it over `model`. The gradient of every weight is a sum over the
+batch's rows, so it is all-reduced over `data`, as in data parallelism, on each device's 1/Y of the
+weights. The input x is data (no gradient), so the backward pass sends nothing over `model`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from pmap_core.runtime import DATA_AXIS
+from pmap_core.train import models
+from pmap_core.train.program import (
+    HeldBytes,
+    ProgramSpec,
+    bytes_per_device,
+    compile_timed,
+    param_count,
+    place_from_host,
+)
+
+MODEL_AXIS = "model"
+PARAM_SPECS = {"w1": P(None, MODEL_AXIS), "b1": P(MODEL_AXIS), "w2": P(MODEL_AXIS), "b2": P()}
+BATCH_ROWS = P(DATA_AXIS)
+
+
+def tensor_mesh(data: int, model: int) -> Mesh:
+    """The first data·model devices as a (data, model) mesh; `jax.make_mesh` makes its axes Explicit."""
+    return jax.make_mesh((data, model), (DATA_AXIS, MODEL_AXIS), devices=jax.devices()[:data * model])
+
+
+def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -> jax.Array:
+    """The MLP's mean squared error, written over the global arrays; their types carry the split."""
+    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    out = jnp.matmul(h, params["w2"], out_sharding=NamedSharding(mesh, BATCH_ROWS)) + params["b2"]
+    return jnp.mean((out - y) ** 2)
+
+
+def chunk(mesh: Mesh, steps: int):
+    """`steps` SGD steps in one `lax.scan`: (params, x, y, learning_rate) -> (params, losses)."""
+    def step(params, x, y, learning_rate):
+        value, grads = jax.value_and_grad(loss)(params, x, y, mesh)
+        return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads), value
+
+    def run(params, x, y, learning_rate):
+        return lax.scan(lambda p, _: step(p, x, y, learning_rate), params, None, length=steps)
+
+    return run
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorParallelProgram:
+    """A compiled chunk on a data × model mesh: run(params, x, y, learning_rate) -> (params, losses),
+    the losses the global batch's, one per step."""
+
+    spec: ProgramSpec
+    devices: tuple[Any, ...]
+    compiled: Any
+    compile_s: float
+    param_count: int
+    emitted_hlo: str
+    mesh: Mesh
+
+    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
+        return self.compiled(carry, x, y, learning_rate)
+
+    def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
+        def put(value: Any, spec: P) -> jax.Array:
+            return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
+
+        return ({name: put(value, PARAM_SPECS[name]) for name, value in params.items()},
+                put(data.x, BATCH_ROWS), put(data.y, BATCH_ROWS), put(np.float32(learning_rate), P()))
+
+    def step_losses(self, losses: jax.Array) -> np.ndarray:
+        return np.asarray(losses.addressable_shards[0].data, np.float64)  # the global loss, on every device
+
+    def local_losses(self, losses: jax.Array) -> np.ndarray:
+        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
+
+    def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
+        """Each part's copies on the devices that hold it are compared; then each weight is gathered."""
+        diff = 0.0
+        for leaf in carry.values():
+            parts: dict[str, np.ndarray] = {}
+            for shard in leaf.addressable_shards:
+                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
+                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
+        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, P()))(carry)
+        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+
+    def held_bytes(self, carry: Any) -> HeldBytes:
+        """Each device holds its columns of w1 and b1 and its rows of w2 (b2 whole); the gradient the
+        step computes has the same types, after its all-reduce over `data`. SGD keeps no state."""
+        params = bytes_per_device(carry)
+        return HeldBytes(params=params, grads=params, opt=0)
+
+
+def build(spec: ProgramSpec) -> TensorParallelProgram:
+    """Compile the chunk of `spec` on a (D / mesh_model) × mesh_model mesh."""
+    mesh = tensor_mesh(spec.devices // spec.mesh_model, spec.mesh_model)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    batch = spec.devices * spec.per_device_batch
+
+    def abstract(shape: tuple[int, ...], partition: P) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, partition))
+
+    args = ({name: abstract(np.shape(value), PARAM_SPECS[name]) for name, value in params.items()},
+            abstract((batch, spec.features), BATCH_ROWS), abstract((batch,), BATCH_ROWS), abstract((), P()))
+    lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps)), args)
+    return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+                                 lowered.as_text(dialect="hlo"), mesh)
+
+
+def array_types(program: TensorParallelProgram, carry: Any, x: Any, y: Any) -> dict[str, str]:
+    """`jax.typeof` of every array the step takes, as the page shows them (`float32[8,32@model]`)."""
+    arrays = {**carry, "x": x, "y": y}
+    return {name: str(jax.typeof(value)) for name, value in arrays.items()}
