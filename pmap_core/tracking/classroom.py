@@ -29,10 +29,13 @@ RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_ba
                "devices", "steady_throughput", "efficiency", "run_id", "start_time"]
 
 
+REMOVED_CATEGORIES = ("C", "Zl", "Zp")  # control, format, unassigned, private use; line and paragraph separators
+
+
 def sanitize(text: object, max_chars: int) -> str:
-    """`text` without control, format or unassigned characters (line breaks, bidi overrides, zero-width
-    marks), surrounding spaces stripped, cut to `max_chars`."""
-    kept = "".join(ch for ch in str(text) if not unicodedata.category(ch).startswith("C"))
+    """`text` without control, format or unassigned characters and line breaks (U+2028 and U+2029
+    too), bidi overrides and zero-width marks, surrounding spaces stripped, cut to `max_chars`."""
+    kept = "".join(ch for ch in str(text) if not unicodedata.category(ch).startswith(REMOVED_CATEGORIES))
     return kept.strip()[:max_chars].strip()
 
 
@@ -181,13 +184,24 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
 def csv_safe(value: object) -> object:
-    """A text a spreadsheet would run as a formula (a name like "=HYPERLINK(…)") gets a leading quote."""
-    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+    """A text a spreadsheet could run as a formula gets a leading quote: one that starts like a formula
+    ("=HYPERLINK(…)", also in full width: "＝"), or with anything a spreadsheet may trim in front of
+    one (a space of any kind, a line break, a control or zero-width character). Values written
+    straight to the store never went through `sanitize`, so any of these may be there."""
+    if not isinstance(value, str) or not value:
+        return value
+    first = value[0]
+    if (unicodedata.normalize("NFKC", first).startswith(FORMULA_STARTS) or first.isspace()
+            or unicodedata.category(first).startswith(("C", "Z"))):
+        return f"'{value}"
+    return value
 
 
 def to_csv(runs: pd.DataFrame) -> bytes:
-    """The rows the page shows, as CSV; students' texts cannot become spreadsheet formulas."""
+    """The rows the page shows, as CSV; no text in them (names, codes, params, tags: whatever the
+    store holds) can become a spreadsheet formula."""
     safe = runs.copy()
-    for column in ("student", "sheet", "step", "model", "scaling", "impl"):
-        safe[column] = safe[column].map(csv_safe)
+    for column in safe.columns:
+        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
+            safe[column] = safe[column].map(csv_safe)
     return safe.to_csv(index=False).encode("utf-8")
