@@ -33,9 +33,10 @@ STEP_LINE = re.compile(r"^step (\d+)/(\d+)")
 TAIL = 14
 
 
-def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeout: int, uri: str) -> list[str]:
+def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeout: int) -> list[str]:
+    """What each process runs (its tracking URI comes through its environment: see launch.ProcessGroup)."""
     return ["train", "--json", "--model", "linear", "--impl", impl, "--global-batch", str(batch),
-            "--steps", str(steps), "--dataset-size", str(size), "--learning-rate", str(lr), "--tracking-uri", uri,
+            "--steps", str(steps), "--dataset-size", str(size), "--learning-rate", str(lr),
             "--init-timeout", str(init_timeout), "--heartbeat-timeout", str(HEARTBEAT_TIMEOUT_S)]
 
 
@@ -45,9 +46,9 @@ def run_group(settings: dict, uri: str) -> None:
     p, fault = settings["processes"], settings["fault"]
     delays = [0.0] * (p - 1) + [float(settings["late_s"]) if fault == "late" else 0.0]
     argv = command(settings["impl"], settings["batch"], settings["steps"], settings["size"], settings["lr"],
-                   settings["init_timeout"], uri)
+                   settings["init_timeout"])
     with heavy_jobs.heavy_job(T), launch.ProcessGroup(argv, p, settings["per_process"], GROUP_TIMEOUT_S,
-                                                      delays) as group:
+                                                      delays, tracking_uri=uri) as group:
         status = st.status(T("status.running", processes=p, address=group.address), expanded=True)
         bars = [status.progress(0.0, text=T("progress.process", process=i, done=0, total=settings["steps"]))
                 for i in range(p)]

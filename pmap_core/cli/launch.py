@@ -4,7 +4,9 @@ The launcher starts P local copies of `python -m pmap_core train … --coordinat
 127.0.0.1:<free port> --num-processes P --process-id i` (each with N simulated CPU devices), prints
 their output lines prefixed by the process, stops every process when one dies or time runs out,
 and prints process 0's result on stdout. On a real cluster, start the same `train` command on
-each machine by hand with `--coordinator-address/--num-processes/--process-id`.
+each machine by hand with `--coordinator-address/--num-processes/--process-id`. The command's
+`--tracking-uri` reaches the processes as `MLFLOW_TRACKING_URI`, not on their command lines, which `ps`
+shows to every user (a URI may hold credentials).
 
 `train --dataset-size S` is the per-host loading path (`pmap_core.tracking.per_host`): each process reads
 only its own devices' rows of each step's global batch; process 0 records one MLflow run for the group.
@@ -38,19 +40,38 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(run=run_launch)
 
 
-def check_command(command: list[str], processes: int, devices_per_process: int) -> None:
-    """Refuse, before any process starts, a command the group cannot run."""
+TRACKING_OPTION = "--tracking-uri"
+
+
+def check_command(command: list[str], processes: int, devices_per_process: int) -> argparse.Namespace:
+    """Refuse, before any process starts, a command the group cannot run; the command's settings."""
     if not command or command[0] != "train":
         raise LabInputError("bad_launch_command", "launch runs `train …`, got {value!r}", value=" ".join(command))
     args = training.parse(command)
     launch.check_group(processes, devices_per_process, args.global_batch, args.devices, args.dataset_size)
+    return args
+
+
+def without_tracking_uri(command: list[str]) -> list[str]:
+    """`command` less its `--tracking-uri` options (`--tracking-uri X`, `--tracking-uri=X`, or a prefix
+    argparse accepts, such as `--tracking X`): the processes get the URI through their environment."""
+    kept, skip_value = [], False
+    for token in command:
+        name, has_value, _ = token.partition("=")
+        if skip_value:
+            skip_value = False
+        elif name.startswith("--") and len(name) > 2 and TRACKING_OPTION.startswith(name):
+            skip_value = not has_value
+        else:
+            kept.append(token)
+    return kept
 
 
 def run_launch(args: argparse.Namespace) -> int:
-    check_command(args.command, args.processes, args.devices_per_process)
+    settings = check_command(args.command, args.processes, args.devices_per_process)
     delays = [0.0] * (args.processes - 1) + [args.late]
-    with launch.ProcessGroup(args.command, args.processes, args.devices_per_process, args.timeout,
-                             delays) as group:
+    with launch.ProcessGroup(without_tracking_uri(args.command), args.processes, args.devices_per_process,
+                             args.timeout, delays, tracking_uri=settings.tracking_uri) as group:
         progress(f"launching {args.processes} processes × {args.devices_per_process} devices, "
                  f"coordinator {group.address}")
         for line in group.lines():

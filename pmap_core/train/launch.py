@@ -27,6 +27,7 @@ from pmap_core.runtime import DEVICE_COUNT_ENV
 from pmap_core.validation import LabInputError, check_int
 
 PARENT_ENV = "PMAP_LAB_PARENT_PID"
+TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"  # where a process reads its tracking URI when no option gives one
 MAX_PROCESSES = 4
 MAX_DEVICES_PER_PROCESS = 8
 STOP_GRACE_S = 5.0       # after SIGTERM, how long a process may take to end before SIGKILL
@@ -98,15 +99,20 @@ def describe_exit(code: int | None) -> str:
 
 
 class ProcessGroup:
-    """P processes of one `jax.distributed` run. Use as a context manager: leaving it kills them all."""
+    """P processes of one `jax.distributed` run. Use as a context manager: leaving it kills them all.
+
+    `tracking_uri` reaches every process through its environment, never its command line: `ps` shows
+    command lines to every user of the machine, and a URI may hold a password or a token."""
 
     def __init__(self, command: Sequence[str], processes: int, devices_per_process: int, timeout_s: float,
-                 delays_s: Sequence[float] = (), cwd: str | None = None, env: dict[str, str] | None = None):
+                 delays_s: Sequence[float] = (), cwd: str | None = None, env: dict[str, str] | None = None,
+                 tracking_uri: str | None = None):
         self.address = f"127.0.0.1:{free_port()}"
         self.processes, self.timeout_s = processes, timeout_s
         self.delays = [*delays_s, *[0.0] * processes][:processes]
         base = {**(env or os.environ), DEVICE_COUNT_ENV: str(devices_per_process), PARENT_ENV: str(os.getpid()),
-                "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p)}
+                "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
+                **({TRACKING_URI_ENV: tracking_uri} if tracking_uri else {})}
         self._argv = [worker_argv(command, self.address, processes, i) for i in range(processes)]
         self._env, self._cwd = base, cwd
         self._procs: list[subprocess.Popen | None] = [None] * processes
@@ -257,7 +263,7 @@ def exit_with_parent() -> None:
             time.sleep(PARENT_POLL_S)
         # No message first: the launcher held the read end of this process's stdout and stderr, so a
         # write now raises BrokenPipeError (or blocks on a full pipe) and this thread would die or hang
-        # before the exit. The launcher's own side reports the end.
+        # before the exit; nobody is left to read it anyway.
         os._exit(PARENT_GONE_STATUS)
 
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()

@@ -1,17 +1,23 @@
 """Local process groups (`launch`) with per-host data loading: the same result as one process,
 every sample read once per epoch, faults that end every process, one MLflow run."""
 
+import contextlib
 import functools
 import json
 import re
+import threading
+import time
+from collections.abc import Iterator
 
 import mlflow
 import numpy as np
 import psutil
 import pytest
-from conftest import assert_clean, open_lab
+from conftest import SESSION_TRACKING_URI, assert_clean, open_lab
 
 from pmap_core.cli.commands import main as cli_main
+from pmap_core.cli.launch import without_tracking_uri
+from pmap_core.cli.training import parse
 from pmap_core.tracking import experiments
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
@@ -125,10 +131,12 @@ def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
 def test_launch_command_records_one_run_with_every_process_timings(tmp_path, capfd, monkeypatch):
     uri = new_tracking_store(tmp_path / "mlflow.db")
     monkeypatch.chdir(tmp_path)
-    status = cli_main(["launch", "--processes", "2", "--devices-per-process", "4", *train_args("pmap"),
-                       "--tracking-uri", uri])
+    with started_children() as children:
+        status = cli_main(["launch", "--processes", "2", "--devices-per-process", "4", *train_args("pmap"),
+                           "--tracking-uri", uri])
     out, err = capfd.readouterr()
     assert status == 0, err[-3000:]
+    assert_uri_in_environment_only(children, uri)
     result = json.loads(out.strip().splitlines()[-1])
     assert_same_as_one_process([result], "pmap", 2, 4)  # process 0's result
     assert "[process 1] step 4/4" in err
@@ -146,15 +154,52 @@ def test_launch_command_records_one_run_with_every_process_timings(tmp_path, cap
 
 
 def pmap_core_children() -> list[psutil.Process]:
-    return [c for c in psutil.Process().children(recursive=True) if "pmap_core" in " ".join(c.cmdline())]
+    children = []
+    for child in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if "pmap_core" in " ".join(child.cmdline()):
+                children.append(child)
+    return children
+
+
+@contextlib.contextmanager
+def started_children() -> Iterator[dict[int, tuple[list[str], dict[str, str]]]]:
+    """The pmap_core processes this process starts inside the block: pid -> (command line, environment)."""
+    seen: dict[int, tuple[list[str], dict[str, str]]] = {}
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for child in pmap_core_children():
+                with contextlib.suppress(psutil.Error):
+                    seen.setdefault(child.pid, (child.cmdline(), child.environ()))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield seen
+    finally:
+        stop.set()
+        watcher.join()
+
+
+def assert_uri_in_environment_only(children: dict, uri: str) -> None:
+    """A tracking URI may hold credentials, and `ps` shows every command line to every user."""
+    assert len(children) == 2
+    for argv, env in children.values():
+        assert uri not in " ".join(argv) and "--tracking-uri" not in argv, argv
+        assert env.get("MLFLOW_TRACKING_URI") == uri
 
 
 def test_page_runs_two_processes_and_leaves_none_behind():
     at = open_lab("multiprocess", processes=2, per_process=2, batch=8, size=16, steps=3)
     assert_clean(at)
-    at.button(key="multiprocess.run").click().run()
+    with started_children() as children:
+        at.button(key="multiprocess.run").click().run()
     assert_clean(at)
     assert pmap_core_children() == []
+    assert_uri_in_environment_only(children, SESSION_TRACKING_URI)
     table = at.dataframe[0].value
     assert list(table["process_index"]) == [0, 1]
     texts = " ".join(m.value for m in at.markdown)
@@ -171,3 +216,11 @@ def test_chinese_page_refuses_a_batch_the_processes_cannot_share():
     assert not at.exception
     assert "全局批次 6 无法平均分到 4 台设备" in at.error[0].value
     assert at.button(key="multiprocess.run").disabled
+
+
+@pytest.mark.parametrize("given", [["--tracking-uri", "http://u:p@h"], ["--tracking-uri=http://u:p@h"],
+                                   ["--tracking", "http://u:p@h"], ["--tracking-uri", "x", "--tracking-uri=http://u:p@h"]])
+def test_launch_takes_every_form_of_the_tracking_option_out_of_the_command(given):
+    command = ["train", "--steps", "3", *given, "--json"]
+    assert parse(command).tracking_uri == "http://u:p@h"
+    assert without_tracking_uri(command) == ["train", "--steps", "3", "--json"]
