@@ -32,7 +32,11 @@ if not code:
     st.info(T("enter_code"), icon="🧑‍🏫")
 elif uri is not None:
     try:
-        runs = core.class_runs(code, uri)
+        record = core.read_class(code, uri)
+        runs = record.runs
+        for kind in record.capped:  # the newest `limit` runs of that kind are all that is read
+            capped = "capped.training" if kind == "training" else "capped.exercise"
+            st.warning(T(capped, limit=record.limit), icon="✂️")
     except Exception as error:  # noqa: BLE001 - an unreachable or broken store: say so, never a traceback
         st.error(T("store_failed"), icon="📦")
         st.code(redact_uri(f"{type(error).__name__}: {error}")[:300], language=None, wrap_lines=True)
@@ -66,4 +70,4 @@ elif runs is not None:
     st.download_button(T("download"), core.to_csv(runs), file_name="class.csv", mime="text/csv",
                        key="class_view.download")
 
-show_code(T, core.class_runs, core.completion, core.best_efficiency, core.leaderboard)
+show_code(T, core.read_class, core.completion, core.best_efficiency, core.leaderboard)

@@ -27,6 +27,16 @@ TEXTS = {
         "en": "This server's tracking store cannot be used, so there is no class to show. What is wrong:",
         "zh": "本服务器的跟踪存储无法使用，因此没有班级可显示。问题如下：",
     },
+    "capped.training": {
+        "en": "This class has more than {limit} training runs: only the newest {limit} are shown here and in the "
+              "CSV. MLflow's own UI shows them all.",
+        "zh": "这个班级的训练运行超过 {limit} 个：这里和 CSV 中只显示最新的 {limit} 个。MLflow 自带的界面会显示全部。",
+    },
+    "capped.exercise": {
+        "en": "This class has more than {limit} worksheet runs: only the newest {limit} are shown here and in the "
+              "CSV. MLflow's own UI shows them all.",
+        "zh": "这个班级的练习运行超过 {limit} 个：这里和 CSV 中只显示最新的 {limit} 个。MLflow 自带的界面会显示全部。",
+    },
     "students": {"en": "{students} students, {runs} rows", "zh": "{students} 名学生，{runs} 行"},
     "completion.heading": {"en": "Exercises", "zh": "练习"},
     "completion.body": {

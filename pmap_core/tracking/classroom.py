@@ -12,7 +12,7 @@ import hashlib
 import os
 import unicodedata
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 from mlflow.exceptions import MlflowException
@@ -26,7 +26,7 @@ EXERCISE_EXPERIMENT = "pmap-lab-worksheets"  # apart from the training runs the 
 STEP_METRIC = "step."  # + step id: 1 right, 0 wrong
 MAX_RUNS = 5000
 RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_batch", "scaling", "impl",
-               "devices", "steady_throughput", "efficiency", "run_id", "start_time"]
+               "devices", "steady_throughput", "efficiency", "run_id", "experiment_id", "start_time"]
 
 
 REMOVED_CATEGORIES = ("C", "Zl", "Zp")  # control, format, unassigned, private use; line and paragraph separators
@@ -106,25 +106,41 @@ def _run_is_live(client: Any, run_id: str) -> bool:
         raise
 
 
-def _search(client: Any, experiment: str, code: str) -> list:
+class ClassRuns(NamedTuple):
+    """What the Class page shows: the rows of `class_runs`, and the kinds of run ("exercise",
+    "training") of which the class has more than `limit`: only the newest `limit` of those are read."""
+
+    runs: pd.DataFrame
+    capped: tuple[str, ...]
+    limit: int
+
+
+def _search(client: Any, experiment: str, code: str, limit: int) -> tuple[list, bool]:
+    """The class's newest `limit` runs in `experiment`, and whether it has more."""
     found = client.get_experiment_by_name(experiment)
     if found is None:
-        return []
-    runs = client.search_runs([found.experiment_id], filter_string=class_filter(code), max_results=MAX_RUNS,
-                              order_by=["attributes.start_time DESC"])
-    return [run for run in runs if run.data.tags.get(CLASS_TAG) == sanitize_code(code)]  # a digest is not the code
+        return [], False
+    runs = list(client.search_runs([found.experiment_id], filter_string=class_filter(code), max_results=limit + 1,
+                                   order_by=["attributes.start_time DESC"]))
+    code = sanitize_code(code)  # a digest is not the code: the tag must be the code itself
+    return [run for run in runs[:limit] if run.data.tags.get(CLASS_TAG) == code], len(runs) > limit
 
 
-def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
-    """Every run of the class, one row per training run and one per exercise step answered (RUN_COLUMNS)."""
+def read_class(code: str, uri: str | None = None, limit: int | None = None) -> ClassRuns:
+    """Every run of the class, one row per training run and one per exercise step answered
+    (RUN_COLUMNS), and where the class has more runs than `limit` (MAX_RUNS) of a kind, which kinds."""
+    limit = MAX_RUNS if limit is None else limit
     client = _client(uri)
     rows = []
-    for run in _search(client, EXERCISE_EXPERIMENT, code):
+    exercises, more_exercises = _search(client, EXERCISE_EXPERIMENT, code, limit)
+    for run in exercises:
         base = {"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "exercise",
-                "sheet": run.data.tags.get("sheet"), "run_id": run.info.run_id, "start_time": run.info.start_time}
+                "sheet": run.data.tags.get("sheet"), "run_id": run.info.run_id,
+                "experiment_id": run.info.experiment_id, "start_time": run.info.start_time}
         rows += [{**base, "step": key[len(STEP_METRIC):], "result": value}
                  for key, value in sorted(run.data.metrics.items()) if key.startswith(STEP_METRIC)]
-    for run in _search(client, EXPERIMENT, code):
+    trainings, more_trainings = _search(client, EXPERIMENT, code, limit)
+    for run in trainings:
         params, metrics = run.data.params, run.data.metrics
         if run.data.tags.get("sweep") == "true" or "steady_throughput" not in metrics:
             continue  # a sweep's parent repeats its children; an unfinished run has no figures
@@ -132,12 +148,21 @@ def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
                      "global_batch": stored_count(params.get("global_batch")), "scaling": params.get("scaling"),
                      "impl": params.get("impl"), "devices": stored_count(params.get("devices")),
                      "steady_throughput": metrics.get("steady_throughput"), "efficiency": metrics.get("efficiency"),
-                     "run_id": run.info.run_id, "start_time": run.info.start_time})
+                     "run_id": run.info.run_id, "experiment_id": run.info.experiment_id,
+                     "start_time": run.info.start_time})
     frame = pd.DataFrame(rows, columns=RUN_COLUMNS)
     frame["start_time"] = pd.to_datetime(frame["start_time"], unit="ms", utc=True)
     for name in ("global_batch", "devices"):
         frame[name] = frame[name].astype("Int64")
-    return frame.sort_values(["student", "kind", "start_time"], kind="stable").reset_index(drop=True)
+    frame = frame.sort_values(["student", "kind", "start_time"], kind="stable").reset_index(drop=True)
+    capped = tuple(kind for kind, more in (("exercise", more_exercises), ("training", more_trainings)) if more)
+    return ClassRuns(frame, capped, limit)
+
+
+def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
+    """Every run of the class (at most the newest MAX_RUNS of each kind), one row per training run and
+    one per exercise step answered (RUN_COLUMNS)."""
+    return read_class(code, uri).runs
 
 
 def completion(runs: pd.DataFrame) -> pd.DataFrame:
