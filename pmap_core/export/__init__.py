@@ -5,22 +5,29 @@ loss and parameters, the collectives lab's result on every device, the migration
 three ways — so a learner can run it in a notebook or on a real multi-GPU machine. The scripts
 are filled in from the readable templates in `templates/`; tests/system/test_export.py runs them
 in a fresh interpreter and compares with what `pmap_core` computes.
+
+A script sets its own device count (it simulates DEVICES CPU devices, or checks that a GPU or TPU
+machine has them), so its settings are checked against what a script can run, up to
+`SCRIPT_MAX_DEVICES`, never against the devices of the process that writes it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import string
 from collections.abc import Callable, Mapping
 
 from pmap_core.concepts import collectives, migration
-from pmap_core.runtime import MIN_WORKER_THREADS
+from pmap_core.runtime import MAX_CPU_DEVICES, MIN_WORKER_THREADS
 from pmap_core.train import config as train_config
 from pmap_core.train import models
-from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
+from pmap_core.train.programs import IMPLEMENTATIONS
+from pmap_core.validation import LabInputError, check_int, check_seed
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 LABS = ("training", "collectives", "migration")
+SCRIPT_MAX_DEVICES = MAX_CPU_DEVICES  # the most CPU devices a script may simulate (the runtime's own limit)
 
 # What every device runs in the collectives lab, written as the script shows it (x: its vector).
 COLLECTIVE_CODE = {
@@ -48,13 +55,33 @@ def _header(title: str, settings: Mapping[str, object], devices: int, lab: str) 
                  threads=max(MIN_WORKER_THREADS, 2 * devices)).rstrip() + "\n"
 
 
-def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
-    """The training lab's run of `config` (replicated SGD in pmap, shard_map or jit), as a script
-    that runs `chunk` steps per compiled call (default: the config's)."""
-    config = train_config.validate(config)
+def script_devices(devices: object) -> int:
+    """A script's device count: 1 to SCRIPT_MAX_DEVICES, whatever this process has."""
+    return check_int("devices", devices, 1, SCRIPT_MAX_DEVICES)
+
+
+def check_training(config: train_config.TrainConfig) -> train_config.TrainConfig:
+    """`config` checked as its script will run it: every setting as the lab checks it, the device
+    count as a script's (`script_devices`), the global batch split evenly over those devices."""
+    devices = script_devices(config.devices)
+    config = dataclasses.replace(train_config.validate(dataclasses.replace(config, devices=1)), devices=devices)
+    if config.impl not in IMPLEMENTATIONS:
+        raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
+                            options=", ".join(IMPLEMENTATIONS), value=config.impl)
     if config.sharded_state:
         raise LabInputError("export_sharded_state", "the export covers the replicated SGD step "
                             "(optimizer sgd, strategy dp, no accumulation, float32 gradients)")
+    if config.global_batch % devices:
+        raise LabInputError("batch_not_divisible", "global_batch {batch} does not split evenly over {devices} "
+                            "devices; try {suggestion}", batch=config.global_batch, devices=devices,
+                            suggestion=max(devices, config.global_batch // devices * devices))
+    return config
+
+
+def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
+    """The training lab's run of `config` (replicated SGD in pmap, shard_map or jit), as a script
+    that runs `chunk` steps per compiled call (default: the config's)."""
+    config = check_training(config)
     settings = {"model": config.model, "devices": config.devices, "impl": config.impl, "batch": config.global_batch,
                 "lr": config.learning_rate, "steps": config.steps, "seed": config.seed}
     if config.model == "mlp":
@@ -78,7 +105,11 @@ def training_script(config: train_config.TrainConfig, chunk: int | None = None) 
 
 def collectives_script(op: str, devices: int, size: int, seed: int = 0) -> str:
     """The collectives lab's `op` over `devices` devices on its random data, as a script."""
-    devices, size = collectives.check_op_inputs(op, devices, size)
+    devices = script_devices(devices)
+    size = collectives.check_op_inputs(op, 1, size)[1]
+    if op in collectives.CHUNKED_OPS and op not in collectives.NEEDS_N_EQUAL_D and size % devices:
+        raise LabInputError("size_not_divisible", "{op} cuts each device's {size} values into {devices} chunks, so "
+                            "the size must be a multiple of {devices}", op=op, size=size, devices=devices)
     seed = check_seed(seed)
     expression, comment = COLLECTIVE_CODE[op]
     ring = "\nRING = [(d, (d + 1) % DEVICES) for d in range(DEVICES)]  # (source, destination) pairs\n\n" \
@@ -93,7 +124,7 @@ def collectives_script(op: str, devices: int, size: int, seed: int = 0) -> str:
 
 def migration_script(devices: int, per_device: int, seed: int = 0) -> str:
     """The migration lab's one SGD step written three ways (pmap, shard_map, jit) and in NumPy, as a script."""
-    devices = check_devices(devices)
+    devices = script_devices(devices)
     per_device = check_int("per_device", per_device, 1, migration.MAX_PER_DEVICE)
     seed = check_seed(seed)
     return _fill("migration.py.tmpl",

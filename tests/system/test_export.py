@@ -8,6 +8,7 @@ import dataclasses
 import re
 import subprocess
 
+import jax
 import numpy as np
 import pytest
 
@@ -103,3 +104,32 @@ def test_the_cli_refuses_bad_settings_in_one_line(capsys, argv, message):
     assert main(["export", *argv]) == 2
     out, err = capsys.readouterr()
     assert not out and message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("argv", [["training", "devices=16", "batch=64"], ["migration", "devices=16"],
+                                  ["collectives", "op=psum_scatter_tiled", "devices=16", "size=32"]])
+def test_a_script_simulates_its_own_devices_whatever_this_server_has(capsys, argv):
+    """The script sets its own device count: this process's 8 devices are no limit on it."""
+    assert jax.device_count() == 8
+    assert main(["export", *argv]) == 0
+    assert "\nDEVICES = 16\n" in capsys.readouterr().out
+
+
+def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
+    script = tmp_path / "training.py"
+    script.write_text(export.script_for("training", {"devices": "16", "batch": "64", "steps": "20"}))
+    out = _output(_start(script))
+    assert "linear on 16 cpu device(s), global batch 64" in out and re.search(r"^final loss: \S+$", out, re.M), out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["training", "devices=65", "batch=65"], "devices must be between 1 and 64, got 65"),
+    (["collectives", "devices=65"], "devices must be between 1 and 64, got 65"),
+    (["training", "devices=16", "batch=24"], "global_batch 24 does not split evenly over 16 devices"),
+    (["collectives", "op=psum_scatter_tiled", "devices=16", "size=24"], "must be a multiple of 16"),
+    (["training", "impl=tensor", "model=mlp"], "impl must be one of pmap, shard_map, jit, got 'tensor'"),
+])
+def test_export_refuses_what_no_script_can_run(capsys, argv, message):
+    assert main(["export", *argv]) == 2
+    out, err = capsys.readouterr()
+    assert not out and message in err and err.count("\n") == 1, err
