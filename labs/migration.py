@@ -93,6 +93,21 @@ def show_results(result: migration.ThreeWays) -> None:
         st.error(T("results.differ", error=worst), icon="❌")
 
 
+def show_trap(trap: migration.Trap) -> None:
+    """The check_vma trap the note above describes, run: shard_map's gradient without and with pcast."""
+    st.markdown(f"**{T('trap.heading')}**")
+    st.markdown(T("trap.body"))
+    names = [f"w[{i}]" for i in range(migration.FEATURES)] + ["b"]
+    dataframe(T, pd.DataFrame({"param": names, "without_pcast": trap.without_pcast, "with_pcast": trap.with_pcast,
+                               "numpy_grad": trap.numpy}))
+    if trap.without_is_d_times and trap.with_is_right and trap.devices > 1:
+        st.success(T("trap.shows", factor=trap.factor, devices=trap.devices), icon="🪤")
+    elif trap.without_is_d_times and trap.with_is_right:  # one device: D times the mean is the mean
+        st.info(T("trap.one_device", factor=trap.factor), icon="ℹ️")
+    else:
+        st.warning(T("trap.differs", factor=trap.factor, devices=trap.devices), icon="🔍")
+
+
 def mesh_choice(devices: int) -> str:
     """The mesh, kept in the link; a mesh of another device count (D just changed) becomes this D's default."""
     options, default = mesh_view.mesh_shapes(devices), mesh_view.default_mesh(devices)
@@ -140,11 +155,12 @@ def show_mesh(devices: int) -> None:
     with cols[0]:
         mesh = mesh_choice(devices)
     with cols[1]:
-        spec = url_choice(T, "spec", list(mesh_view.SPECS), "x,y")
+        spec = url_choice(T, "spec", list(mesh_view.SPECS), mesh_view.default_spec(mesh, devices))
+    default_rows, default_cols = mesh_view.default_shape(mesh, spec, devices)  # sizes that split on this mesh
     with cols[2]:
-        rows = url_int(T, "rows", 8, 1, mesh_view.MAX_SIDE)
+        rows = url_int(T, "rows", default_rows, 1, mesh_view.MAX_SIDE)
     with cols[3]:
-        columns = url_int(T, "cols", 8, 1, mesh_view.MAX_SIDE)
+        columns = url_int(T, "cols", default_cols, 1, mesh_view.MAX_SIDE)
     try:
         placed = placement(devices, mesh, spec, rows, columns)
     except LabInputError as error:
@@ -217,9 +233,10 @@ with guard(T):
     show_ways(result, per_device)
     show_changes(result)
     show_results(result)
+    show_trap(result.trap)
     export_button(T, lambda: export.migration_script(devices, per_device), "migration.py")
     show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
-                 migration.changes)
+                 migration.changes, migration.shard_map_grads, migration.run_trap)
 
 with guard(T):
     show_mesh(devices)

@@ -82,11 +82,12 @@ TEXTS = {
         "en": "**The trap.** In `shard_map` the params come in as `P()`, the same on every device. With "
               "`check_vma` on (the default), autodiff of such a value already sums its gradient over the devices, "
               "so a `pmean` after it would give D times the mean. `lax.pcast(params, 'data', to='varying')` asks "
-              "for each device's own gradient; `pmean` then gives the true mean. The results below prove it.",
+              "for each device's own gradient; `pmean` then gives the true mean. After the results, the gradient is "
+              "computed both ways on your devices.",
         "zh": "**陷阱。** 在 `shard_map` 中，参数以 `P()` 传入，在每台设备上都相同。开启 `check_vma`（默认）时，"
               "对这样的值求导会自动把梯度在各设备上求和，此后再做 `pmean` 会得到平均值的 D 倍。"
               "`lax.pcast(params, 'data', to='varying')` 要求每台设备自己的梯度；然后 `pmean` 给出真正的平均。"
-              "下面的结果证明了这一点。",
+              "结果之后，这个梯度会用两种写法在你的设备上各算一次。",
     },
     "typeof.note": {
         "en": "**Reading `jax.typeof`.** `float32[16@data,3]` is a global 16×3 array whose dimension 0 is split over "
@@ -117,6 +118,36 @@ TEXTS = {
     "results.differ": {
         "en": "The three results differ (largest difference {error:.1e}); see the table.",
         "zh": "三个结果不一致（最大差 {error:.1e}），见上表。",
+    },
+    "trap.heading": {"en": "The trap, run: shard_map's gradient without `pcast`",
+                     "zh": "陷阱的实际运行：不用 `pcast` 时 shard_map 的梯度"},
+    "trap.body": {
+        "en": "The gradient that `pmean` hands to `sgd` in the `shard_map` step, computed on the same devices and "
+              "batch twice: as the step writes it (with `lax.pcast`) and without `pcast`. NumPy's is the gradient "
+              "of the whole batch.",
+        "zh": "`shard_map` 训练步中 `pmean` 交给 `sgd` 的梯度，在相同的设备和批次上计算两次：按训练步的写法"
+              "（带 `lax.pcast`），以及不带 `pcast`。NumPy 一列是整个批次的梯度。",
+    },
+    "col.without_pcast": {"en": "without pcast", "zh": "不带 pcast"},
+    "col.with_pcast": {"en": "with pcast (the step)", "zh": "带 pcast（训练步）"},
+    "col.numpy_grad": {"en": "NumPy, whole batch", "zh": "NumPy，整个批次"},
+    "trap.shows": {
+        "en": "Without `pcast` the gradient is {factor:.4g}× NumPy's on D = {devices} devices: D times the mean, "
+              "and `sgd` would take a step D times too long. With `pcast` it equals NumPy's.",
+        "zh": "不带 `pcast` 时，梯度在 D = {devices} 台设备上是 NumPy 的 {factor:.4g} 倍：是平均值的 D 倍，"
+              "`sgd` 的步长会大 D 倍。带 `pcast` 时它与 NumPy 的相等。",
+    },
+    "trap.one_device": {
+        "en": "With one device the sum over the devices is that device's own gradient, so without `pcast` the "
+              "gradient is still NumPy's ({factor:.4g}×). The factor D shows from two devices on.",
+        "zh": "只有一台设备时，对各设备求和就是这台设备自己的梯度，所以不带 `pcast` 的梯度仍等于 NumPy 的"
+              "（{factor:.4g} 倍）。从两台设备起才会出现 D 倍。",
+    },
+    "trap.differs": {
+        "en": "On this JAX the gradient without `pcast` is {factor:.4g}× NumPy's on D = {devices} devices, not what "
+              "the note above says: trust the table.",
+        "zh": "在当前 JAX 上，不带 `pcast` 的梯度在 D = {devices} 台设备上是 NumPy 的 {factor:.4g} 倍，"
+              "与上面的说明不符：请以表格为准。",
     },
     # --- 3. mesh and PartitionSpec ----------------------------------------------------------
     "mesh.heading": {"en": "3. A mesh and a PartitionSpec: who holds which block", "zh": "3. mesh 与 PartitionSpec：谁持有哪一块"},

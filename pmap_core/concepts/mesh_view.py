@@ -21,6 +21,7 @@ from jax.sharding import PartitionSpec as P
 from pmap_core.validation import LabInputError, check_devices, check_int
 
 MAX_SIDE = 32  # rows and columns of the placed array
+DEFAULT_SIDE = 8  # the side of the array a reader starts from, where the mesh lets it split evenly
 MESH_AXES = ("x", "y")
 
 # Spec ids as they travel in a link, and the PartitionSpec each names.
@@ -47,6 +48,33 @@ def default_mesh(devices: int) -> str:
     devices = check_devices(devices)
     a = max(a for a in range(1, math.isqrt(devices) + 1) if devices % a == 0)
     return f"{a}x{devices // a}"
+
+
+def default_spec(mesh_id: str, devices: int) -> str:
+    """P('x', 'y'), the spec a reader starts from, where the array can split over both mesh axes;
+    else (an axis longer than MAX_SIDE: a prime D over 32 gives the mesh 1xD) P('x'), then P()."""
+    axes = mesh_axes(mesh_id, devices)
+    for spec_id in ("x,y", "x", "replicated"):
+        if all(_parts(axes, entry) <= MAX_SIDE for entry in SPECS[spec_id]):
+            return spec_id
+    return "replicated"
+
+
+def default_shape(mesh_id: str, spec_id: str, devices: int) -> tuple[int, int]:
+    """(rows, cols) a reader starts from: for each dimension the multiple of its number of blocks
+    nearest to DEFAULT_SIDE, at most MAX_SIDE (8×8 on 2x4; 8×9 for P('x', 'y') on 1x3), so it splits evenly."""
+    axes, spec = mesh_axes(mesh_id, devices), spec_of(spec_id)
+    sides = []
+    for dim in range(2):
+        parts = _parts(axes, spec[dim]) if dim < len(spec) else 1
+        side = max(parts, round(DEFAULT_SIDE / parts) * parts)
+        sides.append(side if side <= MAX_SIDE else max(parts, MAX_SIDE // parts * parts))
+    return sides[0], sides[1]
+
+
+def _parts(axes: dict[str, int], entry: object) -> int:
+    """How many blocks one entry of a PartitionSpec cuts its dimension into on this mesh."""
+    return math.prod(axes.get(axis, 1) for axis in _axes_of(entry))
 
 
 def mesh_axes(mesh_id: str, devices: int) -> dict[str, int]:

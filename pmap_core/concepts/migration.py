@@ -7,7 +7,8 @@ input's and output's sharding is read from the arrays, and the results are compa
 - `pmap`: the batch carries a leading device axis (D, b, F); the body sees (b, F), one rank less.
 - `shard_map`: the batch keeps its global shape (B, F), split by P('data'); the body sees (b, F),
   the same rank. Params are P(); cast to "varying" so that autodiff gives per-device gradients
-  (the check_vma trap), and `pmean` averages them.
+  (the check_vma trap), and `pmean` averages them. `run_trap` runs that gradient without the cast too:
+  D times the mean.
 - `jit`: no body per device; the global loss on arrays placed with NamedSharding. The compiler
   inserts the all-reduce.
 
@@ -73,6 +74,17 @@ def shard_map_step(mesh: jax.sharding.Mesh, seen: dict) -> Any:
     return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=SHARD_MAP_IN_SPECS, out_specs=SHARD_MAP_OUT_SPECS))
 
 
+def shard_map_grads(mesh: jax.sharding.Mesh, pcast: bool) -> Any:
+    """The gradient `shard_map_step` averages, written with `pcast` or without it (the check_vma trap)."""
+    def body(params, x, y):
+        if pcast:
+            params = lax.pcast(params, DATA_AXIS, to="varying")  # each device's own gradient
+        grads = jax.grad(loss_fn)(params, x, y)  # without pcast: params are P(), the same everywhere,
+        return lax.pmean(grads, DATA_AXIS)  # and autodiff has already summed this over the devices
+
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=SHARD_MAP_IN_SPECS, out_specs=P()))
+
+
 def jit_step(seen: dict) -> Any:
     def step(params, x, y):  # x: (B, F), the global batch; its sharding says where rows live
         seen["x"] = jax.typeof(x)
@@ -92,12 +104,17 @@ def place(impl: str, mesh: jax.sharding.Mesh, params: dict, x: np.ndarray, y: np
     return (jax.device_put(params, NamedSharding(mesh, P())), jax.device_put(x, rows), jax.device_put(y, rows))
 
 
-def reference(params: dict, x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
-    """The same step in NumPy on the whole batch: ∂L/∂w = 2/B xᵀr, ∂L/∂b = 2/B Σr with r = xw + b − y."""
+def reference_grads(params: dict, x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
+    """The gradient on the whole batch in NumPy, and the loss: ∂L/∂w = 2/B xᵀr, ∂L/∂b = 2/B Σr with r = xw + b − y."""
     x64, y64 = x.astype(np.float64), y.astype(np.float64)
     r = x64 @ params["w"] + params["b"] - y64
-    grads = {"w": 2 * x64.T @ r / len(y), "b": 2 * r.sum() / len(y)}
-    return {k: params[k] - LEARNING_RATE * grads[k] for k in params}, float(np.mean(r**2))
+    return {"w": 2 * x64.T @ r / len(y), "b": 2 * r.sum() / len(y)}, float(np.mean(r**2))
+
+
+def reference(params: dict, x: np.ndarray, y: np.ndarray) -> tuple[dict, float]:
+    """The same step in NumPy on the whole batch."""
+    grads, loss = reference_grads(params, x, y)
+    return {k: params[k] - LEARNING_RATE * grads[k] for k in params}, loss
 
 
 @dataclasses.dataclass(frozen=True)
@@ -125,6 +142,37 @@ class Way:
 
 
 @dataclasses.dataclass(frozen=True)
+class Trap:
+    """shard_map's gradient average with and without `pcast`, run on the same devices and batch."""
+
+    devices: int
+    without_pcast: np.ndarray  # w[0], …, b: what pmean gives when autodiff has already summed
+    with_pcast: np.ndarray
+    numpy: np.ndarray  # the gradient on the whole batch
+    factor: float  # |without pcast| / |NumPy|
+
+    @property
+    def without_is_d_times(self) -> bool:
+        return bool(np.allclose(self.without_pcast, self.devices * self.numpy, rtol=1e-4, atol=1e-6))
+
+    @property
+    def with_is_right(self) -> bool:
+        return bool(np.allclose(self.with_pcast, self.numpy, rtol=1e-4, atol=1e-6))
+
+
+def _grad_vector(grads: dict) -> np.ndarray:
+    return np.concatenate([np.ravel(grads["w"]), np.ravel(grads["b"])]).astype(np.float64)
+
+
+def run_trap(mesh: jax.sharding.Mesh, params: dict, x: np.ndarray, y: np.ndarray) -> Trap:
+    """The gradient average of `shard_map_step`, without and with `pcast`, against NumPy's."""
+    args = place("shard_map", mesh, params, x, y)
+    without, with_ = (_grad_vector(shard_map_grads(mesh, pcast)(*args)) for pcast in (False, True))
+    numpy = _grad_vector(reference_grads(params, x, y)[0])
+    return Trap(mesh.size, without, with_, numpy, float(np.linalg.norm(without) / np.linalg.norm(numpy)))
+
+
+@dataclasses.dataclass(frozen=True)
 class ThreeWays:
     devices: int
     batch: int
@@ -135,6 +183,7 @@ class ThreeWays:
     max_diff_numpy: float  # largest |way − NumPy|
     put_replicated_exists: bool  # jax.device_put_replicated on the installed JAX
     put_sharded_exists: bool
+    trap: Trap  # the shard_map gradient without pcast, beside the one the step uses
 
     @property
     def equal(self) -> bool:
@@ -196,6 +245,7 @@ def run_three_ways(devices: int, per_device: int, seed: int = 0) -> ThreeWays:
         max_diff_numpy=max(float(np.max(np.abs(f - ref))) for f in flats),
         put_replicated_exists=hasattr(jax, "device_put_replicated"),
         put_sharded_exists=hasattr(jax, "device_put_sharded"),
+        trap=run_trap(mesh, params, x, y),
     )
 
 

@@ -69,6 +69,36 @@ def test_the_change_table_is_read_from_what_ran():
     assert rows["compiled"].cells == ("all-reduce",) * 3
 
 
+@pytest.mark.parametrize("devices", [1, 2, 3, 8])
+def test_the_gradient_without_pcast_is_d_times_numpy_and_with_it_is_numpy(devices):
+    """The trap the page states, run: the shard_map gradient of the step, with and without pcast."""
+    trap = migration.run_three_ways(devices, per_device=2).trap
+    params, x, y = migration.problem(devices * 2, 0)
+    residual = x.astype(np.float64) @ params["w"] + params["b"] - y
+    numpy_grad = np.concatenate([2.0 / len(y) * x.T.astype(np.float64) @ residual, [2.0 / len(y) * residual.sum()]])
+    np.testing.assert_allclose(trap.numpy, numpy_grad, rtol=1e-6)
+    np.testing.assert_allclose(trap.with_pcast, numpy_grad, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(trap.without_pcast, devices * numpy_grad, rtol=1e-4, atol=1e-6)
+    assert trap.devices == devices and trap.factor == pytest.approx(devices, rel=1e-5)
+    assert trap.without_is_d_times and trap.with_is_right
+
+
+def test_the_default_array_splits_over_the_default_mesh_at_every_device_count(monkeypatch):
+    """The mesh section opens on a placement JAX accepts for every D from 1 to 64: P('x', 'y') on an array
+    near 8×8 whose sides the mesh axes divide, P('x') where an axis is longer than MAX_SIDE (a prime D > 32)."""
+    monkeypatch.setattr(mesh_view, "check_devices", lambda devices: devices)  # the shapes only: no device used
+    for devices in range(1, 65):
+        mesh = mesh_view.default_mesh(devices)
+        spec = mesh_view.default_spec(mesh, devices)
+        rows, cols = mesh_view.default_shape(mesh, spec, devices)
+        axes = mesh_view.mesh_axes(mesh, devices)
+        mesh_view.check_placement(axes, mesh_view.SPECS[spec], (rows, cols))  # raises where it does not split
+        assert 1 <= rows <= mesh_view.MAX_SIDE and 1 <= cols <= mesh_view.MAX_SIDE, devices
+        assert spec == ("x,y" if max(axes.values()) <= mesh_view.MAX_SIDE else "x"), devices
+    assert [mesh_view.default_shape(mesh_view.default_mesh(d), "x,y", d) for d in (1, 3, 5, 8, 16)] == [
+        (8, 8), (8, 9), (8, 10), (8, 8), (8, 8)]
+
+
 def test_meshes_are_every_factorization():
     assert mesh_view.mesh_shapes(8) == ["8", "1x8", "2x4", "4x2", "8x1"]
     assert mesh_view.mesh_shapes(1) == ["1", "1x1"]

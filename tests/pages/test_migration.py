@@ -4,7 +4,10 @@ fall back with a warning."""
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
+import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from pmap_core.concepts import migration
@@ -70,6 +73,32 @@ def test_changing_devices_gives_a_mesh_of_the_new_count():
     assert "cuts dimension 1 (size 8) into 3" in at.error[0].value  # 8 columns over 'y' of size 3
     at.slider(key="migration.cols").set_value(9).run()
     assert_clean(at)
+
+
+@pytest.mark.parametrize("devices", [3, 5, 7])
+def test_a_device_count_that_does_not_divide_8_opens_on_a_placement_that_splits(devices):
+    at = open_lab("migration", devices=devices)
+    assert_clean(at)
+    assert at.query_params["mesh"] == f"1x{devices}" and at.query_params["spec"] == "x,y"
+    assert int(at.query_params["cols"]) % devices == 0
+    assert any("every device holds the block" in s.value for s in at.success)
+
+
+@pytest.mark.parametrize(("devices", "lang"), [(3, "en"), (3, "zh"), (1, "en")])
+def test_the_trap_the_page_states_is_run_beside_it(devices, lang):
+    at = open_lab("migration", devices=devices, lang=lang)
+    assert_clean(at)
+    trap = migration.run_three_ways(devices, 2).trap
+    texts = importlib.import_module("labs.texts.migration").TEXTS
+    if devices > 1:
+        shown = [s.value for s in at.success]
+        assert texts["trap.shows"][lang].format(factor=trap.factor, devices=devices) in shown
+        assert f"{devices}×" in texts["trap.shows"]["en"].format(factor=trap.factor, devices=devices)
+    else:  # one device: the sum over the devices is the one gradient
+        assert texts["trap.one_device"][lang].format(factor=trap.factor) in [i.value for i in at.info]
+    table = next(frame.value for frame in at.dataframe if "without_pcast" in frame.value.columns)
+    np.testing.assert_allclose(table["without_pcast"], trap.without_pcast)
+    np.testing.assert_allclose(table["without_pcast"], devices * table["numpy_grad"], rtol=1e-4, atol=1e-6)
 
 
 def test_bad_link_values_fall_back_with_a_warning():
