@@ -1,3 +1,4 @@
+from labs.texts.interview_mesh import TEXTS as _MESH
 from labs.texts.interview_questions import TEXTS as _QUESTIONS
 
 TEXTS = {
@@ -28,4 +29,5 @@ TEXTS = {
                    "zh": "这道题要对真实计算计时，需要几秒钟。"},
     "error.unknown_question": {"en": "There is no question called `{name}`.", "zh": "没有名为 `{name}` 的题目。"},
     **_QUESTIONS,
+    **_MESH,
 }

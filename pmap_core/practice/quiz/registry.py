@@ -1,4 +1,4 @@
-"""The interview quiz: every question, by topic (`pmap`, `modern`, `zero`), found by id, answered here.
+"""The interview quiz: every question, by topic (`pmap`, `modern`, `zero`, `mesh`), found by id, answered here.
 
 `answer` runs a question's program on the installed JAX; `is_correct` scores a prediction against
 it with the rule the worksheets use too (`pmap_core.practice.scoring`).
@@ -11,7 +11,7 @@ from typing import Any
 import jax
 
 from pmap_core.practice import scoring
-from pmap_core.practice.quiz import modern, pmap, zero
+from pmap_core.practice.quiz import mesh, modern, pmap, zero
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.validation import LabInputError
 
@@ -22,6 +22,7 @@ QUESTIONS: tuple[Question, ...] = (
     *pmap.QUESTIONS,
     *modern.QUESTIONS,  # the modern ways: jit with shardings, shard_map
     *zero.QUESTIONS,  # ZeRO / FSDP, accumulation, padded shards
+    *mesh.QUESTIONS,  # 2-D meshes: explicit sharding, tensor parallelism
 )
 
 
