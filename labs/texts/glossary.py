@@ -59,5 +59,9 @@ GLOSSARY = (
     {"en": "strong scaling / weak scaling", "zh": "强扩展 / 弱扩展", "en_pattern": r"\b(strong|weak) scaling",
      "zh_forms": ("强扩展", "弱扩展")},
     {"en": "PRNG key", "zh": "随机数密钥", "en_pattern": r"\bPRNG key", "zh_forms": ("随机数密钥", "密钥")},
+    {"en": "mesh axis", "zh": "网格轴", "en_pattern": r"\bmesh ax(is|es)\b", "zh_forms": ("网格轴", "mesh 轴")},
+    {"en": "explicit sharding", "zh": "显式分片", "en_pattern": r"\bexplicit sharding", "zh_forms": ("显式分片",)},
+    {"en": "tensor parallelism", "zh": "张量并行", "en_pattern": r"\btensor[- ]parallel", "zh_forms": ("张量并行",)},
+    {"en": "activations", "zh": "激活值", "en_pattern": r"\bactivations\b", "zh_forms": ("激活值", "激活")},
 )
 
