@@ -30,6 +30,12 @@ DEFAULTS = train_config.TrainConfig()  # the settings a visitor starts from: the
 CHUNK = DEFAULTS.chunk  # steps per compiled call: the loss curve and the progress bar move once per chunk
 
 
+def default_batch(devices: int) -> int:
+    """The global batch a visitor starts from on D devices: TrainConfig's, or the multiple of D nearest
+    to it where D does not divide it (255 on 3 devices), so the page never opens on a batch that does not split."""
+    return max(devices, round(DEFAULTS.global_batch / devices) * devices)
+
+
 # --- charts ----------------------------------------------------------------------
 
 
@@ -122,6 +128,9 @@ def show_params(result: training.TrainResult) -> None:
 
 def show_scaling(scaling: training.ScalingResult) -> None:
     st.subheader(T("scaling.heading", mode=T(f"w.scaling.{scaling.mode}")))
+    if scaling.devices == 1:  # the run is its own one-device baseline: nothing was timed apart
+        st.markdown(T("scaling.one_device"))
+        return
     st.markdown(T(f"scaling.explain.{scaling.mode}", batch=scaling.global_batch,
                   base_batch=scaling.baseline_global_batch, devices=scaling.devices))
     st.latex(r"S(D) = \frac{\text{steady throughput}(D)}{\text{steady throughput}(1)}, \qquad E(D) = \frac{S(D)}{D}")
@@ -129,7 +138,7 @@ def show_scaling(scaling: training.ScalingResult) -> None:
     cols[0].metric(T("scaling.throughput", devices=scaling.devices), f"{scaling.steady_throughput:,.0f}")
     cols[1].metric(T("scaling.baseline"), f"{scaling.baseline_throughput:,.0f}")
     cols[2].metric(T("scaling.ratio"), f"{scaling.scaling_ratio:.2g}×")
-    cols[3].metric(T("scaling.efficiency"), f"{scaling.efficiency * 100:.2g} %")
+    cols[3].metric(T("scaling.efficiency"), f"{scaling.efficiency * 100:.0f} %")
     st.caption(T("scaling.ceiling", ceiling=scaling.hardware_ceiling, devices=scaling.devices))
     hardware_note(T)
     if scaling.devices > 1 and scaling.scaling_ratio < 1:
@@ -147,7 +156,9 @@ def show_run(tracked: TrackedTraining) -> None:
                    batch=cfg.global_batch))
     show_tracking(T, tracked)
     st.altair_chart(loss_chart(result.losses), width="stretch")
-    if result.replicas_identical:
+    if cfg.devices == 1:
+        st.info(T("replicas.one_device"), icon="ℹ️")
+    elif result.replicas_identical:
         st.success(T("replicas.same", devices=cfg.devices), icon="✅")
     else:
         st.error(T("replicas.differ", diff=result.replica_max_diff), icon="❗")
@@ -192,6 +203,17 @@ def show_sweep(tracked: TrackedSweep) -> None:
     show_impl_advice(sweep.points)
 
 
+def sweep_help(config: train_config.TrainConfig, counts: list[int]) -> str:
+    """The device counts a sweep of `config` trains on, and those a strong sweep leaves out (the global
+    batch does not split over them), from the sweep's own list of runs."""
+    swept = sorted({run.devices for run in train_config.sweep_configs(config, counts)})
+    left_out = [d for d in counts if d not in swept]
+    text = T("button.sweep.help", counts=", ".join(map(str, swept)))
+    if left_out:
+        text += " " + T("button.sweep.left_out", batch=config.global_batch, counts=", ".join(map(str, left_out)))
+    return text
+
+
 def show_impl_advice(points) -> None:
     """After a sweep of every implementation: keep the default where it is within 10% of the fastest,
     else recommend the fastest, with the figures measured here."""
@@ -223,7 +245,7 @@ with cols[0]:
     scaling_mode = url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
 with cols[1]:
     impl = url_choice(T, "impl", IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
-    global_batch = url_int(T, "batch", DEFAULTS.global_batch, 1, MAX_BATCH, slider=False)
+    global_batch = url_int(T, "batch", default_batch(devices), 1, MAX_BATCH, slider=False)
     learning_rate = url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
                               fmt="%.4g")
     steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
@@ -246,7 +268,7 @@ with guard(T):
 left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="training.train", type="primary", disabled=not valid)
 sweep_clicked = right.button(T("button.sweep"), key="training.sweep", disabled=not valid,
-                             help=T("button.sweep.help"))
+                             help=sweep_help(config, sweep_counts) if valid else None)
 if valid:
     export_button(T, lambda: export.training_script(config, CHUNK), "training.py")
 with guard(T):

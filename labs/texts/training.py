@@ -36,8 +36,13 @@ TEXTS = {
     "button.train": {"en": "🏋️ Train", "zh": "🏋️ 开始训练"},
     "button.sweep": {"en": "📈 Scaling sweep", "zh": "📈 扩展扫描"},
     "button.sweep.help": {
-        "en": "Train the same settings on D = 1, 2, 4, … up to every device, and compare throughput.",
-        "zh": "用相同设置在 D = 1、2、4……直到全部设备上分别训练，并比较吞吐量。",
+        "en": "Train the same settings on D = {counts} and compare throughput.",
+        "zh": "用相同设置分别在 D = {counts} 上训练，并比较吞吐量。",
+    },
+    "button.sweep.left_out": {
+        "en": "Strong scaling keeps the global batch {batch}, which does not split evenly over D = {counts}: "
+              "those are left out.",
+        "zh": "强扩展保持全局批次 {batch} 不变，而它不能被 D = {counts} 整除：这些设备数不参与扫描。",
     },
     "nothing_yet": {
         "en": "Choose settings and press Train. Training runs only when you press a button.",
@@ -77,6 +82,11 @@ TEXTS = {
     "replicas.same": {
         "en": "The {devices} per-device copies of the parameters are identical, bit for bit: every device applied the same averaged gradient.",
         "zh": "{devices} 台设备上的参数副本逐位完全相同：每台设备都应用了同一个平均梯度。",
+    },
+    "replicas.one_device": {
+        "en": "One device holds the only copy of the parameters: there are no replicas to compare, and the "
+              "gradient average is over one device's gradient.",
+        "zh": "只有一台设备持有唯一一份参数：没有参数副本可比较，梯度平均也只是对这一台设备的梯度求平均。",
     },
     "replicas.differ": {
         "en": "The per-device copies of the parameters differ (max difference {diff:.3g}): the gradients were not averaged identically.",
@@ -121,6 +131,12 @@ TEXTS = {
               "device, timed just now in this process (median of repeated calls of one compiled chunk of steps, for each).",
         "zh": "弱扩展：每台设备批次相同；{devices} 台设备用 B = {batch}，单台设备用 B = {base_batch}，刚刚在本进程中计时"
               "（两者都取同一段编译好的训练步重复调用的中位数）。",
+    },
+    "scaling.one_device": {
+        "en": "With D = 1 the run is its own one-device baseline: S(1) = 1 and E(1) = 100 % by definition, and "
+              "nothing was timed apart. Scaling is measured from two devices on.",
+        "zh": "D = 1 时，这次运行本身就是单设备基准：按定义 S(1) = 1、E(1) = 100 %，没有另外计时。"
+              "扩展要从两台设备起才能测量。",
     },
     "scaling.throughput": {"en": "Steady throughput, D = {devices}", "zh": "稳态吞吐量，D = {devices}"},
     "scaling.baseline": {"en": "Steady throughput, D = 1", "zh": "稳态吞吐量，D = 1"},

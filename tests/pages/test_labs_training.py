@@ -72,6 +72,52 @@ def test_sweep_click_runs_every_device_count(store):
     np.testing.assert_allclose(children["throughput"], [p.result.throughput for p in tracked.sweep.points], rtol=1e-6)
 
 
+@pytest.mark.parametrize(("devices", "batch"), [(3, 255), (5, 255), (6, 258), (8, 256)])
+def test_the_default_batch_is_the_multiple_of_d_nearest_the_config_default(store, devices, batch):
+    """A device count that does not divide TrainConfig's batch opens on the nearest batch that splits."""
+    at = open_lab("training", devices=devices)
+    assert_clean(at)
+    assert at.number_input(key="training.batch").value == batch
+    assert f"b = {batch} / {devices} = {batch // devices} samples" in " ".join(c.value for c in at.caption)
+    if devices == 3:
+        at.button(key="training.train").click().run()
+        assert_clean(at)
+        assert at.session_state["training.last_run"].result.config.global_batch == 255
+
+
+def test_the_sweep_button_names_the_device_counts_it_trains_on(store):
+    at = open_lab("training", devices=4, batch=12)  # 12 splits over 1, 2 and 4, not over 8
+    help_text = at.button(key="training.sweep").help
+    assert "D = 1, 2, 4 " in help_text and "batch 12, which does not split evenly over D = 8" in help_text
+    at = open_lab("training", batch=64)
+    assert "D = 1, 2, 4, 8 " in at.button(key="training.sweep").help and "left out" not in \
+        at.button(key="training.sweep").help
+
+
+def test_a_run_on_one_device_has_no_replicas_to_compare_and_no_scaling_to_measure(store):
+    at = open_lab("training", devices=1, steps=50)
+    at.button(key="training.train").click().run()
+    assert_clean(at)
+    assert not any("identical" in s.value for s in at.success)
+    assert any("only copy of the parameters" in i.value for i in at.info)
+    assert any("its own one-device baseline" in m.value for m in at.markdown)
+    assert "Scaling ratio S(D)" not in metrics(at) and "Efficiency E(D)" not in metrics(at)
+
+
+def test_an_efficiency_of_one_reads_100_percent(store):
+    import dataclasses
+
+    at = open_lab("training", devices=2, steps=50)
+    at.button(key="training.train").click().run()
+    tracked = at.session_state["training.last_run"]
+    perfect = dataclasses.replace(tracked.scaling, scaling_ratio=2.0, efficiency=1.0)
+    at.session_state["training.last_run"] = dataclasses.replace(
+        tracked, result=dataclasses.replace(tracked.result, scaling=perfect))
+    at.run()
+    assert_clean(at)
+    assert metrics(at)["Efficiency E(D)"] == "100 %" and metrics(at)["Scaling ratio S(D)"] == "2×"
+
+
 # The experiments page reads a store of its own (tracked_runs): a test here may run in another
 # worker than the trainings above, or without them.
 def test_experiments_page_shows_the_tracked_runs(tracked_runs):
