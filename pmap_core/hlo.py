@@ -12,6 +12,8 @@ import difflib
 import math
 import re
 
+import numpy as np
+
 _SOURCE_TABLES = re.compile(r"^(FileNames|FunctionNames|FileLocations|StackFrames)$")
 _METADATA = re.compile(r",? metadata=\{[^}]*\}")
 _NUMBERED_NAME = re.compile(r"(?<![\w.\-])%?[A-Za-z_][\w\-]*(?:\.\d+)[\w.\-]*")
@@ -84,6 +86,9 @@ class Collective:
     shapes: tuple[str, ...]         # its result's arrays, e.g. ("f32[8,32]", "f32[]")
     result_bytes: int
     group_size: int | None          # devices taking part in each group, when the HLO says
+    # Every group of device ids (`replica_groups`), when the HLO says which; () when it says one
+    # group of every device (`replica_groups={}`).
+    groups: tuple[tuple[int, ...], ...] | None = None
 
     @property
     def operand_bytes(self) -> int:
@@ -110,7 +115,8 @@ def collectives(compiled: str) -> list[Collective]:
             arrays = arrays[len(arrays) // 2:]  # an async start's type is (operands, results)
         shapes = tuple(f"{a['dtype']}[{a['dims']}]" for a in arrays)
         found.append(Collective(match["kind"], match["name"], shapes,
-                                sum(_array_bytes(a["dtype"], a["dims"]) for a in arrays), _group_size(line)))
+                                sum(_array_bytes(a["dtype"], a["dims"]) for a in arrays), _group_size(line),
+                                replica_groups(line)))
     return found
 
 
@@ -128,3 +134,91 @@ def _group_size(line: str) -> int | None:
         sizes = dict(re.findall(r"'([^']+)'=(\d+)", match["axes"]))
         return math.prod(int(sizes[axis]) for axis in re.findall(r"'([^']+)'", match["used"]))
     return None
+
+
+# --- replica groups in full ----------------------------------------------------------------------
+# XLA prints a collective's groups of device ids in one of three forms (openxla/xla,
+# xla/hlo/ir/replica_group.cc and mesh_and_axis.cc):
+#   a list                replica_groups={{0,2},{1,3}}
+#   an iota               replica_groups=[2,2]<=[2,2]T(1,0): arange(4).reshape(2,2).transpose(1,0),
+#                         then one row of [groups, size] per group
+#   mesh axes             replica_groups=mesh['a'=2,'b'=2] {'a'}: the devices laid out on the named
+#                         axes (in id order, or as `device_ids=(…)` says), one group per position of
+#                         the other axes; an axis may be a part of one, 'a':(pre)size.
+_LIST_GROUPS = re.compile(r"replica_groups=\{(?P<body>(?:\{[\d,]*\},?)*)\}")
+_IOTA_FULL = re.compile(r"replica_groups=\[(?P<shape>\d+,\d+)\]<=\[(?P<dims>[\d,]+)\](?:T\((?P<perm>[\d,]+)\))?")
+_MESH_FULL = re.compile(r"replica_groups=mesh\[(?P<axes>[^\]]*)\](?:, device_ids=\((?P<ids>[^)]*)\))?"
+                        r" \{(?P<used>[^}]*)\}")
+_MESH_AXIS = re.compile(r"'?(?P<name>[^'=,]+)'?=(?P<size>\d+)")
+_USED_AXIS = re.compile(r"'?(?P<name>[^':,]+)'?(?::\((?P<pre>\d+)\)(?P<size>\d+))?")
+
+
+def replica_groups(line: str) -> tuple[tuple[int, ...], ...] | None:
+    """The groups of device ids of one collective instruction's line of HLO text: () for one group
+    of every device (`replica_groups={}`), None when the line names no groups XLA's three forms
+    spell (see above)."""
+    if match := _LIST_GROUPS.search(line):
+        return tuple(tuple(int(d) for d in group.split(",") if d)
+                     for group in re.findall(r"\{([\d,]*)\}", match["body"]))
+    if match := _IOTA_FULL.search(line):
+        count, size = (int(n) for n in match["shape"].split(","))
+        ids = _iota(match["dims"], match["perm"])
+        return None if ids is None or ids.size != count * size else _rows(ids.reshape(count, size))
+    if match := _MESH_FULL.search(line):
+        axes = [(m["name"], int(m["size"])) for m in _MESH_AXIS.finditer(match["axes"])]
+        ids = np.arange(math.prod(size for _, size in axes))
+        if match["ids"]:
+            listed = _iota(*_iota_parts(match["ids"])) if "<=" in match["ids"] else np.array(
+                [int(d) for d in re.findall(r"\d+", match["ids"])])
+            if listed is None or listed.size != ids.size:
+                return None
+            ids = listed
+        return _mesh_groups(ids.reshape([size for _, size in axes]), [name for name, _ in axes],
+                            [(m["name"], m["pre"], m["size"]) for m in _USED_AXIS.finditer(match["used"])
+                             if m["name"].strip()])
+    return None
+
+
+def _iota(dims: str, perm: str | None):
+    shape = [int(d) for d in dims.split(",") if d]
+    ids = np.arange(math.prod(shape)).reshape(shape)
+    if perm:
+        order = [int(p) for p in perm.split(",") if p]
+        if sorted(order) != list(range(len(shape))):
+            return None
+        ids = ids.transpose(order)
+    return ids.reshape(-1)
+
+
+def _iota_parts(text: str) -> tuple[str, str | None]:
+    """"[4,2]<=[2,4]T(1,0)" -> ("2,4", "1,0"): the iota a mesh's device_ids are written as."""
+    match = re.search(r"<=\[(?P<dims>[\d,]+)\](?:T\((?P<perm>[\d,]+)\))?", text)
+    return (match["dims"], match["perm"]) if match else ("0", None)
+
+
+def _rows(array) -> tuple[tuple[int, ...], ...]:
+    return tuple(tuple(int(d) for d in row) for row in array)
+
+
+def _mesh_groups(devices, names: list[str], used: list[tuple[str, str | None, str | None]]):
+    """Groups of a mesh-axes list: each axis dimension is split where a part of it is named, the named
+    parts moved last and the array cut into rows of their product."""
+    if any(name not in names for name, _, _ in used):
+        return None
+    sizes, grouped = [], []
+    for position, name in enumerate(names):
+        full = devices.shape[position]
+        parts = sorted(((int(pre), int(size)) if size else (1, full))
+                       for used_name, pre, size in used if used_name == name)
+        done = 1
+        for pre, size in parts:
+            if pre != done:            # the part of the axis before this one stays ungrouped
+                sizes.append(pre // done)
+            grouped.append(len(sizes))
+            sizes.append(size)
+            done = pre * size
+        if done != full or not parts:
+            sizes.append(full // done)
+    order = [i for i in range(len(sizes)) if i not in grouped] + grouped
+    group_size = math.prod(sizes[i] for i in grouped)
+    return _rows(devices.reshape(sizes).transpose(order).reshape(-1, group_size))
