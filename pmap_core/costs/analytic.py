@@ -294,3 +294,30 @@ def tensor_comm_bytes_per_step(batch: int, features: int, hidden: int, data: int
     activations = 2 * (model - 1) / model * batch / data
     local_weights = features * hidden / model + 2 * hidden / model + 1
     return (activations + 2 * (data - 1) / data * local_weights) * value_bytes
+
+
+# The JAX Scaling Book (Austin et al. 2025), "How to Parallelize a Transformer for Training", the table of
+# communication per layer at the end of "Takeaways": a layer is an MLP In[B, D] · W_in[D, F] · W_out[F, D],
+# X devices on the data (FSDP) axis, Y on the model axis, bfloat16 values (2 bytes), forward + backward,
+# each collective approximated by its bytes without the ring's (n−1)/n. Whole-byte counts per device.
+SCALING_BOOK_VALUE_BYTES = 2
+SCALING_BOOK_STRATEGIES = ("dp", "fsdp", "tp", "fsdp_tp")
+
+
+def scaling_book_layer_bytes(strategy: str, batch: float, d_model: float, d_ff: float, data: int = 1,
+                             model: int = 1, value_bytes: float = SCALING_BOOK_VALUE_BYTES) -> float:
+    """Bytes per device per layer by the Scaling Book's table (B tokens, D = d_model, F = d_ff, X data
+    devices, Y model devices): DP 0 + 8DF (an all-reduce of each weight's gradient in the backward pass);
+    FSDP 4DF + 8DF (gather each weight in the forward pass, gather again and reduce-scatter in the backward);
+    TP 4BD + 4BD (gather In and reduce-scatter Out in the forward pass, their transposes in the backward);
+    FSDP + TP (4BD/X + 4DF/Y) + (8BD/X + 8DF/Y). The book counts bfloat16 (2 bytes a
+    value); `value_bytes` scales every term (4 for float32)."""
+    if strategy not in SCALING_BOOK_STRATEGIES:
+        raise LabInputError("unknown_strategy", "strategy must be one of {options}, got {value!r}",
+                            options=", ".join(SCALING_BOOK_STRATEGIES), value=strategy)
+    data = check_int("data", data, 1, MAX_MODEL_DEVICES)
+    model = check_int("model", model, 1, MAX_MODEL_DEVICES)
+    b, d, f = (_positive(name, value) for name, value in (("batch", batch), ("d_model", d_model), ("d_ff", d_ff)))
+    units = {"dp": 8 * d * f, "fsdp": 4 * d * f + 8 * d * f, "tp": 4 * b * d + 4 * b * d,
+             "fsdp_tp": (4 * b * d / data + 4 * d * f / model) + (8 * b * d / data + 8 * d * f / model)}[strategy]
+    return units * _positive("value_bytes", value_bytes) / SCALING_BOOK_VALUE_BYTES
