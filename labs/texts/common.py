@@ -105,6 +105,14 @@ TEXTS = {
         "en": "The model axis ({model} devices) must divide {name} ({size}).",
         "zh": "模型轴（{model} 台设备）必须能整除 {name}（{size}）。",
     },
+    "error.no_mesh_shapes": {
+        "en": "A prediction needs at least one data × model shape; none was given.",
+        "zh": "预测至少需要一个 data × model 网格形状，但没有给出任何形状。",
+    },
+    "error.meshes_alone": {
+        "en": "`--meshes` trains every shape of one D with impl tensor; leave out {option}.",
+        "zh": "`--meshes` 以 tensor 实现训练同一 D 的每种网格形状；请去掉 {option}。",
+    },
     "share.title": {"en": "Share this lab", "zh": "分享本实验"},
     "share.body": {
         "en": "The link below opens this lab with the settings it shows now. Tick **lock** to show a setting "

@@ -1,0 +1,722 @@
+"""Two axes: the MLP on a data × model mesh, measured — what the mesh_2d lab draws and says. Pure: trains
+with `train.tensor` (impl "tensor"), reads each compiled program's collectives, sets them beside the JAX
+Scaling Book's table, measures this machine's roofline, and runs the "sharding in types" examples.
+
+Sources, cited next to every figure they give:
+- the Scaling Book: Austin et al. 2025, "How to Scale Your Model" (jax-ml/scaling-book), Part 5
+  "How to Parallelize a Transformer for Training" (`training.md`: the per-layer table, C/W, Y < F/(C/W))
+  and Part 12 "How to Think About GPUs" (`gpus.md`: the H100 figures);
+- Megatron-LM: Shoeybi et al. 2019, §3 (the column/row split of an MLP);
+- JAX's documentation: "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`: the
+  ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
+  "Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
+  all-reduce per step). Every example here was run on the installed JAX (0.10.2); what it prints is
+  returned as it printed it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import AxisType
+from jax.sharding import PartitionSpec as P
+
+from pmap_core import hlo
+from pmap_core.costs import analytic, fit
+from pmap_core.runtime import describe_runtime
+from pmap_core.train import loop, models, programs, tensor
+from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.footprint import collective_runs
+from pmap_core.train.programs import TENSOR_IMPL
+from pmap_core.validation import LabInputError, check_devices, check_float, check_int
+
+DATA, MODEL = "data", "model"
+VALUE_BYTES = 4            # this lab's MLP trains and communicates in float32
+MAX_ACCUM = 16             # micro-batches of the accumulation example
+MATMUL_SIZE = 512          # the roofline's matmul: n × n by n × n, float32 (2n³ FLOPs)
+BANDWIDTH_SIZES = (64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024)  # the all-reduce sweep's messages
+SCALING_BOOK = "Scaling Book (Austin et al. 2025), Part 5 \"Training\""
+SCALING_BOOK_GPUS = "Scaling Book (Austin et al. 2025), Part 12 \"GPUs\""
+
+
+# --- the shapes of a mesh ------------------------------------------------------------------------
+
+
+def mesh_shapes(devices: int, hidden: int) -> list[tuple[int, int]]:
+    """Every (data, model) with data · model = devices and model dividing `hidden` (the MLP's hidden
+    width is split into `model` equal column blocks), the model axis growing: 8 → (8,1) (4,2) (2,4) (1,8)."""
+    devices = check_devices(devices)
+    hidden = check_int("hidden", hidden, 1, 1 << 20)
+    return [(devices // model, model) for model in range(1, devices + 1)
+            if devices % model == 0 and hidden % model == 0]
+
+
+# --- collectives of a compiled program, by mesh axis ----------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class CollectiveRow:
+    """One collective of a compiled training step, per device."""
+
+    kind: str                       # all-reduce, all-gather, reduce-scatter, …
+    shapes: tuple[str, ...]         # the arrays it carries (a tuple all-reduce carries several)
+    bytes_per_step: float           # bytes one device sends per step, on a ring (see train.footprint)
+    runs_per_step: float            # executions per training step
+    group_size: int                 # devices in each of its groups
+    groups: int                     # how many groups run it side by side
+    axis: str                       # "data", "model", "data+model", or "none" (a group of one device)
+
+
+def mesh_axis(groups: tuple[tuple[int, ...], ...] | None, data: int, model: int) -> str:
+    """The mesh axis a collective's groups run over. Device id k sits at (k // model, k % model) of the
+    (data, model) mesh — the order of `mesh.devices.flat`, the program's device assignment; a group whose
+    members differ only in their model position runs over "model", and so on. () is every device."""
+    if groups is None:
+        return "unknown"
+    members = groups or (tuple(range(data * model)),)
+    varies = {axis for group in members
+              for axis, coordinate in ((DATA, lambda k: k // model), (MODEL, lambda k: k % model))
+              if len({coordinate(k) for k in group}) > 1}
+    return "+".join(axis for axis in (DATA, MODEL) if axis in varies) or "none"
+
+
+def collective_rows(program: Any) -> list[CollectiveRow]:
+    """Each collective of `program`'s compiled HLO (a `ParallelProgram`; a tensor program's spec names
+    its mesh): kind, bytes per device per step on a ring (`train.footprint.collective_runs`: a
+    collective inside the loop of steps runs once a step), its group size, and the mesh axis its
+    replica groups run over (`mesh_axis`)."""
+    spec = program.spec
+    model = spec.mesh_model
+    data = spec.devices // model
+    rows = []
+    for run in collective_runs(program.compiled.as_text(), (spec.steps, spec.accum_steps)):
+        c = run.collective
+        groups = c.groups or ()
+        size = c.group_size or (len(groups[0]) if groups else spec.devices)
+        rows.append(CollectiveRow(c.kind, c.shapes, run.ring_bytes * run.runs_per_call / spec.steps,
+                                  run.runs_per_call / spec.steps, size, max(len(groups), 1),
+                                  mesh_axis(c.groups, data, model)))
+    return rows
+
+
+# --- the Scaling Book's table, for this MLP's sizes --------------------------------------------------
+
+_BOOK_FORMULAS = {
+    "dp": ("DP", "0 + 8DF", "In[B_X, D] · W_in[D, F] · W_out[F, D]: the weights' gradients all-reduced over X"),
+    "fsdp": ("FSDP", "4DF + 8DF", "W_in[D_X, F], W_out[F, D_X]: gathered before use, gradients reduce-scattered"),
+    "tp": ("TP", "4BD + 4BD", "In[B, D_Y], W_in[D, F_Y], W_out[F_Y, D]: In gathered, Out reduce-scattered over Y"),
+    "fsdp_tp": ("FSDP+TP", "(4BD/X + 4DF/Y) + (8BD/X + 8DF/Y)", "both: B and the weights over X, F over Y"),
+}
+_HOW_THIS_MLP_DIFFERS = (
+    "This lab's MLP is x[B, D] · w1[D, F] → tanh → · w2[F] → one output per sample, in float32 with biases: "
+    "its second weight is F values, not F×D, and its output B values, not B×D. Its mesh is data × model "
+    "(DP over X, Megatron's split over Y), not FSDP × TP: the weights are whole on every data device, so "
+    "their gradient (1/Y of them) is all-reduced over data, and x is replicated over model, so nothing is "
+    "gathered before the first product. The only model-axis collective is one all-reduce of the B/X "
+    "partial outputs; the backward pass sends nothing over model because x is data (it needs no "
+    "gradient). The lab counts the ring's 2(n−1)/n; the book drops it.")
+
+
+def scaling_book_rows(batch: int, features: int, hidden: int, data: int, model: int,
+                      measured_bytes: float | None = None) -> list[dict[str, Any]]:
+    """The Scaling Book's per-layer communication (Part 5, the table of "Takeaways": DP, FSDP, TP,
+    FSDP+TP), computed for this MLP's sizes in the book's notation — B = `batch`, D = `features`,
+    F = `hidden`, X = `data`, Y = `model` — as the book counts it (bfloat16) and in float32, each with its
+    formula text and source; then this lab's own formula for what its MLP sends
+    (`costs.analytic.tensor_comm_bytes_per_step`), with `measured_bytes` (read from the compiled HLO,
+    e.g. the sum of `collective_rows`) beside it when given. `note` says where the MLP differs."""
+    batch = check_int("batch", batch, 1, 1 << 30)
+    rows = []
+    for strategy, (name, formula, sharding) in _BOOK_FORMULAS.items():
+        rows.append({
+            "strategy": name, "formula": formula, "sharding": sharding, "source": SCALING_BOOK,
+            "bytes_bf16": analytic.scaling_book_layer_bytes(strategy, batch, features, hidden, data, model),
+            "bytes_float32": analytic.scaling_book_layer_bytes(strategy, batch, features, hidden, data, model,
+                                                               VALUE_BYTES),
+            "measured_bytes": None, "whose": "the book's formula, this MLP's sizes",
+            "note": "per layer of the book's transformer MLP (D → F → D); forward + backward bytes per device",
+        })
+    lab = analytic.tensor_comm_bytes_per_step(batch, features, hidden, data, model, VALUE_BYTES)
+    rows.append({
+        "strategy": "this lab: DP over X × TP over Y",
+        "formula": "2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(DF/Y + 2F/Y + 1)·4",
+        "sharding": "x[B_X, D], w1[D, F_Y], b1[F_Y], w2[F_Y], b2: one all-reduce of B/X outputs over Y, "
+                    "the gradient of 1/Y of the weights over X",
+        "source": "Shoeybi et al. 2019 §3 (Megatron's split); pmap_core.costs.analytic.tensor_comm_bytes_per_step",
+        "bytes_bf16": lab * analytic.SCALING_BOOK_VALUE_BYTES / VALUE_BYTES, "bytes_float32": lab,
+        "measured_bytes": measured_bytes, "whose": "this lab's formula; measured: the compiled HLO",
+        "note": _HOW_THIS_MLP_DIFFERS,
+    })
+    return rows
+
+
+# --- every mesh shape of D devices, trained ------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshRun:
+    """One shape of the sweep: its run (a `TrainResult` with its footprint) and its collectives."""
+
+    data: int
+    model: int
+    point: loop.SweepPoint          # the run, with S(D) against one device on the same global batch
+    collectives: tuple[CollectiveRow, ...]
+
+    @property
+    def result(self) -> loop.TrainResult:
+        return self.point.result
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshSweep:
+    config: TrainConfig
+    runs: tuple[MeshRun, ...]
+    skipped: tuple[tuple[int, int], ...]  # shapes of D whose model axis does not divide the hidden width
+
+    @property
+    def sweep(self) -> loop.SweepResult:
+        """The runs as the training loop's sweep result (what the tracking callback records)."""
+        return loop.SweepResult(self.config, self.config.scaling, tuple(run.point for run in self.runs))
+
+    @property
+    def fastest(self) -> MeshRun:
+        """The shape with the highest steady throughput on this machine."""
+        return max(self.runs, key=lambda run: run.result.steady_throughput)
+
+
+def _point(result: loop.TrainResult, first: loop.TrainResult) -> loop.SweepPoint:
+    """The run with its S(D) against one device; in a multi-process group, which times no single device,
+    against the sweep's first shape."""
+    s = result.scaling
+    if s is not None:
+        return loop.SweepPoint(result, s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput)
+    ratio = result.steady_throughput / first.steady_throughput
+    return loop.SweepPoint(result, ratio, ratio, loop.hardware_ceiling(result.config.devices), first.steady_throughput)
+
+
+def mesh_configs(config: TrainConfig, shapes: Sequence[tuple[int, int]] | None = None) -> list[TrainConfig]:
+    """One validated tensor-program config per (data, model) shape of `config.devices`: the given
+    `shapes` (each must use D devices, and its model axis divide the hidden width), or all of
+    `mesh_shapes`."""
+    base = validate(dataclasses.replace(config, impl=TENSOR_IMPL, mesh_model=1))
+    for data, model in shapes or ():
+        if data * model != base.devices:
+            raise LabInputError("mesh_devices", "the mesh data={data},model={model} uses {mesh} devices, not {devices}",
+                                data=data, model=model, mesh=data * model, devices=base.devices)
+    chosen = shapes or mesh_shapes(base.devices, base.hidden)
+    return [validate(dataclasses.replace(base, mesh_model=model)) for _, model in dict.fromkeys(chosen)]
+
+
+def sweep_meshes(config: TrainConfig, on_run: Callable[[loop.SweepPoint, int, int], None] | None = None,
+                 callbacks: Sequence[loop.Callback] = (), shapes: Sequence[tuple[int, int]] | None = None
+                 ) -> MeshSweep:
+    """Train `config` (the MLP, impl tensor) once per data × model shape of `config.devices` that fits
+    (`mesh_shapes`, the model axis growing), or once per shape of `shapes`. Each run also times one
+    device on the same global batch, so its point holds a real S(D). Callbacks hear it as a sweep
+    (sweep_started, each run's hooks, point_done, sweep_ended; stopped on any interruption): a
+    `tracking.callback.TrackingCallback` records a parent run with one child per shape.
+    `on_run(point, index, total)` after each shape."""
+    runs = mesh_configs(config, shapes)
+    fitting = {run.mesh_model for run in runs}
+    devices = runs[0].devices
+    skipped = () if shapes else tuple((devices // m, m) for m in range(1, devices + 1)
+                                      if devices % m == 0 and m not in fitting)
+    watchers = [*callbacks, loop.Progress(on_point=on_run)]
+    try:
+        for callback in watchers:
+            callback.sweep_started(runs[0], runs)
+        done: list[MeshRun] = []
+        for index, run in enumerate(runs):
+            result = loop.train(run, watchers)
+            point = _point(result, done[0].result if done else result)
+            program = programs.build(run.program_spec(min(run.chunk, run.steps)))
+            done.append(MeshRun(run.mesh_data, run.mesh_model, point, tuple(collective_rows(program))))
+            for callback in watchers:
+                callback.point_done(point, index, len(runs))
+        outcome = MeshSweep(runs[0], tuple(done), skipped)
+        for callback in watchers:
+            callback.sweep_ended(outcome.sweep)
+        return outcome
+    except BaseException as error:  # a Stop, Ctrl-C or an error: every watcher ends what it opened
+        for callback in watchers:
+            callback.stopped(error)
+        raise
+
+
+# --- this machine's roofline ---------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Roofline:
+    """This machine's C (matmul FLOP/s of one device) and W (collective bandwidth, the β of the ring
+    model fitted to an all-reduce sweep), and what the Scaling Book derives from them."""
+
+    flops_per_s: float              # C: FLOPs (from `compiled.cost_analysis()`) / median seconds
+    matmul_size: int
+    matmul_flops: float
+    matmul_s: float
+    beta_bytes_per_s: float | None  # W: None at D = 1 (no collective to time) unless given
+    alpha_s: float | None           # per-hop latency of the same fit
+    bandwidth_source: str           # how W was found, or what it needs
+    devices: int
+    physical_cores: int
+    simulated: bool
+    value_bytes: int = VALUE_BYTES
+
+    @property
+    def intensity(self) -> float | None:
+        """C / W: FLOPs per byte sent at which compute and communication take equal time."""
+        return self.flops_per_s / self.beta_bytes_per_s if self.beta_bytes_per_s else None
+
+    @property
+    def critical_batch_per_device(self) -> float | None:
+        """The per-device batch below which data parallelism is communication-bound. The book's C/W
+        counts 2-byte values; a value of `value_bytes` bytes costs value_bytes/2 times as much to send
+        (float32: 2·C/W)."""
+        return self.intensity * self.value_bytes / 2 if self.intensity else None
+
+    def tp_bound(self, hidden: int) -> float | None:
+        """The book's tensor-parallel bound: compute-bound while Y < F / (C/W), F = the hidden width."""
+        critical = self.critical_batch_per_device
+        return hidden / critical if critical else None
+
+    def table(self, hidden: int) -> list[dict[str, Any]]:
+        """This machine beside the Scaling Book's TPU v5p and H100; `whose` says who measured or stated
+        each figure."""
+        rows = [{"machine": f"this machine ({'simulated CPU devices' if self.simulated else 'devices'}, "
+                            f"{self.physical_cores} physical cores)",
+                 "flops_per_s": self.flops_per_s, "bandwidth_bytes_per_s": self.beta_bytes_per_s,
+                 "value_bytes": self.value_bytes, "critical_batch_per_device": self.critical_batch_per_device,
+                 "tp_bound": self.tp_bound(hidden),
+                 "whose": f"measured here: a {self.matmul_size}² float32 matmul on one device; W = "
+                          f"{self.bandwidth_source}",
+                 "source": "pmap_core.concepts.mesh_2d.roofline; pmap_core.commbench + costs.fit"}]
+        for name, flops, bandwidth, source in BOOK_MACHINES:
+            critical = flops / bandwidth
+            rows.append({"machine": name, "flops_per_s": flops, "bandwidth_bytes_per_s": bandwidth,
+                         "value_bytes": analytic.SCALING_BOOK_VALUE_BYTES, "critical_batch_per_device": critical,
+                         "tp_bound": hidden / critical, "whose": "the book's figures (bfloat16)", "source": source})
+        return rows
+
+
+# The Scaling Book's figures: TPU v5p C = 4.6e14 bf16 FLOP/s and W = 2 × 9e10 B/s over one ICI axis
+# (Part 5: C/W ≈ 2550); H100 C = 9.9e14 and 450e9 B/s of NVLink egress per GPU within a node (Part 12:
+# C/W ≈ 2200), 400e9 B/s beyond the node (≈ 2475).
+BOOK_MACHINES = (
+    ("TPU v5p, one ICI axis", 4.6e14, 1.8e11, SCALING_BOOK),
+    ("H100, within a node (NVLink)", 9.9e14, 4.5e11, SCALING_BOOK_GPUS),
+    ("H100, beyond a node", 9.9e14, 4.0e11, SCALING_BOOK_GPUS),
+)
+
+
+def matmul_flops_per_s(size: int = MATMUL_SIZE, repeats: int = 5) -> tuple[float, float, float]:
+    """(FLOP/s, FLOPs, median seconds) of a jitted float32 `size` × `size` matmul on one device; the FLOPs
+    are the compiled program's own count (`compiled.cost_analysis()`)."""
+    from pmap_core.timing import time_call
+
+    size = check_int("size", size, 16, 2048)
+    a = jax.device_put(np.ones((size, size), np.float32), jax.devices()[0])
+    compiled = jax.jit(jnp.matmul).lower(a, a).compile()
+    analysis = compiled.cost_analysis()
+    flops = float((analysis[0] if isinstance(analysis, list) else analysis)["flops"])
+    seconds = time_call(compiled, a, a, repeats=check_int("repeats", repeats, 1, 50)).median_s
+    return flops / seconds, flops, seconds
+
+
+def allreduce_fit(devices: int, sizes: Sequence[int] = BANDWIDTH_SIZES, repeats: int = 3) -> fit.RingFit:
+    """α and β of the ring model fitted to all-reduces (psum) of `sizes` bytes on `devices` devices,
+    timed as the communication benchmark times them (`commbench`: the slope of a chained loop)."""
+    from pmap_core import commbench
+
+    plan = commbench.plan_sweep(["psum"], [devices], sizes, repeats)  # refuses D < 2 and sweeps over budget
+    rows = [commbench.measure_collective("psum", devices, size, plan.repeats) for size in plan.sizes]
+    return fit.fit_ring("psum", [r.devices for r in rows], [r.bytes for r in rows], [r.seconds for r in rows])
+
+
+def roofline(devices: int, beta_bytes_per_s: float | None = None, alpha_s: float = 0.0,
+             matmul_size: int = MATMUL_SIZE, repeats: int = 5) -> Roofline:
+    """This machine's roofline on `devices` devices: C measured (`matmul_flops_per_s`), W either given
+    (a β the communication benchmark fitted, with its α) or measured by a quick all-reduce sweep
+    (`allreduce_fit`, a few seconds). At D = 1 no collective can be timed: W stays None unless given,
+    and `bandwidth_source` says so."""
+    devices = check_devices(devices)
+    flops_per_s, flops, seconds = matmul_flops_per_s(matmul_size, repeats)
+    runtime = describe_runtime()
+    if beta_bytes_per_s is not None:
+        beta = check_float("beta_bytes_per_s", beta_bytes_per_s, 1.0, 1e15)
+        alpha = check_float("alpha_s", alpha_s, 0.0, 1.0)
+        source = "the β given (a fit of the communication benchmark)"
+    elif devices < 2:
+        beta, alpha, source = None, None, "none: an all-reduce needs at least 2 devices (D = 1)"
+    else:
+        ring = allreduce_fit(devices)
+        beta, alpha = ring.beta_bytes_per_s, ring.alpha_s
+        source = (f"β of the α-β fit to all-reduces of {len(BANDWIDTH_SIZES)} sizes on {devices} devices "
+                  f"(worst ratio {ring.worst_ratio:.2f})")
+    return Roofline(flops_per_s, matmul_size, flops, seconds, beta, alpha, source, devices,
+                    runtime.physical_cores, runtime.simulated)
+
+
+@dataclasses.dataclass(frozen=True)
+class ShapePrediction:
+    data: int
+    model: int
+    compute_s: float      # the step's FLOPs / (C × the devices' usable cores): the same for every shape
+    ring_comm_s: float    # the ring model per collective: Σ 2(g−1)·α + 2(g−1)/g·bytes/β
+    comm_s: float         # the same with one latency term per rendezvous (see `predicted_winner`)
+    comm_bytes: float     # bytes one device sends per step (`analytic.tensor_comm_bytes_per_step`)
+    collectives: int      # all-reduces per step: the model axis's, the data axis's
+    rendezvous: int       # the devices meet this often per step: one per operand on XLA:CPU
+
+    @property
+    def step_s(self) -> float:
+        """No overlap: on simulated CPU devices a collective blocks every device until all arrive."""
+        return self.compute_s + self.comm_s
+
+    @property
+    def ring_step_s(self) -> float:
+        return self.compute_s + self.ring_comm_s
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+    shapes: tuple[ShapePrediction, ...]
+    per_operand: bool     # latency counted per operand (simulated CPU devices) or per collective
+
+    @property
+    def winner(self) -> tuple[int, int]:
+        """The shape predicted fastest on this machine (ties: fewer bytes)."""
+        best = min(self.shapes, key=lambda s: (s.step_s, s.comm_bytes))
+        return best.data, best.model
+
+    @property
+    def ring_winner(self) -> tuple[int, int]:
+        """The shape the plain ring model (one latency per collective, as the book prices it) picks."""
+        best = min(self.shapes, key=lambda s: (s.ring_step_s, s.comm_bytes))
+        return best.data, best.model
+
+
+def step_flops(batch: int, features: int, hidden: int) -> float:
+    """FLOPs of one training step of the MLP (forward 2·B·(DF + F), backward the same for the weights'
+    gradients, plus B·F for the hidden layer's; x needs no gradient)."""
+    return 4.0 * batch * (features * hidden + hidden) + batch * hidden
+
+
+GRADIENT_OPERANDS = len(tensor.PARAM_SPECS) + 1  # w1, b1, w2, b2 and the loss: one tuple all-reduce
+
+
+def predicted_winner(roofline: Roofline, shapes: Sequence[tuple[int, int]], sizes: tuple[int, int, int]
+                     ) -> Prediction:
+    """Which (data, model) shape the roofline predicts fastest for an MLP of `sizes` = (global batch,
+    features, hidden). Every shape splits the same FLOPs over the same devices, so compute is equal and
+    communication decides: per step, one all-reduce of the B/X partial outputs over the Y devices of
+    `model` (2(Y−1) hops) and one of the gradient of 1/Y of the weights (with the loss) over the X devices
+    of `data` (2(X−1) hops), priced at this machine's α and β. `ring_winner` counts one latency per
+    collective, as the ring model (and the book) does; `winner` counts one per rendezvous, which on
+    simulated CPU devices is one per operand: XLA:CPU runs each array of a tuple all-reduce as its own
+    rendezvous (measured here: a pytree pmean of 4 arrays took 2.6× the time of one flat buffer), and
+    the gradient's all-reduce carries GRADIENT_OPERANDS arrays. Ties go to fewer bytes. Check the winner
+    against the measured sweep (`sweep_meshes`)."""
+    if not shapes:
+        raise LabInputError("no_mesh_shapes", "a prediction needs at least one (data, model) shape, got none")
+    if roofline.beta_bytes_per_s is None:
+        raise LabInputError("need_two_devices", "a collective needs at least 2 devices, got {devices}",
+                            devices=[roofline.devices])
+    batch, features, hidden = (check_int(name, value, 1, 1 << 30)
+                               for name, value in zip(("batch", "features", "hidden"), sizes, strict=True))
+    alpha, beta = roofline.alpha_s or 0.0, roofline.beta_bytes_per_s
+    rows = []
+    for data, model in shapes:
+        devices = data * model
+        ceiling = describe_runtime().hardware_ceiling(devices) if roofline.simulated else devices
+        compute = step_flops(batch, features, hidden) / (roofline.flops_per_s * ceiling)
+        weights = features * hidden / model + 2 * hidden / model + 1
+        # (group, values all-reduced, operands) of the model axis's all-reduce, then the data axis's
+        parts = [(g, values, operands) for g, values, operands in
+                 ((model, batch / data, 1), (data, weights, GRADIENT_OPERANDS)) if g > 1]
+        send = sum(2 * (g - 1) / g * values * VALUE_BYTES / beta for g, values, _ in parts)
+        meets = [(g, operands if roofline.simulated else 1) for g, _, operands in parts]
+        rows.append(ShapePrediction(
+            data, model, compute, send + sum(2 * (g - 1) * alpha for g, _, _ in parts),
+            send + sum(n * 2 * (g - 1) * alpha for g, n in meets),
+            analytic.tensor_comm_bytes_per_step(batch, features, hidden, data, model), len(parts),
+            sum(n for _, n in meets)))
+    return Prediction(tuple(rows), roofline.simulated)
+
+
+# --- sharding in types ---------------------------------------------------------------------------
+
+ERROR_TYPES = (Exception,)  # what JAX raises is shown, never hidden
+
+
+def _mesh(devices: int, axis_type: AxisType = AxisType.Explicit) -> jax.sharding.Mesh:
+    devices = check_devices(devices)
+    return jax.make_mesh((devices,), ("X",), (axis_type,), devices=jax.devices()[:devices])
+
+
+@dataclasses.dataclass(frozen=True)
+class HloCollective:
+    kind: str
+    shapes: tuple[str, ...]
+    group_size: int | None
+    sliced_after: bool              # its result is cut to this device's part right after (all-reduce + slice)
+
+
+def _collectives(text: str) -> tuple[HloCollective, ...]:
+    lines = text.splitlines()
+    found = []
+    for c in hlo.collectives(text):
+        used = re.compile(rf"%{re.escape(c.name)}(?![\w.\-])")
+        sliced = any("dynamic-slice" in line and used.search(line) and not line.lstrip().startswith(f"%{c.name} ")
+                     for line in lines)
+        found.append(HloCollective(c.kind, c.shapes, c.group_size, sliced))
+    return tuple(found)
+
+
+@dataclasses.dataclass(frozen=True)
+class DotChoice:
+    label: str
+    out_sharding: str               # what was passed as `out_sharding=`
+    result_type: str                # `jax.typeof` of the result
+    per_device_shape: tuple[int, ...] | None
+    collectives: tuple[HloCollective, ...]  # read from the compiled HLO
+    max_error: float | None         # against NumPy's a @ b (None: the value cannot be read as it is)
+    error: str | None = None        # what JAX said, verbatim, if this choice raised
+
+
+@dataclasses.dataclass(frozen=True)
+class AmbiguousDot:
+    devices: int
+    lhs_type: str                   # float32[8,4@X]
+    rhs_type: str                   # float32[4@X,16]
+    error_type: str                 # the exception's class: ShardingTypeError
+    error_text: str                 # verbatim
+    choices: tuple[DotChoice, ...]
+    silent_gather: DotChoice        # f32[8,k] @ f32[k@X,16]: no error, an all-gather
+
+
+def _shapes(devices: int) -> tuple[int, int, int]:
+    """(rows, contraction, columns): the docs' 8, 4 and 16 where D divides them, else the least
+    multiples D does (D = 8: 8, 8, 16; D = 3: 24, 12, 48)."""
+    return math.lcm(8, devices), math.lcm(4, devices), math.lcm(16, devices)
+
+
+def _choice(label: str, spec_text: str, function: Callable, args: Sequence[jax.Array], expected: np.ndarray
+            ) -> DotChoice:
+    try:
+        compiled = jax.jit(function).lower(*args).compile()
+        out = compiled(*args)
+    except ERROR_TYPES as error:
+        return DotChoice(label, spec_text, "", None, (), None, f"{type(error).__name__}: {error}")
+    try:
+        value = np.asarray(out)
+        error_size = float(np.max(np.abs(value - expected)))
+        shape = tuple(out.addressable_shards[0].data.shape)
+        read_error = None
+    except ERROR_TYPES as error:  # an unreduced array cannot be read as one value (0.10.2 says why)
+        error_size, shape, read_error = None, None, f"{type(error).__name__}: {error}"
+    return DotChoice(label, spec_text, str(jax.typeof(out)), shape, _collectives(compiled.as_text()), error_size,
+                     read_error)
+
+
+def ambiguous_dot(devices: int) -> AmbiguousDot:
+    """The docs' ambiguous contraction `f32[8,4@X] @ f32[4@X,16]` on a one-axis Explicit mesh of
+    `devices` devices (shapes grown to multiples of D where needed, `_shapes`): the error JAX raises,
+    verbatim, then each `out_sharding=` it asks for, run and read from its compiled HLO — P() (an
+    all-reduce), P('X', None) and P(None, 'X') (a reduce-scatter on either axis: XLA:CPU compiles it as
+    an all-reduce whose result each device slices, `sliced_after`), P(unreduced={'X'}) (no collective
+    at all; the sum waits), and `jax.reshard` of that unreduced result to P() (the all-reduce, later).
+    Also `f32[8,k] @ f32[k@X,16]`, which JAX accepts silently with an all-gather."""
+    mesh = _mesh(devices)
+    rows, inner, cols = _shapes(mesh.size)
+    a_host = np.arange(rows * inner, dtype=np.float32).reshape(rows, inner) / (rows * inner)
+    b_host = np.arange(inner * cols, dtype=np.float32).reshape(inner, cols) / (inner * cols)
+    expected = a_host @ b_host
+    with jax.set_mesh(mesh):
+        a = jax.device_put(a_host, P(None, "X"))
+        b = jax.device_put(b_host, P("X", None))
+        try:
+            jnp.matmul(a, b)
+            error_type, error_text = "", "(no error)"
+        except ERROR_TYPES as error:
+            error_type, error_text = type(error).__name__, str(error)
+        specs = (("all-reduce: a replicated result", "P()", P()),
+                 ("reduce-scatter on the rows", "P('X', None)", P("X", None)),
+                 ("reduce-scatter on the columns", "P(None, 'X')", P(None, "X")),
+                 ("unreduced: partial sums, no collective yet", "P(None, None, unreduced={'X'})",
+                  P(None, None, unreduced={"X"})))
+        choices = [_choice(label, text, lambda a, b, spec=spec: jnp.matmul(a, b, out_sharding=spec), (a, b),
+                           expected) for label, text, spec in specs]
+        unreduced = jax.jit(lambda a, b: jnp.matmul(a, b, out_sharding=specs[-1][2]))(a, b)
+        choices.append(_choice("the unreduced result resharded to P(): the all-reduce, deferred",
+                               "jax.reshard(c, P())", lambda c: jax.reshard(c, P()), (unreduced,), expected))
+        whole = jax.device_put(a_host, P())
+        silent = _choice("f32[·,k] @ f32[k@X,·]: accepted, the sharded operand gathered", "(none needed)",
+                         jnp.matmul, (whole, b), expected)
+        return AmbiguousDot(mesh.size, str(jax.typeof(a)), str(jax.typeof(b)), error_type, error_text,
+                            tuple(choices), silent)
+
+
+@dataclasses.dataclass(frozen=True)
+class AxesRow:
+    label: str
+    code: str                       # the call, as the page prints it
+    concrete: str                   # `x.sharding.spec` (the compiler's choice), or what was raised
+    typed: str                      # `jax.typeof(x)` / its sharding: what the type says
+
+
+def axes_demo(devices: int) -> list[AxesRow]:
+    """`auto_axes` / `explicit_axes`, and `x.sharding` against `jax.typeof(x).sharding` (JAX docs,
+    "Distributed arrays and automatic parallelization"), on `devices` devices: an Explicit mesh where the
+    two agree; an addition whose result would name X twice (the error, verbatim) and the same addition
+    under `auto_axes` with an `out_sharding`; inside `auto_axes`, where the type forgets what the
+    concrete sharding keeps; an Auto mesh, where the type never says it; and `explicit_axes` inside a
+    jit on that Auto mesh, where the type says it again."""
+    mesh = _mesh(devices)
+    n = math.lcm(4, mesh.size)
+    square = np.arange(n * n, dtype=np.float32).reshape(n, n)
+    rows: list[AxesRow] = []
+    seen: dict[str, str] = {}
+    with jax.set_mesh(mesh):
+        x = jnp.sin(jax.device_put(np.arange(2 * n, dtype=np.float32), P("X")))
+        rows.append(AxesRow("Explicit mesh, top level", "x = jnp.sin(jax.device_put(v, P('X')))",
+                            str(x.sharding.spec), f"{jax.typeof(x)}  (sharding {jax.typeof(x).sharding.spec})"))
+        left = jax.device_put(square, P("X", None))
+        right = jax.device_put(square, P(None, "X"))
+        try:
+            clash = str(jax.typeof(left + right))
+        except ERROR_TYPES as error:
+            clash = f"{type(error).__name__}: {error}"
+        rows.append(AxesRow("a result that would name X twice", "left + right  # f32[n@X,n] + f32[n,n@X]",
+                            clash, f"{jax.typeof(left)} + {jax.typeof(right)}"))
+
+        @jax.sharding.auto_axes
+        def add(u, v):
+            seen["add"] = str(jax.typeof(u))
+            return u + v
+
+        added = add(left, right, out_sharding=P("X", None))
+        rows.append(AxesRow("the same addition under auto_axes",
+                            "auto_axes(add)(left, right, out_sharding=P('X', None))",
+                            str(added.sharding.spec), f"{jax.typeof(added)}  (inside: {seen['add']})"))
+
+        @jax.sharding.auto_axes
+        def look(u):
+            seen["concrete"] = str(u.sharding.spec)
+            seen["typed"] = str(jax.typeof(u).sharding.spec)
+            return u
+
+        look(x, out_sharding=P("X"))
+        rows.append(AxesRow("inside auto_axes: the type forgets", "auto_axes(look)(x, out_sharding=P('X'))",
+                            seen["concrete"], seen["typed"]))
+    auto = _mesh(devices, AxisType.Auto)
+    with jax.set_mesh(auto):
+        v = jax.device_put(square, P("X", None))
+        rows.append(AxesRow("Auto mesh, top level", "jax.device_put(v, P('X', None))  # axis_types=(Auto,)",
+                            str(v.sharding.spec), f"{jax.typeof(v)}  (sharding {jax.typeof(v).sharding.spec})"))
+
+        @jax.sharding.explicit_axes
+        def double(u):
+            seen["explicit"] = str(jax.typeof(u))
+            return u * 2
+
+        out = jax.jit(lambda u: double(jnp.sin(u), in_sharding=P("X", None)) + 1)(v)
+        rows.append(AxesRow("explicit_axes inside a jit on the Auto mesh",
+                            "explicit_axes(double)(jnp.sin(u), in_sharding=P('X', None))",
+                            str(out.sharding.spec), f"inside: {seen['explicit']}; outside: {jax.typeof(out)}"))
+    return rows
+
+
+@dataclasses.dataclass(frozen=True)
+class Accumulation:
+    """Gradient accumulation of K micro-batches, replicated weights against `reduced` ones."""
+
+    devices: int
+    micro_batches: int
+    replicated_all_reduces: float | None   # all-reduces run per step, counted in the compiled HLO
+    reduced_all_reduces: float | None
+    weight_type: str                       # jax.typeof of the reduced weights: float32[n,n]{R:X}
+    gradient_type: str                     # of one micro-batch's gradient: float32[n,n]{U:X}
+    max_difference: float | None           # between the two updated weights
+    max_error: float | None                # against NumPy's accumulated step
+    error: str | None = None               # what JAX said, verbatim, if it could not
+
+
+def reduced_accumulation(devices: int, k: int) -> Accumulation:
+    """One SGD step of gradient accumulation over `k` micro-batches (JAX docs, "Autodiff and sharding",
+    the micro-batch example): with replicated weights every micro-batch's gradient is all-reduced inside
+    the scan (K all-reduces per step, counted in the compiled HLO); with the weights cast to
+    `P(reduced={'X'})` each gradient comes out unreduced ({U:X}), the accumulator stays unreduced across
+    the scan and one `jax.reshard(…, P())` all-reduces it once. Both updates are checked against NumPy.
+    At D = 1 there is no other device: the compiler inserts no all-reduce in either. If JAX cannot run
+    it, `error` holds what it said."""
+    mesh = _mesh(devices)
+    k = check_int("k", k, 1, MAX_ACCUM)
+    n, rows = 4, math.lcm(8, mesh.size)
+    rng = np.random.default_rng(0)
+    w_host = (np.eye(n) / 2 + rng.normal(scale=0.1, size=(n, n))).astype(np.float32)
+    xs_host = rng.normal(size=(k, rows, n)).astype(np.float32)
+    seen: dict[str, str] = {}
+
+    def loss(w, x):
+        return jnp.sum(jnp.tanh(x @ w) ** 2)
+
+    def replicated(w, xs):
+        def micro(acc, x):
+            return acc + jax.grad(loss)(w, x), None
+        acc, _ = jax.lax.scan(micro, jnp.zeros_like(w), xs)
+        return w - 0.01 * acc
+
+    def reduced(w, xs):
+        cast = jax.reshard(w, P(None, None, reduced={"X"}))
+        seen["weights"] = str(jax.typeof(cast))
+
+        def micro(acc, x):
+            grad = jax.grad(loss)(cast, x)
+            seen["gradient"] = str(jax.typeof(grad))
+            return acc + grad, None
+        acc = jax.reshard(jnp.zeros_like(w), P(None, None, unreduced={"X"}))
+        acc, _ = jax.lax.scan(micro, acc, xs)
+        return w - 0.01 * jax.reshard(acc, P())
+
+    reference = w_host - 0.01 * sum(_numpy_grad(w_host, x) for x in xs_host)
+    counts: dict[str, float] = {}
+    results: dict[str, np.ndarray] = {}
+    with jax.set_mesh(mesh):
+        w = jax.device_put(w_host, P())
+        xs = jax.device_put(xs_host, P(None, "X", None))
+        for name, step in (("replicated", replicated), ("reduced", reduced)):
+            try:
+                compiled = jax.jit(step).lower(w, xs).compile()
+                results[name] = np.asarray(compiled(w, xs))
+            except ERROR_TYPES as error:
+                return Accumulation(mesh.size, k, counts.get("replicated"), None, seen.get("weights", ""),
+                                    seen.get("gradient", ""), None, None, f"{type(error).__name__}: {error}")
+            counts[name] = float(sum(run.runs_per_call for run in collective_runs(compiled.as_text(), (k,))
+                                     if run.collective.kind == "all-reduce"))
+    return Accumulation(mesh.size, k, counts["replicated"], counts["reduced"], seen["weights"], seen["gradient"],
+                        float(np.max(np.abs(results["replicated"] - results["reduced"]))),
+                        float(max(np.max(np.abs(r - reference)) for r in results.values())))
+
+
+def _numpy_grad(w: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """d/dw of Σ tanh(x·w)², in float64: xᵀ · 2·tanh(xw)·(1 − tanh²(xw))."""
+    t = np.tanh(x.astype(np.float64) @ w.astype(np.float64))
+    return x.T.astype(np.float64) @ (2 * t * (1 - t ** 2))
+
+
+def array_types(config: TrainConfig) -> dict[str, str]:
+    """`jax.typeof` of every array the tensor program of `config` takes (`train.tensor.array_types`)."""
+    config = validate(dataclasses.replace(config, impl=TENSOR_IMPL))
+    program = programs.build(config.program_spec(min(config.chunk, config.steps)))
+    data = models.make_data(config.model, config.global_batch, config.features, config.seed)
+    initial = models.init_params(config.model, config.features, config.hidden, config.seed)
+    carry, x, y, _ = program.place(initial, data, config.learning_rate)
+    return tensor.array_types(program, carry, x, y)
