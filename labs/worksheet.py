@@ -9,7 +9,7 @@ import streamlit as st
 from labs.registry import LABS
 from labs.ui import classroom
 from labs.ui.blocks import dataframe
-from labs.ui.hardware import hardware_note
+from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import language, texts
 from labs.ui.visitor import guard, literal
 from pmap_core import LabInputError
@@ -26,14 +26,16 @@ LAB_PATHS = {lab.script: lab.url_path for lab in LABS}
 
 
 @st.cache_resource(show_spinner=False)
-def cached_sheets() -> dict[str, worksheets.Sheet]:
-    return {sheet.id: sheet for sheet in worksheets.load_sheets()}
+def cached_sheets(devices: int) -> tuple[dict[str, worksheets.Sheet], tuple[worksheets.WorksheetError, ...]]:
+    """The sheets that load, each step bound to this runtime's D devices, and the files that do not load."""
+    loaded = worksheets.load_sheets()
+    return {sheet.id: sheet.at(devices) for sheet in loaded.sheets}, loaded.broken
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
-def cached_answer(sheet_id: str, step_id: str) -> float | str:
+def cached_answer(sheet_id: str, step_id: str, devices: int) -> float | str:
     with st.spinner(T("running")):
-        return worksheets.compute_answer(cached_sheets()[sheet_id].step(step_id))
+        return worksheets.compute_answer(cached_sheets(devices)[0][sheet_id].step(step_id))
 
 
 def url_choice(name: str, options: list[str], labels: dict[str, str]) -> str:
@@ -75,7 +77,7 @@ def record(sheet_id: str, results: dict) -> str | None:
 def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
     key = f"worksheet.{sheet_id}.{step.id}.guess"
     if step.kind == worksheets.CHOICE:
-        labels = {c["id"]: c[lang] for c in step.choices}
+        labels = {c["id"]: step.say(c, lang) for c in step.choices}
         return st.radio(T("your_prediction"), step.choice_ids(), format_func=lambda c: labels.get(c, c),
                         key=key, horizontal=True)
     if step.kind == worksheets.SHAPE:
@@ -97,7 +99,14 @@ st.markdown(T("intro"))
 classroom.identity_form(T.page)
 
 lang = language()
-sheets = cached_sheets()
+available = runtime_info().device_count
+sheets, broken = cached_sheets(available)
+for error in broken:  # the sheet's file and what is wrong with it, as plain text; the other sheets still work
+    st.error(T("error.bad_worksheet", where=literal(error.params["where"]), problem=literal(error.params["problem"])),
+             icon="⚠️")
+if not sheets:
+    st.info(T("no_sheets"), icon="📭")
+    st.stop()
 sheet_id = url_choice("sheet", list(sheets), {i: s.title[lang] for i, s in sheets.items()})
 sheet = sheets[sheet_id]
 st.markdown(sheet.intro[lang])
@@ -116,14 +125,17 @@ if reset.button(T("reset"), key="worksheet.reset"):
 step_id = url_choice("step", [s.id for s in sheet.steps],
                      {i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers})
 step = sheet.step(step_id)
-st.subheader(f"{numbers[step_id]}. {step.question[lang]}")
+st.subheader(f"{numbers[step_id]}. {step.say(step.question, lang)}")
+used = step.values.get("devices")
+if used is not None and used < available:
+    st.caption(T("uses_devices", used=used, available=available))
 lab_texts = texts(step.lab) if step.lab in LAB_PATHS else None
 if lab_texts is not None:
     st.link_button(T("open_lab", lab=lab_texts("title")),
                    f"{LAB_PATHS[step.lab]}?{urlencode(step.query(lang))}", icon="🔗")
 with st.expander(T("hints")):
     for hint in step.hints:
-        st.markdown(f"- {hint[lang]}")
+        st.markdown(f"- {step.say(hint, lang)}")
 
 prediction = prediction_widget(sheet_id, step, lang)
 if step.kind == worksheets.NUMBER and step.tolerance:
@@ -135,7 +147,7 @@ if step.needs_sweep and sweep is None:
 if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None):
     with guard(T):
         answer = (worksheets.compute_answer(step, sweep) if step.needs_sweep
-                  else cached_answer(sheet_id, step_id))
+                  else cached_answer(sheet_id, step_id, available))
         try:
             correct = worksheets.is_correct(step, prediction, answer)
         except LabInputError as error:  # the student's text: shown as its own characters, never markup
@@ -154,7 +166,7 @@ if step_id in results:
         st.success(T("right", **words), icon="🎉")
     else:
         st.warning(T("wrong", **words), icon="🤔")
-    st.markdown(f"**{T('explanation')}:** " + step.explain[lang].format(answer=worksheets.shown(result["answer"])))
+    st.markdown(f"**{T('explanation')}:** " + step.say(step.explain, lang, answer=worksheets.shown(result["answer"])))
     if result.get("record_error"):
         st.warning(T("record_failed"), icon="📦")
         st.code(result["record_error"], language=None, wrap_lines=True)

@@ -18,6 +18,14 @@ TEXTS = {
                  "zh": "已回答 {answered} / {total} 步，答对 {right} 步"},
     "reset": {"en": "🔄 Start the sheet again", "zh": "🔄 重新开始这张练习单"},
     "open_lab": {"en": "Open the {lab} lab with these settings", "zh": "用这些设置打开「{lab}」实验"},
+    "uses_devices": {
+        "en": "This step runs on {used} of this server's {available} devices: the most it needs, or the most that "
+              "split its data evenly. The lab opens with the same count.",
+        "zh": "这一步使用本服务器 {available} 台设备中的 {used} 台：这是它需要的最多台数，或能把它的数据均匀切分的最多台数。"
+              "实验会以同样的设备数打开。",
+    },
+    "no_sheets": {"en": "No worksheet could be loaded: the messages above say what is wrong with each file.",
+                  "zh": "没有任何练习单能够加载：上面的消息说明了每个文件的问题。"},
     "your_prediction": {"en": "Your prediction", "zh": "你的预测"},
     "shape_help": {"en": "Write a shape like (4, 2) or (8,).", "zh": "按 (4, 2) 或 (8,) 的格式写出形状。"},
     "check": {"en": "▶️ Run the code and check", "zh": "▶️ 运行代码并核对"},

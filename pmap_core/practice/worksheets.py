@@ -4,7 +4,16 @@ A sheet is a TOML file in `worksheets/` (both languages in it). Each step names 
 settings that open it, a question, the kind of answer, hints, and the function whose result is the
 answer: a dotted name from `ALLOWED` (a fixed table, so a data file can never import anything else),
 its arguments, and the path to the value in what it returns (`["after", 2, 0]` reads
-`result.after[2][0]`). Open steps take the student's own sweep as the argument `"$sweep"`.
+`result.after[2][0]`; `-1` is the last). Open steps take the student's own sweep as the argument `"$sweep"`.
+
+A step that runs on devices says how many it wants with `devices = { at_most = 4 }` (and
+`divides = 8` when its data must split evenly): on a runtime of D devices it uses the largest
+d <= min(at_most, D) that divides that number, so every step runs at every D, 1 included. Its
+settings and args name that count `"$devices"` (and the squarest 2-D mesh of d devices `"$mesh"`),
+so the lab its link opens shows the same numbers; its texts name them `{devices}`, `{last}` (d − 1,
+the last device), `{mesh}`, `{mesh_x}` and `{mesh_y}`, and the explanation also `{answer}`.
+`Step.at(D)` gives the step for a runtime of D devices. Placeholders are checked when a sheet
+loads (a literal brace is written `{{` or `}}`), and one broken sheet never hides the others.
 """
 
 from __future__ import annotations
@@ -14,6 +23,7 @@ import importlib
 import math
 import pathlib
 import re
+import string
 import tomllib
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -27,6 +37,9 @@ from pmap_core.validation import LabInputError
 WORKSHEETS_DIR = pathlib.Path(__file__).resolve().parents[2] / "worksheets"
 LANGS = ("en", "zh")
 SWEEP_ARG = "$sweep"  # replaced by the student's latest sweep (MeasuredSweep)
+# What a step with a device rule may name: "$name" in its settings and args, {name} in its texts.
+DEVICE_VALUES = ("devices", "last", "mesh", "mesh_x", "mesh_y")
+ANSWER = "answer"  # the explanation's placeholder for the computed answer
 _ID = re.compile(r"[a-z0-9_]{1,40}")
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,40}")
 
@@ -71,6 +84,32 @@ class WorksheetError(LabInputError):
 
 
 @dataclasses.dataclass(frozen=True)
+class DeviceRule:
+    """How many devices a step uses on a runtime of D: the largest d <= min(at_most, D) that divides
+    `divides` (any d when it is 0)."""
+
+    at_most: int
+    divides: int = 0
+
+    def pick(self, available: int) -> int:
+        top = min(self.at_most, available)
+        return max(d for d in range(1, top + 1) if not self.divides or self.divides % d == 0)
+
+
+def device_values(devices: int) -> dict[str, Scalar]:
+    """What a step's settings, args and texts call its device count d, its last device and its mesh:
+    the squarest 2-D mesh x × y of d devices with x <= y, as `mesh_view.default_mesh` picks it."""
+    mesh_x = max(a for a in range(1, math.isqrt(devices) + 1) if devices % a == 0)
+    mesh_y = devices // mesh_x
+    return {"devices": devices, "last": devices - 1, "mesh": f"{mesh_x}x{mesh_y}", "mesh_x": mesh_x, "mesh_y": mesh_y}
+
+
+def _bind(table: Mapping[str, Scalar], values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    return {k: values[v[1:]] if isinstance(v, str) and v[1:] in values and v.startswith("$") else v
+            for k, v in table.items()}
+
+
+@dataclasses.dataclass(frozen=True)
 class Step:
     id: str
     lab: str  # a lab's script name: the page builds its link
@@ -85,10 +124,28 @@ class Step:
     tolerance: float = 0.0  # relative, numbers only
     scale: float = 1.0  # numbers: the answer is value × scale (bytes → MB)
     choices: tuple[Mapping[str, str], ...] = ()  # {"id", "en", "zh"}, choices only
+    devices: DeviceRule | None = None  # how many devices it runs on, at each runtime's D
+    values: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)  # its texts' values, once bound
 
     @property
     def needs_sweep(self) -> bool:
         return SWEEP_ARG in self.args.values()
+
+    @property
+    def bound(self) -> bool:
+        return self.devices is None or bool(self.values)
+
+    def at(self, available: int) -> Step:
+        """This step on a runtime of `available` devices: its device count, settings and args fixed."""
+        if self.devices is None:
+            return self
+        values = device_values(self.devices.pick(available))
+        return dataclasses.replace(self, settings=_bind(self.settings, values), args=_bind(self.args, values),
+                                   values=values)
+
+    def say(self, text: Text, lang: str, **extra: str) -> str:
+        """One of the step's texts in `lang`, its placeholders filled (the step bound with `at`)."""
+        return text[lang].format(**self.values, **extra)
 
     def query(self, lang: str) -> dict[str, str]:
         """The lab's link parameters, as the lab's own widgets write them."""
@@ -105,6 +162,10 @@ class Sheet:
     title: Text
     intro: Text
     steps: tuple[Step, ...]
+
+    def at(self, available: int) -> Sheet:
+        """Every step bound to a runtime of `available` devices (Step.at)."""
+        return dataclasses.replace(self, steps=tuple(step.at(available) for step in self.steps))
 
     def step(self, step_id: str) -> Step:
         for step in self.steps:
@@ -130,7 +191,50 @@ def _scalars(where: str, value: Any) -> dict[str, Scalar]:
 
 
 STEP_KEYS = {"id", "lab", "settings", "question", "explain", "hints", "kind", "function", "args", "result",
-             "tolerance", "scale", "choices"}
+             "tolerance", "scale", "choices", "devices"}
+RULE_LIMITS = {"at_most": 64, "divides": 1 << 20}  # 64: the most devices a runtime has here
+
+
+def _device_rule(where: str, raw: Any) -> DeviceRule | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or "at_most" not in raw or set(raw) - set(RULE_LIMITS) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= RULE_LIMITS[k] for k, v in raw.items()):
+        raise WorksheetError(where, f"devices must be a table of at_most (a whole number from 1 to "
+                                    f"{RULE_LIMITS['at_most']}) and, if given, divides (1 to {RULE_LIMITS['divides']})")
+    return DeviceRule(raw["at_most"], raw.get("divides", 0))
+
+
+def _references(where: str, table: Mapping[str, Scalar], names: Sequence[str], sweep: bool) -> None:
+    """Every "$name" in settings or args is one the step has."""
+    for key, value in table.items():
+        if isinstance(value, str) and value.startswith("$") and not (
+                value[1:] in names or (sweep and value == SWEEP_ARG)):
+            known = ", ".join([f"${n}" for n in names] + ([SWEEP_ARG] if sweep else [])) or "none"
+            raise WorksheetError(where, f"{key} = {value!r} names no value of this step (it has: {known}; "
+                                        f"a step names $devices and $mesh once it has a devices rule)")
+
+
+def _placeholders(where: str, text: Mapping[str, str], names: Sequence[str]) -> None:
+    """The text's {placeholders} are the same in both languages and each is one the step fills; a
+    literal brace is doubled. Checked here, when the sheet loads, not when a student reads it."""
+    found = {}
+    for lang in LANGS:
+        try:
+            fields = [(name, spec, conversion) for _, name, spec, conversion in string.Formatter().parse(text[lang])
+                      if name is not None]
+        except ValueError as error:
+            raise WorksheetError(where, f"{lang}: {error}; write a literal brace as {{{{ or }}}}") from None
+        for name, spec, conversion in fields:
+            if name not in names or spec or conversion:
+                shown = "{" + name + (f"!{conversion}" if conversion else "") + (f":{spec}" if spec else "") + "}"
+                allowed = ", ".join("{" + n + "}" for n in names) or "none"
+                raise WorksheetError(where, f"{lang}: {shown} is not a placeholder this text may use "
+                                            f"(it may use: {allowed}); write a literal brace as {{{{ or }}}}")
+        found[lang] = {name for name, _, _ in fields}
+    if found["en"] != found["zh"]:
+        raise WorksheetError(where, f"en uses {sorted(found['en'])}, zh {sorted(found['zh'])}: "
+                                    "both languages must give the same values")
 
 
 def _step(where: str, raw: Any) -> Step:
@@ -145,6 +249,8 @@ def _step(where: str, raw: Any) -> Step:
         raise WorksheetError(where, "lab must name a lab's script")
     if raw["kind"] not in KINDS:
         raise WorksheetError(where, f"kind must be one of {', '.join(KINDS)}")
+    if not isinstance(raw["function"], str):
+        raise WorksheetError(where, "function must be a dotted name")
     if raw["function"] in MOVED:
         raise WorksheetError(where, f"function {raw['function']!r} has moved: name it "
                                     f"{MOVED[raw['function']]!r}")
@@ -164,17 +270,26 @@ def _step(where: str, raw: Any) -> Step:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
             raise WorksheetError(where, f"{name} must be a finite number >= 0")
     choices = raw.get("choices", [])
-    if (raw["kind"] == CHOICE) != bool(choices):
+    if not isinstance(choices, list) or (raw["kind"] == CHOICE) != bool(choices):
         raise WorksheetError(where, "a choice step needs choices, and only a choice step has them")
     for choice in choices:
         if not isinstance(choice, dict) or not isinstance(choice.get("id"), str):
             raise WorksheetError(where, "each choice needs an id")
         _text(f"{where}, choice {choice['id']}", {k: v for k, v in choice.items() if k != "id"})
-    return Step(raw["id"], raw["lab"], _scalars(f"{where}, settings", raw["settings"]),
-                _text(f"{where}, question", raw["question"]), _text(f"{where}, explain", raw["explain"]),
-                tuple(_text(f"{where}, hint {i + 1}", h) for i, h in enumerate(hints)), raw["kind"],
-                raw["function"], _scalars(f"{where}, args", raw["args"]), tuple(result), float(tolerance),
-                float(scale), tuple(choices))
+    rule = _device_rule(f"{where}, devices", raw.get("devices"))
+    names = DEVICE_VALUES if rule else ()
+    settings, args = _scalars(f"{where}, settings", raw["settings"]), _scalars(f"{where}, args", raw["args"])
+    _references(f"{where}, settings", settings, names, sweep=False)
+    _references(f"{where}, args", args, names, sweep=True)
+    texts = {"question": _text(f"{where}, question", raw["question"]),
+             "explain": _text(f"{where}, explain", raw["explain"]),
+             **{f"hint {i + 1}": _text(f"{where}, hint {i + 1}", h) for i, h in enumerate(hints)},
+             **{f"choice {c['id']}": {lang: c[lang] for lang in LANGS} for c in choices}}
+    for part, text in texts.items():
+        _placeholders(f"{where}, {part}", text, (*names, ANSWER) if part == "explain" else names)
+    return Step(raw["id"], raw["lab"], settings, texts["question"], texts["explain"],
+                tuple(texts[f"hint {i + 1}"] for i in range(len(hints))), raw["kind"], raw["function"], args,
+                tuple(result), float(tolerance), float(scale), tuple(choices), rule)
 
 
 def parse_sheet(sheet_id: str, text: str) -> Sheet:
@@ -187,16 +302,36 @@ def parse_sheet(sheet_id: str, text: str) -> Sheet:
         raise WorksheetError(where, "needs exactly title, intro and steps")
     if not isinstance(raw["steps"], list) or not raw["steps"]:
         raise WorksheetError(where, "needs at least one step")
-    steps = tuple(_step(f"{where}, step {i + 1}", s) for i, s in enumerate(raw["steps"]))
+    steps = tuple(_step(f"{where}, step {i + 1}" + (f" ({s['id']})" if isinstance(s, dict) and isinstance(
+        s.get("id"), str) else ""), s) for i, s in enumerate(raw["steps"]))
     if len({s.id for s in steps}) != len(steps):
         raise WorksheetError(where, "two steps share an id")
     return Sheet(sheet_id, _text(f"{where}, title", raw["title"]), _text(f"{where}, intro", raw["intro"]), steps)
 
 
-def load_sheets(folder: pathlib.Path = WORKSHEETS_DIR) -> tuple[Sheet, ...]:
-    """Every sheet in `folder`, in file-name order (a sheet's id is its file name)."""
-    return tuple(parse_sheet(path.stem, path.read_text(encoding="utf-8"))
-                 for path in sorted(pathlib.Path(folder).glob("*.toml")))
+@dataclasses.dataclass(frozen=True)
+class Sheets:
+    """What `load_sheets` found: the sheets that load, and for each file that does not, why."""
+
+    sheets: tuple[Sheet, ...]
+    broken: tuple[WorksheetError, ...]
+
+
+def load_sheets(folder: pathlib.Path | None = None) -> Sheets:
+    """Every sheet in `folder` (`WORKSHEETS_DIR`), in file-name order (a sheet's id is its file name).
+    A file that does not load is set aside with what is wrong with it; the others load all the same."""
+    loaded, broken = [], []
+    for path in sorted(pathlib.Path(folder or WORKSHEETS_DIR).glob("*.toml")):
+        try:
+            loaded.append(parse_sheet(path.stem, path.read_text(encoding="utf-8")))
+        except WorksheetError as error:
+            broken.append(error)
+        except (OSError, UnicodeDecodeError) as error:
+            broken.append(WorksheetError(f"worksheets/{path.name}", f"cannot be read ({type(error).__name__})"))
+        except Exception as error:  # noqa: BLE001 - whatever else a file does wrong, it costs only its own sheet
+            broken.append(WorksheetError(f"worksheets/{path.name}", f"cannot be loaded ({type(error).__name__}: "
+                                                                    f"{error})"))
+    return Sheets(tuple(loaded), tuple(broken))
 
 
 # --- the answer, computed ------------------------------------------------------------
@@ -255,8 +390,18 @@ def _read(value: Any, path: Sequence[str | int]) -> Any:
     return value
 
 
+def runtime_devices() -> int:
+    """D, the devices this process's runtime has."""
+    import jax
+
+    return jax.device_count()
+
+
 def compute_answer(step: Step, sweep: MeasuredSweep | None = None) -> float | str:
-    """Run the step's function here and read its answer: a number, a choice id, or a shape like "(4, 2)"."""
+    """Run the step's function here and read its answer: a number, a choice id, or a shape like "(4, 2)".
+    A step not yet bound to a device count (Step.at) runs on this runtime's devices."""
+    if not step.bound:
+        step = step.at(runtime_devices())
     if step.needs_sweep and sweep is None:
         raise LabInputError("needs_sweep", "this step is checked against your own sweep: run one first")
     args = {k: sweep if v == SWEEP_ARG else v for k, v in step.args.items()}

@@ -1,6 +1,7 @@
-"""Worksheets: every step's answer is what its function computes here; predictions are scored
-against it (the computed value accepted, a wrong one refused) in both languages; texts in both
-languages use the glossary's terms; sheets that name anything outside the allow-list are refused."""
+"""Worksheets: every step's answer is what its function computes here (each step bound to this
+runtime's device count); predictions are scored against it (the computed value accepted, a wrong one
+refused) in both languages; texts in both languages use the glossary's terms; sheets that name
+anything outside the allow-list are refused. Other device counts: tests/core/test_worksheet_devices.py."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from pmap_core.practice import worksheets
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep as run_sweep
 
-SHEETS = worksheets.load_sheets()
+LOADED = worksheets.load_sheets()
+# Bound to this runtime's D, as the page binds them.
+SHEETS = tuple(sheet.at(worksheets.runtime_devices()) for sheet in LOADED.sheets)
 STEPS = [(sheet, step) for sheet in SHEETS for step in sheet.steps]
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 
@@ -49,6 +52,11 @@ def wrong_prediction(step: worksheets.Step, answer: float | str) -> float | str:
     return float(answer) * (1 + 2 * step.tolerance) + 1
 
 
+def test_every_sheet_in_the_repository_loads():
+    assert not LOADED.broken, LOADED.broken
+    assert [sheet.id for sheet in LOADED.sheets] == sorted(p.stem for p in worksheets.WORKSHEETS_DIR.glob("*.toml"))
+
+
 def test_enough_exercises_over_enough_labs():
     assert len(STEPS) >= 12
     assert len({step.lab for _, step in STEPS}) >= 6
@@ -67,8 +75,8 @@ def test_the_computed_answer_is_accepted_and_a_wrong_one_refused(sheet, step, la
     if step.kind == worksheets.NUMBER and step.tolerance:
         assert worksheets.is_correct(step, float(answer) * (1 + step.tolerance / 2), answer)
     # What the student reads in this language: the question, hints, choices, and the explanation with the value.
-    assert step.question[lang] and all(hint[lang] for hint in step.hints)
-    assert shown in step.explain[lang].format(answer=shown)
+    assert step.say(step.question, lang) and all(step.say(hint, lang) for hint in step.hints)
+    assert shown in step.say(step.explain, lang, answer=shown)
     if step.kind == worksheets.CHOICE:
         assert answer in step.choice_ids() and all(c[lang] for c in step.choices)
 
@@ -99,7 +107,8 @@ def test_texts_in_both_languages_with_the_glossary_terms():
         for text in texts:
             assert not CJK.search(text["en"]), (sheet.id, step.id, text["en"])
             assert CJK.search(text["zh"]) or text["zh"] == text["en"], (sheet.id, step.id, text["zh"])
-            assert _placeholders(text["en"]) == _placeholders(text["zh"]) <= {"answer"}, (sheet.id, step.id)
+            assert _placeholders(text["en"]) == _placeholders(text["zh"]) <= {
+                worksheets.ANSWER, *worksheets.DEVICE_VALUES}, (sheet.id, step.id)
             for entry in GLOSSARY:
                 flags = 0 if re.search(r"[A-Z]", entry["en_pattern"]) else re.IGNORECASE
                 named = bool(re.search(entry["en_pattern"], text["en"], flags))
@@ -146,8 +155,10 @@ def test_a_well_formed_sheet_loads_and_runs():
     _sheet() + _sheet().replace(HEAD, ""),
     "title = [",
     HEAD + "steps = []",
+    _sheet().replace('function = "pmap_core.concepts.sharding.plan_shards"', 'function = ["os.system"]'),
+    _sheet().replace('kind = "number"', 'kind = "number"\nchoices = 5'),
 ], ids=["os", "unlisted", "unlisted-quiz", "dunder-path", "bool-index", "one-language", "unknown-kind",
-        "typed-in-answer", "duplicate-ids", "not-toml", "no-steps"])
+        "typed-in-answer", "duplicate-ids", "not-toml", "no-steps", "function-not-a-name", "choices-not-a-list"])
 def test_a_sheet_outside_the_rules_is_refused(text):
     with pytest.raises(worksheets.WorksheetError):
         worksheets.parse_sheet("bad", text)

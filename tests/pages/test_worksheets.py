@@ -9,6 +9,7 @@ import pathlib
 import pytest
 
 from labs.registry import LABS, script_path
+from labs.texts.worksheet import TEXTS
 from pmap_core.tracking.callback import TrackedSweep
 from tests.apptest_support import assert_clean, open_lab
 from tests.core.test_worksheet_sheets import SHEETS, STEPS, answers, tiny_sweep_result, wrong_prediction
@@ -87,3 +88,64 @@ def test_a_shape_answer_of_digit_like_characters_is_not_a_shape_on_the_page(type
     assert not at.exception and not at.success
     assert [e.value for e in at.error] == [f"` {typed} ` is not a shape; write it like (4, 2)."]
     assert not at.session_state["worksheet.results"]["2_collectives"]
+
+
+@pytest.fixture
+def sheets_folder(tmp_path, monkeypatch):
+    """The page reads its sheets from `tmp_path` (its cached sheets dropped before and after)."""
+    import streamlit as st
+
+    from pmap_core.practice import worksheets
+
+    monkeypatch.setattr(worksheets, "WORKSHEETS_DIR", tmp_path)
+    st.cache_resource.clear()
+    yield tmp_path
+    st.cache_resource.clear()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_broken_sheet_is_named_and_the_others_still_work(sheets_folder, lang):
+    import shutil
+
+    from pmap_core.practice import worksheets
+
+    shutil.copy(ROOT / "worksheets" / "2_collectives.toml", sheets_folder)
+    (sheets_folder / "1_bad.toml").write_text('title = { en = "t" \n', encoding="utf-8")
+    braces = (ROOT / "worksheets" / "2_collectives.toml").read_text(encoding="utf-8").replace(
+        "one row per device: {answer}", "one row {per device}: {answer}")
+    (sheets_folder / "3_braces.toml").write_text(braces, encoding="utf-8")
+    assert worksheets.load_sheets(sheets_folder).broken  # what the page is given
+
+    at = open_lab("worksheet", lang=lang, sheet="2_collectives", step="all_gather_shape")
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert len(errors) == 2, errors
+    assert "worksheets/1_bad.toml" in errors[0] and "not valid TOML" in errors[0]
+    assert "worksheets/3_braces.toml, step 3 (all_gather_shape), explain" in errors[1] and "{per device}" in errors[1]
+    assert at.selectbox(key="worksheet.sheet").options == [SHEETS[1].title[lang]]
+    computed = answers("2_collectives")["all_gather_shape"]
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(computed)
+    at.button(key="worksheet.check").click().run()
+    assert computed in at.success[0].value
+
+
+def test_no_sheet_that_loads_is_said_plainly(sheets_folder):
+    (sheets_folder / "1_bad.toml").write_text("title = [", encoding="utf-8")
+    at = open_lab("worksheet")
+    assert not at.exception and len(at.error) == 1 and at.info
+    assert "No worksheet could be loaded" in at.info[0].value
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_step_reads_and_links_the_device_count_it_runs_on(lang):
+    """At D = 8 a step of at most 4 devices runs on 4: its question, its link and its code say 4."""
+    at = open_lab("worksheet", lang=lang, sheet="2_collectives", step="all_gather_shape")
+    assert_clean(at)
+    assert ("D = 4" if lang == "en" else "4 台设备") in at.subheader[0].value
+    assert TEXTS["uses_devices"][lang].format(used=4, available=8) in [c.value for c in at.caption]
+    link = next(e for e in at.get("link_button"))
+    assert "devices=4" in link.proto.url and "op=all_gather" in link.proto.url
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value("(4, 2)")
+    at.button(key="worksheet.check").click().run()
+    assert_clean(at)
+    assert at.success and any("run_collective(op='all_gather', devices=4, size=2" in c.value for c in at.code)
