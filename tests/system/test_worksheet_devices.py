@@ -1,0 +1,115 @@
+"""Every worksheet step at D = 1, 2, 3, 5 and 8, each D in a process of its own (this one's D here, the
+others in child processes, all at once): its answer computed on that runtime (a step not bound to a
+count binds itself to the runtime's), checked on the Worksheet page, and the lab its link opens shows
+the step's settings with no error box and no setting ignored. tests/core/test_worksheet_devices.py
+binds the steps to each D inside one 8-device process."""
+
+from __future__ import annotations
+
+import pytest
+
+from pmap_core.practice import worksheets
+from pmap_core.runtime import device_ladder
+
+DEVICE_COUNTS = (1, 2, 3, 5, 8)
+
+
+def _sweep(devices: int) -> worksheets.MeasuredSweep:
+    """A sweep of the training lab's ladder at D, with made-up figures: the open steps only read it."""
+    ladder = device_ladder(devices)
+    return worksheets.MeasuredSweep("mlp", "strong", tuple(
+        worksheets.SweepMeasure(d, 1.0 / d, 10.0 * d) for d in ladder))
+
+
+def steps_here() -> dict:
+    """{sheet/step: what it says and does on this runtime}, as JSON gives it back."""
+    import json
+
+    from tests.apptest_support import open_lab
+
+    devices = worksheets.runtime_devices()
+    found, labs = {}, {}
+    for sheet in worksheets.load_sheets().sheets:
+        for template in sheet.steps:
+            step = template.at(devices)  # as the page binds it
+            sweep = _sweep(devices) if step.needs_sweep else None
+            answer = worksheets.compute_answer(template, sweep)  # unbound: on this runtime's devices
+            shown = worksheets.shown(answer)
+            report = {"devices": step.values.get("devices"), "answer": shown,
+                      "accepted": worksheets.is_correct(step, answer, answer),
+                      "question": {lang: step.say(step.question, lang) for lang in worksheets.LANGS},
+                      "explain": {lang: step.say(step.explain, lang, answer=shown) for lang in worksheets.LANGS}}
+            at = open_lab("worksheet", sheet=sheet.id, step=step.id)
+            problems = [e.value for e in at.exception] + [e.value for e in at.error]
+            if not step.needs_sweep:  # the page computes the answer itself, and accepts it
+                widget = {worksheets.SHAPE: at.text_input, worksheets.NUMBER: at.number_input}.get(step.kind, at.radio)
+                widget(key=f"worksheet.{sheet.id}.{step.id}.guess").set_value(answer)
+                at.button(key="worksheet.check").click().run()
+                problems += [e.value for e in at.exception] + [e.value for e in at.error]
+                report["checked"] = [s.value for s in at.success]
+            report["page"] = problems
+            query = step.query("en")
+            key = (step.lab, tuple(sorted(query.items())))
+            if key not in labs:
+                lab = open_lab(step.lab, **{k: v for k, v in query.items() if k != "lang"})
+                kept = {k: lab.query_params.get(k) for k in query}
+                labs[key] = {"problems": [e.value for e in lab.exception] + [e.value for e in lab.error],
+                             "changed": {k: [v, kept[k]] for k, v in query.items() if kept[k] != v}}
+            report["lab"] = labs[key]
+            found[f"{sheet.id}/{step.id}"] = report
+    return json.loads(json.dumps(found))
+
+
+_CHILD = """
+import json
+from tests.system.test_worksheet_devices import steps_here
+print(json.dumps(steps_here()))
+"""
+
+
+@pytest.fixture(scope="module")
+def steps_at_each_device_count():
+    from tests.support import APPTEST_CHILD, json_at_device_counts
+
+    here = worksheets.runtime_devices()
+    others = json_at_device_counts(APPTEST_CHILD + _CHILD, [d for d in DEVICE_COUNTS if d != here], timeout=900)
+    return {here: steps_here(), **others}
+
+
+@pytest.mark.parametrize("devices", DEVICE_COUNTS)
+def test_every_step_is_answered_on_the_page_at_each_device_count(steps_at_each_device_count, devices):
+    steps = steps_at_each_device_count[devices]
+    assert len(steps) == sum(len(s.steps) for s in worksheets.load_sheets().sheets)
+    for name, step in steps.items():
+        where = (devices, name)
+        assert step["accepted"] and not step["page"], (where, step["page"])
+        assert step["devices"] is None or 1 <= step["devices"] <= devices, where
+        assert all(step["answer"] in text for text in step["explain"].values()), where
+        if "checked" in step:
+            assert len(step["checked"]) == 1 and step["answer"] in step["checked"][0], (where, step["checked"])
+
+
+@pytest.mark.parametrize("devices", DEVICE_COUNTS)
+def test_the_lab_a_step_opens_shows_its_settings_at_each_device_count(steps_at_each_device_count, devices):
+    for name, step in steps_at_each_device_count[devices].items():
+        assert not step["lab"]["problems"], (devices, name, step["lab"]["problems"])
+        assert not step["lab"]["changed"], (devices, name, step["lab"]["changed"])
+
+
+@pytest.mark.parametrize("devices,counts,said", [
+    (1, {"1_shards/pad_per_device": 1, "2_collectives/reduce_scatter_shape": 1, "3_compiled/mesh_block_shape": 1},
+     {"3_compiled/mesh_block_shape": "on a 1 × 1 mesh"}),
+    (3, {"1_shards/pad_per_device": 3, "2_collectives/reduce_scatter_shape": 2, "3_compiled/mesh_block_shape": 2,
+         "4_scaling/fastest_d": 2},
+     {"1_shards/pad_per_device": "D = 3", "2_collectives/reduce_scatter_shape": "D = 2"}),
+    (5, {"1_shards/pad_per_device": 4, "2_collectives/reduce_scatter_shape": 4, "3_compiled/mesh_block_shape": 4},
+     {"3_compiled/mesh_block_shape": "on a 2 × 2 mesh"}),
+])
+def test_a_step_runs_on_the_count_its_question_names(steps_at_each_device_count, devices, counts, said):
+    """At D = 3 a step of at most 4 devices runs on 3, the reduce-scatter of 8 values on 2 (3 does not
+    divide 8), as the mesh of an 8 × 8 array and the sweep's batch of 256 do; at D = 1 all on one."""
+    steps = steps_at_each_device_count[devices]
+    for name, count in counts.items():
+        assert steps[name]["devices"] == count, (devices, name)
+    for name, words in said.items():
+        assert words in steps[name]["question"]["en"], (devices, name)
