@@ -2,6 +2,8 @@
 
 Both run what the training page runs (`train.loop.train`, `train.loop.sweep`, with a
 `TrackingCallback`) and record MLflow runs in the same store under the same metric names.
+`sweep --meshes all` trains the MLP once per data × model shape of D instead
+(`concepts.mesh_2d.sweep_meshes`, what the mesh_2d page runs): one child run per shape.
 Progress goes to stderr; the result to stdout (`--json`: one JSON object). With
 `--coordinator-address/--num-processes/--process-id` several processes train as one through
 `jax.distributed`; only process 0 writes to MLflow.
@@ -46,6 +48,10 @@ def register(subparsers: Any) -> None:
     _add_settings(sweep, sweep=True)
     sweep.add_argument("--device-counts", type=_int_list, default=None,
                        help="comma-separated device counts (default: 1, 2, 4, … up to --devices)")
+    sweep.add_argument("--meshes", type=_meshes, default=None, metavar="all|XxY,…",
+                       help="instead of device counts, train the MLP (impl tensor) once per data × model shape of "
+                            "--devices devices: all of them (the model axis dividing --hidden), or the listed "
+                            "shapes, e.g. 4x2,2x4; one child run per shape")
     sweep.set_defaults(run=run_sweep)
 
 
@@ -59,7 +65,8 @@ def _int_list(text: str) -> list[int]:
 def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     d = train_config.TrainConfig()
     add = parser.add_argument
-    add("--model", choices=models.MODELS, default=d.model, help="linear: y = 3x + 1; mlp: one hidden layer")
+    add("--model", choices=models.MODELS, default=None,
+        help=f"linear: y = 3x + 1; mlp: one hidden layer (default: {d.model}; mlp with --meshes)")
     add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
     add("--global-batch", type=int, default=d.global_batch,
         help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH})")
@@ -106,6 +113,19 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                                 "reading only its own devices' rows (default: one fixed global batch)")
 
 
+def _meshes(text: str) -> str | list[tuple[int, int]]:
+    """"all", or "4x2,2x4" -> [(4, 2), (2, 4)]."""
+    if text.strip() == "all":
+        return "all"
+    try:
+        shapes = [tuple(int(n) for n in part.lower().split("x")) for part in text.split(",") if part.strip()]
+        if shapes and all(len(shape) == 2 for shape in shapes):
+            return shapes
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"expected all, or shapes such as 4x2,2x4, got {text!r}")
+
+
 def _mesh(text: str) -> tuple[int, int]:
     """"data=4,model=2" -> (4, 2)."""
     try:
@@ -121,8 +141,9 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     """Join the process group (before any JAX work), then build the config the user asked for."""
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
                                   args.init_timeout, args.heartbeat_timeout)
+    model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
     config = train_config.TrainConfig(
-        model=args.model, devices=args.devices if args.devices is not None else info.global_devices,
+        model=model, devices=args.devices if args.devices is not None else info.global_devices,
         global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
         optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
@@ -254,6 +275,8 @@ def _run_per_host(args: argparse.Namespace) -> int:
 
 @_interruptible
 def run_sweep(args: argparse.Namespace) -> int:
+    if args.meshes is not None:
+        return _run_mesh_sweep(args)
     with stdout_to_stderr():
         config, info = join_and_configure(args)
         counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
@@ -273,8 +296,55 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.json:
         emit(summary, True)
     else:
-        for run in runs:
-            print(f"{run['impl']} D={run['devices']}: throughput {run['throughput']:,.0f} samples/s, "
-                  f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
+        _print_runs(runs)
+        emit({k: v for k, v in summary.items() if k != "runs"}, False)
+    return 0
+
+
+def _print_runs(runs: list[dict[str, Any]]) -> None:
+    for run in runs:
+        mesh = f" mesh {run['mesh_data']}x{run['mesh_model']}" if run["impl"] == TENSOR_IMPL else ""
+        print(f"{run['impl']} D={run['devices']}{mesh}: throughput {run['throughput']:,.0f} samples/s, "
+              f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
+
+
+def _mesh_progress(point: loop.SweepPoint, index: int, total: int) -> None:
+    config, result = point.result.config, point.result
+    progress(f"run {index + 1}/{total}: mesh data={config.mesh_data},model={config.mesh_model}, "
+             f"{result.steady_throughput:,.0f} samples/s steady, "
+             f"{result.footprint.comm_bytes_per_step:,.0f} bytes sent per step per device")
+
+
+def _run_mesh_sweep(args: argparse.Namespace) -> int:
+    """`sweep --meshes …`: one run per data × model shape of D devices, under one parent run."""
+    from pmap_core.concepts import mesh_2d
+
+    if args.device_counts or args.impl is not None:
+        raise LabInputError("meshes_alone", "--meshes trains every shape of one D with impl tensor; leave out {option}",
+                            option="--device-counts" if args.device_counts else "--impl")
+    shapes = None if args.meshes == "all" else args.meshes
+    if shapes and args.devices is None:
+        args.devices = shapes[0][0] * shapes[0][1]
+    with stdout_to_stderr():
+        config, info = join_and_configure(args)
+        mesh_2d.mesh_configs(config, shapes)  # every shape checked before the first run
+        tracker = make_tracker(args, info)
+        noticed = bool(tracker.fell_back_to)
+        tracking = TrackingCallback(tracker)
+        meshes = mesh_2d.sweep_meshes(config, _mesh_progress, [tracking], shapes)
+        tracked = tracking.tracked_sweep(meshes.sweep)
+        _report_fallback(tracker, noticed, tracked)
+    logged = info.is_leader and not args.no_tracking
+    runs = [{**_run_summary(run.result, point_metrics(run.point)), "run_id": child if logged else None,
+             "collectives": [dataclasses.asdict(row) for row in run.collectives]}
+            for run, child in zip(meshes.runs, tracked.child_run_ids, strict=True)]
+    fastest = meshes.fastest
+    summary = {"mode": meshes.config.scaling, "meshes": [f"{r.data}x{r.model}" for r in meshes.runs],
+               "skipped": [f"{d}x{m}" for d, m in meshes.skipped], "fastest": f"{fastest.data}x{fastest.model}",
+               "runs": runs, **_tracking_fields(tracked, info)}
+    if args.json:
+        emit(summary, True)
+    else:
+        _print_runs(runs)
         emit({k: v for k, v in summary.items() if k != "runs"}, False)
     return 0

@@ -1,5 +1,5 @@
 """Training runs recorded in MLflow, by a callback: one run per training, a parent with a child per D
-for a sweep.
+for a sweep (or per data × model shape, for a sweep of the meshes of one D).
 
 The page and the CLI pass a `TrackingCallback` to `train.loop.train` / `train.loop.sweep`; it writes
 each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
@@ -22,6 +22,7 @@ import jax
 from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
+from pmap_core.train.programs import TENSOR_IMPL
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,18 @@ def point_metrics(point: SweepPoint) -> dict[str, float]:
 
 
 def run_name(config: TrainConfig) -> str:
-    return f"{config.model}-D{config.devices}-B{config.global_batch}"
+    mesh = f"-{config.mesh_data}x{config.mesh_model}" if config.impl == TENSOR_IMPL else ""
+    return f"{config.model}-D{config.devices}-B{config.global_batch}{mesh}"
+
+
+def is_mesh_sweep(runs: Sequence[TrainConfig]) -> bool:
+    """A sweep of the data × model shapes of one D (`concepts.mesh_2d.sweep_meshes`), not of D."""
+    return bool(runs) and all(run.impl == TENSOR_IMPL and run.devices == runs[0].devices for run in runs)
+
+
+# A mesh sweep's parent draws these against the model axis's size (step = mesh_model).
+MESH_CURVES = ("throughput", "steady_throughput", "steady_step_time_s", "comm_bytes_per_step",
+               "param_bytes_per_device")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,6 +106,7 @@ class TrackingCallback(Callback):
         self._runs: list[str] = []      # every training run started, in order
         self._parent: str | None = None
         self._sweep_impls: tuple[str, ...] = ()  # the implementations a sweep compares
+        self._mesh_sweep = False        # the sweep compares data × model shapes of one D
         self._logged = 0                # losses of the current run already written
         self.error: str | None = None   # set when the tracker failed: nothing more is written
 
@@ -122,11 +135,15 @@ class TrackingCallback(Callback):
         if self.error:
             return
         self._sweep_impls = tuple(dict.fromkeys(run.impl for run in runs))
+        self._mesh_sweep = is_mesh_sweep(runs)
         params = {**run_params(config), "impl": ",".join(self._sweep_impls),
                   "device_counts": ",".join(str(d) for d in dict.fromkeys(run.devices for run in runs))}
+        name, tags = f"sweep-{config.model}-{config.scaling}", {**self.tags, "sweep": "true"}
+        if self._mesh_sweep:
+            params["meshes"] = ",".join(f"{run.mesh_data}x{run.mesh_model}" for run in runs)
+            name, tags["sweep_over"] = f"sweep-meshes-{config.model}-D{config.devices}", "meshes"
         with self._writing():
-            self._parent = self._start(f"sweep-{config.model}-{config.scaling}", params,
-                                       {**self.tags, "sweep": "true"})
+            self._parent = self._start(name, params, tags)
 
     def run_started(self, config: TrainConfig) -> None:
         if self.error:
@@ -156,6 +173,11 @@ class TrackingCallback(Callback):
         with self._writing():
             self.tracker.log_metrics(self._open[-1], point_metrics(point))
             self._end(FINISHED)
+            if self._mesh_sweep:  # the parent's curves against the model axis's size (step = mesh_model)
+                figures = result_metrics(point.result)
+                curves = {name: figures[name] for name in MESH_CURVES if name in figures}
+                self.tracker.log_metrics(self._open[-1], curves, step=point.result.config.mesh_model)
+                return
             # The parent's curves against D (step = D); one set per implementation when it compares them.
             prefix = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
             self.tracker.log_metrics(self._open[-1], {
