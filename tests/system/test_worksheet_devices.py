@@ -9,16 +9,7 @@ from __future__ import annotations
 import pytest
 
 from pmap_core.practice import worksheets
-from pmap_core.runtime import device_ladder
-
-DEVICE_COUNTS = (1, 2, 3, 5, 8)
-
-
-def _sweep(devices: int) -> worksheets.MeasuredSweep:
-    """A sweep of the training lab's ladder at D, with made-up figures: the open steps only read it."""
-    ladder = device_ladder(devices)
-    return worksheets.MeasuredSweep("mlp", "strong", tuple(
-        worksheets.SweepMeasure(d, 1.0 / d, 10.0 * d) for d in ladder))
+from tests.core.test_worksheet_devices import DEVICE_COUNTS, sweep_at
 
 
 def steps_here() -> dict:
@@ -32,7 +23,7 @@ def steps_here() -> dict:
     for sheet in worksheets.load_sheets().sheets:
         for template in sheet.steps:
             step = template.at(devices)  # as the page binds it
-            sweep = _sweep(devices) if step.needs_sweep else None
+            sweep = sweep_at(devices) if step.needs_sweep else None
             answer = worksheets.compute_answer(template, sweep)  # unbound: on this runtime's devices
             shown = worksheets.shown(answer)
             report = {"devices": step.values.get("devices"), "answer": shown,
