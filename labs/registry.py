@@ -19,8 +19,8 @@ HOME = Lab("home", "", "🏠", "section.start")
 _SECTIONS = {
     "section.concepts": (("basics", "🍱"), ("device_mapping", "🗺️"), ("collectives", "🔁"),
                          ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
-    "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("multiprocess", "🌐"),
-                         ("experiments", "📊"), ("comm_benchmark", "📡")),
+    "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("mesh_2d", "🧮"),
+                         ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
     "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),
 }

@@ -1,0 +1,369 @@
+"""2-D mesh lab: the MLP on a data × model mesh in explicit sharding (Megatron's split over `model`, data
+parallelism over `data`), every array's type, the collectives of each mesh axis read from HLO beside the
+Scaling Book's table, every shape trained and tracked, this machine's roofline, and sharding in types
+(`concepts.mesh_2d`; what is drawn from it: `concepts.mesh_2d_view`)."""
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from labs.ui import charts, heavy_jobs
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_devices, url_float, url_int
+from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.visitor import guard
+from pmap_core.concepts import mesh_2d
+from pmap_core.concepts import mesh_2d_view as view
+from pmap_core.costs import analytic
+from pmap_core.tracking.callback import TrackingCallback
+from pmap_core.tracking.mlflow_backend import Tracker
+from pmap_core.train import config as train_config
+from pmap_core.train import loop as training
+from pmap_core.train import tensor
+from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
+
+T = texts("mesh_2d")
+LAST_RUN = "mesh_2d.last_run"      # session state: TrackedTraining of the last Train
+LAST_SWEEP = "mesh_2d.last_sweep"  # session state: SweepShown of the last Measure
+GUESS = "mesh_2d.guess"            # the learner's prediction (a shape id), before measuring
+CHUNK = train_config.TrainConfig().chunk
+
+
+@dataclasses.dataclass(frozen=True)
+class SweepShown:
+    """What one Measure click ran: the sweep and where it was tracked, the roofline, and the guess made first."""
+
+    sweep: mesh_2d.MeshSweep
+    tracked: object                # TrackedSweep
+    roofline: mesh_2d.Roofline | None
+    prediction: mesh_2d.Prediction | None
+    guess: str
+    roofline_error: str | None = None  # why no roofline could be measured (the sweep ran all the same)
+
+
+# --- cached work: a cache hit never queues ----------------------------------------------------------
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def compiled_view(config: train_config.TrainConfig) -> view.ProgramView:
+    with heavy_jobs.heavy_job(T):
+        return view.program_view(config)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def sharding_in_types(devices: int, k: int) -> tuple:
+    with heavy_jobs.heavy_job(T):
+        return mesh_2d.ambiguous_dot(devices), mesh_2d.axes_demo(devices), mesh_2d.reduced_accumulation(devices, k)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def measured_roofline(devices: int) -> mesh_2d.Roofline:
+    """Called only inside a heavy-job slot (the Measure click holds one)."""
+    return mesh_2d.roofline(devices)
+
+
+# --- running ---------------------------------------------------------------------------------------
+
+
+def loss_chart(losses):
+    frame = pd.DataFrame({"step": np.arange(1, len(losses) + 1), "loss": np.asarray(losses, dtype=float)})
+    return charts.line(frame, "step", "loss", x_title=T("axis.step"), y_title=T("axis.loss"))
+
+
+def run_training(config: train_config.TrainConfig) -> None:
+    uri = usable_tracking_uri(T)
+    if uri is None:
+        return
+    with heavy_jobs.heavy_job(T):
+        bar, slot = st.progress(0.0, text=T("progress.compiling")), st.empty()
+
+        def on_chunk(done, losses):
+            bar.progress(min(done / config.steps, 1.0), text=T("progress.steps", done=done, total=config.steps))
+            slot.altair_chart(loss_chart(losses), width="stretch")
+
+        tracking = TrackingCallback(Tracker(uri), lab="mesh_2d")
+        result = training.train(config, [tracking, training.Progress(on_chunk=on_chunk)], measure_scaling=False)
+        bar.empty()
+        slot.empty()
+    st.session_state[LAST_RUN] = tracking.tracked(result)
+
+
+def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], guess: str) -> None:
+    uri = usable_tracking_uri(T)
+    if uri is None:
+        return
+    with heavy_jobs.heavy_job(T):
+        bar, slot = st.progress(0.0, text=T("progress.roofline")), st.empty()
+        roof, prediction, refused = None, None, None
+        try:
+            roof = measured_roofline(config.devices)
+        except LabInputError as error:  # the sweep still runs; the page says why there is no roofline
+            refused = str(error)
+        if roof is not None and roof.beta_bytes_per_s is not None:
+            prediction = mesh_2d.predicted_winner(roof, shapes, (config.global_batch, config.features, config.hidden))
+        bar.progress(0.0, text=T("progress.sweep", done=0, total=len(shapes)))
+
+        def on_run(point, index, total):
+            bar.progress((index + 1) / total, text=T("progress.sweep", done=index + 1, total=total))
+
+        def on_chunk(done, losses):
+            slot.altair_chart(loss_chart(losses), width="stretch")
+
+        tracking = TrackingCallback(Tracker(uri), lab="mesh_2d")
+        sweep = mesh_2d.sweep_meshes(config, on_run, [tracking, training.Progress(on_chunk=on_chunk)])
+        bar.empty()
+        slot.empty()
+    st.session_state[LAST_SWEEP] = SweepShown(sweep, tracking.tracked_sweep(sweep.sweep), roof, prediction, guess,
+                                                refused)
+
+
+# --- showing ----------------------------------------------------------------------------------------
+
+
+def show_program(config: train_config.TrainConfig) -> None:
+    """The chosen shape's compiled program: its arrays' types, its collectives by mesh axis, the book's table."""
+    shown = compiled_view(config)
+    data, model = config.mesh_data, config.mesh_model
+    st.subheader(T("types.heading"))
+    st.markdown(T("types.explain", data=data, model=model))
+    dataframe(T, pd.DataFrame([{"name": name, "type": kind} for name, kind in shown.types.items()]))
+    st.subheader(T("comm.heading"))
+    if any(row.group_size > 1 for row in shown.collectives):
+        formula = analytic.tensor_comm_bytes_per_step(config.global_batch, config.features, config.hidden, data,
+                                                      model)
+        st.markdown(T("comm.explain", data=data, model=model, model_bytes=shown.bytes_on(mesh_2d.MODEL),
+                      data_bytes=shown.bytes_on(mesh_2d.DATA), total=shown.comm_bytes, formula=formula))
+        dataframe(T, pd.DataFrame(view.collective_table(shown)))
+    else:
+        st.markdown(T("comm.none", data=data, model=model))
+    st.subheader(T("book.heading"))
+    st.markdown(T("book.explain", batch=config.global_batch, features=config.features, hidden=config.hidden,
+                  data=data, model=model))
+    rows = mesh_2d.scaling_book_rows(config.global_batch, config.features, config.hidden, data, model,
+                                     shown.comm_bytes)
+    frame = pd.DataFrame(rows)[["strategy", "formula", "bytes_bf16", "bytes_float32", "measured_bytes", "source"]]
+    frame.loc[frame.index[-1], "strategy"] = T("book.lab_row")
+    dataframe(T, frame)
+    st.caption(T("book.note"))
+
+
+def show_run(tracked) -> None:
+    result = tracked.result
+    cfg = result.config
+    st.subheader(T("result.heading", data=cfg.mesh_data, model=cfg.mesh_model, devices=cfg.devices,
+                   batch=cfg.global_batch))
+    show_tracking(T, tracked, what=T("tracking.run"))
+    st.altair_chart(loss_chart(result.losses), width="stretch")
+    if result.replicas_identical:
+        st.success(T("replicas.same"), icon="✅")
+    else:
+        st.warning(T("replicas.differ", diff=result.replica_max_diff), icon="❗")
+    f = result.footprint
+    cols = st.columns(5)
+    cols[0].metric(T("metric.throughput"), f"{result.steady_throughput:,.0f}")
+    cols[1].metric(T("metric.step_time"), f"{result.steady_step_time_s * 1e6:,.1f} µs")
+    cols[2].metric(T("metric.comm_bytes"), f"{f.comm_bytes_per_step:,.0f}")
+    cols[3].metric(T("metric.param_bytes"), f"{f.param_bytes_per_device:,}")
+    cols[4].metric(T("metric.final_loss"), f"{result.final_loss:.3g}")
+    hardware_note(T)
+
+
+def show_verdict(v: view.Verdict) -> None:
+    words = dataclasses.asdict(v)
+    if v.shapes == 1:
+        st.markdown(T("verdict.one_shape", **words))
+        return
+    key = ("verdict.both" if v.reason == "both" else "verdict.collectives" if v.reason == "collectives"
+           else "verdict.bytes" if v.reason == "bytes" else "verdict.neither")
+    st.markdown(T(key, **words))
+
+
+def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
+    roof = shown.roofline
+    st.subheader(T("roofline.heading"))
+    if roof is None:
+        st.warning(T("roofline.refused"), icon="📏")
+        st.code(shown.roofline_error, language=None, wrap_lines=True)
+        return
+    st.markdown(T("roofline.explain", size=roof.matmul_size, devices=roof.devices, hidden=config.hidden))
+    names = {mesh_2d.BOOK_MACHINES[0][0]: T("roofline.v5p"), mesh_2d.BOOK_MACHINES[1][0]: T("roofline.h100_node"),
+             mesh_2d.BOOK_MACHINES[2][0]: T("roofline.h100_beyond")}
+    rows = roof.table(config.hidden)
+    frame = pd.DataFrame(rows)[["machine", "flops_per_s", "bandwidth_bytes_per_s", "value_bytes",
+                                "critical_batch_per_device", "tp_bound", "source"]]
+    frame["machine"] = [T("roofline.this_machine"), *(names.get(row["machine"], row["machine"]) for row in rows[1:])]
+    dataframe(T, frame)
+    if roof.beta_bytes_per_s is None:
+        st.caption(T("roofline.no_bandwidth"))
+        return
+    per_device = config.global_batch / config.devices
+    regime = T("roofline.compute_bound") if per_device > roof.critical_batch_per_device else T("roofline.comm_bound")
+    bound = roof.tp_bound(config.hidden)
+    st.markdown(T("roofline.derived", flops=roof.flops_per_s, beta=roof.beta_bytes_per_s, intensity=roof.intensity,
+                  critical=roof.critical_batch_per_device, per_device=per_device, regime=regime, bound=bound,
+                  tp_regime=T("roofline.tp_ok") if bound > 2 else T("roofline.tp_bound")))
+    if shown.prediction is not None:
+        st.markdown(T("prediction.explain", winner=view.shape_id(*shown.prediction.winner),
+                      ring=view.shape_id(*shown.prediction.ring_winner)))
+        dataframe(T, pd.DataFrame(view.prediction_rows(shown.prediction)))
+
+
+def show_sweep(shown: SweepShown) -> None:
+    sweep = shown.sweep
+    st.subheader(T("sweep.heading", devices=sweep.config.devices))
+    show_tracking(T, shown.tracked, what=T("tracking.sweep"))
+    rows = pd.DataFrame(view.sweep_rows(sweep))
+    left, right = st.columns(2)
+    left.altair_chart(charts.bar(rows[["shape", "steady_throughput"]], "shape", "steady_throughput",
+                                 x_title=T("axis.shape"), y_title=T("axis.throughput"), title=T("chart.throughput")),
+                      width="stretch")
+    right.altair_chart(charts.bar(pd.DataFrame(view.bytes_by_axis_rows(sweep)), "shape", "bytes",
+                                  x_title=T("axis.shape"), y_title=T("axis.bytes"), color="axis",
+                                  color_title=T("axis.mesh_axis"), title=T("chart.bytes"), order="order"),
+                       width="stretch")
+    hardware_note(T)
+    dataframe(T, rows)
+    v = view.verdict(sweep)
+    show_verdict(v)
+    if v.shapes > 1:
+        predicted = view.shape_id(*shown.prediction.winner) if shown.prediction else "—"
+        st.markdown(T("outcome", guess=shown.guess, predicted=predicted, winner=v.winner))
+        if shown.guess == v.winner:
+            st.success(T("outcome.right"), icon="🎯")
+        else:
+            st.info(T("outcome.wrong", winner=v.winner), icon="🔎")
+    if sweep.skipped:
+        st.caption(T("skipped", devices=sweep.config.devices, hidden=sweep.config.hidden,
+                     shapes=", ".join(view.shape_id(*s) for s in sweep.skipped)))
+    show_roofline(shown, sweep.config)
+
+
+def show_sharding_in_types(devices: int, k: int) -> None:
+    st.header(T("types_section.heading"))
+    st.markdown(T("types_section.intro", devices=devices))
+    dot, axes, accum = sharding_in_types(devices, k)
+    st.subheader(T("dot.heading"))
+    if dot.error_type:
+        st.markdown(T("dot.explain", lhs=dot.lhs_type, rhs=dot.rhs_type, kind=dot.error_type))
+        st.code(dot.error_text, language=None, wrap_lines=True)  # JAX's message, verbatim
+    else:
+        st.markdown(T("dot.no_error"))
+    st.markdown(T("dot.choices"))
+
+    def sent(choice) -> str:
+        return ", ".join(c.kind + (f" ({T('sliced')})" if c.sliced_after else "") for c in choice.collectives) \
+            or T("none")
+
+    dataframe(T, pd.DataFrame([{"out_sharding": c.out_sharding, "result_type": c.result_type,
+                                "per_device_shape": str(c.per_device_shape) if c.per_device_shape else "",
+                                "collectives_hlo": sent(c), "max_error": c.max_error, "error": c.error or ""}
+                               for c in dot.choices]))
+    st.markdown(T("dot.silent", silent_lhs=dot.lhs_type.replace("@X", ""), rhs=dot.rhs_type,
+                  collectives=sent(dot.silent_gather)))
+    st.subheader(T("axes.heading"))
+    st.markdown(T("axes.explain"))
+    dataframe(T, pd.DataFrame([{"code": r.code, "concrete": r.concrete, "typed": r.typed} for r in axes]))
+    st.subheader(T("accum.heading"))
+    st.markdown(T("accum.explain", k=accum.micro_batches, devices=accum.devices, weight_type=accum.weight_type,
+                  gradient_type=accum.gradient_type))
+    if accum.error:
+        st.markdown(T("accum.error"))
+        st.code(accum.error, language=None, wrap_lines=True)
+    elif accum.devices == 1:
+        st.markdown(T("accum.one_device", replicated=accum.replicated_all_reduces, reduced=accum.reduced_all_reduces))
+    else:
+        st.markdown(T("accum.result", replicated=accum.replicated_all_reduces, reduced=accum.reduced_all_reduces,
+                      difference=accum.max_difference, error=accum.max_error))
+
+
+def shape_choice(shapes: list[tuple[int, int]]) -> tuple[int, int]:
+    """The mesh shape, kept in the link; a shape of another D (D just changed) becomes this D's default."""
+    options, default = [view.shape_id(*s) for s in shapes], view.shape_id(*view.default_shape(shapes))
+    key = f"{T.page}.mesh"
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
+    if GUESS in st.session_state and st.session_state[GUESS] not in options:
+        st.session_state[GUESS] = None
+    return view.parse_shape(url_choice(T, "mesh", options, default))
+
+
+# --- the page ------------------------------------------------------------------------------------------
+
+st.title(T("title"))
+st.markdown(T("intro"))
+st.latex(r"h = \tanh(x\,W_1 + b_1)\ :\ [B_X, H_Y], \qquad \text{out} = \textstyle\sum_Y h\,w_2 + b_2\ :\ [B_X]"
+         r"\quad(\text{one all-reduce over } Y)")
+st.latex(r"C_\text{step} = \tfrac{2(Y-1)}{Y}\cdot\tfrac{B}{X}\cdot 4 \;+\; "
+         r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{FH}{Y} + \tfrac{2H}{Y} + 1\right)\cdot 4")
+st.caption(T("formulas"))
+hardware_note(T)
+
+max_devices = runtime_info().device_count
+cols = st.columns(3)
+with cols[0]:
+    devices = url_devices(T, max_devices)
+    hidden = url_int(T, "hidden", view.round_up(view.HIDDEN, devices), 1, train_config.MAX_HIDDEN, slider=False)
+with cols[1]:
+    features = url_int(T, "features", 8, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+    global_batch = url_int(T, "batch", view.round_up(view.BATCH, devices), 1, MAX_BATCH, slider=False)
+with cols[2]:
+    steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
+    learning_rate = url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
+    k = url_int(T, "accum", 4, 1, mesh_2d.MAX_ACCUM, slider=False)
+
+config, shapes = None, []
+with guard(T):
+    shapes = mesh_2d.mesh_shapes(devices, hidden)
+    data, model = shape_choice(shapes)
+    config = view.tensor_config(train_config.TrainConfig(
+        model="mlp", global_batch=global_batch, learning_rate=learning_rate, steps=steps, hidden=hidden,
+        features=features, chunk=min(CHUNK, steps)), data, model)
+    st.caption(T("per_device", data=data, model=model, rows=config.global_batch // data, batch=config.global_batch,
+                 cols=config.hidden // model, hidden=config.hidden))
+    if devices == 1:
+        st.info(T("one_device"), icon="1️⃣")
+    elif not view.two_axes_possible(devices):
+        st.info(T("one_axis", devices=devices, shapes=", ".join(view.shape_id(*s) for s in shapes)), icon="📐")
+    skipped = [(devices // m, m) for m in range(1, devices + 1) if devices % m == 0 and (devices // m, m) not in shapes]
+    if skipped:
+        st.caption(T("skipped", devices=devices, hidden=hidden, shapes=", ".join(view.shape_id(*s) for s in skipped)))
+
+train_clicked = st.button(T("button.train"), key="mesh_2d.train", type="primary", disabled=config is None)
+with guard(T):
+    if train_clicked:
+        run_training(config)
+if LAST_RUN in st.session_state:
+    show_run(st.session_state[LAST_RUN])
+if config is not None:
+    with guard(T):
+        show_program(config)
+
+st.header(T("predict.heading"))
+st.markdown(T("predict.body"))
+guess = None
+if devices == 1:
+    st.info(T("predict.one_device"), icon="1️⃣")
+elif config is not None:
+    guess = st.radio(T("w.guess"), [view.shape_id(*s) for s in shapes], index=None, key=GUESS, horizontal=True)
+    if guess is None:
+        st.caption(T("predict.first"))
+sweep_clicked = st.button(T("button.sweep"), key="mesh_2d.sweep", disabled=guess is None,
+                          help=T("button.sweep.help"))
+with guard(T):
+    if sweep_clicked:
+        run_sweep(config, shapes, guess)
+if LAST_SWEEP in st.session_state:
+    with guard(T):
+        show_sweep(st.session_state[LAST_SWEEP])
+if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
+    st.info(T("nothing_yet"), icon="👆")
+
+with guard(T):
+    show_sharding_in_types(devices, k)
+
+show_code(T, tensor.loss, tensor.chunk, mesh_2d.collective_rows, mesh_2d.sweep_meshes, mesh_2d.predicted_winner,
+          mesh_2d.ambiguous_dot, mesh_2d.reduced_accumulation)
