@@ -1,8 +1,11 @@
-"""Interview questions on sharded data parallelism (ZeRO / FSDP), gradient accumulation and padded shards.
+"""Interview questions on sharded data parallelism (ZeRO / FSDP), mixed precision, gradient accumulation
+and padded shards.
 
 Like every question of the quiz, each answer is what a program returns here, on all this process's devices
 (n): a formula of `costs.analytic` (the one home of the ZeRO formulas, checked against measured runs in
-tests/pages/test_sharded_dp.py), or a real run read back from its values and compiled HLO.
+tests/pages/test_sharded_dp.py), or a real run read back from its values and compiled HLO. A question about
+what a step sends answers from the bytes its collectives carry, not from their instructions: a collective
+over one device is still an instruction, and it sends 0 bytes.
 """
 
 from __future__ import annotations
@@ -14,22 +17,25 @@ from jax import lax
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from pmap_core.concepts import sharded_dp
 from pmap_core.costs import analytic
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import config as train_config
 from pmap_core.train import footprint, loop
 
-PSI = 1e9  # the questions' model: one billion parameters, trained in float32 with Adam
+PSI = 1e9  # the questions' model: one billion parameters, trained with Adam
 
 
 def _n() -> int:
     return jax.local_device_count()
 
 
-def _model_states_gb(strategy: str) -> float:
-    # float32 parameters and gradients (4 bytes each), Adam's two float32 moments (8 bytes).
-    return analytic.zero_memory_per_device(PSI, _n(), strategy, 4.0, 4.0, 8.0).total / 1e9
+def _model_states_gb(strategy: str, precision: str = "float32") -> float:
+    # float32: parameters and gradients 4 bytes each, Adam's two float32 moments 8. mixed (ZeRO §3):
+    # bfloat16 parameters and gradients 2 bytes each, a float32 master copy and the moments 12.
+    b = analytic.state_bytes(precision, "adam")
+    return analytic.zero_memory_per_device(PSI, _n(), strategy, b.params, b.grads, b.optimizer).total / 1e9
 
 
 # --- the programs -----------------------------------------------------------------
@@ -44,6 +50,10 @@ def zero2_memory_gb() -> float:
 
 def zero3_memory_gb() -> float:
     return _model_states_gb("zero3")
+
+
+def mixed_zero1_memory_gb() -> float:
+    return _model_states_gb("zero1", "mixed")
 
 
 SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT = ("same values, same bytes", "same values, all-reduce sends fewer bytes",
@@ -71,11 +81,14 @@ def scatter_gather_vs_all_reduce() -> str:
 MORE, SAME, FEWER, NOTHING = "more than dp", "the same as dp", "fewer than dp", "nothing: one device"
 
 
-def _comm_per_step(strategy: str, accum_steps: int = 1) -> footprint.Footprint:
-    config = train_config.validate(train_config.TrainConfig(
+def _config(strategy: str, accum_steps: int = 1) -> train_config.TrainConfig:
+    return train_config.validate(train_config.TrainConfig(
         model="mlp", devices=_n(), global_batch=8 * _n(), steps=1, chunk=1, hidden=64, features=16, impl="jit",
         optimizer="adam", strategy=strategy, accum_steps=accum_steps, learning_rate=0.01))
-    return loop.train(config, measure_scaling=False).footprint
+
+
+def _comm_per_step(strategy: str, accum_steps: int = 1) -> footprint.Footprint:
+    return loop.train(_config(strategy, accum_steps), measure_scaling=False).footprint
 
 
 def fsdp_vs_dp_bytes() -> str:
@@ -90,10 +103,26 @@ ONCE_PER_STEP, ONCE_PER_MICRO, NEVER = "once per step", "once per micro-batch", 
 
 
 def accumulation_collectives() -> str:
-    one, four = (_comm_per_step("dp", k).reductions_per_step for k in (1, 4))  # instructions run per step
+    one, four = (_comm_per_step("dp", k).comm_bytes_per_step for k in (1, 4))  # bytes sent per step
     if one == 0 and four == 0:
-        return NEVER
-    return ONCE_PER_MICRO if four == 4 * one else ONCE_PER_STEP if four == one else f"{four / one:g}× K = 1"
+        return NEVER  # one device: the all-reduce is in the program and carries nothing
+    ratio = four / one
+    return ONCE_PER_MICRO if np.isclose(ratio, 4) else ONCE_PER_STEP if np.isclose(ratio, 1) else f"{ratio:g}× K = 1"
+
+
+TWICE, ONCE, NOT_GATHERED = ("twice: before its forward and again before its backward",
+                             "once: kept from the forward for the backward", "never: one device")
+
+
+def zero3_layer_gathers() -> str:
+    config = _config("zero3")
+    f = loop.train(config, measure_scaling=False).footprint
+    gathers = sharded_dp.layer_gathers(f, sharded_dp.step_comm(config), 1, "adam")
+    if gathers is None:
+        return NOT_GATHERED  # one device: its all-gathers carry 0 bytes
+    # The parameters' values all-gathered per step, over the padded parameters: 2 means every layer twice.
+    times = gathers.times_params
+    return TWICE if np.isclose(times, 2) else ONCE if np.isclose(times, 1) else f"{times:.3g}× the parameters"
 
 
 PSUM_SUMS, PMEAN_MEANS, BOTH = "psum of sums / B", "pmean of shard means", "both"
@@ -117,10 +146,12 @@ QUESTIONS = (
     Question("zero1_memory_gb", NUMBER, zero1_memory_gb, tolerance=0.01),
     Question("zero2_memory_gb", NUMBER, zero2_memory_gb, tolerance=0.01),
     Question("zero3_memory_gb", NUMBER, zero3_memory_gb, tolerance=0.01),
+    Question("mixed_zero1_memory_gb", NUMBER, mixed_zero1_memory_gb, tolerance=0.01),
     Question("scatter_gather_vs_all_reduce", CHOICE, scatter_gather_vs_all_reduce,
              lambda n: [SAME_BOTH, AR_FEWER, AR_MORE, DIFFERENT]),
     Question("fsdp_vs_dp_bytes", CHOICE, fsdp_vs_dp_bytes, lambda n: [MORE, SAME, FEWER, NOTHING]),
     Question("accumulation_collectives", CHOICE, accumulation_collectives,
              lambda n: [ONCE_PER_STEP, ONCE_PER_MICRO, NEVER]),
+    Question("zero3_layer_gathers", CHOICE, zero3_layer_gathers, lambda n: [TWICE, ONCE, NOT_GATHERED]),
     Question("padded_mean", CHOICE, padded_mean, lambda n: [PSUM_SUMS, PMEAN_MEANS, BOTH]),
 )
