@@ -26,9 +26,12 @@ def cached_run(pitfall_id: str) -> pitfalls.PitfallRun:
 st.title(T("title"))
 st.markdown(T("intro"))
 ids = pitfalls.pitfall_ids()
-kinds = [pitfalls.get_pitfall(i).kind for i in ids]
-st.caption(T("count", count=len(ids), raises=kinds.count(pitfalls.RAISES), silent=kinds.count(pitfalls.SILENT),
-             wasteful=kinds.count(pitfalls.WASTEFUL)))
+kinds = [pitfall_entries.kind_here(i) for i in ids]  # as they show on this runtime (some need two devices)
+count = T("count", count=len(ids), raises=kinds.count(pitfalls.RAISES), silent=kinds.count(pitfalls.SILENT),
+          wasteful=kinds.count(pitfalls.WASTEFUL))
+if pitfalls.HARMLESS in kinds:
+    count += " " + T("count_harmless", harmless=kinds.count(pitfalls.HARMLESS))
+st.caption(count)
 hidden_here = [i for i in ids if pitfall_entries.differs_here(i)]  # needs two or more devices; this runtime has one
 if hidden_here:
     st.caption(T("count_one_device", count=len(hidden_here)))
@@ -36,7 +39,8 @@ if hidden_here:
 chosen = url_choice(T, "entry", ids, ids[0])
 entry = pitfalls.get_pitfall(chosen)
 st.subheader(T(f"w.entry.{chosen}"))
-st.markdown(f"**{T(f'kind.{entry.kind}')}** — {T(f'entry.{chosen}.what')}")
+kind_line = st.empty()  # the kind this runtime shows: stated until the entry runs, then read from the run
+kind_line.markdown(f"**{T(f'kind.{pitfall_entries.kind_here(chosen)}')}** — {T(f'entry.{chosen}.what')}")
 if chosen in hidden_here:
     st.info(T(f"entry.{chosen}.one_device"), icon="ℹ️")
 
@@ -58,6 +62,7 @@ if chosen in ran:
     with guard(T):
         result = cached_run(chosen)
     if result is not None:
+        kind_line.markdown(f"**{T(f'kind.{result.kind_shown}')}** — {T(f'entry.{chosen}.what')}")
         wrong, right = st.columns(2)
         with wrong:
             st.caption(T("captured_mistake"))

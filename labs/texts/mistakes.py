@@ -21,6 +21,8 @@ TEXTS = {
                     "{wasteful} run but waste time or clarity.",
               "zh": "共 {count} 个误区：{raises} 个会报错，{silent} 个能运行但结果错误或出人意料，"
                     "{wasteful} 个能运行但浪费时间或让代码难懂。"},
+    "count_harmless": {"en": "{harmless} run and give the right result here.",
+                       "zh": "{harmless} 个在这里能运行且结果正确。"},
     "count_one_device": {"en": "With one device, as here, {count} of them do not show: they need two or more devices, "
                                "and each of them says so.",
                          "zh": "只有一台设备时（如此处），其中 {count} 个不会显现：它们需要两台及以上设备，"
@@ -28,6 +30,7 @@ TEXTS = {
     "kind.raises": {"en": "💥 raises an error", "zh": "💥 会报错"},
     "kind.silent": {"en": "🤫 runs, with a wrong or surprising result", "zh": "🤫 能运行，但结果错误或出人意料"},
     "kind.wasteful": {"en": "🐌 runs, but is wasteful or misleading", "zh": "🐌 能运行，但浪费或误导"},
+    "kind.harmless": {"en": "✅ runs here, with the fix's result", "zh": "✅ 在这里能运行，结果与修正写法相同"},
     "what_people_write": {"en": "What people write", "zh": "常见写法"},
     "the_fix": {"en": "The fix", "zh": "修正写法"},
     "run": {"en": "▶️ Run both on this JAX", "zh": "▶️ 在当前 JAX 上运行两者"},

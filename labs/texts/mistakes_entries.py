@@ -254,6 +254,13 @@ TEXTS = {
               "因此自动微分已经把梯度在各设备间求和。随后的 pmean 对 D 个相同的和取平均：结果是全批次梯度的 D 倍"
               "（比值为此处实测）。",
     },
+    "entry.shard_map_trap.one_device": {
+        "en": "With one device, as here, the sum over the devices is the one device's gradient, and the pmean of "
+              "one value is that value: the ratio is 1 and the gradient is right. The factor D shows with two or "
+              "more devices.",
+        "zh": "只有一台设备时（如此处），对各设备求和就是这台设备自己的梯度，对一个值做 pmean 仍是它本身："
+              "比值为 1，梯度是对的。有两台及以上设备时才会出现 D 倍。",
+    },
     "entry.shard_map_trap.fix": {
         "en": "The idiomatic form: let shard_map compute only the loss (`pmean` of the shard losses) and take "
               "`jax.grad` outside it, so autodiff handles the collective (`grad_outside_shard_map`). Inside "

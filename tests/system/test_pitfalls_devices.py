@@ -16,7 +16,8 @@ from pmap_core.practice import pitfalls
 from pmap_core.practice.pitfalls import entries
 runs = {i: pitfalls.run_pitfall(i) for i in pitfalls.pitfall_ids()}
 print(json.dumps({i: {"claim": r.claim_holds, "raised": r.mistake.raised, "kind": r.kind, "fix_raised": r.fix.raised,
-                      "differs_here": entries.differs_here(i), "mistake": r.mistake.as_text()[:300]}
+                      "differs_here": entries.differs_here(i), "mistake": r.mistake.as_text()[:300],
+                      "kind_shown": r.kind_shown, "kind_here": entries.kind_here(i)}
                   for i, r in runs.items()}))
 """
 PITFALL_DEVICE_COUNTS = (1, 2, 3)
@@ -41,6 +42,10 @@ def test_every_claim_holds_at_each_device_count(pitfalls_at_each_device_count, d
             assert got["raised"] == (got["kind"] == pitfalls.RAISES), (devices, pitfall_id, got["mistake"])
         else:  # with one device the mistake runs: the page's one-device note says so
             assert not got["raised"], (pitfall_id, got["mistake"])
+        # The kind the page states here is the kind the run showed: with one device, the fix's result.
+        assert got["kind_shown"] == got["kind_here"], (devices, pitfall_id, got["mistake"])
+        expected = entries.ONE_DEVICE_KINDS[pitfall_id] if got["differs_here"] else got["kind"]
+        assert got["kind_here"] == expected, (devices, pitfall_id)
 
 
 def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pitfalls_at_each_device_count):
@@ -50,8 +55,12 @@ def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pit
     not_showing = {i for i, got in one.items()
                    if (got["kind"] == pitfalls.RAISES and not got["raised"]) or got["differs_here"]}
     assert not_showing == set(entries.NEEDS_TWO_DEVICES)
-    # The three leftovers this note was written for, and the two that came with the migration entries.
-    assert {"unreplicated_params", "out_axes_none", "same_key", "index_output", "committed_input"} == not_showing
+    # The three leftovers this note was written for, the shard_map trap (D times the gradient is the gradient
+    # at D = 1), and the two that came with the migration entries.
+    assert {"unreplicated_params", "out_axes_none", "same_key", "index_output", "shard_map_trap",
+            "committed_input"} == not_showing
+    # All but y[0] run and give the fix's result: not an error, not a wrong number, at D = 1.
+    assert {i for i, got in one.items() if got["kind_shown"] == pitfalls.HARMLESS} == not_showing - {"index_output"}
 
 
 def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_hold():
@@ -70,6 +79,7 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
         "        print(entry, lang, 'INFO', ' | '.join(i.value for i in at.info))\n"
         "        print(entry, lang, 'CAPTION', ' | '.join(c.value for c in at.caption))\n"
         "        print(entry, lang, 'SUCCESS', len(at.success), 'WARNING', len(at.warning))\n"
+        "        print(entry, lang, 'KIND', ' | '.join(m.value for m in at.markdown if ' — ' in m.value))\n"
     )
     done = run_python(child, devices=1, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -83,7 +93,19 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
             assert table[f"entry.{entry}.one_device"][lang] in info
             caption = next(line for line in lines if line.startswith(f"{entry} {lang} CAPTION"))
             assert table["count_one_device"][lang].format(count=len(entries.NEEDS_TWO_DEVICES)) in caption
+            # The counts by kind are those of one device: 11 raise, 5 run with the fix's result.
+            kinds = [entries.ONE_DEVICE_KINDS.get(e.id, e.kind) for e in entries.PITFALLS]
+            count = table["count"][lang].format(count=len(kinds), raises=kinds.count(pitfalls.RAISES),
+                                                silent=kinds.count(pitfalls.SILENT),
+                                                wasteful=kinds.count(pitfalls.WASTEFUL))
+            count += " " + table["count_harmless"][lang].format(harmless=kinds.count(pitfalls.HARMLESS))
+            assert count in caption and kinds.count(pitfalls.HARMLESS) == 5, caption
         assert f"{entry} en SUCCESS 1 WARNING 0" in lines  # the claim, checked at D = 1
+        kind = table[f"kind.{entries.ONE_DEVICE_KINDS[entry]}"]
+        for lang in ("en", "zh"):  # the kind stated before the run (zh) and read from it (en)
+            shown = next(line for line in lines if line.startswith(f"{entry} {lang} KIND"))
+            assert f"**{kind[lang]}** — " in shown, shown
+            assert table["kind.raises"][lang] not in shown and table["kind.silent"][lang] not in shown
     leading = next(line for line in lines if line.startswith("leading_axis en INFO"))
     assert "With one device" not in leading  # entries that show at D = 1 carry no note
     assert "leading_axis en SUCCESS 1 WARNING 0" in lines

@@ -12,6 +12,8 @@ The package is the registry (`pitfall_ids`, `get_pitfall`, `run_pitfall`); the s
 from __future__ import annotations
 
 from pmap_core.practice.pitfalls.types import (
+    HARMLESS,
+    KINDS,
     RAISES,
     SILENT,
     WASTEFUL,
@@ -24,8 +26,8 @@ from pmap_core.practice.pitfalls.types import (
 )
 from pmap_core.validation import LabInputError
 
-__all__ = ["RAISES", "SILENT", "WASTEFUL", "Captured", "Pitfall", "PitfallRun", "RaisedInChild", "capture",
-           "format_values", "get_pitfall", "pitfall_ids", "run_pitfall"]
+__all__ = ["HARMLESS", "KINDS", "RAISES", "SILENT", "WASTEFUL", "Captured", "Pitfall", "PitfallRun", "RaisedInChild",
+           "capture", "format_values", "get_pitfall", "pitfall_ids", "run_pitfall"]
 
 
 def pitfall_ids() -> list[str]:
@@ -40,10 +42,15 @@ def get_pitfall(pitfall_id: str) -> Pitfall:
 
 
 def run_pitfall(pitfall_id: str) -> PitfallRun:
-    """Run one entry's mistake and fix on this JAX and check the lab's claim against them."""
+    """Run one entry's mistake and fix on this JAX and check the lab's claim against them: the entry's
+    claim, and that the kind of mistake it showed is the one the lab states for this runtime."""
+    from pmap_core.practice.pitfalls.entries import kind_here
+
     entry = get_pitfall(pitfall_id)
     mistake, fix = capture(entry.mistake), capture(entry.fix)
-    return PitfallRun(entry.id, entry.kind, mistake, fix, bool(entry.claim(mistake, fix)))
+    shown = entry.kind_shown(mistake, fix)
+    return PitfallRun(entry.id, entry.kind, mistake, fix,
+                      bool(entry.claim(mistake, fix)) and shown == kind_here(pitfall_id), shown)
 
 
 def _entries() -> tuple[Pitfall, ...]:

@@ -12,7 +12,7 @@ from jax import lax
 from pmap_core.practice.pitfalls import migration as mg
 from pmap_core.practice.pitfalls import runtime as rt
 from pmap_core.practice.pitfalls import shapes as sh
-from pmap_core.practice.pitfalls.types import RAISES, SILENT, WASTEFUL, Captured, Pitfall
+from pmap_core.practice.pitfalls.types import HARMLESS, RAISES, SILENT, WASTEFUL, Captured, Pitfall
 from pmap_core.runtime import DATA_AXIS
 
 
@@ -105,16 +105,44 @@ def _merge_flag_claim(mistake: Captured, fix: Captured) -> bool:
             and f["warnings_about_it"] == 0)
 
 
-# Entries whose mistake needs two or more devices to show: with one device it runs, and is right.
-# The page says so where this runtime has one device (texts `entry.<id>.one_device`); every
-# claim above holds for any device count.
-NEEDS_TWO_DEVICES = frozenset({"unreplicated_params", "out_axes_none", "same_key", "index_output",
-                               "committed_input"})
+# Entries whose mistake needs two or more devices to show, and the kind each shows with one device: five
+# run and give the fix's result; y[0] is still a computation of its own, only without a collective. The
+# page says so where this runtime has one device (texts `entry.<id>.one_device`); every claim above holds
+# for any device count.
+ONE_DEVICE_KINDS = {"unreplicated_params": HARMLESS, "out_axes_none": HARMLESS, "same_key": HARMLESS,
+                    "index_output": WASTEFUL, "shard_map_trap": HARMLESS, "committed_input": HARMLESS}
+NEEDS_TWO_DEVICES = frozenset(ONE_DEVICE_KINDS)
 
 
 def differs_here(pitfall_id: str) -> bool:
     """Whether, on this runtime, the entry's mistake does not show (one device)."""
     return pitfall_id in NEEDS_TWO_DEVICES and _one_device()
+
+
+def kind_here(pitfall_id: str) -> str:
+    """The kind of mistake the lab states for this entry on this runtime (its kind, or its one-device kind)."""
+    kind = next(entry.kind for entry in PITFALLS if entry.id == pitfall_id)
+    return ONE_DEVICE_KINDS[pitfall_id] if differs_here(pitfall_id) else kind
+
+
+def _same_w(mistake: Captured, fix: Captured) -> bool:
+    return _close(np.ravel(mistake.values["w"]), fix.values["w_per_device"])
+
+
+def _same_output(mistake: Captured, fix: Captured) -> bool:
+    return _close(mistake.values["output"], fix.values["output"])
+
+
+def _right_mean(mistake: Captured, fix: Captured) -> bool:
+    return _close(mistake.values["returned"], fix.values["numpy_mean"])
+
+
+def _no_two_alike(mistake: Captured, fix: Captured) -> bool:
+    return mistake.values["distinct"] == len(fix.values["with_split"])
+
+
+def _true_gradient(mistake: Captured, fix: Captured) -> bool:
+    return _close(mistake.values["gradient"], mistake.values["full_batch_gradient"])
 
 
 def grad_outside_shard_map() -> float:
@@ -153,7 +181,7 @@ PITFALLS = (
     Pitfall("jit_of_pmap", WASTEFUL, rt.jit_of_pmap_mistake, rt.jit_of_pmap_fix,
             _values(lambda m, f: _close(m["output"], f["output"]) and m["traces_for_3_calls"] == 1)),
     Pitfall("unreplicated_params", RAISES, sh.unreplicated_mistake, sh.unreplicated_fix, _unreplicated_claim,
-            helpers=(sh._linear_step,)),
+            helpers=(sh._linear_step,), harmless=_same_w),
     Pitfall("device_put_replicated", RAISES, sh.device_put_replicated_mistake, sh.device_put_replicated_fix,
             _raises_with("AttributeError", "jax.device_put")),
     Pitfall("device_put_sharded", RAISES, mg.device_put_sharded_mistake, mg.device_put_sharded_fix,
@@ -162,23 +190,25 @@ PITFALLS = (
     Pitfall("out_axes_none", SILENT, sh.out_axes_none_mistake, sh.out_axes_none_fix,
             _values(lambda m, f: m["returned"] == m["per_device"][0]
                     and len(set(m["per_device"].tolist())) == jax.local_device_count()
-                    and _close(f["returned"], f["numpy_mean"]))),
+                    and _close(f["returned"], f["numpy_mean"])), harmless=_right_mean),
     Pitfall("gather_scalar", RAISES, sh.gather_scalar_mistake, sh.gather_scalar_fix, _raises("ValueError")),
     Pitfall("unbound_axis", RAISES, sh.unbound_axis_mistake, sh.unbound_axis_fix, _raises("NameError")),
     Pitfall("wrong_axis_name", RAISES, sh.wrong_axis_name_mistake, sh.wrong_axis_name_fix, _raises("NameError")),
     Pitfall("same_key", SILENT, sh.same_key_mistake, sh.same_key_fix,
-            _values(lambda m, f: m["distinct"] == 1
-                    and f["distinct"] == len(f["with_split"]) == jax.local_device_count())),
+            _values(lambda m, f: m["distinct"] == 1 and _close(f["with_split"], f["with_fold_in"])
+                    and f["distinct"] == len(f["with_split"]) == jax.local_device_count()), harmless=_no_two_alike),
     # Timings are shown, not judged: the claim is only that both ran and measured something.
     Pitfall("timing", SILENT, rt.timing_mistake, rt.timing_fix,
             _values(lambda m, f: min(m.values()) > 0 and f["median_s"] > 0 and f["compile_s"] >= 0),
             helpers=(rt._heavy,)),
     Pitfall("shard_map_trap", SILENT, rt.shard_map_trap_mistake, shard_map_trap_fixes, _values(_shard_map_claim),
-            helpers=(grad_outside_shard_map, rt.shard_map_trap_fix, rt._loss, rt._shard_map_grad)),
+            helpers=(grad_outside_shard_map, rt.shard_map_trap_fix, rt._loss, rt._shard_map_grad),
+            harmless=_true_gradient),
     Pitfall("side_effects", SILENT, rt.side_effects_mistake, rt.side_effects_fix,
             _values(lambda m, f: m["appends"] == 1 and f["appends"] == 2 * len(set(f["values_seen"])))),
     # --- migrating from the old pmap (pmap is jit(shard_map) since JAX 0.8) ---
-    Pitfall("committed_input", RAISES, mg.committed_input_mistake, mg.committed_input_fix, _committed_input_claim),
+    Pitfall("committed_input", RAISES, mg.committed_input_mistake, mg.committed_input_fix, _committed_input_claim,
+            harmless=_same_output),
     Pitfall("shard_map_in_specs", RAISES, mg.in_specs_mistake, mg.in_specs_fix, _in_specs_claim),
     Pitfall("nested_pmap", RAISES, mg.nested_pmap_mistake, mg.nested_pmap_fix, _nested_pmap_claim,
             helpers=(mg.grid,)),

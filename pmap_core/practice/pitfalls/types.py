@@ -15,6 +15,8 @@ import numpy as np
 RAISES = "raises"  # an exception
 SILENT = "silent"  # runs, returns a wrong or surprising result
 WASTEFUL = "wasteful"  # runs correctly, costs time or clarity
+HARMLESS = "harmless"  # what a mistake is where it cannot show (one device): runs, with the fix's result
+KINDS = (RAISES, SILENT, WASTEFUL, HARMLESS)
 
 
 class RaisedInChild(Exception):
@@ -82,6 +84,17 @@ class Pitfall:
     # What the lab says about the mistake, as a test on what was captured.
     claim: Callable[[Captured, Captured], bool]
     helpers: tuple[Callable[..., Any], ...] = ()  # functions the two call, shown with them
+    # Where the mistake can fail to show (one device): whether this run of it ran and gave what the fix gives.
+    harmless: Callable[[Captured, Captured], bool] | None = None
+
+    def kind_shown(self, mistake: Captured, fix: Captured) -> str:
+        """The kind of mistake a run shows, read from what it captured: RAISES when it raised, HARMLESS
+        when it ran and gave the fix's result, SILENT when it ran where it should raise, else its kind."""
+        if mistake.raised:
+            return RAISES
+        if self.harmless is not None and self.harmless(mistake, fix):
+            return HARMLESS
+        return SILENT if self.kind == RAISES else self.kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -90,4 +103,5 @@ class PitfallRun:
     kind: str
     mistake: Captured
     fix: Captured
-    claim_holds: bool
+    claim_holds: bool  # the entry's claim, and the kind shown here is the one the page states
+    kind_shown: str  # what this run's mistake did (Pitfall.kind_shown)
