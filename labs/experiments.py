@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import charts
+from labs.ui import tracking as tracking_ui
 from labs.ui.blocks import show_code
 from labs.ui.hardware import hardware_note
 from labs.ui.i18n import texts
@@ -29,7 +30,7 @@ ALL = "all"
 TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "devices", "num_processes",
                  "global_batch", "scaling", "throughput", "steady_throughput", "scaling_ratio", "efficiency",
                  "final_loss", "tags.backend",
-                 "tags.simulated", "run_id"]
+                 "tags.simulated", "run_id", "experiment_id"]
 # How the table shows its numbers (printf formats of st.column_config.NumberColumn), not raw floats.
 NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",
                   "efficiency": "%.2f", "final_loss": "%.4g"}
@@ -63,11 +64,14 @@ def read_runs(uri: str) -> pd.DataFrame | None:
         return None
 
 
-def runs_table(frame: pd.DataFrame) -> None:
-    """The runs, one a row: headers in the page's language, numbers rounded to what they mean."""
+def runs_table(frame: pd.DataFrame, ui: str | None) -> None:
+    """The runs, one a row: headers in the page's language, numbers rounded to what they mean, and
+    each run's link into MLflow's UI."""
+    frame = tracking_ui.with_run_links(frame, ui, after="run_name").drop(columns=["experiment_id"], errors="ignore")
     config = {column: T(f"col.{column}") for column in frame.columns if T.has(f"col.{column}")}
     config |= {column: st.column_config.NumberColumn(config.get(column, column), format=fmt)
                for column, fmt in NUMBER_FORMATS.items() if column in frame.columns}
+    config[tracking_ui.LINK_COLUMN] = tracking_ui.link_column(T)
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
@@ -189,8 +193,10 @@ elif runs is not None:
     if runs.empty:
         st.info(T("filtered_empty"), icon="🔎")
     else:
+        ui = tracking_ui.mlflow_ui(T, uri)
+        tracking_ui.experiment_buttons(T, ui, list(zip(runs["experiment_id"], runs["run_id"], strict=True)))
         shown = [c for c in TABLE_COLUMNS if c in runs.columns]
-        runs_table(runs[shown])
+        runs_table(runs[shown], ui)
         table = experiments.scaling_table(runs)
         if table.empty:
             st.info(T("scaling.none"), icon="ℹ️")

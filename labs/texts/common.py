@@ -137,4 +137,33 @@ TEXTS = {
         "zh": "一个独立脚本（只需 jax 和 numpy），用当前设置打印本实验显示的数值；可在 notebook 中运行，"
               "也可在有真实 GPU 的机器上运行。",
     },
+    # Links into MLflow's own UI (labs/ui/tracking.py), on every page that shows a run.
+    "mlflow.open_run": {"en": "Open in MLflow", "zh": "在 MLflow 中打开"},
+    "mlflow.column": {"en": "MLflow", "zh": "MLflow"},
+    "mlflow.compare_sweep": {
+        "en": "Compare its {runs} runs in MLflow",
+        "zh": "在 MLflow 中比较它的 {runs} 个运行",
+    },
+    "mlflow.open_experiment": {"en": "All runs in MLflow", "zh": "在 MLflow 中查看全部运行"},
+    "mlflow.compare_shown": {
+        "en": "Compare the {runs} runs shown in MLflow",
+        "zh": "在 MLflow 中比较这里显示的 {runs} 个运行",
+    },
+    "mlflow.compare_newest": {
+        "en": "Compare the newest {runs} runs shown in MLflow",
+        "zh": "在 MLflow 中比较这里显示的最新 {runs} 个运行",
+    },
+    "mlflow.needs_ui": {
+        "en": "These links open MLflow's own UI in its Model-training view; it must be running (the command is on "
+              "the Experiments page).",
+        "zh": "这些链接会在 MLflow 自带界面的“模型训练”（Model training）视图中打开；该界面须已启动（启动命令见“实验对比”页）。",
+    },
+    "mlflow.bad_setting": {
+        "en": "No links to MLflow's UI: the setting {name} is not a plain http(s) address without a password.",
+        "zh": "没有指向 MLflow 界面的链接：设置 {name} 不是不带密码的普通 http(s) 地址。",
+    },
+    "mlflow.fallback": {
+        "en": "This run is in the fallback store, which MLflow's UI for this server does not show. Open it with:",
+        "zh": "这个运行在备用存储中，本服务器的 MLflow 界面不显示它。可用以下命令打开：",
+    },
 }

@@ -22,10 +22,10 @@ import pandas as pd
 from pmap_core.tracking import EXPERIMENT, stored_count, tracking_uri, ui_command
 from pmap_core.train.advice import DEFAULT_IMPL, advise_at
 
-__all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "filter_impl", "impl_comparison", "impls_of", "load_runs",
-           "loss_histories", "scaling_table", "setup_label", "sweep_runs", "ui_command"]
+__all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "experiment_of", "filter_impl", "impl_comparison",
+           "impls_of", "load_runs", "loss_histories", "scaling_table", "setup_label", "sweep_runs", "ui_command"]
 
-RUN_COLUMNS = ["run_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
+RUN_COLUMNS = ["run_id", "experiment_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
                "lab", "model", "impl", "setup", "devices", "num_processes", "global_batch", "scaling", "throughput",
                "steady_throughput", "scaling_ratio", "efficiency", "final_loss"]
 # Typed copies of the most used params and metrics, next to every "params.*"/"metrics.*"/"tags.*" column.
@@ -86,6 +86,7 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
         info, data = run.info, run.data
         row: dict[str, Any] = {
             "run_id": info.run_id,
+            "experiment_id": info.experiment_id,
             "run_name": info.run_name,
             "status": info.status,
             "start_time": pd.to_datetime(info.start_time, unit="ms", utc=True),
@@ -114,6 +115,16 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
     for name in (*_INT_PARAMS, "num_processes"):
         frame[name] = frame[name].astype("Int64")
     return filter_impl(frame, impl)
+
+
+def experiment_of(run_id: str, uri: str | None = None) -> str | None:
+    """The id of the experiment `run_id` is in, or None when the store does not hold the run."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return _client(uri).get_run(run_id).info.experiment_id
+    except MlflowException:
+        return None
 
 
 def loss_histories(run_ids: Sequence[str], uri: str | None = None, key: str = "loss") -> pd.DataFrame:
