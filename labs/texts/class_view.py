@@ -13,6 +13,31 @@ TEXTS = {
               "显示名称作为标签。输入班级代码即可查看该班级。",
     },
     "w.code": {"en": "Class code", "zh": "班级代码"},
+    "code_is_the_key": {
+        "en": "The class code is the class's only key: whoever knows it sees every name and result of the class, "
+              "and whoever types it records into the class. Capitals and full-width characters do not count "
+              "(CS101, cs101 and the same typed in full-width characters are one class). Names are not checked: two students may pick the same "
+              "name, and their rows merge; blank names and names that look alike but differ (a Cyrillic А beside a "
+              "Latin A) are marked in the column “name check”.",
+        "zh": "班级代码是班级唯一的凭据：知道它的人都能看到这个班级的所有名字和结果，输入它的人都会记录到这个班级。"
+              "代码不区分大小写和全角半角（CS101、cs101 和 ＣＳ１０１ 是同一个班级）。名字不做核对：两名学生可能取了同一个"
+              "名字，他们的行会合在一起；空白的名字，以及看起来相同但实际不同的名字（例如西里尔字母 А 和拉丁字母 A），"
+              "会在“名字检查”一列中标出。",
+    },
+    "code_too_short": {
+        "en": "A class code has at least {min} characters.",
+        "zh": "班级代码至少要有 {min} 个字符。",
+    },
+    "col.name_note": {"en": "name check", "zh": "名字检查"},
+    "name.blank": {"en": "blank: no name was given", "zh": "空白：没有填写名字"},
+    "name.lookalike": {
+        "en": "looks like another name of the class; told apart by {letters}",
+        "zh": "与本班另一个名字看起来相同；区别在于 {letters}",
+    },
+    "name.lookalike_plain": {
+        "en": "looks like another name of the class; this one has only plain letters",
+        "zh": "与本班另一个名字看起来相同；这个名字只含普通字母",
+    },
     "enter_code": {"en": "Enter a class code to see its runs.", "zh": "请输入班级代码以查看其运行。"},
     "nothing_yet": {
         "en": "No runs carry this class code yet. Students enter it on the Worksheet page, then train or answer "
@@ -71,17 +96,21 @@ TEXTS = {
     "identity.shown_to_classmates": {
         "en": "With a class code, your training runs and exercise results are recorded on this server under your "
               "display name and the code, and **everyone who opens the Class page with that code sees them — "
-              "your classmates too**. Use a nickname if you prefer. Up to {name_max} characters for the name and "
-              "{code_max} for the code.",
+              "your classmates too**. Use a nickname if you prefer. Up to {name_max} characters for the name, and "
+              "{code_min} to {code_max} for the code; capitals and full-width characters in the code do not count.",
         "zh": "填写班级代码后，你的训练运行和练习结果会以你的显示名称和该代码记录在本服务器上，"
               "**任何用这个代码打开班级页的人都能看到——包括你的同学**。愿意的话可以使用昵称。名称最多 {name_max} 个字符，"
-              "代码最多 {code_max} 个字符。",
+              "代码 {code_min} 到 {code_max} 个字符；代码不区分大小写和全角半角。",
     },
     "identity.name": {"en": "Display name", "zh": "显示名称"},
     "identity.code": {"en": "Class code", "zh": "班级代码"},
     "identity.recording": {
         "en": "Your runs and results are recorded for your class.",
         "zh": "你的运行和结果会记录到你的班级。",
+    },
+    "identity.code_too_short": {
+        "en": "A class code has at least {min} characters: nothing is recorded for a class yet.",
+        "zh": "班级代码至少要有 {min} 个字符：目前不会为班级记录任何内容。",
     },
     "identity.not_recording": {
         "en": "No class code: nothing is recorded for a class.",

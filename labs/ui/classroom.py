@@ -27,18 +27,21 @@ def tags() -> dict[str, str]:
 
 def identity_form(page: str) -> None:
     """The name and class code inputs, saying that classmates see them. Values are cleaned and cut
-    to length before they are kept; they are only ever shown as plain text."""
+    to length before they are kept (a code also folded, and kept only from CODE_MIN_CHARS
+    characters); they are only ever shown as plain text."""
     with st.expander(T("identity.heading"), expanded=not class_code()):
         st.caption(T("identity.shown_to_classmates", name_max=classroom.NAME_MAX_CHARS,
-                     code_max=classroom.CODE_MAX_CHARS))
+                     code_min=classroom.CODE_MIN_CHARS, code_max=classroom.CODE_MAX_CHARS))
         left, right = st.columns(2)
         name = left.text_input(T("identity.name"), value=student(), max_chars=classroom.NAME_MAX_CHARS,
                                key=f"{page}.student")
         code = right.text_input(T("identity.code"), value=class_code(), max_chars=classroom.CODE_MAX_CHARS,
                                 key=f"{page}.class_code")
         st.session_state[STUDENT_KEY] = classroom.sanitize_name(name)
-        st.session_state[CODE_KEY] = classroom.sanitize_code(code)
+        st.session_state[CODE_KEY] = classroom.usable_code(code) or ""
         if class_code():
             st.caption(T("identity.recording"))
+        elif classroom.sanitize_code(code):
+            st.caption(T("identity.code_too_short", min=classroom.CODE_MIN_CHARS))
         else:
             st.caption(T("identity.not_recording"))

@@ -2,14 +2,19 @@
 runs, and what a teacher's Class page reads back.
 
 A student's display name and class code are free text shown to classmates: they are cleaned of
-control characters and cut to a length here, stored as tags, and never put into a search filter —
-runs are found by `class_key`, a digest of the code, so no quoting of user text is ever needed.
+control characters and cut to a length here, and stored as tags. The code is the class's only key:
+it is folded (case and width: "CS101", "cs101" and "ＣＳ１０１" are one class) and has at least
+CODE_MIN_CHARS characters. Runs are found by `class_key`, a digest of the code, so user text reaches a
+search filter only as a code of plain letters, digits and dashes (to find runs recorded before codes
+were folded), and no quoting of user text is ever needed. Names are no key: two students may share
+one, and `name_notes` marks blank names and names that differ but look alike.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import unicodedata
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -21,15 +26,20 @@ from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
 from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, stored_count, tracking_uri
 
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
+CODE_MIN_CHARS = 3  # a shorter code is too easy to hit by chance, or by a typo
 CLASS_TAG, STUDENT_TAG, CLASS_KEY_TAG = "class_code", "student", "class_key"
 EXERCISE_EXPERIMENT = "pmap-lab-worksheets"  # apart from the training runs the Experiments page compares
 STEP_METRIC = "step."  # + step id: 1 right, 0 wrong
 MAX_RUNS = 5000
 RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_batch", "scaling", "impl",
                "devices", "steady_throughput", "efficiency", "run_id", "experiment_id", "start_time"]
-
-
+_PLAIN_CODE = re.compile(r"[a-z0-9-]+")
 REMOVED_CATEGORIES = ("C", "Zl", "Zp")  # control, format, unassigned, private use; line and paragraph separators
+# Greek and Cyrillic letters drawn like Latin ones (a subset of Unicode's confusables, for names).
+LOOKALIKES = str.maketrans(
+    "АВЕЅІЈКМНОРСТХУҮԚԜӀаеорсухѕіјԁһԛԝӏүΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορυχ",
+    "ABESIJKMHOPCTXYYQWIaeopcyxsijdhqwlyABEZHIKMNOPTYXaikvopux",
+)
 
 
 def sanitize(text: object, max_chars: int) -> str:
@@ -44,7 +54,16 @@ def sanitize_name(text: object) -> str:
 
 
 def sanitize_code(text: object) -> str:
-    return sanitize(text, CODE_MAX_CHARS)
+    """The class a typed code names: cleaned as a name is, then case and width folded (NFKC and
+    Unicode case folding), so "CS101", "cs101" and "ＣＳ１０１" are one class."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", str(text)).casefold())
+    return sanitize(folded, CODE_MAX_CHARS)
+
+
+def usable_code(text: object) -> str | None:
+    """The class code `text` names, or None when it is shorter than CODE_MIN_CHARS (or empty)."""
+    code = sanitize_code(text)
+    return code if len(code) >= CODE_MIN_CHARS else None
 
 
 def class_key(code: str) -> str:
@@ -53,15 +72,67 @@ def class_key(code: str) -> str:
 
 
 def class_tags(student: str, code: str) -> dict[str, str]:
-    """The tags a student's runs carry; none without a class code."""
-    code = sanitize_code(code)
-    if not code:
+    """The tags a student's runs carry; none without a usable class code."""
+    code = usable_code(code)
+    if code is None:
         return {}
     return {CLASS_TAG: code, STUDENT_TAG: sanitize_name(student), CLASS_KEY_TAG: class_key(code)}
 
 
 def class_filter(code: str) -> str:
     return f"tags.{CLASS_KEY_TAG} = '{class_key(sanitize_code(code))}'"
+
+
+def _class_filters(typed: str) -> list[str]:
+    """The filters that find a class's runs: by its code's digest; then the runs recorded before codes
+    were folded, keyed by the code as it was typed: by the digest of `typed` (cleaned, not folded),
+    and, for a code of plain letters, digits and dashes, by the code tag in any case (the only user
+    text a filter holds, and only when it holds no quote, backslash or wildcard)."""
+    filters = [class_filter(typed)]
+    legacy = sanitize(typed, CODE_MAX_CHARS)
+    if legacy and legacy != sanitize_code(typed):
+        filters.append(f"tags.{CLASS_KEY_TAG} = '{class_key(legacy)}'")
+    if _PLAIN_CODE.fullmatch(sanitize_code(typed)):
+        filters.append(f"tags.{CLASS_TAG} ILIKE '{sanitize_code(typed)}'")
+    return filters
+
+
+class NameNote(NamedTuple):
+    """What a page says beside a student's name: it is blank, or it looks like another name of the
+    class; `letters` are its characters that make the difference ("А U+0410 CYRILLIC CAPITAL LETTER A")."""
+
+    blank: bool = False
+    lookalike: bool = False
+    letters: tuple[str, ...] = ()
+
+
+def _skeleton(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).translate(LOOKALIKES)
+
+
+def _described(chars: str) -> tuple[str, ...]:
+    return tuple(f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip() for ch in dict.fromkeys(chars))
+
+
+def name_notes(names: object) -> dict[str, NameNote]:
+    """A note for each distinct name of `names`: blank ones, and names that differ but look alike
+    (same letters once width is folded and Greek and Cyrillic lookalikes are read as Latin: "Anna"
+    and "Аnna"). Names are what students typed; the code is the class's only key, so two students
+    may also share one name, which no note can tell apart."""
+    distinct = list(dict.fromkeys("" if name is None else str(name) for name in names))  # type: ignore[attr-defined]
+    groups: dict[str, list[str]] = {}
+    for name in distinct:
+        if name.strip():
+            groups.setdefault(_skeleton(name), []).append(name)
+    notes = {name: NameNote(blank=not name.strip()) for name in distinct}
+    for group in groups.values():
+        if len(group) < 2:
+            continue
+        for name in group:
+            changed = "".join(ch for ch in name if _skeleton(ch) != ch)
+            outside = changed or "".join(ch for ch in name if not ch.isascii())
+            notes[name] = NameNote(lookalike=True, letters=_described(outside))
+    return notes
 
 
 def _client(uri: str | None) -> Any:
@@ -120,10 +191,15 @@ def _search(client: Any, experiment: str, code: str, limit: int) -> tuple[list, 
     found = client.get_experiment_by_name(experiment)
     if found is None:
         return [], False
-    runs = list(client.search_runs([found.experiment_id], filter_string=class_filter(code), max_results=limit + 1,
-                                   order_by=["attributes.start_time DESC"]))
-    code = sanitize_code(code)  # a digest is not the code: the tag must be the code itself
-    return [run for run in runs[:limit] if run.data.tags.get(CLASS_TAG) == code], len(runs) > limit
+    runs = {}
+    for filter_string in _class_filters(code):
+        for run in client.search_runs([found.experiment_id], filter_string=filter_string, max_results=limit + 1,
+                                      order_by=["attributes.start_time DESC"]):
+            runs[run.info.run_id] = run
+    newest = sorted(runs.values(), key=lambda run: run.info.start_time or 0, reverse=True)
+    code = sanitize_code(code)  # a digest is not the code: the tag must name the class itself
+    mine = [run for run in newest[:limit] if sanitize_code(run.data.tags.get(CLASS_TAG, "")) == code]
+    return mine, len(newest) > limit
 
 
 def read_class(code: str, uri: str | None = None, limit: int | None = None) -> ClassRuns:

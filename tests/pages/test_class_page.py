@@ -55,3 +55,31 @@ def test_a_class_past_the_limit_is_told_so_with_the_count(tmp_path, monkeypatch)
         assert at.dataframe[-1].value["run_id"].nunique() == 4
         at = open_class("small-class", lang)
         assert not [w.value for w in at.warning if words in w.value]
+
+
+def test_the_code_is_folded_has_a_minimum_and_is_said_to_be_the_only_key(tmp_path, monkeypatch):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    class_store(uri, "CS101", {"Ada": 1})  # recorded under the code as the lab keeps it: cs101
+    for typed in ("cs101", "ＣＳ１０１"):
+        at = open_class(typed)
+        assert set(at.dataframe[-1].value["student"]) == {"Ada"}, typed
+    for lang, key, short in (("en", "only key", "at least 3"), ("zh", "唯一的凭据", "至少要有 3")):
+        at = open_class("CS", lang)
+        assert any(short in i.value for i in at.info) and not at.dataframe
+        assert any(key in c.value for c in at.caption)
+
+
+def test_lookalike_and_blank_names_are_shown_apart(tmp_path, monkeypatch):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    class_store(uri, "names-class", {"Anna": 1, "\u0410nna": 1, "": 1, "Grace": 1})
+    at = open_class("names-class")
+    completion = at.dataframe[0].value.set_index("student")
+    assert sorted(completion.index) == sorted(["Anna", "\u0410nna", "", "Grace"])
+    notes = completion["name_note"]
+    assert "U+0410 CYRILLIC CAPITAL LETTER A" in notes["\u0410nna"]
+    assert notes["Anna"].startswith("looks like another name") and "U+" not in notes["Anna"]
+    assert notes[""].startswith("blank") and notes["Grace"] == ""
+    rows = at.dataframe[-1].value
+    assert set(rows[rows["student"] == ""]["name_note"]) == {notes[""]}

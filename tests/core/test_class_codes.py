@@ -1,0 +1,59 @@
+"""A class code is the class's only key: codes that differ only in case or width are one class, a code
+shorter than CODE_MIN_CHARS records nothing, and runs recorded under a code before it was normalised
+are still found. Names are not keys: lookalike and blank names are marked, never merged."""
+
+from __future__ import annotations
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pmap_core.tracking import classroom
+from pmap_core.tracking.mlflow_backend import experiment_id
+from tests.support import new_tracking_store
+
+
+@pytest.mark.parametrize("typed", ["CS101", "cs101", " Cs101 ", "ＣＳ１０１", "ｃｓ１０１\u2028"])
+def test_codes_that_differ_in_case_or_width_are_one_class(typed):
+    assert classroom.sanitize_code(typed) == "cs101"
+    assert classroom.class_tags("Ada", typed)[classroom.CLASS_KEY_TAG] == classroom.class_key("cs101")
+    assert classroom.class_filter(typed) == classroom.class_filter("cs101")
+
+
+def test_case_folding_is_unicodes_not_lower():
+    assert classroom.sanitize_code("STRASSE") == classroom.sanitize_code("Straße") == "strasse"
+    assert classroom.sanitize_code("ΣΊΣΥΦΟΣ") == classroom.sanitize_code("σίσυφος")
+
+
+@pytest.mark.parametrize("typed", ["a", "AB", " ｘ ", "a\u2028b"])
+def test_a_code_shorter_than_the_minimum_records_nothing(typed):
+    assert len(classroom.sanitize_code(typed)) < classroom.CODE_MIN_CHARS
+    assert classroom.class_tags("Ada", typed) == {}
+    assert classroom.usable_code(typed) is None
+
+
+def test_runs_recorded_before_codes_were_normalised_are_found(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    client = MlflowClient(uri)
+    sheets = experiment_id(client, classroom.EXERCISE_EXPERIMENT)
+    old_tags = {classroom.CLASS_TAG: "CS101", classroom.STUDENT_TAG: "Ada",
+                classroom.CLASS_KEY_TAG: classroom.class_key("CS101")}  # as the lab tagged them then
+    old = client.create_run(sheets, tags={**old_tags, "sheet": "s"}).info.run_id
+    client.log_metric(old, "step.a", 1.0)
+    new = classroom.record_exercise("s", {"b": True}, classroom.class_tags("Grace", "cs101"), uri=uri)
+    for typed in ("CS101", "cs101", "ＣＳ１０１"):
+        assert set(classroom.class_runs(typed, uri)["run_id"]) == {old, new}, typed
+    assert set(classroom.class_runs("cs102", uri)["run_id"]) == set()
+
+
+def test_lookalike_and_blank_names_are_marked():
+    names = ["Anna", "\u0410nna", "\u0391nna", "Ｂob", "Bob", "Bo b", "Zoë", "Zoe", "", "Grace", "\u5f20\u4f1f"]
+    notes = classroom.name_notes(names)
+    assert notes[""] == classroom.NameNote(blank=True)
+    assert notes["Anna"] == classroom.NameNote(lookalike=True)  # plain letters, beside two lookalikes
+    assert notes["\u0410nna"] == classroom.NameNote(lookalike=True, letters=("\u0410 U+0410 CYRILLIC CAPITAL LETTER A",))
+    assert notes["\u0391nna"].letters == ("\u0391 U+0391 GREEK CAPITAL LETTER ALPHA",)
+    assert notes["Ｂob"].letters == ("Ｂ U+FF22 FULLWIDTH LATIN CAPITAL LETTER B",)
+    assert notes["Bob"].lookalike
+    for plain in ("Bo b", "Zoë", "Zoe", "Grace", "\u5f20\u4f1f"):  # told apart by eye: no note
+        assert notes[plain] == classroom.NameNote(), plain
+    assert classroom.name_notes(["\u0410nna"])["\u0410nna"] == classroom.NameNote()  # no other name to mistake
