@@ -118,4 +118,45 @@ TEXTS = {
               "部分和做全归约，批次中每个样本一个值（这个 MLP 只有一个输出），不论权重多大。哪个更小取决于批次与权重之比："
               "这是 JAX Scaling Book 的规律（“Training”一章：每层数据并行传输约 F·H，张量并行约 B·D）。一台设备不发送任何数据。",
     },
+    "w.question.mesh_gradient_axis": {"en": "Tensor parallelism: where the gradient goes",
+                                      "zh": "张量并行：梯度在哪个轴上归约"},
+    "q.mesh_gradient_axis.text": {
+        "en": f"An MLP (8 inputs, a hidden layer of 16 per model device, one output) trains with the lab's tensor "
+              f"program on {_MESH_EN}: Megatron's split over model, the batch over data. Reading the replica groups "
+              "of the compiled step's collectives, over which mesh axis is the gradient of w1 all-reduced?",
+        "zh": f"一个 MLP（8 个输入，每台 model 设备 16 个隐藏单元，一个输出）用本实验的 tensor 程序在{_MESH_ZH}上训练："
+              "沿 model 按 Megatron 的方式切分，批次沿 data 切分。读编译后步骤中集合通信的 replica groups，w1 的梯度沿哪个"
+              "网格轴做全归约？",
+    },
+    "q.mesh_gradient_axis.explain": {
+        "en": "Read from the compiled step: {answer}. The gradient of a weight is a sum over the batch's rows, and "
+              "the rows are split over data, so each device's block of the gradient is all-reduced among the "
+              "devices that hold the same block: those that differ only in their data position. Over model the "
+              "blocks are different columns, not copies, so there is nothing to sum; the model axis carries the "
+              "forward pass's activations instead. With one device on the data axis (a prime count, or one "
+              "device) no gradient is sent at all.",
+        "zh": "从编译后的步骤读出：{answer}。权重的梯度是对批次各行的求和，而行沿 data 切分，所以每台设备上的梯度块在持有同一块"
+              "的设备之间做全归约：也就是只有 data 位置不同的那些设备。沿 model，各块是不同的列而不是副本，没有什么可求和；"
+              "model 轴传输的是前向的激活值。data 轴上只有一台设备时（设备数为质数，或只有一台设备）根本不发送梯度。",
+    },
+    "w.question.mesh_reduced_all_reduces": {"en": "Accumulation with reduced weights",
+                                            "zh": "使用 reduced 权重的梯度累积"},
+    "q.mesh_reduced_all_reduces.text": {
+        "en": "One SGD step accumulates the gradients of K = 4 micro-batches on the {n} devices here, the batch "
+              "split over them. The weights are cast to `P(reduced={{'X'}})`, so each micro-batch's gradient comes "
+              "out unreduced and the accumulator stays unreduced until one `jax.reshard` to `P()`. Counted in the "
+              "compiled HLO, how many all-reduces does one step run? (0 if none.)",
+        "zh": "一个 SGD 步骤在这里的 {n} 台设备上累积 K = 4 个微批次的梯度，批次切分到这些设备上。权重被转换为 "
+              "`P(reduced={{'X'}})`，所以每个微批次的梯度以未归约的形式得出，累加器一直保持未归约，直到一次 `jax.reshard` 到 "
+              "`P()`。在编译后的 HLO 中数一数，一步运行多少次全归约？（没有则填 0。）",
+    },
+    "q.mesh_reduced_all_reduces.explain": {
+        "en": "Counted in the compiled step: {answer}. With replicated weights each micro-batch's gradient is "
+              "all-reduced inside the scan, K all-reduces per step; with `reduced` weights the sum waits for the "
+              "end of the scan and runs once (JAX's documentation, \"Autodiff and sharding\"), the same bytes as "
+              "data parallelism without accumulation. On one device the compiler inserts none.",
+        "zh": "在编译后的步骤中数得：{answer}。权重为副本时，每个微批次的梯度都在 scan 内做全归约，每步 K 次；使用 `reduced` "
+              "权重时，求和等到 scan 结束才做，只做一次（JAX 文档“Autodiff and sharding”），字节数与不做梯度累积的数据并行"
+              "相同。只有一台设备时编译器一次也不插入。",
+    },
 }

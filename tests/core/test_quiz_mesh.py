@@ -1,5 +1,6 @@
-"""The interview questions on 2-D meshes against independent references: the shape rules, NumPy's bytes of
-the split arrays, and the ring formula of `costs.analytic` for the bytes a step sends. `references(n)` gives
+"""The interview questions on 2-D meshes against independent references: the shape rules, the bytes of the
+split arrays counted by hand, the ring formula of `costs.analytic` for the bytes a step sends, and the axis
+and count of the gradient's all-reduce by the rules of data parallelism. `references(n)` gives
 them for any device count; tests/system/test_quiz_mesh_devices.py checks them at other counts."""
 
 import math
@@ -21,7 +22,7 @@ def squarest(n: int) -> tuple[int, int]:
 
 
 def references(n: int) -> dict[str, object]:
-    _, model = squarest(n)
+    data, model = squarest(n)
     features, hidden = 16, 32 * n  # the tensor-parallel MLP of mesh_tp_param_fraction
     whole = features * hidden + hidden + hidden + 1
     held = features * hidden // model + hidden // model + hidden // model + 1
@@ -35,6 +36,10 @@ def references(n: int) -> dict[str, object]:
         "mesh_sharding_in_jit": quiz_mesh.TYPEOF_ONLY,
         "mesh_tp_param_fraction": held / whole,
         "mesh_dp_or_tp_bytes": quiz_mesh.SAME if n == 1 else quiz_mesh.TP_FEWER if tp < dp else quiz_mesh.DP_FEWER,
+        # The gradient is a sum over the batch's rows, split over data only.
+        "mesh_gradient_axis": quiz_mesh.ON_DATA if data > 1 else quiz_mesh.NOT_SENT,
+        # One all-reduce after the scan with reduced weights (JAX docs, "Autodiff and sharding"); none alone.
+        "mesh_reduced_all_reduces": 1.0 if n > 1 else 0.0,
     }
 
 

@@ -14,12 +14,13 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from pmap_core.concepts import mesh_2d
 from pmap_core.concepts.mesh_view import default_mesh
 from pmap_core.hlo import collectives
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import config as train_config
-from pmap_core.train import loop, tensor
+from pmap_core.train import loop, programs, tensor
 
 MODEL_AXIS = tensor.MODEL_AXIS
 
@@ -131,6 +132,32 @@ def dp_or_tp_bytes() -> str:
     return DP_FEWER if dp < tp else TP_FEWER
 
 
+ON_DATA, ON_MODEL, ON_BOTH, NOT_SENT = "data", "model", "data and model", "nowhere: the data axis has one device"
+
+
+def gradient_axis() -> str:
+    data, model = _shape()
+    features, hidden = 8, 16 * model
+    config = train_config.validate(train_config.TrainConfig(
+        model="mlp", devices=data * model, global_batch=16 * data * model, features=features, hidden=hidden,
+        steps=1, chunk=1, impl="tensor", mesh_model=model))
+    program = programs.build(config.program_spec(1))
+    # The gradient of this device's columns of w1 (XLA may hold it transposed).
+    w1_blocks = {f"f32[{features},{hidden // model}]", f"f32[{hidden // model},{features}]"}
+    axes = {row.axis for row in mesh_2d.collective_rows(program)
+            if w1_blocks & set(row.shapes) and row.group_size > 1}
+    if not axes:
+        return NOT_SENT
+    return {mesh_2d.DATA: ON_DATA, mesh_2d.MODEL: ON_MODEL}.get(axes.pop(), ON_BOTH) if len(axes) == 1 else ON_BOTH
+
+
+def reduced_all_reduces() -> float:
+    accumulation = mesh_2d.reduced_accumulation(_n(), 4)  # K = 4 micro-batches, weights P(reduced={'X'})
+    if accumulation.reduced_all_reduces is None:
+        raise RuntimeError(accumulation.error)
+    return accumulation.reduced_all_reduces  # counted in the compiled HLO, per step
+
+
 # --- the choices, from the device count -------------------------------------------------
 
 def typeof_options(n: int) -> list[str]:
@@ -150,4 +177,6 @@ QUESTIONS = (
     Question("mesh_sharding_in_jit", CHOICE, sharding_in_jit, lambda n: [TYPEOF_ONLY, A_SHARDING, NO_SHARDING]),
     Question("mesh_tp_param_fraction", NUMBER, tp_param_fraction, tolerance=0.01),
     Question("mesh_dp_or_tp_bytes", CHOICE, dp_or_tp_bytes, lambda n: [DP_FEWER, TP_FEWER, SAME]),
+    Question("mesh_gradient_axis", CHOICE, gradient_axis, lambda n: [ON_DATA, ON_MODEL, ON_BOTH, NOT_SENT]),
+    Question("mesh_reduced_all_reduces", NUMBER, reduced_all_reduces),
 )
