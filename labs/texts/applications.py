@@ -117,7 +117,7 @@ TEXTS = {
               "devices are not involved.",
         "zh": "这是模型估算而非实测：使用上面所选参数的 α-β 环形模型，与本机的模拟设备无关。",
     },
-    "memory_heading": {"en": "Memory per device at D = {d} ({zero})", "zh": "D = {d} 时每台设备的显存（{zero}）"},
+    "memory_heading": {"en": "Memory per device at D = {d} ({zero})", "zh": "D = {d} 时每台设备的设备内存（{zero}）"},
     "w.zero": {"en": "Sharding of the training state (ZeRO stage)", "zh": "训练状态的分片（ZeRO 阶段）"},
     "w.zero.dp": {"en": "none: everything replicated", "zh": "不分片：全部复制"},
     "w.zero.zero1": {"en": "ZeRO-1: optimizer state", "zh": "ZeRO-1：优化器状态"},

@@ -66,7 +66,7 @@ TEXTS = {
               "`pmean` 把它变成全局平均梯度，所有设备做相同的更新。参数用 `in_axes=None` 传入一份，"
               "用 `out_axes=None` 取回一份——这只有在 `pmean` 让各设备参数完全相同时才安全。"
               "x 被缩放到 [0, 1)，以保持步长稳定。所有步骤都在一次编译调用中运行"
-              "（`pmap` 内的 `lax.fori_loop`）：步与步之间不回到宿主。",
+              "（`pmap` 内的 `lax.fori_loop`）：步与步之间不回到主机。",
     },
     "metric.w": {"en": "trained w (target 3)", "zh": "训练后的 w（目标 3）"},
     "metric.b": {"en": "trained b (target 1)", "zh": "训练后的 b（目标 1）"},

@@ -33,7 +33,7 @@ TEXTS = {
     },
     "w.devices": {"en": "Devices D", "zh": "设备数 D"},
     "w.per_device": {"en": "Values per device n", "zh": "每台设备的元素数 n"},
-    "shape.input": {"en": "input on the host", "zh": "宿主上的输入"},
+    "shape.input": {"en": "input on the host", "zh": "主机上的输入"},
     "shape.per_device": {"en": "what f sees on each device", "zh": "每台设备上 f 看到的"},
     "shape.output": {"en": "output", "zh": "输出"},
     "owners.heading": {"en": "Who holds which slice of the output", "zh": "输出的每一片由谁持有"},

@@ -13,8 +13,8 @@ page's language — never a translated "quote".
 
 GLOSSARY = (
     {"en": "data parallelism", "zh": "数据并行", "en_pattern": r"\bdata[- ]parallel", "zh_forms": ("数据并行",)},
-    {"en": "host", "zh": "宿主", "en_pattern": r"\bhost\b(?![- ]?(platform|name))", "zh_forms": ("宿主", "主机", "host"),
-     "banned_zh": ("主设备",)},
+    {"en": "host", "zh": "主机", "en_pattern": r"\bhost\b(?![- ]?(platform|name))", "zh_forms": ("主机", "host"),
+     "banned_zh": ("主设备", "宿主")},
     {"en": "device", "zh": "设备", "en_pattern": r"\bdevices?\b", "zh_forms": ("设备", "device"),
      "banned_zh": ("装置",)},
     {"en": "shard, sharding", "zh": "分片", "en_pattern": r"\bshard(s|ed|ing)?\b(?!_map)",
@@ -53,7 +53,7 @@ GLOSSARY = (
     {"en": "optimizer state", "zh": "优化器状态", "en_pattern": r"\boptimi[sz]er states?", "zh_forms": ("优化器状态",)},
     {"en": "mixed precision", "zh": "混合精度", "en_pattern": r"\bmixed[- ]precision", "zh_forms": ("混合精度",)},
     {"en": "device memory (peak)", "zh": "设备内存（峰值）", "en_pattern": r"\bdevice memory",
-     "zh_forms": ("设备内存",)},
+     "zh_forms": ("设备内存",), "banned_zh": ("显存",)},
     {"en": "sharded data parallelism (ZeRO / FSDP)", "zh": "分片数据并行（ZeRO / FSDP）",
      "en_pattern": r"\b(ZeRO|FSDP)\b", "zh_forms": ("ZeRO", "FSDP")},
     {"en": "process (multi-host)", "zh": "进程（多主机）", "en_pattern": r"\bmulti-(process|host)",

@@ -94,7 +94,7 @@ TEXTS = {
     },
     "entry.out_axes_none.fix": {
         "en": "Make the value equal first (`pmean`/`psum`), or keep `out_axes=0` and reduce on the host.",
-        "zh": "先用 `pmean`/`psum` 让各设备的值一致，或保留 `out_axes=0` 再在宿主端归约。",
+        "zh": "先用 `pmean`/`psum` 让各设备的值一致，或保留 `out_axes=0` 再在主机端归约。",
     },
     "w.entry.unbound_axis": {"en": "A collective outside pmap", "zh": "在 pmap 之外调用集合通信"},
     "entry.unbound_axis.what": {"en": "Calling `lax.psum(x, 'data')` in ordinary code.", "zh": "在普通代码里调用 `lax.psum(x, 'data')`。"},
