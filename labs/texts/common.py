@@ -154,9 +154,9 @@ TEXTS = {
         "zh": "在 MLflow 中比较这里显示的最新 {runs} 个运行",
     },
     "mlflow.needs_ui": {
-        "en": "These links open MLflow's own UI in its Model-training view; it must be running (the command is on "
-              "the Experiments page).",
-        "zh": "这些链接会在 MLflow 自带界面的“模型训练”（Model training）视图中打开；该界面须已启动（启动命令见“实验对比”页）。",
+        "en": "MLflow's own UI opens in its Model-training view; it must be running (the command is on the "
+              "Experiments page).",
+        "zh": "链接在 MLflow 自带界面的“模型训练”（Model training）视图中打开；该界面须已启动（启动命令见“实验对比”页）。",
     },
     "mlflow.bad_setting": {
         "en": "No links to MLflow's UI: the setting {name} is not a plain http(s) address without a password.",
