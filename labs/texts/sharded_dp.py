@@ -189,7 +189,7 @@ TEXTS = {
               "of the batch), its outputs not written over them ({outputs:,}) and the compiler's temporaries "
               "({temps:,}: activations, gathered layers, gradients).",
         "zh": "峰值：调用一次编译后的程序块时一台设备的字节数 {peak:,}，来自 `compiled.memory_analysis()`："
-              "它的参数（{args:,} 字节：它持有的训练状态和它那几行批次数据）、没有写回参数位置的输出（{outputs:,}）"
+              "它的输入（{args:,} 字节：它持有的训练状态和它那几行批次数据）、没有写回输入位置的输出（{outputs:,}）"
               "以及编译器的临时缓冲区（{temps:,}：激活值、收集来的层、梯度）。",
     },
     "held.no_peak": {
@@ -391,7 +391,7 @@ TEXTS = {
               "one device's bytes during a call of the compiled chunk, from `compiled.memory_analysis()`: its "
               "arguments, its outputs not written over them, and the compiler's temporaries.",
         "zh": "公式与来源，旁边是每个编译后的步骤每台设备发送的字节数（按集合通信）。峰值：调用一次编译后的程序块时"
-              "一台设备的字节数，来自 `compiled.memory_analysis()`：它的参数、没有写回参数位置的输出，以及编译器的临时缓冲区。",
+              "一台设备的字节数，来自 `compiled.memory_analysis()`：它的输入、没有写回输入位置的输出，以及编译器的临时缓冲区。",
     },
     "strategies.one_device": {
         "en": "D = 1: one device, so nothing is sharded or sent; every collective of these steps carries 0 bytes.",
