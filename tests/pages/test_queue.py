@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 from labs.ui import heavy_jobs
 from labs.ui.i18n import texts
 from pmap_core import runtime
+from pmap_core.validation import LabInputError
 
 T = texts("training")
 
@@ -220,3 +221,31 @@ def test_the_default_slot_count_is_the_cpus_this_process_may_use(monkeypatch, tm
 def test_a_slot_count_that_is_not_a_whole_number_from_1_falls_back_to_the_usable_cpus(monkeypatch, raw):
     monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, raw)
     assert heavy_jobs.slot_count() == runtime.process_cpus()
+
+
+# --- a job that starts several interpreters takes one slot for each ----------------------------
+
+
+def test_a_ticket_of_several_slots_waits_for_them_all_and_is_not_overtaken():
+    queue = heavy_jobs.HeavyQueue(3)
+    one, three, small = object(), object(), object()
+    queue.join(one)
+    queue.join(three, 3)
+    queue.join(small)  # two slots are free, but it came after the ticket that needs three
+    assert queue.holds(one) and not queue.holds(three) and not queue.holds(small)
+    assert queue.position(three) == (0, 1) and queue.position(small) == (1, 1)
+    queue.leave(one)
+    assert queue.holds(three) and not queue.holds(small) and queue.position(small) == (0, 3)
+    queue.leave(three)
+    assert queue.holds(small) and queue.position(object()) == (0, 1)
+    with pytest.raises(ValueError):
+        queue.join(object(), 4)
+
+
+def test_a_job_that_needs_more_slots_than_the_server_has_is_refused_before_it_queues(one_slot):
+    with pytest.raises(LabInputError) as refused, heavy_jobs.heavy_job(T, slots=2):
+        pass
+    assert refused.value.code == "too_few_heavy_slots"
+    assert "needs 2 heavy-job slots" in str(refused.value) and "this server has 1 (PMAP_LAB_HEAVY_JOBS)" in str(
+        refused.value)
+    assert acquires_within(5), "the refused job took a slot"
