@@ -1,7 +1,12 @@
 """Multi-process lab: P real `jax.distributed` processes on this machine train as one, each loading
-only its own rows of the global batch; faults (a late process, a killed process) shown live."""
+only its own rows of the global batch; faults (a late process, a killed process) shown live.
+
+Each process is a Python with JAX of its own: a run takes one heavy-job slot per process. The visitor
+sees the lab's own lines; what native libraries print (XLA's logs, crash reports with stack addresses)
+goes to the server log, and a group that never formed is reported by its join timeout."""
 
 import json
+import logging
 import re
 
 import altair as alt
@@ -25,12 +30,14 @@ from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 
 T = texts("multiprocess")
+log = logging.getLogger("pmap_lab")
 LAST_RUN = "multiprocess.last_run"  # session state: what the last group did (see `run_group`)
 FAULTS = ("none", "late", "kill")
 GROUP_TIMEOUT_S = 240
 HEARTBEAT_TIMEOUT_S = 15
 STEP_LINE = re.compile(r"^step (\d+)/(\d+)")
 TAIL = 14
+LOGGED_LINES = 400  # of a failed run's output, the last lines the server log keeps
 
 
 def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeout: int) -> list[str]:
@@ -40,6 +47,33 @@ def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeou
             "--init-timeout", str(init_timeout), "--heartbeat-timeout", str(HEARTBEAT_TIMEOUT_S)]
 
 
+class Tail:
+    """The last lines a visitor sees: the lab's own lines as they come, and each run of a process's
+    other lines (native logs, crash reports with stack addresses) as one line that counts them; the
+    whole output is kept for the server log."""
+
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str | None, int]] = []  # (who, the lab's line or None, lines held back)
+        self.everything: list[str] = []
+
+    def add(self, line: launch.Line) -> None:
+        who = "launcher" if line.process < 0 else str(line.process)
+        self.everything = [*self.everything[-LOGGED_LINES:], f"[{who}] {line.text}"]
+        last = self.entries[-1] if self.entries else None
+        if line.from_lab:
+            self.entries.append((who, line.text, 0))
+        elif last is not None and last[0] == who and last[1] is None:
+            self.entries[-1] = (who, None, last[2] + 1)
+        else:
+            self.entries.append((who, None, 1))
+        self.entries = self.entries[-TAIL:]
+
+
+def tail_text(entries: list[tuple[str, str | None, int]]) -> str:
+    return "\n".join(f"[{who}] {text if text is not None else T('tail.held_back', count=count)}"
+                     for who, text, count in entries)
+
+
 def run_group(settings: dict, uri: str) -> None:
     """Start the processes, stream their lines into the page, inject the chosen fault; on every path
     (also a Stop or a rerun) the group is killed when the `with` block is left."""
@@ -47,15 +81,16 @@ def run_group(settings: dict, uri: str) -> None:
     delays = [0.0] * (p - 1) + [float(settings["late_s"]) if fault == "late" else 0.0]
     argv = command(settings["impl"], settings["batch"], settings["steps"], settings["size"], settings["lr"],
                    settings["init_timeout"])
-    with heavy_jobs.heavy_job(T), launch.ProcessGroup(argv, p, settings["per_process"], GROUP_TIMEOUT_S,
-                                                      delays, tracking_uri=uri) as group:
+    with heavy_jobs.heavy_job(T, slots=p), launch.ProcessGroup(
+            argv, p, settings["per_process"], GROUP_TIMEOUT_S, delays, tracking_uri=uri,
+            join_timeout_s=settings["init_timeout"]) as group:
         status = st.status(T("status.running", processes=p, address=group.address), expanded=True)
         bars = [status.progress(0.0, text=T("progress.process", process=i, done=0, total=settings["steps"]))
                 for i in range(p)]
-        timer, tail, shown = status.empty(), status.empty(), []
+        timer, tail, shown = status.empty(), status.empty(), Tail()
         for line in group.lines():
             if line is not None:
-                shown = [*shown, f"[{'launcher' if line.process < 0 else line.process}] {line.text}"][-TAIL:]
+                shown.add(line)
                 step = STEP_LINE.match(line.text) if line.stream == "stderr" else None
                 if step and line.process >= 0:
                     done = int(step.group(1))
@@ -63,16 +98,20 @@ def run_group(settings: dict, uri: str) -> None:
                         "progress.process", process=line.process, done=done, total=settings["steps"]))
                     if fault == "kill" and line.process == p - 1 and done == settings["kill_step"]:
                         group.kill(p - 1)
-                tail.code("\n".join(shown), language=None)
+                tail.code(tail_text(shown.entries), language=None)
             timer.caption(T("status.elapsed", elapsed=group.elapsed(), timeout=settings["init_timeout"],
                             limit=GROUP_TIMEOUT_S))
         outcome = group.outcome()
         status.update(label=T("status.done" if outcome.ok else "status.failed"), state=(
             "complete" if outcome.ok else "error"), expanded=not outcome.ok)
+    if not outcome.ok:
+        log.warning("multi-process run failed: %s; the processes' last %d lines:\n%s", launch.describe_failure(
+            outcome), len(shown.everything), "\n".join(shown.everything))
     results = [ui_json(out) for out in outcome.stdout]
     st.session_state[LAST_RUN] = {"settings": settings, "ok": outcome.ok, "dead": outcome.dead,
                                   "timed_out": outcome.timed_out, "codes": outcome.returncodes,
-                                  "results": results, "tail": shown, "elapsed": outcome.elapsed_s,
+                                  "join_timed_out": outcome.join_timed_out, "late": outcome.late,
+                                  "results": results, "tail": shown.entries, "elapsed": outcome.elapsed_s,
                                   "uri": redact_uri(uri)}
 
 
@@ -112,19 +151,35 @@ def batch_chart(results: list[dict], batch: int) -> alt.Chart:
                                                                                        360))
 
 
+def show_failure(run: dict) -> None:
+    """Why the group stopped, said from the outside (a join timeout by its timeout and the late process),
+    and its last lines as plain text."""
+    s = run["settings"]
+    if run["join_timed_out"]:
+        late = " ".join(T("fault.join_timeout.late", process=i, late=s["late_s"]) for i in run["late"])
+        st.error(T("fault.join_timeout", timeout=s["init_timeout"], late=late or T("fault.join_timeout.none")),
+                 icon="🐢")
+    elif run["dead"] is not None:
+        st.error(T("fault.dead", process=run["dead"], code=launch.describe_exit(run["codes"][run["dead"]])),
+                 icon="💀")
+    else:
+        st.error(T("fault.timeout", limit=GROUP_TIMEOUT_S) if run["timed_out"] else T("fault.other"), icon="⏱️")
+    st.caption(T("fault.left", elapsed=run["elapsed"], processes=s["processes"]))
+    st.code(tail_text(run["tail"]), language=None)
+
+
+def positions_text(results: list[dict]) -> str:
+    """Which mesh positions each process's devices took in this run, and their ids."""
+    held = T("result.positions.sep").join(
+        T("result.positions.process", process=r["process_index"], devices=", ".join(r["local_devices"]),
+          positions=", ".join(map(str, r["device_positions"]))) for r in results)
+    return T("result.positions", held=held)
+
+
 def show_run(run: dict) -> None:
     s, results = run["settings"], [r for r in run["results"] if r]
     if not run["ok"]:
-        if run["dead"] is not None and s["fault"] == "late" and run["codes"][-1] is None:
-            st.error(T("fault.never_joined", process=s["processes"] - 1, timeout=s["init_timeout"], late=s["late_s"]),
-                     icon="🐢")
-        elif run["dead"] is not None:
-            st.error(T("fault.dead", process=run["dead"], code=launch.describe_exit(run["codes"][run["dead"]])),
-                     icon="💀")
-        else:
-            st.error(T("fault.timeout", limit=GROUP_TIMEOUT_S) if run["timed_out"] else T("fault.other"), icon="⏱️")
-        st.caption(T("fault.left", elapsed=run["elapsed"], processes=s["processes"]))
-        st.code("\n".join(run["tail"]), language=None)
+        show_failure(run)
         return
     st.subheader(T("result.heading", processes=s["processes"], per=s["per_process"],
                    devices=s["processes"] * s["per_process"], impl=s["impl"]))
@@ -135,6 +190,7 @@ def show_run(run: dict) -> None:
         T("col.load_ms"): 1e3 * float(np.median(r["load_times_s"])),
         "w": r["params"]["w"], "b": r["params"]["b"]} for r in results])
     dataframe(T, table)
+    st.markdown(positions_text(results))
     st.altair_chart(batch_chart(results, s["batch"]), width="stretch")
     st.caption(T("chart.note", processes=s["processes"], per=s["per_process"], batch=s["batch"],
                  block=s["batch"] // (s["processes"] * s["per_process"])))
@@ -161,7 +217,8 @@ st.markdown(T("formula"))
 
 cols = st.columns(3)
 with cols[0]:
-    processes = url_int(T, "processes", 2, 1, launch.MAX_PROCESSES)
+    # Each process takes a heavy-job slot: by default no more processes than the server has slots.
+    processes = url_int(T, "processes", min(2, heavy_jobs.server_slots()), 1, launch.MAX_PROCESSES)
     per_process = url_int(T, "per_process", 2, 1, 4)
     impl = url_choice(T, "impl", IMPLEMENTATIONS, "jit", radio=True)
 with cols[1]:
@@ -181,6 +238,7 @@ settings = {"processes": processes, "per_process": per_process, "impl": impl, "b
 valid = False
 with guard(T):
     launch.check_group(processes, per_process, batch, None, size)
+    heavy_jobs.check_slots(processes)
     if fault == "kill" and kill_step >= steps:
         raise LabInputError("kill_after_end", "kill_step must be below steps", step=kill_step, steps=steps)
     valid = True

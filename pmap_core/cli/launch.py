@@ -71,7 +71,8 @@ def run_launch(args: argparse.Namespace) -> int:
     settings = check_command(args.command, args.processes, args.devices_per_process)
     delays = [0.0] * (args.processes - 1) + [args.late]
     with launch.ProcessGroup(without_tracking_uri(args.command), args.processes, args.devices_per_process,
-                             args.timeout, delays, tracking_uri=settings.tracking_uri) as group:
+                             args.timeout, delays, tracking_uri=settings.tracking_uri,
+                             join_timeout_s=settings.init_timeout) as group:
         progress(f"launching {args.processes} processes × {args.devices_per_process} devices, "
                  f"coordinator {group.address}")
         for line in group.lines():
@@ -80,10 +81,8 @@ def run_launch(args: argparse.Namespace) -> int:
                 progress(f"[{who}] {line.text}")
         outcome = group.outcome()
     if not outcome.ok:
-        reason = "time limit reached" if outcome.timed_out else (
-            f"process {outcome.dead} failed ({launch.describe_exit(outcome.returncodes[outcome.dead])})"
-            if outcome.dead is not None else "a process failed")
-        print(f"error: the run did not finish: {reason}; every process has ended", file=sys.stderr)
+        print(f"error: the run did not finish: {launch.describe_failure(outcome)}; every process has ended",
+              file=sys.stderr)
         return 1
     sys.stdout.write(outcome.stdout[0] + "\n")
     return 0

@@ -12,6 +12,7 @@ devices the backend will see.
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 import jax
 
@@ -60,11 +61,15 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
 def join_group(coordinator_address: str | None, num_processes: int, process_id: int,
                timeout_s: int = 120, heartbeat_timeout_s: int = 100) -> ProcessInfo:
     """Join the group when there is one (an address, or more than one process), exiting with the
-    launcher that started this process; where this process stands, in a group or alone."""
-    if coordinator_address or num_processes > 1:
-        launch.exit_with_parent()
-        initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
-    return process_info()
+    launcher that started this process; where this process stands, in a group or alone. Once the group
+    has formed, one line on stderr says so (`launch.JOINED`: the launcher reads it)."""
+    if not coordinator_address and num_processes <= 1:
+        return process_info()
+    launch.exit_with_parent()
+    info = initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
+    print(f"{launch.JOINED} process {info.process_id} of {info.num_processes}, {info.local_devices} of "
+          f"{info.global_devices} devices", file=sys.stderr, flush=True)
+    return info
 
 
 def process_info() -> ProcessInfo:

@@ -6,6 +6,11 @@ lines as they come. Every path ends with no process left: each child runs in a p
 own, which `close` kills (also from `atexit` when the parent exits); a deadline bounds the whole
 run; when one process dies the others are stopped with a message naming it; and a child whose parent
 disappears exits by itself (`exit_with_parent`, started by the child).
+
+A process that is still waiting for the group to form when its join timeout runs out is *aborted* by
+JAX (DEADLINE_EXCEEDED, SIGABRT, a native crash report), not given an exception: the group knows
+which processes wrote `JOINED` and which started late, and says it from the outside, by name and
+timeout (`Outcome.join_timed_out`, `describe_failure`).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import contextlib
 import dataclasses
 import os
 import queue
+import re
 import signal
 import socket
 import subprocess
@@ -28,6 +34,11 @@ from pmap_core.validation import LabInputError, check_int
 
 PARENT_ENV = "PMAP_LAB_PARENT_PID"
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"  # where a process reads its tracking URI when no option gives one
+JOINED = "joined the group:"  # how the line begins that a process writes on stderr once the group has formed
+# The lines of the lab's own (progress, results, errors) among a process's output; the rest is what native
+# libraries print (XLA's logs and crash reports with stack addresses, gloo's connection notes) or a traceback.
+_LAB_LINE = re.compile(rf"^(?:{re.escape(JOINED)}|process \d+ |step \d+/\d+ |training |tracking: |error: "
+                       "|interrupted: )")
 MAX_PROCESSES = 4
 MAX_DEVICES_PER_PROCESS = 8
 STOP_GRACE_S = 5.0       # after SIGTERM, how long a process may take to end before SIGKILL
@@ -76,6 +87,11 @@ class Line:
     text: str
     stream: str    # "stdout" | "stderr" | "launcher"
 
+    @property
+    def from_lab(self) -> bool:
+        """The launcher's line, or a process's own progress or error line; not a native library's log."""
+        return self.process < 0 or bool(_LAB_LINE.match(self.text))
+
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
@@ -84,10 +100,25 @@ class Outcome:
     dead: int | None                   # the first process that failed, when one did
     timed_out: bool
     elapsed_s: float
+    joined: tuple[bool, ...] = ()      # whether each process had joined the group (it wrote JOINED)
+    delays_s: tuple[float, ...] = ()   # how late each process was to start
+    join_timeout_s: float | None = None
 
     @property
     def ok(self) -> bool:
         return not self.timed_out and all(code == 0 for code in self.returncodes)
+
+    @property
+    def join_timed_out(self) -> bool:
+        """The group never formed: a process was aborted (SIGABRT, JAX's DEADLINE_EXCEEDED) before every
+        process had joined."""
+        return (self.dead is not None and not all(self.joined)
+                and self.returncodes[self.dead] == -signal.SIGABRT)
+
+    @property
+    def late(self) -> tuple[int, ...]:
+        """The processes that were to start after the others."""
+        return tuple(i for i, delay in enumerate(self.delays_s) if delay > 0)
 
 
 def describe_exit(code: int | None) -> str:
@@ -98,6 +129,27 @@ def describe_exit(code: int | None) -> str:
     return f"exit status {code}"
 
 
+def describe_join_timeout(outcome: Outcome) -> str:
+    """Why a group never formed, said from the outside: the join timeout and the processes that were late."""
+    timeout = outcome.join_timeout_s
+    within = f"within the join timeout of {timeout:g} s" if timeout else "within the join timeout"
+    missing = "; ".join(f"process {i} was to start {outcome.delays_s[i]:g} s after the others"
+                        for i in outcome.late) or "the processes had not all joined by then"
+    return (f"the group did not form {within}: {missing}; JAX aborts every process still waiting at that "
+            "deadline (DEADLINE_EXCEEDED, seen as SIGABRT)")
+
+
+def describe_failure(outcome: Outcome) -> str:
+    """What stopped a group that did not finish, in one line."""
+    if outcome.timed_out:
+        return "time limit reached"
+    if outcome.join_timed_out:
+        return describe_join_timeout(outcome)
+    if outcome.dead is not None:
+        return f"process {outcome.dead} failed ({describe_exit(outcome.returncodes[outcome.dead])})"
+    return "a process failed"
+
+
 class ProcessGroup:
     """P processes of one `jax.distributed` run. Use as a context manager: leaving it kills them all.
 
@@ -106,9 +158,9 @@ class ProcessGroup:
 
     def __init__(self, command: Sequence[str], processes: int, devices_per_process: int, timeout_s: float,
                  delays_s: Sequence[float] = (), cwd: str | None = None, env: dict[str, str] | None = None,
-                 tracking_uri: str | None = None):
+                 tracking_uri: str | None = None, join_timeout_s: float | None = None):
         self.address = f"127.0.0.1:{free_port()}"
-        self.processes, self.timeout_s = processes, timeout_s
+        self.processes, self.timeout_s, self.join_timeout_s = processes, timeout_s, join_timeout_s
         self.delays = [*delays_s, *[0.0] * processes][:processes]
         base = {**(env or os.environ), DEVICE_COUNT_ENV: str(devices_per_process), PARENT_ENV: str(os.getpid()),
                 "PYTHONPATH": os.pathsep.join(p for p in (_ROOT, os.environ.get("PYTHONPATH")) if p),
@@ -117,6 +169,7 @@ class ProcessGroup:
         self._env, self._cwd = base, cwd
         self._procs: list[subprocess.Popen | None] = [None] * processes
         self._stdout: list[list[str]] = [[] for _ in range(processes)]
+        self._joined = [False] * processes
         self._lines: queue.Queue[Line] = queue.Queue()
         self._started = 0.0
         self.dead: int | None = None
@@ -145,6 +198,8 @@ class ProcessGroup:
             text = text.rstrip("\n")
             if name == "stdout":
                 self._stdout[index].append(text)
+            elif text.startswith(JOINED):
+                self._joined[index] = True
             self._lines.put(Line(index, text, name))
 
     def _say(self, text: str) -> None:
@@ -186,8 +241,14 @@ class ProcessGroup:
             if failed:
                 self.dead = failed[0]
                 others = [i for i, c in enumerate(codes) if c is None and i != self.dead]
-                self._say(f"process {self.dead} died ({describe_exit(codes[self.dead])}); stopping "
-                          + (", ".join(f"process {i}" for i in others) or "nothing else"))
+                running = [i for i in others if self._procs[i] is not None]
+                stopping = "; stopping " + (", ".join(f"process {i}" for i in running) or "nothing else") + "".join(
+                    f"; process {i} will not start" for i in others if i not in running)
+                outcome = self.outcome()
+                if outcome.join_timed_out:
+                    self._say(describe_join_timeout(outcome) + stopping)
+                else:
+                    self._say(f"process {self.dead} died ({describe_exit(codes[self.dead])})" + stopping)
                 self._stop(others)
             elif self.elapsed() > self.timeout_s:
                 self.timed_out = True
@@ -220,7 +281,7 @@ class ProcessGroup:
     def outcome(self) -> Outcome:
         codes = tuple(p.poll() if p is not None else None for p in self._procs)
         return Outcome(codes, tuple("\n".join(out) for out in self._stdout), self.dead, self.timed_out,
-                       self.elapsed())
+                       self.elapsed(), tuple(self._joined), tuple(self.delays), self.join_timeout_s)
 
     def pids(self) -> list[int]:
         return [p.pid for p in self._procs if p is not None]

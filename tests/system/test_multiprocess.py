@@ -15,6 +15,7 @@ import psutil
 import pytest
 from conftest import SESSION_TRACKING_URI, assert_clean, open_lab
 
+from labs.ui import heavy_jobs
 from pmap_core.cli.commands import main as cli_main
 from pmap_core.cli.launch import without_tracking_uri
 from pmap_core.cli.training import parse
@@ -153,9 +154,9 @@ def test_launch_command_records_one_run_with_every_process_timings(tmp_path, cap
     np.testing.assert_allclose([m.value for m in sorted(history, key=lambda m: m.step)], result["losses"], rtol=1e-6)
 
 
-def pmap_core_children() -> list[psutil.Process]:
+def pmap_core_children(recursive: bool = True) -> list[psutil.Process]:
     children = []
-    for child in psutil.Process().children(recursive=True):
+    for child in psutil.Process().children(recursive=recursive):
         with contextlib.suppress(psutil.Error):
             if "pmap_core" in " ".join(child.cmdline()):
                 children.append(child)
@@ -164,13 +165,14 @@ def pmap_core_children() -> list[psutil.Process]:
 
 @contextlib.contextmanager
 def started_children() -> Iterator[dict[int, tuple[list[str], dict[str, str]]]]:
-    """The pmap_core processes this process starts inside the block: pid -> (command line, environment)."""
+    """The pmap_core processes this process starts inside the block: pid -> (command line, environment).
+    Only its own children: theirs (a `git` that MLflow runs) carry their command line until they exec."""
     seen: dict[int, tuple[list[str], dict[str, str]]] = {}
     stop = threading.Event()
 
     def watch() -> None:
         while not stop.is_set():
-            for child in pmap_core_children():
+            for child in pmap_core_children(recursive=False):
                 with contextlib.suppress(psutil.Error):
                     seen.setdefault(child.pid, (child.cmdline(), child.environ()))
             time.sleep(0.05)
@@ -192,17 +194,45 @@ def assert_uri_in_environment_only(children: dict, uri: str) -> None:
         assert env.get("MLFLOW_TRACKING_URI") == uri
 
 
-def test_page_runs_two_processes_and_leaves_none_behind():
+@pytest.fixture
+def two_slots(monkeypatch):
+    """A server with two heavy-job slots (PMAP_LAB_HEAVY_JOBS=2), whatever this machine's CPUs."""
+    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "2")
+    heavy_jobs._heavy_slots.clear()
+    yield
+    heavy_jobs._heavy_slots.clear()
+
+
+def slots_in_use_at_each_start(monkeypatch) -> list[int]:
+    """The heavy-job slots in use as each process of a group starts (filled in as they start)."""
+    seen, start = [], launch.ProcessGroup._start
+
+    def counted(group, index):
+        seen.append(heavy_jobs._heavy_slots().position(object())[1])
+        start(group, index)
+
+    monkeypatch.setattr(launch.ProcessGroup, "_start", counted)
+    return seen
+
+
+def test_page_runs_two_processes_and_leaves_none_behind(two_slots, monkeypatch):
     at = open_lab("multiprocess", processes=2, per_process=2, batch=8, size=16, steps=3)
     assert_clean(at)
+    slots_in_use = slots_in_use_at_each_start(monkeypatch)
     with started_children() as children:
         at.button(key="multiprocess.run").click().run()
     assert_clean(at)
     assert pmap_core_children() == []
     assert_uri_in_environment_only(children, SESSION_TRACKING_URI)
+    assert slots_in_use == [2, 2]  # one heavy-job slot for each interpreter started
     table = at.dataframe[0].value
     assert list(table["process_index"]) == [0, 1]
     texts = " ".join(m.value for m in at.markdown)
+    # What the page says of mesh positions comes from the run: process 1's ids are not 2 and 3.
+    ids = [row.split(", ") for row in table["local devices"]]
+    assert ids[1] != ["cpu:2", "cpu:3"]
+    assert (f"process 0 held {', '.join(ids[0])} at mesh position(s) 0, 1; "
+            f"process 1 held {', '.join(ids[1])} at mesh position(s) 2, 3") in texts
     assert "largest difference between two processes is 0." in texts
     relative = float(re.search(r"within (\S+) \(relative\)", texts).group(1))
     assert relative < 1e-5
@@ -224,3 +254,48 @@ def test_launch_takes_every_form_of_the_tracking_option_out_of_the_command(given
     command = ["train", "--steps", "3", *given, "--json"]
     assert parse(command).tracking_uri == "http://u:p@h"
     assert without_tracking_uri(command) == ["train", "--steps", "3", "--json"]
+
+
+def test_a_run_needs_a_heavy_job_slot_for_each_process(two_slots):
+    at = open_lab("multiprocess", processes=3, per_process=2, batch=12, size=24)
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "This run starts 3 processes, and each takes one of the server's heavy-job slots; this server has 2 "
+        "(PMAP_LAB_HEAVY_JOBS). Choose at most 2 processes."]
+    assert at.button(key="multiprocess.run").disabled
+
+
+def test_the_default_group_fits_a_server_of_one_slot(one_slot):
+    at = open_lab("multiprocess")
+    assert_clean(at)
+    assert not at.button(key="multiprocess.run").disabled
+    assert at.slider(key="multiprocess.processes").value == 1
+
+
+def test_a_group_that_never_forms_is_reported_by_its_join_timeout(capfd):
+    """The late process misses the join deadline: JAX aborts the waiting process (SIGABRT); the launcher
+    says it from the outside, by the timeout and the late process, not as a death by SIGABRT."""
+    status = cli_main(["launch", "--processes", "2", "--devices-per-process", "2", "--late", "40",
+                       *train_args("jit"), "--init-timeout", "5", "--no-tracking"])
+    err = capfd.readouterr().err
+    assert status == 1
+    last = err.strip().splitlines()[-1]
+    assert last == ("error: the run did not finish: the group did not form within the join timeout of 5 s: process 1 "
+                    "was to start 40 s after the others; JAX aborts every process still waiting at that deadline "
+                    "(DEADLINE_EXCEEDED, seen as SIGABRT); every process has ended"), err[-3000:]
+    assert pmap_core_children() == []
+
+
+def test_the_page_reports_a_late_process_by_its_join_timeout_with_no_native_dump(two_slots):
+    at = open_lab("multiprocess", processes=2, per_process=2, batch=8, size=16, steps=3, fault="late", late_s=40,
+                  init_timeout=5)
+    at.button(key="multiprocess.run").click().run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "The group did not form within the join timeout of 5 s. Process 1 was to start 40 s after the others. JAX "
+        "aborts every process still waiting at that deadline (DEADLINE_EXCEEDED; the launcher sees SIGABRT), so "
+        "nothing waits forever."]
+    shown = "\n".join(c.value for c in at.code)
+    assert "line(s) of the JAX runtime's own output: in the server log" in shown
+    assert not re.search(r"0x[0-9a-f]{8}|Check failure|\.cc:\d+", shown), shown
+    assert pmap_core_children() == []
