@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from pmap_core.concepts import mesh_2d
-from pmap_core.train import programs
+from pmap_core.train import models, programs, tensor
 from pmap_core.train.config import TrainConfig, validate
 from pmap_core.train.programs import TENSOR_IMPL
 from pmap_core.validation import LabInputError
@@ -58,10 +58,20 @@ class ProgramView:
     config: TrainConfig
     types: dict[str, str]                        # jax.typeof of every array the step takes
     collectives: tuple[mesh_2d.CollectiveRow, ...]
+    param_bytes: int                             # parameter bytes one device holds, read from its shards
 
     @property
     def comm_bytes(self) -> float:
         return sum(row.bytes_per_step for row in self.collectives)
+
+    @property
+    def bytes_data(self) -> float:
+        """Bytes one device sends per step over the data axis (its collectives' replica groups)."""
+        return self.bytes_on(mesh_2d.DATA)
+
+    @property
+    def bytes_model(self) -> float:
+        return self.bytes_on(mesh_2d.MODEL)
 
     def bytes_on(self, axis: str) -> float:
         return sum(row.bytes_per_step for row in self.collectives if row.axis == axis)
@@ -74,10 +84,22 @@ def tensor_config(config: TrainConfig, data: int, model: int) -> TrainConfig:
 
 
 def program_view(config: TrainConfig) -> ProgramView:
-    """The compiled program of `config` (a validated tensor config): its arrays' types and its
-    collectives, per mesh axis, read from its HLO."""
+    """The compiled program of `config` (a validated tensor config): its arrays' types and the parameter
+    bytes one device holds, read from the placed arrays, and its collectives per mesh axis, read from its HLO."""
     program = programs.build(config.program_spec(min(config.chunk, config.steps)))
-    return ProgramView(config, mesh_2d.array_types(config), tuple(mesh_2d.collective_rows(program)))
+    data = models.make_data(config.model, config.global_batch, config.features, config.seed)
+    initial = models.init_params(config.model, config.features, config.hidden, config.seed)
+    carry, x, y, _ = program.place(initial, data, config.learning_rate)
+    return ProgramView(config, tensor.array_types(program, carry, x, y), tuple(mesh_2d.collective_rows(program)),
+                       program.held_bytes(carry).params)
+
+
+def shape_program(mesh_id: str, batch: int, features: int, hidden: int) -> ProgramView:
+    """`program_view` of the MLP (`features` → `hidden` → 1) with a global batch of `batch` on the mesh a
+    link names "XxY" (data × model, e.g. "2x4"): what a worksheet step asks of one shape."""
+    data, model = parse_shape(mesh_id)
+    return program_view(tensor_config(TrainConfig(model="mlp", global_batch=batch, features=features,
+                                                  hidden=hidden, steps=1, chunk=1), data, model))
 
 
 def collective_table(view: ProgramView) -> list[dict[str, Any]]:
