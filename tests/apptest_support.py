@@ -25,7 +25,7 @@ APP = os.path.join(ROOT, "streamlit_app.py")
 # The session's throwaway MLflow store, which tests/conftest.py names before any test module is imported.
 SESSION_TRACKING_URI = os.environ.get("MLFLOW_TRACKING_URI", "")
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "lab", "one_slot", "open_lab"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "heavy_slots", "lab", "one_slot", "open_lab"]
 
 
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
@@ -53,12 +53,19 @@ def lab():
     return open_lab
 
 
-@pytest.fixture
-def one_slot(monkeypatch):
-    """PMAP_LAB_HEAVY_JOBS=1, with a fresh heavy-job queue before and after the test."""
-    from labs.ui import heavy_jobs
+def heavy_slots(count: int):
+    """A fixture: PMAP_LAB_HEAVY_JOBS=`count`, with a fresh heavy-job queue before and after the test."""
 
-    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "1")
-    heavy_jobs._heavy_slots.clear()
-    yield
-    heavy_jobs._heavy_slots.clear()
+    @pytest.fixture
+    def slots(monkeypatch):
+        from labs.ui import heavy_jobs
+
+        monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, str(count))
+        heavy_jobs._heavy_slots.clear()
+        yield
+        heavy_jobs._heavy_slots.clear()
+
+    return slots
+
+
+one_slot = heavy_slots(1)

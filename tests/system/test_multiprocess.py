@@ -23,6 +23,7 @@ from pmap_core.tracking import experiments
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
+from tests.apptest_support import heavy_slots
 from tests.support import new_tracking_store
 
 SETTINGS = dict(model="linear", global_batch=16, steps=4, learning_rate=0.3, seed=5)
@@ -194,13 +195,7 @@ def assert_uri_in_environment_only(children: dict, uri: str) -> None:
         assert env.get("MLFLOW_TRACKING_URI") == uri
 
 
-@pytest.fixture
-def two_slots(monkeypatch):
-    """A server with two heavy-job slots (PMAP_LAB_HEAVY_JOBS=2), whatever this machine's CPUs."""
-    monkeypatch.setenv(heavy_jobs.HEAVY_JOBS_ENV, "2")
-    heavy_jobs._heavy_slots.clear()
-    yield
-    heavy_jobs._heavy_slots.clear()
+two_slots = heavy_slots(2)  # a server with two heavy-job slots, whatever this machine's CPUs
 
 
 def slots_in_use_at_each_start(monkeypatch) -> list[int]:
