@@ -115,6 +115,8 @@ def show_all_reduces(counts: gradients.AllReduceCount) -> None:
     right.metric(T("fusion.compiled"), counts.compiled)
     if counts.compiled < counts.traced:
         st.success(T("fusion.fused", traced=counts.traced, compiled=counts.compiled), icon="🔗")
+    if counts.devices == 1:
+        st.caption(T("fusion.one_device"))
     with st.expander(T("fusion.expander")):
         st.code("\n".join(counts.compiled_lines), language="text")
 

@@ -138,8 +138,10 @@ TEXTS = {
     },
     "q.fused_all_reduces.explain": {
         "en": "Counted in the compiled program: {answer}. XLA combines small all-reduces into one tuple all-reduce, "
-              "paying the latency α once.",
-        "zh": "在编译后的程序中数得：{answer} 个。XLA 会把多个小的全归约合并成一个元组全归约，只付一次延迟 α。",
+              "paying the latency α once. (With one device the all-reduce stays in the program, over a group of "
+              "one device, and moves nothing.)",
+        "zh": "在编译后的程序中数得：{answer} 个。XLA 会把多个小的全归约合并成一个元组全归约，只付一次延迟 α。"
+              "（只有一台设备时，这个全归约仍留在程序中，组内只有一台设备，不传输任何数据。）",
     },
     "w.question.ring_bytes": {"en": "Bytes sent by ring all-reduce", "zh": "环形全归约发送的字节数"},
     "q.ring_bytes.text": {

@@ -126,6 +126,12 @@ TEXTS = {
         "zh": "XLA 把 {traced} 次全归约合并成了 {compiled} 次：一次集合通信携带所有梯度组成的元组，"
               "因此每步只付一次通信延迟，而不是每个数组一次。",
     },
+    "fusion.one_device": {
+        "en": "With one device, as here, the all-reduce runs over a group of one device: it moves no bytes, yet "
+              "XLA keeps it in the program, fused the same way.",
+        "zh": "只有一台设备时（如此处），全归约是在只有一台设备的组内进行的：它不传输任何字节，但 XLA 仍把它留在程序中，"
+              "并以同样的方式融合。",
+    },
     "fusion.expander": {"en": "The compiled all-reduce instructions", "zh": "编译后的全归约指令"},
     "purity.heading": {"en": "4. Pure functions: side effects run at trace time", "zh": "4. 纯函数：副作用只在追踪时执行"},
     "purity.body": {

@@ -28,6 +28,15 @@ def test_page_changed_devices():
     assert at.query_params["devices"] == "2"
 
 
+def test_page_on_one_device_says_the_fused_all_reduce_moves_nothing():
+    at = open_lab("jit_composition", devices=1, **SMALL)
+    assert_clean(at)
+    assert {m.label: m.value for m in at.metric}["all-reduces compiled"] == "1"
+    assert any("over a group of one device: it moves no bytes" in c.value for c in at.caption)
+    at = open_lab("jit_composition", devices=2, **SMALL)
+    assert not any("group of one device" in c.value for c in at.caption)
+
+
 def test_page_bad_url_value_is_refused_with_a_warning():
     at = open_lab("jit_composition", rows=100_000, repeats=2, layers=2)
     assert not at.exception
