@@ -243,7 +243,8 @@ with right:
     st.button(T("full"), on_click=request_full_sweep, help=T("full.help"))
 
 hardware_note(T)
-st.caption(T("links_note"))
+if runtime_info().simulated:  # real accelerators have links: the note is about simulated devices only
+    st.caption(T("links_note"))
 
 with guard(T):
     ops = commbench.OPS if op == "all" else (op,)

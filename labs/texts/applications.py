@@ -113,9 +113,9 @@ TEXTS = {
     "chart.step_time": {"en": "Step time: compute vs communication", "zh": "单步时间：计算与通信"},
     "chart.efficiency": {"en": "Scaling efficiency", "zh": "扩展效率"},
     "model_note": {
-        "en": "Modelled, not measured: the α-β ring model with the figures chosen above. This machine's simulated "
-              "devices are not involved.",
-        "zh": "这是模型估算而非实测：使用上面所选参数的 α-β 环形模型，与本机的模拟设备无关。",
+        "en": "Modelled, not measured: the α-β ring model with the figures chosen above. This machine's devices "
+              "are not involved.",
+        "zh": "这是模型估算而非实测：使用上面所选参数的 α-β 环形模型，与本机的设备无关。",
     },
     "memory_heading": {"en": "Memory per device at D = {d} ({zero})", "zh": "D = {d} 时每台设备的设备内存（{zero}）"},
     "w.zero": {"en": "Sharding of the training state (ZeRO stage)", "zh": "训练状态的分片（ZeRO 阶段）"},

@@ -10,13 +10,14 @@ TEXTS = {
               "same way: **data parallelism** gives each device its own slice of the batch and runs the same "
               "program on every slice at once.\n\n"
               "Two roles: the **host** (CPU and main memory) takes the order, cuts it and collects the result; "
-              "the **devices** (GPUs, TPUs — here simulated CPU devices) do the heavy work. "
+              "the **devices** (GPUs, TPUs, or CPU devices JAX simulates where there are none — the sidebar says "
+              "which) do the heavy work. "
               "`jax.pmap` (*parallel map*) runs one function on every device, each on its own slice of the "
               "input's leading axis.",
         "zh": "厨房接到一千份菜的大单。一位厨师要忙一整夜；四位厨师各领四分之一，在各自的灶台同时开工，"
               "就能快四倍。训练也是如此：**数据并行**把批次切给每台设备，每台设备在自己那一份上运行同一段程序。\n\n"
-              "两种角色：**主机**（CPU 与主内存）负责接单、切分、汇总结果；**设备**（GPU、TPU，这里是模拟的 CPU "
-              "设备）负责重活。`jax.pmap`（*parallel map*，并行映射）在每台设备上运行同一个函数，"
+              "两种角色：**主机**（CPU 与主内存）负责接单、切分、汇总结果；**设备**（GPU、TPU；没有它们时则是 JAX 模拟的 CPU "
+              "设备——侧边栏会说明是哪种）负责重活。`jax.pmap`（*parallel map*，并行映射）在每台设备上运行同一个函数，"
               "每台设备处理输入前导维度上属于自己的那一片。",
     },
     "formula_intro": {
