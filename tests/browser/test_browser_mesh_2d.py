@@ -1,0 +1,52 @@
+"""The 2-D mesh lab in real Chromium, in English and 中文: it opens on a data × model shape of D = 4 with no
+exception, its heading in the page's language and JAX's own message verbatim, and trains on that shape into
+MLflow (the run id shown as text)."""
+
+from __future__ import annotations
+
+import importlib
+import re
+
+import browser_support as bs
+import pytest
+
+_missing = bs.chromium_missing_reason()
+if _missing and not bs.in_ci():
+    pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
+
+TRAIN = ".st-key-mesh_2d-train button"
+SETTINGS = {"devices": 4, "hidden": 16, "features": 4, "batch": 32, "steps": 10}
+RUN_ID = re.compile(r"\b[0-9a-f]{32}\b")
+
+
+@pytest.fixture(scope="module")
+def context():
+    if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
+        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+    bs.shared_server()
+    context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
+    yield context
+    context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_opens_and_trains_on_one_shape(context, lang):
+    page = context.new_page()
+    try:
+        bs.open_app_page(page, bs.page_url(bs.shared_server(), "mesh-2d", lang=lang, **SETTINGS))
+        shot = bs.save_screenshot(page, f"mesh_2d-{lang}")
+        assert not bs.exception_texts(page), shot
+        title = importlib.import_module("labs.texts.mesh_2d").TEXTS["title"][lang]
+        main = page.locator(bs.MAIN)
+        assert main.locator("h1").first.inner_text().strip() == title, shot
+        shown = main.inner_text()
+        assert ("On 2 × 2: each device takes 16 rows" if lang == "en" else "在 2 × 2 上") in shown, shot
+        assert "Contracting dimensions are sharded" in shown, shot  # JAX's message, verbatim, in both languages
+        page.locator(TRAIN).click()
+        bs.wait_ready(page, timeout_ms=240_000, rerun=True)
+        shot = bs.save_screenshot(page, f"mesh_2d-{lang}-trained")
+        assert not bs.exception_texts(page), shot
+        assert not page.locator('[data-testid="stAlertContentError"]').count(), shot
+        assert RUN_ID.search(main.inner_text()), shot  # the MLflow run's id, as plain text
+    finally:
+        page.close()
