@@ -60,7 +60,8 @@ with left:
     op = url_choice(T, "op", collectives.OPS, "pmean")
     devices = url_devices(T, 4)
 with right:
-    size = url_int(T, "size", 8, 1, PAGE_MAX_SIZE)
+    # Sizes an op that chunks over D devices accepts, up to D itself on a server of more than 32 devices.
+    size = url_int(T, "size", collectives.default_size(op, devices), 1, max(PAGE_MAX_SIZE, devices))
     seed = url_int(T, "seed", 0, 0, 9_999, slider=False)
 
 st.markdown(T("formula"))

@@ -125,6 +125,15 @@ def test_collectives_indivisible_size_is_explained():
     assert "must be a multiple of 3" in at.error[0].value
 
 
+@pytest.mark.parametrize(("op", "devices", "size"), [("psum_scatter_tiled", 3, 9), ("all_to_all", 5, 10),
+                                                     ("all_to_all", 7, 7), ("all_to_all", 2, 8), ("pmean", 3, 8)])
+def test_collectives_a_link_without_a_size_opens_on_one_the_op_accepts(op, devices, size):
+    at = open_lab("collectives", op=op, devices=devices)
+    assert_clean(at)
+    assert at.query_params["size"] == str(size)
+    assert f"Matches NumPy on all {devices} devices" in at.success[0].value
+
+
 def test_collectives_untiled_psum_scatter_shows_its_requirement_and_jax_error():
     at = open_lab("collectives", op="psum_scatter", devices=4, size=8)
     assert_clean(at)
