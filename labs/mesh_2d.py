@@ -332,7 +332,7 @@ with guard(T):
     if skipped:
         st.caption(T("skipped", devices=devices, hidden=hidden, shapes=", ".join(view.shape_id(*s) for s in skipped)))
 
-train_clicked = st.button(T("button.train"), key="mesh_2d.train", type="primary", disabled=config is None)
+train_clicked = st.button(T("button.train"), key="mesh_2d.train", disabled=config is None)
 with guard(T):
     if train_clicked:
         run_training(config)
