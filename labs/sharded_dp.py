@@ -324,7 +324,7 @@ with cols[0]:
 with cols[1]:
     devices = url_devices(T, max_devices)
     accum = url_int(T, "accum", 1, 1, train_config.MAX_ACCUM_STEPS, slider=False)
-    global_batch = url_int(T, "batch", 256, 1, MAX_BATCH, slider=False)
+    global_batch = url_int(T, "batch", train_config.default_batch(devices, accum), 1, MAX_BATCH, slider=False)
     steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
 with cols[2]:
     hidden = url_int(T, "hidden", 64, 1, train_config.MAX_HIDDEN, slider=False)

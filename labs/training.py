@@ -30,12 +30,6 @@ DEFAULTS = train_config.TrainConfig()  # the settings a visitor starts from: the
 CHUNK = DEFAULTS.chunk  # steps per compiled call: the loss curve and the progress bar move once per chunk
 
 
-def default_batch(devices: int) -> int:
-    """The global batch a visitor starts from on D devices: TrainConfig's, or the multiple of D nearest
-    to it where D does not divide it (255 on 3 devices), so the page never opens on a batch that does not split."""
-    return max(devices, round(DEFAULTS.global_batch / devices) * devices)
-
-
 # --- charts ----------------------------------------------------------------------
 
 
@@ -245,7 +239,7 @@ with cols[0]:
     scaling_mode = url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
 with cols[1]:
     impl = url_choice(T, "impl", IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
-    global_batch = url_int(T, "batch", default_batch(devices), 1, MAX_BATCH, slider=False)
+    global_batch = url_int(T, "batch", train_config.default_batch(devices), 1, MAX_BATCH, slider=False)
     learning_rate = url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
                               fmt="%.4g")
     steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)

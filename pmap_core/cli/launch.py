@@ -21,6 +21,7 @@ from typing import Any
 from pmap_core.cli import training
 from pmap_core.cli.output import progress
 from pmap_core.train import launch
+from pmap_core.train.config import default_batch
 from pmap_core.validation import LabInputError
 
 DEFAULT_TIMEOUT_S = 300
@@ -48,7 +49,8 @@ def check_command(command: list[str], processes: int, devices_per_process: int) 
     if not command or command[0] != "train":
         raise LabInputError("bad_launch_command", "launch runs `train …`, got {value!r}", value=" ".join(command))
     args = training.parse(command)
-    launch.check_group(processes, devices_per_process, args.global_batch, args.devices, args.dataset_size)
+    batch = args.global_batch or default_batch(args.devices or processes * devices_per_process, args.accum_steps)
+    launch.check_group(processes, devices_per_process, batch, args.devices, args.dataset_size)
     return args
 
 

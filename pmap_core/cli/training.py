@@ -68,8 +68,9 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--model", choices=models.MODELS, default=None,
         help=f"linear: y = 3x + 1; mlp: one hidden layer (default: {d.model}; mlp with --meshes)")
     add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
-    add("--global-batch", type=int, default=d.global_batch,
-        help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH})")
+    add("--global-batch", type=int, default=None,
+        help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH}; default: {d.global_batch}, or the "
+             "multiple of D nearest to it)")
     add("--learning-rate", type=float, default=d.learning_rate,
         help=f"η (up to {train_config.MAX_LEARNING_RATE:g})")
     add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
@@ -137,6 +138,13 @@ def _mesh(text: str) -> tuple[int, int]:
     raise argparse.ArgumentTypeError(f"expected data=X,model=Y with whole numbers, got {text!r}")
 
 
+def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> train_config.TrainConfig:
+    """The batch asked for, or the default for the run's devices and micro-batches."""
+    if args.global_batch is not None:
+        return dataclasses.replace(config, global_batch=args.global_batch)
+    return dataclasses.replace(config, global_batch=train_config.default_batch(config.devices, config.accum_steps))
+
+
 def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
     """Join the process group (before any JAX work), then build the config the user asked for."""
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
@@ -144,7 +152,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
     config = train_config.TrainConfig(
         model=model, devices=args.devices if args.devices is not None else info.global_devices,
-        global_batch=args.global_batch, learning_rate=args.learning_rate, steps=args.steps,
+        global_batch=args.global_batch or 0, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
         optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
         precision=args.precision,
@@ -157,8 +165,9 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         if args.devices is not None and args.devices != data * model:
             raise LabInputError("mesh_devices", "--mesh data={data},model={model} uses {mesh} devices, not {devices}",
                                 data=data, model=model, mesh=data * model, devices=args.devices)
-        return dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model), info
-    return dataclasses.replace(config, impl=impl), info
+        config = dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model)
+        return _with_batch(config, args), info
+    return _with_batch(dataclasses.replace(config, impl=impl), args), info
 
 
 def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> RunTracker:

@@ -165,8 +165,10 @@ def _take(settings: dict[str, str], lab: str, known: Mapping[str, tuple[Callable
 
 def _training_from(settings: dict[str, str]) -> str:
     d = train_config.TrainConfig()
+    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else d.devices
     s = _take(settings, "training", {
-        "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl), "batch": (int, d.global_batch),
+        "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl),
+        "batch": (int, train_config.default_batch(devices)),
         "lr": (float, d.learning_rate), "steps": (int, d.steps), "hidden": (int, d.hidden),
         "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
     return training_script(train_config.TrainConfig(

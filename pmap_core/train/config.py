@@ -214,6 +214,13 @@ def _check_mesh(config: TrainConfig) -> None:
                                 model=config.mesh_model, name=name, size=size)
 
 
+def default_batch(devices: int, accum_steps: int = 1) -> int:
+    """The global batch a run starts from on D devices with K micro-batches: TrainConfig's, or the
+    multiple of D·K nearest to it where D·K does not divide it (255 on 3 devices), so no default fails."""
+    step = max(1, devices * accum_steps)  # a count out of range is refused later, by `validate`
+    return max(step, round(TrainConfig().global_batch / step) * step)
+
+
 def baseline_config(config: TrainConfig) -> TrainConfig:
     """The one-device run S(D) is measured against: the same global batch (strong) or the same
     per-device batch (weak)."""
