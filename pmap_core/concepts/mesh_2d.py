@@ -335,6 +335,8 @@ def allreduce_fit(devices: int, sizes: Sequence[int] = BANDWIDTH_SIZES, repeats:
     timed as the communication benchmark times them (`commbench`: the slope of a chained loop)."""
     from pmap_core import commbench
 
+    shard = 4 * max(devices, 1)  # each size rounded down to whole float32 shards for D devices (D = 3, 5, …)
+    sizes = [max(shard, size // shard * shard) for size in sizes]
     plan = commbench.plan_sweep(["psum"], [devices], sizes, repeats)  # refuses D < 2 and sweeps over budget
     rows = [commbench.measure_collective("psum", devices, size, plan.repeats) for size in plan.sizes]
     return fit.fit_ring("psum", [r.devices for r in rows], [r.bytes for r in rows], [r.seconds for r in rows])

@@ -192,6 +192,12 @@ def test_the_roofline_table_puts_this_machine_beside_the_books_figures():
                                    "H100, beyond a node": 2475})
 
 
+@pytest.mark.parametrize("devices", [3, 5])
+def test_the_bandwidth_is_fitted_at_a_count_that_does_not_divide_a_power_of_two(devices):
+    ring = mesh_2d.allreduce_fit(devices, sizes=(4096, 65536), repeats=1)  # sizes rounded to whole shards
+    assert ring.beta_bytes_per_s > 0
+
+
 def test_at_one_device_the_roofline_says_what_it_needs_for_a_bandwidth():
     roof = mesh_2d.roofline(1, matmul_size=64, repeats=1)
     assert roof.beta_bytes_per_s is None and roof.critical_batch_per_device is None and roof.tp_bound(32) is None
