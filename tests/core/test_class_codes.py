@@ -50,7 +50,8 @@ def test_lookalike_and_blank_names_are_marked():
     notes = classroom.name_notes(names)
     assert notes[""] == classroom.NameNote(blank=True)
     assert notes["Anna"] == classroom.NameNote(lookalike=True)  # plain letters, beside two lookalikes
-    assert notes["\u0410nna"] == classroom.NameNote(lookalike=True, letters=("\u0410 U+0410 CYRILLIC CAPITAL LETTER A",))
+    cyrillic = ("\u0410 U+0410 CYRILLIC CAPITAL LETTER A",)
+    assert notes["\u0410nna"] == classroom.NameNote(lookalike=True, letters=cyrillic)
     assert notes["\u0391nna"].letters == ("\u0391 U+0391 GREEK CAPITAL LETTER ALPHA",)
     assert notes["Ｂob"].letters == ("Ｂ U+FF22 FULLWIDTH LATIN CAPITAL LETTER B",)
     assert notes["Bob"].lookalike

@@ -1,5 +1,6 @@
 """Runs that hold odd values (tests/odd_runs.py) are read back, not refused: a number the lab did not
-write is no number (its text stays in the `params.*` column), and the class's tables build."""
+write is no number (its text stays in the `params.*` column), odd figures (NaN, infinite, not
+positive) are compared or left out without a failure, and the class's tables build."""
 
 from __future__ import annotations
 
@@ -31,17 +32,19 @@ def test_the_experiments_tables_read_odd_values_as_text(odd):
     uri, made = odd
     runs = experiments.load_runs(uri)
     assert set(runs["run_id"]) == set(made["training"])
-    assert runs["global_batch"].isna().all() and runs["devices"].isna().all()
-    assert "²" in set(runs["params.global_batch"])  # shown as it was stored
-    assert experiments.scaling_table(runs).empty  # no D: no point against D
-    experiments.impl_comparison(experiments.scaling_table(runs))
+    odd = runs[runs["run_id"].isin(made["numbers"])]
+    assert odd["global_batch"].isna().all() and odd["devices"].isna().all()
+    assert "²" in set(odd["params.global_batch"])  # shown as it was stored
+    table = experiments.scaling_table(runs)
+    assert set(table["run_id"]) == set(made["figures"][1:])  # no D, or no throughput (NaN): no point against D
+    experiments.impl_comparison(table)  # MLflow keeps an infinite figure as the largest float: it compares
 
 
 def test_the_class_tables_read_odd_values(odd):
     uri, made = odd
     runs = classroom.class_runs(CODE, uri)
     assert set(runs["run_id"]) == set(made["training"]) | set(made["exercise"])
-    assert runs["global_batch"].isna().all()
+    assert runs[runs["run_id"].isin(made["numbers"])]["global_batch"].isna().all()
     classroom.completion(runs)
     classroom.best_efficiency(runs)
     for group in classroom.settings_groups(runs):
