@@ -471,13 +471,15 @@ class HloCollective:
     sliced_after: bool              # its result is cut to this device's part right after (all-reduce + slice)
 
 
+_REFERENCE = re.compile(r"%([\w.\-]+)")  # an instruction named in HLO text
+
+
 def _collectives(text: str) -> tuple[HloCollective, ...]:
     lines = text.splitlines()
     found = []
     for c in hlo.collectives(text):
-        used = re.compile(rf"%{re.escape(c.name)}(?![\w.\-])")
-        sliced = any("dynamic-slice" in line and used.search(line) and not line.lstrip().startswith(f"%{c.name} ")
-                     for line in lines)
+        sliced = any("dynamic-slice" in line and c.name in _REFERENCE.findall(line)
+                     and not line.lstrip().startswith(f"%{c.name} ") for line in lines)
         found.append(HloCollective(c.kind, c.shapes, c.group_size, sliced))
     return tuple(found)
 

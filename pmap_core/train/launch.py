@@ -37,8 +37,7 @@ TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"  # where a process reads its tracking U
 JOINED = "joined the group:"  # how the line begins that a process writes on stderr once the group has formed
 # The lines of the lab's own (progress, results, errors) among a process's output; the rest is what native
 # libraries print (XLA's logs and crash reports with stack addresses, gloo's connection notes) or a traceback.
-_LAB_LINE = re.compile(rf"^(?:{re.escape(JOINED)}|process \d+ |step \d+/\d+ |training |tracking: |error: "
-                       "|interrupted: )")
+_LAB_LINE = re.compile(r"^(?:process \d+ |step \d+/\d+ |training |tracking: |error: |interrupted: )")
 MAX_PROCESSES = 4
 MAX_DEVICES_PER_PROCESS = 8
 STOP_GRACE_S = 5.0       # after SIGTERM, how long a process may take to end before SIGKILL
@@ -90,7 +89,7 @@ class Line:
     @property
     def from_lab(self) -> bool:
         """The launcher's line, or a process's own progress or error line; not a native library's log."""
-        return self.process < 0 or bool(_LAB_LINE.match(self.text))
+        return self.process < 0 or self.text.startswith(JOINED) or bool(_LAB_LINE.match(self.text))
 
 
 @dataclasses.dataclass(frozen=True)
