@@ -25,6 +25,14 @@ TRAIN = ".st-key-training-train button"
 MODEL_TRAINING = "workflowType=machine_learning"
 
 
+def assert_model_training_view(ui, shot) -> None:
+    """MLflow's sidebar in its Model-training view lists the model registry; in its GenAI view it
+    lists the AI gateway and prompts instead."""
+    assert MODEL_TRAINING in ui.url, ui.url
+    ui.get_by_role("link", name="Model registry").first.wait_for(timeout=30_000)
+    assert not ui.get_by_role("link", name="AI Gateway").count(), shot
+
+
 @pytest.fixture(scope="module")
 def servers():
     """A real `mlflow server` and the app, both on one sqlite store; the app links into that server."""
@@ -76,12 +84,58 @@ def test_a_runs_link_opens_it_in_mlflows_model_training_view(servers):
         assert run_id in text, shot
         for metric in ("loss", "steady_throughput", "final_loss"):
             assert ui.get_by_role("link", name=metric, exact=True).count(), (metric, shot)
-        # The Model-training view: its sidebar (Runs, Models, Model registry) keeps the view in its
-        # links; the GenAI view's sidebar (Traces, Sessions, Evaluation runs…) is not there.
-        sidebar_runs = ui.locator(f'a[href*="{MODEL_TRAINING}"]', has_text="Runs")
-        assert sidebar_runs.count(), shot
-        assert ui.get_by_role("link", name="Model registry").count(), shot
+        assert_model_training_view(ui, shot)
+        # In an experiment, the view's sidebar keeps it in its links (Runs, Models, Traces).
+        assert ui.locator(f'a[href*="{MODEL_TRAINING}"]', has_text="Runs").count(), shot
         assert not ui.get_by_text("Evaluation runs", exact=True).count(), shot
-        assert MODEL_TRAINING in ui.url, ui.url
+    finally:
+        context.close()
+
+
+def test_the_experiments_pages_links_open_the_runs_and_their_comparison(servers):
+    if _missing:
+        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+    from mlflow.entities import Metric, Param
+    from mlflow.tracking import MlflowClient
+
+    from pmap_core.tracking import EXPERIMENT
+    from pmap_core.tracking.mlflow_backend import experiment_id
+
+    app, mlflow = servers
+    client = MlflowClient(f"sqlite:///{mlflow.db}")
+    experiment = experiment_id(client, EXPERIMENT)
+    now = int(time.time() * 1000)
+    for devices in (1, 2):  # two more finished runs, as the CLI writes them
+        run = client.create_run(experiment, run_name=f"cli-D{devices}")
+        client.log_batch(run.info.run_id, params=[Param("model", "linear"), Param("devices", str(devices))],
+                         metrics=[Metric("loss", 1.0 / (step + 1), now, step) for step in range(5)])
+        client.set_terminated(run.info.run_id, "FINISHED")
+    context = bs.shared_browser().new_context(viewport={"width": 1400, "height": 2400})
+    try:
+        page = context.new_page()
+        bs.open_app_page(page, bs.page_url(app, "experiments", lang="en"))
+        shot = bs.save_screenshot(page, "experiments-mlflow-links")
+        assert not bs.exception_texts(page), shot
+        shown = len(client.search_runs([experiment]))
+        compare = page.locator(bs.MAIN).get_by_role("link", name=f"Compare the {shown} runs shown in MLflow")
+        href = compare.get_attribute("href")
+        assert href.startswith(f"{mlflow.uri}/#/compare-runs?") and href.endswith(MODEL_TRAINING), href
+        with context.expect_page() as opened:
+            compare.click()
+        ui = opened.value
+        ui.get_by_text(f"Comparing {shown} Runs from 1 Experiment").wait_for(timeout=120_000)
+        shot = bs.save_screenshot(ui, "mlflow-compare-runs")
+        for name in ("cli-D1", "cli-D2"):
+            assert ui.get_by_text(name).count(), (name, shot)
+        assert_model_training_view(ui, shot)
+
+        runs = page.locator(bs.MAIN).get_by_role("link", name="All runs in MLflow")
+        with context.expect_page() as opened:
+            runs.click()
+        ui = opened.value
+        ui.get_by_text("cli-D2").first.wait_for(timeout=120_000)
+        shot = bs.save_screenshot(ui, "mlflow-experiment-runs")
+        assert ui.get_by_text(f"{shown} matching runs").count(), shot
+        assert_model_training_view(ui, shot)
     finally:
         context.close()
