@@ -86,17 +86,22 @@ def open_in_mlflow(T: Texts, tracked: TrackedTraining | TrackedSweep) -> None:
         st.caption(T("mlflow.fallback"))
         st.code(core.ui_command(tracked.tracking_uri), language="bash")
         return
-    ui = mlflow_ui(T, tracked.tracking_uri)
-    experiment = experiment_of(tracked.run_id, tracked.tracking_uri)
-    link = core.run_link(ui, experiment, tracked.run_id)
+    run_buttons(T, tracked.run_id, tracked.tracking_uri, [run for run in getattr(tracked, "child_run_ids", ()) if run])
+
+
+def run_buttons(T: Texts, run_id: str | None, uri: str, compared: Sequence[str] = ()) -> None:
+    """A button that opens run `run_id` of the store `uri` in MLflow's UI, in its Model-training view,
+    and one that compares the runs `compared` (a sweep's) there; nothing when the run is not found."""
+    ui = mlflow_ui(T, uri)
+    experiment = experiment_of(run_id, uri)
+    link = core.run_link(ui, experiment, run_id)
     if link is None:
         return
-    children = [run for run in getattr(tracked, "child_run_ids", ()) if run]
-    compare = core.compare_link(ui, [(experiment, run) for run in children])
+    compare = core.compare_link(ui, [(experiment, run) for run in compared])
     left, right = st.columns(2)
     left.link_button(T("mlflow.open_run"), link, icon=RUN_ICON, width="stretch")
     if compare is not None:
-        right.link_button(T("mlflow.compare_sweep", runs=len(children)), compare, icon=RUN_ICON, width="stretch")
+        right.link_button(T("mlflow.compare_sweep", runs=len(compared)), compare, icon=RUN_ICON, width="stretch")
     st.caption(T("mlflow.needs_ui"))
 
 
