@@ -96,7 +96,7 @@ def test_exported_scripts_print_what_the_labs_compute(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["training", "lr=abc"], "lr must be a number"),
-    (["training", "devices=3"], "does not split evenly"),
+    (["training", "devices=3", "batch=256"], "does not split evenly"),  # devices=3 alone starts from 255
     (["collectives", "op=<b>x</b>"], "unknown collective"),
     (["migration", "colour=red"], "has no setting colour"),
 ])
