@@ -92,9 +92,9 @@ TEXTS = {
         "zh": "{model} 台设备的模型轴构成数据 × 模型网格，需要用 tensor 实现训练，而不是 {impl}。",
     },
     "error.tensor_needs_mlp_sgd": {
-        "en": "The tensor implementation splits the MLP's weights and trains with SGD in float32 (strategy dp, no "
-              "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}.",
-        "zh": "tensor 实现切分 MLP 的权重，并以 float32 的 SGD 训练（策略 dp，不做梯度累积）；"
+        "en": "The tensor implementation splits the MLP's weights and trains with SGD in float32 (strategy dp or "
+              "zero3, no accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}.",
+        "zh": "tensor 实现切分 MLP 的权重，并以 float32 的 SGD 训练（策略 dp 或 zero3，不做梯度累积）；"
               "收到的是模型 {model}、优化器 {optimizer}、策略 {strategy}。",
     },
     "error.mesh_devices": {
@@ -102,8 +102,8 @@ TEXTS = {
         "zh": "网格 data={data},model={model} 使用 {mesh} 台设备，而不是 {devices} 台。",
     },
     "error.mesh_not_divisible": {
-        "en": "The model axis ({model} devices) must divide {name} ({size}).",
-        "zh": "模型轴（{model} 台设备）必须能整除 {name}（{size}）。",
+        "en": "The {axis} axis ({count} devices) must divide {name} ({size}).",
+        "zh": "{axis} 轴（{count} 台设备）必须能整除 {name}（{size}）。",
     },
     "error.no_mesh_shapes": {
         "en": "A prediction needs at least one data × model shape; none was given.",

@@ -437,4 +437,6 @@ TEXTS = {
         "en": "Press Train to train on the chosen shape, or predict and Measure every shape.",
         "zh": "点击“训练”在所选形状上训练，或者先预测，再点击“实测每种形状”。",
     },
+    "error.unknown_mesh_shape": {"en": "A mesh shape is written data x model (4x2); got {shape!r}.",
+                                 "zh": "网格形状写作 data x model（如 4x2）；收到的是 {shape!r}。"},
 }

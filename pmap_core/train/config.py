@@ -131,7 +131,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         mesh_model=check_int("mesh_model", config.mesh_model, 1, MAX_MESH_MODEL),
     )
     _check_mesh(checked)
-    if checked.sharded_state and checked.impl != SHARDED_STATE_IMPL:
+    if checked.sharded_state and checked.impl not in (SHARDED_STATE_IMPL, TENSOR_IMPL):
         raise LabInputError(
             "strategy_needs_jit",
             "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
@@ -196,22 +196,29 @@ def chunk_lengths(steps: int, chunk: int) -> list[int]:
 
 
 def _check_mesh(config: TrainConfig) -> None:
-    """A data × model mesh (impl tensor) trains the MLP with SGD in float32, its model axis dividing
-    both the devices and the hidden width; every other impl runs on one axis."""
+    """A data × model mesh (impl tensor) trains the MLP with SGD in float32, its parameters replicated
+    over data (dp) or sharded over it too (zero3: FSDP × TP), its model axis dividing both the devices
+    and the hidden width; every other impl runs on one axis."""
     if config.impl != TENSOR_IMPL:
         if config.mesh_model != 1:
             raise LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
                                 model=config.mesh_model, impl=config.impl)
         return
-    if config.model != "mlp" or config.sharded_state:
+    settings = (config.optimizer, config.accum_steps, config.grad_dtype, config.precision)
+    plain = settings == ("sgd", 1, "float32", "float32")
+    if config.model != "mlp" or not plain or config.strategy not in ("dp", "zero3"):
         raise LabInputError("tensor_needs_mlp_sgd",
-                            "impl tensor splits the MLP's weights and trains with SGD in float32 (strategy dp, no "
-                            "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
+                            "impl tensor splits the MLP's weights and trains with SGD in float32 (strategy dp or "
+                            "zero3, no accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
                             model=config.model, optimizer=config.optimizer, strategy=config.strategy)
-    for name, size in (("devices", config.devices), ("hidden", config.hidden)):
-        if size % config.mesh_model:
-            raise LabInputError("mesh_not_divisible", "the model axis ({model} devices) must divide {name} ({size})",
-                                model=config.mesh_model, name=name, size=size)
+    needs = [("model", config.mesh_model, "devices", config.devices),
+             ("model", config.mesh_model, "hidden", config.hidden)]
+    if config.strategy == "zero3":  # w1's rows split over data too
+        needs.append(("data", config.devices // config.mesh_model, "features", config.features))
+    for axis, count, name, size in needs:
+        if size % count:
+            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
+                                axis=axis, count=count, name=name, size=size)
 
 
 def default_batch(devices: int, accum_steps: int = 1) -> int:

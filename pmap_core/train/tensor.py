@@ -41,6 +41,13 @@ from pmap_core.train.program import (
 
 MODEL_AXIS = "model"
 PARAM_SPECS = {"w1": P(None, MODEL_AXIS), "b1": P(MODEL_AXIS), "w2": P(MODEL_AXIS), "b2": P()}
+# FSDP × TP (strategy zero3): w1, most of the parameters, is also split over `data`, by rows, and
+# gathered over `data` just before use (the Scaling Book's "FSDP + TP"; ZeRO-3 on the data axis).
+FSDP_SPECS = {**PARAM_SPECS, "w1": P(DATA_AXIS, MODEL_AXIS)}
+
+
+def param_specs(strategy: str) -> dict[str, P]:
+    return FSDP_SPECS if strategy == "zero3" else PARAM_SPECS
 BATCH_ROWS = P(DATA_AXIS)
 
 
@@ -51,7 +58,8 @@ def tensor_mesh(data: int, model: int) -> Mesh:
 
 def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -> jax.Array:
     """The MLP's mean squared error, written over the global arrays; their types carry the split."""
-    h = jnp.tanh(x @ params["w1"] + params["b1"])
+    w1 = jax.reshard(params["w1"], NamedSharding(mesh, PARAM_SPECS["w1"]))  # FSDP: gathered over data; else as is
+    h = jnp.tanh(x @ w1 + params["b1"])
     out = jnp.matmul(h, params["w2"], out_sharding=NamedSharding(mesh, BATCH_ROWS)) + params["b2"]
     return jnp.mean((out - y) ** 2)
 
@@ -88,7 +96,8 @@ class TensorParallelProgram:
         def put(value: Any, spec: P) -> jax.Array:
             return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
 
-        return ({name: put(value, PARAM_SPECS[name]) for name, value in params.items()},
+        specs = param_specs(self.spec.strategy)
+        return ({name: put(value, specs[name]) for name, value in params.items()},
                 put(data.x, BATCH_ROWS), put(data.y, BATCH_ROWS), put(np.float32(learning_rate), P()))
 
     def step_losses(self, losses: jax.Array) -> np.ndarray:
@@ -124,7 +133,8 @@ def build(spec: ProgramSpec) -> TensorParallelProgram:
     def abstract(shape: tuple[int, ...], partition: P) -> jax.ShapeDtypeStruct:
         return jax.ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, partition))
 
-    args = ({name: abstract(np.shape(value), PARAM_SPECS[name]) for name, value in params.items()},
+    specs = param_specs(spec.strategy)
+    args = ({name: abstract(np.shape(value), specs[name]) for name, value in params.items()},
             abstract((batch, spec.features), BATCH_ROWS), abstract((batch,), BATCH_ROWS), abstract((), P()))
     lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps)), args)
     return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),

@@ -55,6 +55,8 @@ def test_every_array_says_its_sharding_in_its_type():
     (dict(impl="tensor", mesh_model=3), "mesh_not_divisible"),
     (dict(impl="tensor", mesh_model=2, model="linear"), "tensor_needs_mlp_sgd"),
     (dict(impl="tensor", mesh_model=2, optimizer="adam"), "tensor_needs_mlp_sgd"),
+    (dict(impl="tensor", mesh_model=2, strategy="zero1"), "tensor_needs_mlp_sgd"),
+    (dict(impl="tensor", mesh_model=1, strategy="zero3", features=6), "mesh_not_divisible"),
     (dict(impl="pmap", mesh_model=2), "mesh_needs_tensor"),
 ])
 def test_a_mesh_that_cannot_run_is_refused_with_a_code(changes, code):
@@ -86,3 +88,17 @@ def test_the_cli_trains_on_a_mesh_and_records_its_shape(capsys, tmp_path):
     with pytest.raises(SystemExit) as refused:
         main([*common, "--mesh", "4x2", "--no-tracking"])
     assert refused.value.code == 2
+
+
+@pytest.mark.parametrize("data, model", [(4, 2), (2, 4)])
+def test_fsdp_times_tp_shards_w1_over_data_too_and_trains_the_same(data, model, data_parallel):
+    tp = train(validate(dataclasses.replace(MLP, impl="tensor", mesh_model=model)), measure_scaling=False)
+    both = train(validate(dataclasses.replace(MLP, impl="tensor", mesh_model=model, strategy="zero3")),
+                 measure_scaling=False)
+    np.testing.assert_allclose(both.losses, data_parallel.losses, rtol=1e-5)
+    for name, value in data_parallel.params.items():
+        np.testing.assert_allclose(both.params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+    # w1 (8 × 32 of the 321 parameters) is split over all 8 devices; b1 and w2 over model only.
+    assert both.footprint.param_bytes_per_device == 4 * (8 * 32 // 8 + 2 * 32 // model + 1)
+    assert both.footprint.param_bytes_per_device < tp.footprint.param_bytes_per_device
+    assert "all-gather" in both.footprint.comm_by_kind  # w1 gathered over data before use
