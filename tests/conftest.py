@@ -47,8 +47,10 @@ def pytest_unconfigure(config):
 # Modules of a few long tests and no costly module fixture, run first: xdist deals the first
 # quarter of the queue out in turn, so they split between the two workers, and the run ends on
 # short tests instead of one worker waiting for the other's last long one.
-LONG_TESTS_FIRST = ("test_two_servers.py", "test_load.py", "test_tracking_faults.py", "test_multiprocess.py",
-                    "test_zero.py", "test_browser_queue.py", "test_browser_links.py", "test_distributed.py")
+LONG_TESTS_FIRST = ("test_two_servers.py", "test_worksheet_devices.py", "test_load.py", "test_tracking_faults.py",
+                    "test_sharded_dp_devices.py", "test_every_page_every_device_count.py", "test_multiprocess.py",
+                    "test_tracking_server.py", "test_pitfalls_devices.py", "test_quiz_devices.py", "test_zero.py",
+                    "test_browser_queue.py", "test_browser_links.py", "test_distributed.py")
 
 
 def pytest_collection_modifyitems(items):
