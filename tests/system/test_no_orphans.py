@@ -4,6 +4,7 @@ Multi-process page. The children wait for a late process to join (silent, up to 
 of 120 s), and their stdout and stderr are pipes whose reader has died."""
 
 import asyncio
+import concurrent.futures
 import contextlib
 import os
 import signal
@@ -98,6 +99,13 @@ async def start_run_on_the_page(server: bs.Server) -> tuple[ProtocolSession, asy
     return session, pressed
 
 
+def run_in_own_thread(coroutine_function):
+    """asyncio.run in a thread of its own: a browser test earlier in this worker may have left
+    Playwright's event loop running in the main thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine_function()).result()
+
+
 def test_sigkill_to_the_app_server_mid_run_leaves_no_process_behind():
     # Slots for every process of the group (each one counts against the server's heavy-job slots).
     server = bs.start_server({"PMAP_LAB_HEAVY_JOBS": str(GROUP["processes"])}, timeout_s=PREPARE_S)
@@ -117,7 +125,7 @@ def test_sigkill_to_the_app_server_mid_run_leaves_no_process_behind():
                 await session.close()
 
     try:
-        pids, gone_s = asyncio.run(scenario())
+        pids, gone_s = run_in_own_thread(scenario)
     finally:
         bs.stop_server(server)
     assert gone_s is not None, f"processes {pids} still alive {LEFT_AFTER_S} s after the server was killed"
