@@ -302,12 +302,17 @@ def run_sweep(args: argparse.Namespace) -> int:
     runs = [{**_run_summary(point.result, point_metrics(point)), "run_id": child if logged else None}
             for point, child in zip(sweep.points, tracked.child_run_ids, strict=True)]
     summary = {"mode": sweep.mode, "runs": runs, **_tracking_fields(tracked, info)}
-    if args.json:
+    _emit_runs(summary, args.json)
+    return 0
+
+
+def _emit_runs(summary: dict[str, Any], as_json: bool) -> None:
+    """A sweep's result: the whole summary as JSON, or its runs as lines and the rest after them."""
+    if as_json:
         emit(summary, True)
     else:
-        _print_runs(runs)
+        _print_runs(summary["runs"])
         emit({k: v for k, v in summary.items() if k != "runs"}, False)
-    return 0
 
 
 def _print_runs(runs: list[dict[str, Any]]) -> None:
@@ -351,9 +356,5 @@ def _run_mesh_sweep(args: argparse.Namespace) -> int:
     summary = {"mode": meshes.config.scaling, "meshes": [f"{r.data}x{r.model}" for r in meshes.runs],
                "skipped": [f"{d}x{m}" for d, m in meshes.skipped], "fastest": f"{fastest.data}x{fastest.model}",
                "runs": runs, **_tracking_fields(tracked, info)}
-    if args.json:
-        emit(summary, True)
-    else:
-        _print_runs(runs)
-        emit({k: v for k, v in summary.items() if k != "runs"}, False)
+    _emit_runs(summary, args.json)
     return 0

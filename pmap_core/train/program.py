@@ -93,6 +93,21 @@ class ParallelProgram(Protocol):
     def held_bytes(self, carry: Any) -> HeldBytes: ...
 
 
+@dataclasses.dataclass(frozen=True)
+class CompiledChunk:
+    """The part every program shares: what it was compiled for and from, and `run`, which calls it."""
+
+    spec: ProgramSpec
+    devices: tuple[Any, ...]
+    compiled: Any
+    compile_s: float
+    param_count: int
+    emitted_hlo: str
+
+    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
+        return self.compiled(carry, x, y, learning_rate)
+
+
 def compile_timed(program: Any, args: Sequence[Any]) -> tuple[Any, Any, float]:
     """(lowered, compiled, seconds): lower and compile `program` for `args` ahead of time."""
     start = time.perf_counter()

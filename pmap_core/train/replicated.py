@@ -39,7 +39,15 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
-from pmap_core.train.program import HeldBytes, ProgramSpec, bytes_per_device, compile_timed, local_indices, param_count
+from pmap_core.train.program import (
+    CompiledChunk,
+    HeldBytes,
+    ProgramSpec,
+    bytes_per_device,
+    compile_timed,
+    local_indices,
+    param_count,
+)
 from pmap_core.train.steps import data_parallel_sgd_step, mean_gradient, sgd_update
 
 
@@ -120,22 +128,13 @@ def replicated(mesh: Mesh) -> NamedSharding:
 
 
 @dataclasses.dataclass(frozen=True)
-class ReplicatedProgram:
+class ReplicatedProgram(CompiledChunk):
     """A compiled replicated chunk (a `ParallelProgram`): run(params, x, y, learning_rate) ->
     (params, losses). With `device_axis` (pmap) every input and output carries a leading device
     axis; otherwise they have their global shapes. `losses` is each device's loss on its block,
     (D, steps)."""
 
-    spec: ProgramSpec
-    devices: tuple[Any, ...]
-    compiled: Any
-    compile_s: float
-    param_count: int
     device_axis: bool
-    emitted_hlo: str = ""
-
-    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
-        return self.compiled(carry, x, y, learning_rate)
 
     def place(self, params: dict[str, np.ndarray], data: models.Dataset, learning_rate: float) -> tuple:
         """Params replicated, the batch split into D blocks: (D, B/D, …) for pmap, (B, …) split along
@@ -205,7 +204,7 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
             _host_zeros(local, (spec.per_device_batch, spec.features)),
             _host_zeros(local, (spec.per_device_batch,)), np.float32(0))
     _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
-    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), device_axis=True)
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
@@ -221,7 +220,7 @@ def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) ->
             abstract((batch, spec.features), rows), abstract((batch,), rows),
             abstract((), whole))
     _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
-    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params), "",
                              device_axis=False)
 
 

@@ -31,6 +31,7 @@ from jax.sharding import PartitionSpec as P
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
 from pmap_core.train.program import (
+    CompiledChunk,
     HeldBytes,
     ProgramSpec,
     bytes_per_device,
@@ -77,20 +78,11 @@ def chunk(mesh: Mesh, steps: int):
 
 
 @dataclasses.dataclass(frozen=True)
-class TensorParallelProgram:
+class TensorParallelProgram(CompiledChunk):
     """A compiled chunk on a data × model mesh: run(params, x, y, learning_rate) -> (params, losses),
     the losses the global batch's, one per step."""
 
-    spec: ProgramSpec
-    devices: tuple[Any, ...]
-    compiled: Any
-    compile_s: float
-    param_count: int
-    emitted_hlo: str
     mesh: Mesh
-
-    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
-        return self.compiled(carry, x, y, learning_rate)
 
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         def put(value: Any, spec: P) -> jax.Array:

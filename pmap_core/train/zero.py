@@ -49,6 +49,7 @@ from pmap_core.costs.analytic import ZERO_SHARDED
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
 from pmap_core.train.program import (
+    CompiledChunk,
     HeldBytes,
     ProgramSpec,
     bytes_per_device,
@@ -306,25 +307,16 @@ def state_specs(setup: Setup, state: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ShardedStateProgram:
+class ShardedStateProgram(CompiledChunk):
     """A compiled strategy chunk (a `ParallelProgram`): run(state, x, y, learning_rate) -> (state,
     losses), state = {"params", "opt"[, "master"]} in the strategy's shardings between calls, losses
     each device's loss on its rows, (D, steps)."""
 
-    spec: ProgramSpec
-    devices: tuple[Any, ...]
-    compiled: Any
-    compile_s: float
-    param_count: int
-    emitted_hlo: str
     mesh: Mesh
     setup: Setup
     layout: FlatLayout
     shardings: dict[str, Any]
     batch_shape: tuple[int, int]  # the global batch's rows and features
-
-    def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
-        return self.compiled(carry, x, y, learning_rate)
 
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         """The initial state in its strategy's shardings, the batch split by rows; every process

@@ -45,7 +45,7 @@ def build_gather_then_mean(spec: ProgramSpec) -> ReplicatedProgram:
             zeros((spec.devices, spec.per_device_batch)), np.float32(0))
     program = jax.pmap(chunk, axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
     _, compiled, seconds = compile_timed(program, args)
-    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), device_axis=True)
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
 
 
 @pytest.fixture

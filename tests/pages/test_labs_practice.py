@@ -86,10 +86,15 @@ def test_interview_uneven_batch_offers_the_answer_the_code_gives():
     at = open_lab("interview", question="uneven_batch")
     options = at.radio(key="interview.uneven_batch.guess").options
     assert "IndivisibleError" in options and "ValueError" in options  # 12 rows on 8 devices; and 16 on 8
-    at.radio(key="interview.uneven_batch.guess").set_value("IndivisibleError").run()
+    assert "the code returned IndivisibleError" in texts_of(checked(at, "uneven_batch", "IndivisibleError").success)
+
+
+def checked(at, question: str, guess: str):
+    """The interview page after `guess` is chosen for `question` and checked; no exception on it."""
+    at.radio(key=f"interview.{question}.guess").set_value(guess).run()
     at.button(key="interview.check").click().run()
     assert_clean(at)
-    assert "the code returned IndivisibleError" in texts_of(at.success)
+    return at
 
 
 def test_mistakes_bad_entry_in_link_falls_back_with_a_warning():
@@ -128,10 +133,7 @@ def test_interview_scores_a_right_and_a_wrong_answer_and_resets():
 
 
 def test_interview_choice_question():
-    at = open_lab("interview", question="all_gather_tiled_shape")
-    at.radio(key="interview.all_gather_tiled_shape.guess").set_value("(8, 2)").run()
-    at.button(key="interview.check").click().run()
-    assert_clean(at)
+    at = checked(open_lab("interview", question="all_gather_tiled_shape"), "all_gather_tiled_shape", "(8, 2)")
     assert "the code returned (8, 16)" in texts_of(at.warning)
 
 
