@@ -105,6 +105,38 @@ TEXTS = {
         "en": "The {axis} axis ({count} devices) must divide {name} ({size}).",
         "zh": "{axis} 轴（{count} 台设备）必须能整除 {name}（{size}）。",
     },
+    "error.unknown_schedule": {
+        "en": "The schedule must be one of {options}; got {value!r}.",
+        "zh": "调度必须是 {options} 之一；收到的是 {value!r}。",
+    },
+    "error.layers_need_replicated": {
+        "en": "{layers} layers train with impl pmap, shard_map or jit (SGD, float32), or pipeline; got impl {impl!r}.",
+        "zh": "{layers} 层的模型用 pmap、shard_map 或 jit 实现（SGD，float32）或 pipeline 实现训练；"
+              "收到的实现是 {impl!r}。",
+    },
+    "error.stages_need_pipeline": {
+        "en": "Pipeline stages, micro-batches and a schedule need impl pipeline; got impl {impl!r}.",
+        "zh": "流水线阶段、微批次和调度需要 pipeline 实现；收到的实现是 {impl!r}。",
+    },
+    "error.pipeline_needs_mlp_sgd": {
+        "en": "The pipeline implementation splits the MLP's layers and trains with SGD in float32 (strategy dp, no "
+              "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}.",
+        "zh": "pipeline 实现切分 MLP 的层，并以 float32 的 SGD 训练（策略 dp，不做梯度累积）；"
+              "收到的是模型 {model}、优化器 {optimizer}、策略 {strategy}。",
+    },
+    "error.pipeline_devices": {
+        "en": "The pipeline runs one stage per device: {stages} stages need {stages} devices, got {devices}.",
+        "zh": "流水线每台设备运行一个阶段：{stages} 个阶段需要 {stages} 台设备，收到的是 {devices} 台。",
+    },
+    "error.layers_not_divisible": {
+        "en": "{layers} layers do not split evenly into {stages} stages.",
+        "zh": "{layers} 层无法平均分到 {stages} 个阶段。",
+    },
+    "error.microbatches_not_divisible": {
+        "en": "The global batch {batch} does not split into {microbatches} micro-batches of equal size; "
+              "try {suggestion}.",
+        "zh": "全局批量 {batch} 无法分成 {microbatches} 个大小相同的微批次；可以试试 {suggestion}。",
+    },
     "error.no_mesh_shapes": {
         "en": "A prediction needs at least one data × model shape; none was given.",
         "zh": "预测至少需要一个 data × model 网格形状，但没有给出任何形状。",

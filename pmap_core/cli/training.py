@@ -24,7 +24,8 @@ from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, models
-from pmap_core.train.programs import IMPLEMENTATIONS, TENSOR_IMPL
+from pmap_core.train.pipeline import SCHEDULES
+from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError, check_devices
 
 
@@ -82,6 +83,15 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
         help=f"how the step is written: pmap, shard_map or jit with shardings (default: {d.impl}; jit when "
              "--optimizer/--strategy/--accum-steps/--grad-dtype/--precision leave the replicated SGD step)"
              + ("; all: every implementation at every D" if sweep else ""))
+    add("--layers", type=int, default=d.layers,
+        help=f"MLP layers: hidden tanh layers of width --hidden, then the output layer (2–{train_config.MAX_LAYERS}; "
+             f"default: {d.layers})")
+    add("--pipeline-stages", type=int, default=None,
+        help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; D = P)")
+    add("--microbatches", type=int, default=d.microbatches,
+        help=f"impl pipeline: M micro-batches per step (1–{train_config.MAX_MICROBATCHES})")
+    add("--schedule", choices=SCHEDULES, default=d.schedule,
+        help="impl pipeline: gpipe (every forward, then every backward) or 1f1b (one forward, one backward)")
     add("--optimizer", choices=train_config.OPTIMIZERS, default=d.optimizer, help="sgd, or adam (optax)")
     add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
         help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
@@ -155,7 +165,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         global_batch=args.global_batch or 0, learning_rate=args.learning_rate, steps=args.steps,
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
         optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
-        precision=args.precision,
+        precision=args.precision, layers=args.layers, microbatches=args.microbatches, schedule=args.schedule,
     )
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
@@ -166,6 +176,11 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
             raise LabInputError("mesh_devices", "--mesh data={data},model={model} uses {mesh} devices, not {devices}",
                                 data=data, model=model, mesh=data * model, devices=args.devices)
         config = dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model)
+        return _with_batch(config, args), info
+    stages = getattr(args, "pipeline_stages", None)
+    if stages is not None:
+        devices = args.devices if args.devices is not None else stages
+        config = dataclasses.replace(config, impl=PIPELINE_IMPL, devices=devices, pipeline_stages=stages)
         return _with_batch(config, args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
 
@@ -207,7 +222,8 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
         "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
         "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
         "grad_dtype": config.grad_dtype, "precision": config.precision,
-        "mesh_data": config.mesh_data, "mesh_model": config.mesh_model,
+        "mesh_data": config.mesh_data, "mesh_model": config.mesh_model, "layers": config.layers,
+        "pipeline_stages": config.pipeline_stages, "microbatches": config.microbatches, "schedule": config.schedule,
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
     }

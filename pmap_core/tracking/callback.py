@@ -20,9 +20,10 @@ from typing import Any
 import jax
 
 from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
+from pmap_core.train import pipeline
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
-from pmap_core.train.programs import TENSOR_IMPL
+from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +46,10 @@ def result_metrics(result: TrainResult) -> dict[str, float]:
                "step_time_s": result.step_time_s, "steady_step_time_s": result.steady_step_time_s,
                "compile_time_s": result.compile_time_s, "wall_time_s": result.wall_time_s,
                "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff, **result.memory}
+    if result.config.impl == PIPELINE_IMPL:
+        config = result.config
+        metrics["bubble_fraction"] = pipeline.schedule_bubble(config.pipeline_stages, config.microbatches,
+                                                              config.schedule)
     if result.scaling is not None:
         s = result.scaling
         metrics.update(scaling_metrics(s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput))

@@ -15,8 +15,9 @@ import jax
 from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, PRECISIONS, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
+from pmap_core.train.pipeline import SCHEDULES
 from pmap_core.train.program import ProgramSpec
-from pmap_core.train.programs import PROGRAMS, SHARDED_STATE_IMPL, TENSOR_IMPL
+from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, PROGRAMS, SHARDED_STATE_IMPL, TENSOR_IMPL
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_STEPS,
@@ -37,6 +38,8 @@ MAX_CHUNK = 500
 MAX_LEARNING_RATE = 10.0
 MAX_ACCUM_STEPS = 64
 MAX_MESH_MODEL = 64
+MAX_LAYERS = 16
+MAX_MICROBATCHES = 64
 MAX_WORK = 20_000_000_000  # forward multiply-adds over the whole run (steps × batch × model size)
 
 
@@ -61,6 +64,10 @@ class TrainConfig:
     grad_dtype: str = "float32"  # one of GRAD_DTYPES: the dtype the gradient collective sends
     precision: str = "float32"   # one of PRECISIONS: float32, or mixed (bfloat16 params and grads, fp32 master)
     mesh_model: int = 1          # impl tensor: devices on the model axis; the data axis has devices / mesh_model
+    layers: int = 2              # MLP layers: hidden tanh layers of width `hidden`, then the output layer
+    pipeline_stages: int = 1     # impl pipeline: stages P, one per device, layers / P layers each
+    microbatches: int = 1        # impl pipeline: micro-batches M of the global batch per step
+    schedule: str = "gpipe"      # impl pipeline: one of SCHEDULES, the order of forwards and backwards
 
     @property
     def mesh_data(self) -> int:
@@ -94,7 +101,8 @@ class TrainConfig:
         """What fixes the compiled program that runs `steps` of this config's steps in one call."""
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
                            self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
-                           self.precision, self.sharded_state, self.mesh_model)
+                           self.precision, self.sharded_state, self.mesh_model, self.layers,
+                           self.pipeline_stages, self.microbatches, self.schedule)
 
 
 def validate(config: TrainConfig) -> TrainConfig:
@@ -102,7 +110,8 @@ def validate(config: TrainConfig) -> TrainConfig:
     unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype, unknown_precision,
     strategy_needs_jit, mesh_needs_tensor, tensor_needs_mlp_sgd, mesh_not_divisible, batch_not_divisible,
     micro_batch_not_divisible, too_much_work, out_of_range, not_whole_number, not_a_number, too_many_devices,
-    too_large, distributed_devices)."""
+    too_large, distributed_devices, unknown_schedule, layers_need_replicated, stages_need_pipeline,
+    pipeline_needs_mlp_sgd, pipeline_devices, layers_not_divisible, microbatches_not_divisible)."""
     if config.model not in models.MODELS:
         raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
                             options=", ".join(models.MODELS), value=config.model)
@@ -113,7 +122,7 @@ def validate(config: TrainConfig) -> TrainConfig:
         raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
                             options=", ".join(SCALING_MODES), value=config.scaling)
     for field, options in (("optimizer", OPTIMIZERS), ("strategy", STRATEGIES), ("grad_dtype", GRAD_DTYPES),
-                           ("precision", PRECISIONS)):
+                           ("precision", PRECISIONS), ("schedule", SCHEDULES)):
         if getattr(config, field) not in options:
             raise LabInputError(f"unknown_{field}", "{field} must be one of {options}, got {value!r}",
                                 field=field, options=", ".join(options), value=getattr(config, field))
@@ -129,8 +138,12 @@ def validate(config: TrainConfig) -> TrainConfig:
         chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
         accum_steps=check_int("accum_steps", config.accum_steps, 1, MAX_ACCUM_STEPS),
         mesh_model=check_int("mesh_model", config.mesh_model, 1, MAX_MESH_MODEL),
+        layers=check_int("layers", config.layers, 2, MAX_LAYERS),
+        pipeline_stages=check_int("pipeline_stages", config.pipeline_stages, 1, MAX_LAYERS),
+        microbatches=check_int("microbatches", config.microbatches, 1, MAX_MICROBATCHES),
     )
     _check_mesh(checked)
+    _check_pipeline(checked)
     if checked.sharded_state and checked.impl not in (SHARDED_STATE_IMPL, TENSOR_IMPL):
         raise LabInputError(
             "strategy_needs_jit",
@@ -159,7 +172,7 @@ def validate(config: TrainConfig) -> TrainConfig:
             suggestion=max(step, checked.global_batch // step * step))
     check_elements("training data", checked.global_batch * checked.input_features)
     work = checked.steps * checked.global_batch * models.multiply_adds_per_sample(
-        checked.model, checked.input_features, checked.hidden)
+        checked.model, checked.input_features, checked.hidden, checked.layers)
     if work > MAX_WORK:
         raise LabInputError("too_much_work",
                             "this run needs {work:,} multiply-adds, over the limit of {limit:,}; "
@@ -219,6 +232,40 @@ def _check_mesh(config: TrainConfig) -> None:
         if size % count:
             raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                                 axis=axis, count=count, name=name, size=size)
+
+
+def _check_pipeline(config: TrainConfig) -> None:
+    """More than 2 layers train replicated (pmap, shard_map, jit with SGD) or pipelined; a pipeline
+    (impl pipeline) trains the MLP with SGD in float32, one stage per device, its layers and its
+    global batch splitting evenly into the stages and the micro-batches."""
+    pipelined = config.impl == PIPELINE_IMPL
+    if config.layers != 2 and not pipelined and (config.impl not in IMPLEMENTATIONS or config.sharded_state):
+        raise LabInputError("layers_need_replicated",
+                            "{layers} layers train with impl pmap, shard_map or jit (SGD, float32) or pipeline; "
+                            "got impl {impl!r}", layers=config.layers, impl=config.impl)
+    if not pipelined:
+        if (config.pipeline_stages, config.microbatches, config.schedule) != (1, 1, "gpipe"):
+            raise LabInputError("stages_need_pipeline",
+                                "pipeline stages, micro-batches and a schedule need impl pipeline, got impl {impl!r}",
+                                impl=config.impl)
+        return
+    if config.model != "mlp" or config.sharded_state:
+        raise LabInputError("pipeline_needs_mlp_sgd",
+                            "impl pipeline splits the MLP's layers and trains with SGD in float32 (strategy dp, no "
+                            "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
+                            model=config.model, optimizer=config.optimizer, strategy=config.strategy)
+    if config.devices != config.pipeline_stages:
+        raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device: {stages} stages need "
+                            "{stages} devices, got {devices}", stages=config.pipeline_stages, devices=config.devices)
+    if config.layers % config.pipeline_stages:
+        raise LabInputError("layers_not_divisible", "{layers} layers do not split evenly into {stages} stages",
+                            layers=config.layers, stages=config.pipeline_stages)
+    if config.global_batch % config.microbatches:
+        step = config.microbatches
+        raise LabInputError("microbatches_not_divisible",
+                            "global_batch {batch} does not split into {microbatches} micro-batches of equal size; "
+                            "try {suggestion}", batch=config.global_batch, microbatches=config.microbatches,
+                            suggestion=max(step, config.global_batch // step * step))
 
 
 def default_batch(devices: int, accum_steps: int = 1) -> int:

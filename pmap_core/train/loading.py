@@ -132,7 +132,8 @@ def train_per_host(config: TrainConfig, size: int,
     check_sizes(size, config.global_batch, config.devices)
     spec = DataSpec.of(config, size)
     program = programs.build(config.program_spec(1))
-    params: object = models.init_params(config.model, config.input_features, config.hidden, config.seed)
+    params: object = models.init_params(config.model, config.input_features, config.hidden, config.seed,
+                                       config.layers)
     initial = params
     rows_read, step_times, load_times, losses = [], [], [], []
     for step in range(config.steps):

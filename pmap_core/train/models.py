@@ -2,8 +2,9 @@
 
 - "linear": y = w·x + b fitted to y = 3x + 1 (the tutorial's example, with the
   bias it forgot), x uniform in [-1, 1] plus a little noise.
-- "mlp": one hidden tanh layer, fitted to a smooth random teacher function of
-  `features` inputs.
+- "mlp": `layers` layers (default 2: one hidden tanh layer, then the output layer; more: hidden tanh
+  layers of width `hidden`, then the output layer), fitted to a smooth random teacher function of
+  `features` inputs. Layer k's parameters are w{k} and b{k}.
 
 Parameters are plain dicts of arrays (a pytree), so `jax.grad` and `lax.pmean`
 work on them leaf by leaf.
@@ -12,6 +13,7 @@ work on them leaf by leaf.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -43,17 +45,19 @@ def make_data(model: str, samples: int, features: int, seed: int) -> Dataset:
     return Dataset(x, y.astype(np.float32))
 
 
-def init_params(model: str, features: int, hidden: int, seed: int) -> dict[str, np.ndarray]:
-    """Initial parameters as host NumPy arrays (so every device count starts identically)."""
+def init_params(model: str, features: int, hidden: int, seed: int, layers: int = 2) -> dict[str, np.ndarray]:
+    """Initial parameters as host NumPy arrays (so every device count starts identically). The MLP's
+    weights are drawn layer after layer from one generator: its first two draws are the 2-layer model's."""
     if model == "linear":
         return {"w": np.zeros((), np.float32), "b": np.zeros((), np.float32)}
     rng = np.random.default_rng(seed + 7)
-    return {
-        "w1": (rng.standard_normal((features, hidden)) / np.sqrt(features)).astype(np.float32),
-        "b1": np.zeros((hidden,), np.float32),
-        "w2": (rng.standard_normal((hidden,)) / np.sqrt(hidden)).astype(np.float32),
-        "b2": np.zeros((), np.float32),
-    }
+    params: dict[str, np.ndarray] = {}
+    for k in range(1, layers + 1):
+        fan_in = features if k == 1 else hidden
+        shape = (fan_in,) if k == layers else (fan_in, hidden)
+        params[f"w{k}"] = (rng.standard_normal(shape) / np.sqrt(fan_in)).astype(np.float32)
+        params[f"b{k}"] = np.zeros(() if k == layers else (hidden,), np.float32)
+    return params
 
 
 def linear_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
@@ -61,25 +65,40 @@ def linear_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax
     return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
 
 
-# The layers of each model, in the order the forward pass runs them, by the names of their parameters:
-# the unit that a sharded strategy gathers whole just before it is used (train.zero).
-LAYERS = {"linear": (("w", "b"),), "mlp": (("w1", "b1"), ("w2", "b2"))}
+def layer_names(model: str, layers: int = 2) -> tuple[tuple[str, ...], ...]:
+    """The layers of `model`, in the order the forward pass runs them, by the names of their parameters:
+    the unit that a sharded strategy gathers whole just before it is used (train.zero), and that a
+    pipeline stage holds (train.pipeline)."""
+    if model == "linear":
+        return (("w", "b"),)
+    return tuple((f"w{k}", f"b{k}") for k in range(1, layers + 1))
+
+
+# The layers of each model at its default depth.
+LAYERS = {"linear": layer_names("linear"), "mlp": layer_names("mlp")}
+
+
+def depth(model: str, params: dict[str, Any]) -> int:
+    """The number of layers of `model` whose parameters are `params`."""
+    return 1 if model == "linear" else sum(1 for name in params if name.startswith("w"))
 
 
 def apply_layer(model: str, layer: int, params: dict[str, jax.Array], h: jax.Array) -> jax.Array:
     """Layer `layer` of `model` on its input h, with that layer's parameters: the MLP's hidden tanh
-    layer, then its output layer; linear regression's one layer. The last layer returns (b,)."""
+    layers, then its output layer (the one whose weight is a vector); linear regression's one layer.
+    The last layer returns (b,)."""
     if model == "linear":
         return params["w"] * h[:, 0] + params["b"]
-    if layer == 0:
-        return jnp.tanh(h @ params["w1"] + params["b1"])
-    return h @ params["w2"] + params["b2"]
+    w, b = params[f"w{layer + 1}"], params[f"b{layer + 1}"]
+    if w.ndim == 2:
+        return jnp.tanh(h @ w + b)
+    return h @ w + b
 
 
 def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
     """Model output for a batch x of shape (b, features): shape (b,), layer after layer."""
     h = x
-    for layer in range(len(LAYERS[model])):
+    for layer in range(depth(model, params)):
         h = apply_layer(model, layer, params, h)
     return h
 
@@ -91,8 +110,8 @@ def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -
     return jnp.mean((predict(model, params, x) - y) ** 2)
 
 
-def multiply_adds_per_sample(model: str, features: int, hidden: int) -> int:
+def multiply_adds_per_sample(model: str, features: int, hidden: int, layers: int = 2) -> int:
     """Forward multiply-adds for one example: the unit of the work limit."""
     if model == "linear":
         return 1
-    return features * hidden + hidden
+    return features * hidden + (layers - 2) * hidden * hidden + hidden

@@ -51,6 +51,10 @@ class ProgramSpec:
     precision: str = "float32"
     sharded_state: bool = False  # `TrainConfig.sharded_state`: the state leaves the replicated SGD step
     mesh_model: int = 1          # devices on the model axis of a data × model mesh (impl "tensor")
+    layers: int = 2              # the MLP's layers
+    pipeline_stages: int = 1     # impl "pipeline": stages P on the `stage` axis
+    microbatches: int = 1        # impl "pipeline": micro-batches M per step
+    schedule: str = "gpipe"      # impl "pipeline": the order of forwards and backwards
 
 
 @dataclasses.dataclass(frozen=True)

@@ -16,7 +16,7 @@ import functools
 import threading
 from collections.abc import Callable
 
-from pmap_core.train import replicated, tensor, zero
+from pmap_core.train import pipeline, replicated, tensor, zero
 from pmap_core.train.program import ParallelProgram, ProgramSpec
 
 Builder = Callable[[ProgramSpec], ParallelProgram]
@@ -27,9 +27,10 @@ def _jit(spec: ProgramSpec) -> ParallelProgram:
 
 
 PROGRAMS: dict[str, Builder] = {"pmap": replicated.build_pmap, "shard_map": replicated.build_shard_map,
-                                "jit": _jit, "tensor": tensor.build}
+                                "jit": _jit, "tensor": tensor.build, "pipeline": pipeline.build}
 IMPLEMENTATIONS = ("pmap", "shard_map", "jit")  # the three ways of writing 1-D data parallelism, as pages show them
 TENSOR_IMPL = "tensor"             # a data × model mesh: tensor parallelism with data parallelism (train.tensor)
+PIPELINE_IMPL = "pipeline"         # the MLP's layers in stages over a `stage` axis (train.pipeline)
 SHARDED_STATE_IMPL = "jit"         # the one entry that runs a sharded training state
 
 _compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
@@ -41,7 +42,7 @@ def register(name: str, builder: Builder) -> None:
 
 
 def unregister(name: str) -> None:
-    if name in IMPLEMENTATIONS or name == TENSOR_IMPL:
+    if name in IMPLEMENTATIONS or name in (TENSOR_IMPL, PIPELINE_IMPL):
         raise ValueError(f"{name!r} is one of the lab's own programs")
     PROGRAMS.pop(name, None)
     build.cache_clear()

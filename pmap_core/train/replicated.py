@@ -197,7 +197,7 @@ def _host_zeros(local: int, shape: tuple[int, ...]) -> np.ndarray:
 
 
 def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
     devices = tuple(jax.devices()[:spec.devices])
     local = len(local_indices(devices))
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
@@ -208,7 +208,7 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
     mesh = data_mesh(spec.devices)
     rows, whole = batch_sharding(mesh), replicated(mesh)
     batch = spec.devices * spec.per_device_batch

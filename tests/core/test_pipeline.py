@@ -1,0 +1,165 @@
+"""Pipeline parallelism (impl pipeline): a deeper MLP's layers in stages over a `stage` axis, the step
+following a schedule table slot by slot; GPipe and 1F1B train as data parallelism does, and the bubble
+counted from the table is (P − 1)/(M + P − 1)."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+
+from pmap_core.train import models
+from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.loop import train
+from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, Slot, bubble_fraction, format_table, schedule_table
+from pmap_core.validation import LabInputError
+
+# Past about 150 steps at this learning rate the 4-layer MLP's loss oscillates, and the order of the
+# float additions (D = 1 against D = 4 data parallelism too) shows at the 1e-3 level; 100 steps do not.
+DEEP = TrainConfig(model="mlp", layers=4, devices=4, global_batch=256, steps=100, chunk=50, learning_rate=0.1)
+
+
+def _table(text: str) -> list[list[Slot]]:
+    """A table written one line per stage: F0 a forward of micro-batch 0, B0 its backward, . idle."""
+    def slot(cell: str) -> Slot:
+        return Slot(IDLE) if cell == "." else Slot(FORWARD if cell[0] == "F" else BACKWARD, int(cell[1:]))
+
+    rows = [[slot(cell) for cell in line.split()] for line in text.strip().splitlines()]
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+@pytest.mark.parametrize("stages, micro, schedule, expected", [
+    (2, 2, "gpipe", """
+        F0 F1 .  .  B0 B1
+        .  F0 F1 B0 B1 .
+    """),
+    (2, 2, "1f1b", """
+        F0 F1 .  B0 .  B1
+        .  F0 B0 F1 B1 .
+    """),
+    (3, 2, "gpipe", """
+        F0 F1 .  .  .  .  B0 B1
+        .  F0 F1 .  .  B0 B1 .
+        .  .  F0 F1 B0 B1 .  .
+    """),
+    (3, 3, "1f1b", """
+        F0 F1 F2 .  .  B0 .  B1 .  B2
+        .  F0 F1 .  B0 F2 B1 .  B2 .
+        .  .  F0 B0 F1 B1 F2 B2 .  .
+    """),
+])
+def test_schedule_tables_match_the_hand_written_ones(stages, micro, schedule, expected):
+    table = schedule_table(stages, micro, schedule)
+    assert table == _table(expected), "\n" + format_table(table)
+    assert bubble_fraction(table) == pytest.approx((stages - 1) / (micro + stages - 1))
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+@pytest.mark.parametrize("stages, micro", [(1, 4), (2, 1), (4, 8), (8, 3)])
+def test_every_table_does_each_piece_of_work_once_in_two_m_plus_p_minus_one_slots(stages, micro, schedule):
+    table = schedule_table(stages, micro, schedule)
+    assert len(table) == 2 * (micro + stages - 1)
+    for s in range(stages):
+        work = sorted((slot.kind, slot.micro) for row in table if (slot := row[s]).kind != IDLE)
+        assert work == sorted((kind, m) for kind in (FORWARD, BACKWARD) for m in range(micro))
+    assert bubble_fraction(table) == pytest.approx((stages - 1) / (micro + stages - 1))
+
+
+def test_one_f_one_b_keeps_at_most_p_micro_batches_in_flight():
+    stages, micro = 4, 8
+    for schedule, most in (("gpipe", micro), ("1f1b", stages)):
+        table = schedule_table(stages, micro, schedule)
+        in_flight = [0] * stages
+        peak = 0
+        for row in table:
+            for s, slot in enumerate(row):
+                in_flight[s] += {FORWARD: 1, BACKWARD: -1, IDLE: 0}[slot.kind]
+                peak = max(peak, in_flight[s])
+        assert peak == most
+
+
+def test_two_layers_keep_the_model_of_before():
+    params = models.init_params("mlp", 8, 32, 0)
+    assert models.LAYERS["mlp"] == (("w1", "b1"), ("w2", "b2")) == models.layer_names("mlp", 2)
+    assert {n: p.shape for n, p in params.items()} == {"w1": (8, 32), "b1": (32,), "w2": (32,), "b2": ()}
+    deep = models.init_params("mlp", 8, 32, 0, layers=4)
+    assert {n: p.shape for n, p in deep.items()} == {
+        "w1": (8, 32), "b1": (32,), "w2": (32, 32), "b2": (32,), "w3": (32, 32), "b3": (32,), "w4": (32,), "b4": ()}
+    np.testing.assert_array_equal(deep["w1"], params["w1"])
+    assert models.multiply_adds_per_sample("mlp", 8, 32) == 8 * 32 + 32
+    assert models.multiply_adds_per_sample("mlp", 8, 32, 4) == 8 * 32 + 2 * 32 * 32 + 32
+
+
+@pytest.fixture(scope="module")
+def data_parallel():
+    return train(validate(DEEP), measure_scaling=False)
+
+
+def test_a_deeper_mlp_trains_data_parallel_on_every_replicated_program(data_parallel):
+    assert data_parallel.losses[-1] < 0.5 * data_parallel.losses[0]
+    for impl in ("shard_map", "jit"):
+        result = train(validate(dataclasses.replace(DEEP, impl=impl)), measure_scaling=False)
+        np.testing.assert_allclose(result.losses, data_parallel.losses, rtol=1e-5)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_both_schedules_train_as_data_parallelism_does(schedule, data_parallel):
+    config = dataclasses.replace(DEEP, impl="pipeline", pipeline_stages=4, microbatches=8, schedule=schedule)
+    result = train(validate(config), measure_scaling=False)
+    np.testing.assert_allclose(result.losses, data_parallel.losses, rtol=1e-5)
+    assert set(result.params) == set(data_parallel.params)
+    for name, value in data_parallel.params.items():
+        np.testing.assert_allclose(result.params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
+    f = result.footprint
+    assert f.param_bytes_per_device < data_parallel.footprint.param_bytes_per_device
+
+
+def test_the_cli_reports_the_bubble_and_the_data_parallel_result(capsys):
+    from pmap_core.cli.commands import main
+
+    common = ["train", "--model", "mlp", "--layers", "4", "--steps", "100", "--json", "--no-tracking"]
+    assert main([*common, "--devices", "4"]) == 0
+    flat = json.loads(capsys.readouterr().out)
+    for schedule in ("gpipe", "1f1b"):
+        assert main([*common, "--pipeline-stages", "4", "--microbatches", "8", "--schedule", schedule]) == 0
+        piped = json.loads(capsys.readouterr().out)
+        assert (piped["impl"], piped["devices"], piped["schedule"]) == ("pipeline", 4, schedule)
+        assert piped["bubble_fraction"] == pytest.approx(3 / 11)
+        assert piped["final_loss"] == pytest.approx(flat["final_loss"], rel=1e-5)
+    assert "bubble_fraction" not in flat
+
+
+def test_the_bubble_reaches_mlflow(tmp_path):
+    from pmap_core.tracking.callback import result_metrics
+
+    config = validate(dataclasses.replace(DEEP, impl="pipeline", pipeline_stages=2, microbatches=4, steps=2,
+                                          chunk=2, devices=2))
+    assert result_metrics(train(config, measure_scaling=False))["bubble_fraction"] == pytest.approx(1 / 5)
+
+
+@pytest.mark.parametrize("settings, code", [
+    (dict(impl="pipeline", pipeline_stages=4, microbatches=8, schedule="zigzag"), "unknown_schedule"),
+    (dict(impl="pipeline", pipeline_stages=4, optimizer="adam"), "pipeline_needs_mlp_sgd"),
+    (dict(impl="pipeline", pipeline_stages=4, precision="mixed"), "pipeline_needs_mlp_sgd"),
+    (dict(impl="pipeline", pipeline_stages=4, model="linear"), "pipeline_needs_mlp_sgd"),
+    (dict(impl="pipeline", pipeline_stages=2), "pipeline_devices"),
+    (dict(impl="pipeline", pipeline_stages=4, layers=6), "layers_not_divisible"),
+    (dict(impl="pipeline", pipeline_stages=4, microbatches=3, global_batch=260), "microbatches_not_divisible"),
+    (dict(pipeline_stages=4), "stages_need_pipeline"),
+    (dict(microbatches=8), "stages_need_pipeline"),
+    (dict(impl="tensor", mesh_model=2), "layers_need_replicated"),
+    (dict(impl="jit", strategy="zero3"), "layers_need_replicated"),
+    (dict(layers=1), "out_of_range"),
+])
+def test_what_the_pipeline_cannot_run_is_refused(settings, code):
+    with pytest.raises(LabInputError) as refused:
+        validate(dataclasses.replace(DEEP, **settings))
+    assert refused.value.code == code
+
+
+def test_every_new_refusal_has_a_text_in_both_languages():
+    from labs.texts.common import TEXTS
+
+    for code in ("unknown_schedule", "layers_need_replicated", "stages_need_pipeline", "pipeline_needs_mlp_sgd",
+                 "pipeline_devices", "layers_not_divisible", "microbatches_not_divisible"):
+        assert set(TEXTS[f"error.{code}"]) == {"en", "zh"}
