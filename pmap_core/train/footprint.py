@@ -36,8 +36,11 @@ class CollectiveRun:
 
     @property
     def ring_bytes(self) -> float:
-        """Bytes each device sends for one execution, on a ring."""
+        """Bytes each device sends for one execution, on a ring; a collective-permute sends its operand
+        once, to its one target (at most: a device with no target sends nothing)."""
         c, g = self.collective, self.collective.group_size or 1
+        if c.kind == "collective-permute":
+            return float(c.result_bytes)
         whole = c.result_bytes * (g if c.kind == "reduce-scatter" else 1)
         return whole * (2 if c.kind == "all-reduce" else 1) * (g - 1) / g
 

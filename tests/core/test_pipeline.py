@@ -112,6 +112,7 @@ def test_both_schedules_train_as_data_parallelism_does(schedule, data_parallel):
         np.testing.assert_allclose(result.params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
     f = result.footprint
     assert f.param_bytes_per_device < data_parallel.footprint.param_bytes_per_device
+    assert f.comm_by_kind["collective-permute"] > 0  # activations forward, cotangents back, every slot
 
 
 def test_the_cli_reports_the_bubble_and_the_data_parallel_result(capsys):
