@@ -107,7 +107,7 @@ TEXTS = {
     },
     "error.unknown_schedule": {
         "en": "The schedule must be one of {options}; got {value!r}.",
-        "zh": "调度必须是 {options} 之一；收到的是 {value!r}。",
+        "zh": "流水线排程必须是 {options} 之一；收到的是 {value!r}。",
     },
     "error.layers_need_replicated": {
         "en": "{layers} layers train with impl pmap, shard_map or jit (SGD, float32), or pipeline; got impl {impl!r}.",
@@ -116,7 +116,7 @@ TEXTS = {
     },
     "error.stages_need_pipeline": {
         "en": "Pipeline stages, micro-batches and a schedule need impl pipeline; got impl {impl!r}.",
-        "zh": "流水线阶段、微批次和调度需要 pipeline 实现；收到的实现是 {impl!r}。",
+        "zh": "流水线阶段、微批次和排程需要 pipeline 实现；收到的实现是 {impl!r}。",
     },
     "error.pipeline_needs_mlp_sgd": {
         "en": "The pipeline implementation splits the MLP's layers and trains with SGD in float32 (strategy dp, no "
@@ -135,7 +135,7 @@ TEXTS = {
     "error.microbatches_not_divisible": {
         "en": "The global batch {batch} does not split into {microbatches} micro-batches of equal size; "
               "try {suggestion}.",
-        "zh": "全局批量 {batch} 无法分成 {microbatches} 个大小相同的微批次；可以试试 {suggestion}。",
+        "zh": "全局批次 {batch} 无法分成 {microbatches} 个大小相同的微批次；可以试试 {suggestion}。",
     },
     "error.no_mesh_shapes": {
         "en": "A prediction needs at least one data × model shape; none was given.",

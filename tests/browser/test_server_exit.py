@@ -28,6 +28,10 @@ def stalled_download(server: bs.Server) -> socket.socket:
     client.connect(("127.0.0.1", int(server.url.rsplit(":", 1)[1])))
     path = LARGEST_STATIC_FILE.relative_to(STATIC_ROOT).as_posix()
     client.sendall(f"GET /{path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept-Encoding: identity\r\n\r\n".encode())
+    # Wait until the answer has started (peeking reads nothing): a SIGTERM that came before the server
+    # took the request would find no response in flight, and the shutdown would have nothing to time out.
+    client.settimeout(60)
+    client.recv(1, socket.MSG_PEEK)
     return client
 
 
