@@ -15,6 +15,7 @@ if _missing and not bs.in_ci():
 
 QUEUED = "Queued behind the heavy work of other sessions"
 PROGRESS = '[data-testid="stProgress"]'
+RESULT = '[data-testid="stMetric"]'  # a finished run's figures (the fitted w and b, the scaling)
 TRAIN = ".st-key-training-train button"
 
 
@@ -29,8 +30,10 @@ def train_and_watch(page, timeout_s: float) -> tuple[float, bool]:
     """Press Train and wait until the run has finished: (seconds it took, whether 'queued' showed)."""
     started, queued = time.monotonic(), False
     page.locator(TRAIN).click()
-    page.wait_for_selector(bs.RUNNING, timeout=10_000)
-    while not page.locator(bs.READY).count():
+    # The run has started once the script runs, or is already over once its figures show: a run whose
+    # programs are cached may finish before the page's script state is ever seen as running.
+    page.wait_for_selector(f"{bs.RUNNING}, {RESULT}", timeout=10_000)
+    while not (page.locator(bs.READY).count() and page.locator(RESULT).count()):
         queued = queued or page.get_by_text(QUEUED).count() > 0
         assert time.monotonic() - started < timeout_s, f"not finished after {timeout_s:.0f} s (queued: {queued})"
         page.wait_for_timeout(100)
