@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from pmap_core.practice.pitfalls import migration as mg
-from pmap_core.practice.pitfalls import runtime as rt
-from pmap_core.practice.pitfalls import shapes as sh
+import pmap_core.practice.pitfalls.migration as mg
+import pmap_core.practice.pitfalls.runtime as rt
+import pmap_core.practice.pitfalls.shapes as sh
 from pmap_core.practice.pitfalls.types import HARMLESS, RAISES, SILENT, WASTEFUL, Captured, Pitfall
 from pmap_core.runtime import DATA_AXIS
 
