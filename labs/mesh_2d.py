@@ -16,7 +16,7 @@ from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
 from labs.ui.visitor import guard
-from pmap_core.concepts import mesh_2d
+from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.concepts import mesh_2d_view as view
 from pmap_core.costs import analytic
 from pmap_core.tracking.callback import TrackingCallback
@@ -55,9 +55,10 @@ def compiled_view(config: train_config.TrainConfig) -> view.ProgramView:
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def sharding_in_types(devices: int, k: int) -> tuple:
+def cached_sharding_in_types(devices: int, k: int) -> tuple:
     with heavy_jobs.heavy_job(T):
-        return mesh_2d.ambiguous_dot(devices), mesh_2d.axes_demo(devices), mesh_2d.reduced_accumulation(devices, k)
+        return (sharding_in_types.ambiguous_dot(devices), sharding_in_types.axes_demo(devices),
+                sharding_in_types.reduced_accumulation(devices, k))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -245,7 +246,7 @@ def show_sweep(shown: SweepShown) -> None:
 def show_sharding_in_types(devices: int, k: int) -> None:
     st.header(T("types_section.heading"))
     st.markdown(T("types_section.intro", devices=devices))
-    dot, axes, accum = sharding_in_types(devices, k)
+    dot, axes, accum = cached_sharding_in_types(devices, k)
     st.subheader(T("dot.heading"))
     if dot.error_type:
         st.markdown(T("dot.explain", lhs=dot.lhs_type, rhs=dot.rhs_type, kind=dot.error_type))
@@ -313,7 +314,7 @@ with cols[1]:
 with cols[2]:
     steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
     learning_rate = url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
-    k = url_int(T, "accum", 4, 1, mesh_2d.MAX_ACCUM, slider=False)
+    k = url_int(T, "accum", 4, 1, sharding_in_types.MAX_ACCUM, slider=False)
 
 config, shapes = None, []
 with guard(T):
@@ -366,4 +367,4 @@ with guard(T):
     show_sharding_in_types(devices, k)
 
 show_code(T, tensor.loss, tensor.chunk, mesh_2d.collective_rows, mesh_2d.sweep_meshes, mesh_2d.predicted_winner,
-          mesh_2d.ambiguous_dot, mesh_2d.reduced_accumulation)
+          sharding_in_types.ambiguous_dot, sharding_in_types.reduced_accumulation)

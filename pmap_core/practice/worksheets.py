@@ -53,8 +53,9 @@ ALLOWED = {
     "pmap_core.concepts.mesh_view.place": ("pmap_core.concepts.mesh_view", "place"),
     "pmap_core.concepts.mesh_2d_view.shape_program": ("pmap_core.concepts.mesh_2d_view", "shape_program"),
     "pmap_core.concepts.mesh_2d.scaling_book_rows": ("pmap_core.concepts.mesh_2d", "scaling_book_rows"),
-    "pmap_core.concepts.mesh_2d.ambiguous_dot": ("pmap_core.concepts.mesh_2d", "ambiguous_dot"),
-    "pmap_core.concepts.mesh_2d.reduced_accumulation": ("pmap_core.concepts.mesh_2d", "reduced_accumulation"),
+    "pmap_core.concepts.sharding_in_types.ambiguous_dot": ("pmap_core.concepts.sharding_in_types", "ambiguous_dot"),
+    "pmap_core.concepts.sharding_in_types.reduced_accumulation": (
+        "pmap_core.concepts.sharding_in_types", "reduced_accumulation"),
     "pmap_core.costs.analytic.ring_bytes_sent_per_device": ("pmap_core.costs.analytic", "ring_bytes_sent_per_device"),
     "pmap_core.costs.analytic.zero_memory_per_device": ("pmap_core.costs.analytic", "zero_memory_per_device"),
     "pmap_core.practice.quiz.registry.answer": ("pmap_core.practice.quiz.registry", "answer"),

@@ -12,7 +12,7 @@ import pytest
 from jax.sharding import PartitionSpec as P
 
 from pmap_core import hlo
-from pmap_core.concepts import mesh_2d
+from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.costs import analytic
 from pmap_core.train import loop, programs
 from pmap_core.train.config import TrainConfig, validate
@@ -243,7 +243,7 @@ def test_with_latency_alone_the_prediction_counts_hops_or_rendezvous():
 
 @pytest.mark.parametrize("devices", COUNTS)
 def test_the_ambiguous_dot_raises_then_every_out_sharding_runs_with_its_collective(devices):
-    dot = mesh_2d.ambiguous_dot(devices)
+    dot = sharding_in_types.ambiguous_dot(devices)
     rows, inner, cols = math.lcm(8, devices), math.lcm(4, devices), math.lcm(16, devices)
     assert (dot.lhs_type, dot.rhs_type) == (f"float32[{rows},{inner}@X]", f"float32[{inner}@X,{cols}]")
     assert dot.error_type == "ShardingTypeError"
@@ -271,7 +271,7 @@ def test_the_ambiguous_dot_raises_then_every_out_sharding_runs_with_its_collecti
 
 @pytest.mark.parametrize("devices", COUNTS)
 def test_auto_and_explicit_axes_show_where_the_type_and_the_concrete_sharding_part(devices):
-    rows = {row.label: row for row in mesh_2d.axes_demo(devices)}
+    rows = {row.label: row for row in sharding_in_types.axes_demo(devices)}
     top = rows["Explicit mesh, top level"]
     assert top.concrete == "P('X',)" and top.typed.endswith("(sharding P('X',))")
     assert "produces an illegally sharded result" in rows["a result that would name X twice"].concrete
@@ -288,14 +288,14 @@ def test_auto_and_explicit_axes_show_where_the_type_and_the_concrete_sharding_pa
 
 @pytest.mark.parametrize("devices", COUNTS)
 def test_reduced_weights_make_one_all_reduce_per_step_instead_of_k(devices):
-    acc = mesh_2d.reduced_accumulation(devices, 3)
+    acc = sharding_in_types.reduced_accumulation(devices, 3)
     assert acc.error is None
     assert (acc.weight_type, acc.gradient_type) == ("float32[4,4]{R:X}", "float32[4,4]{U:X}")
     expected = (0, 0) if devices == 1 else (3, 1)  # at D = 1 there is nothing to reduce
     assert (acc.replicated_all_reduces, acc.reduced_all_reduces) == expected
     assert acc.max_error < 1e-5 and acc.max_difference < 1e-5
     with pytest.raises(LabInputError) as refused:
-        mesh_2d.reduced_accumulation(devices, 0)
+        sharding_in_types.reduced_accumulation(devices, 0)
     assert refused.value.code == "out_of_range"
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.concepts import mesh_2d
+from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.concepts.mesh_view import default_mesh
 from pmap_core.hlo import collectives
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
@@ -152,7 +152,7 @@ def gradient_axis() -> str:
 
 
 def reduced_all_reduces() -> float:
-    accumulation = mesh_2d.reduced_accumulation(_n(), 4)  # K = 4 micro-batches, weights P(reduced={'X'})
+    accumulation = sharding_in_types.reduced_accumulation(_n(), 4)  # K = 4 micro-batches, weights P(reduced={'X'})
     if accumulation.reduced_all_reduces is None:
         raise RuntimeError(accumulation.error)
     return accumulation.reduced_all_reduces  # counted in the compiled HLO, per step
