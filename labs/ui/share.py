@@ -4,13 +4,27 @@ link happen where every link-backed widget is drawn: `labs.ui.links._url_widget`
 from __future__ import annotations
 
 from collections.abc import Sequence
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
 from labs.ui.i18n import Texts, language
 from labs.ui.links import SHARED_SETTINGS, link_names
 from labs.ui.visitor import literal
+
+
+def share_base(browser_url: str | None, base_path: str, url_path: str) -> str:
+    """The address of the page `url_path` as visitors reach it: the scheme and host of the address the
+    browser shows (`st.context.url`), then the server's `server.baseUrlPath` (a proxy's sub-path such as
+    /pmap-lab/), then the page; the home page ends in "/". Without an http(s) address from the browser
+    (AppTest has none), the path alone.
+
+    Only the host is taken from the browser's address: Streamlit cuts from it any page name it ends
+    with, even inside the sub-path's last word (/jax-demo → /jax-), so the path is made here."""
+    parts = urlsplit(browser_url or "")
+    origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme in ("http", "https") and parts.netloc else ""
+    path = "/".join(part for part in (base_path.strip("/"), url_path.strip("/")) if part)
+    return f"{origin}/{path}" + ("/" if path and not url_path.strip("/") else "")
 
 
 def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[str], hide: Sequence[str]) -> str:
@@ -48,6 +62,6 @@ def share_panel(T: Texts, url_path: str) -> None:
                 lock.append(name)
             if hide_col.checkbox(T("share.hide"), value=name in hidden, key=f"share.{url_path}.{name}.hide"):
                 hide.append(name)
-        base = (st.context.url or "").rstrip("/") or f"/{url_path}"
+        base = share_base(st.context.url, st.get_option("server.baseUrlPath") or "", url_path)
         st.code(share_link(base, settings, language(), lock, hide), language=None,
                 wrap_lines=True)
