@@ -10,6 +10,7 @@ from labs.ui.hardware import runtime_sidebar
 from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.ui.links import start_recording
 from labs.ui.visitor import GuardedPage
+from pmap_core import tracking
 
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
@@ -24,6 +25,8 @@ except ValueError as error:
     st.error("pmap-lab cannot start with this device setting / 设备数设置无效，无法启动", icon="🛑")
     st.code(str(error), language=None, wrap_lines=True)  # the value comes from the environment: plain text
     st.stop()
+# Before any page compiles: a restarted server reads its programs from the cache (docs/DEPLOY.md).
+pmap_core.configure_compilation_cache(tracking.tracking_uri())
 
 if LANGUAGE_KEY not in st.session_state:
     requested = st.query_params.get(LANGUAGE_KEY)

@@ -8,7 +8,7 @@ devices and is safe from the collective deadlock described there.
 import itertools
 import sys
 
-from pmap_core.runtime import RuntimeInfo, configure_runtime, describe_runtime
+from pmap_core.runtime import RuntimeInfo, configure_compilation_cache, configure_runtime, describe_runtime
 from pmap_core.validation import LabInputError
 
 
@@ -26,4 +26,4 @@ except ValueError:
     if not _reports_runtime_errors():  # anyone else would run on devices nobody asked for
         raise
 
-__all__ = ["LabInputError", "RuntimeInfo", "configure_runtime", "describe_runtime"]
+__all__ = ["LabInputError", "RuntimeInfo", "configure_compilation_cache", "configure_runtime", "describe_runtime"]

@@ -8,7 +8,10 @@ any work: the simulated CPU device count and the size of XLA's CPU worker pool.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
+import threading
+from collections.abc import Mapping
 
 DEVICE_COUNT_ENV = "PMAP_LAB_DEVICES"
 # The name every data-parallel program here gives its device axis: pmap's axis_name and the mesh axis.
@@ -24,6 +27,19 @@ MAX_CPU_DEVICES = 64
 MIN_WORKER_THREADS = 16
 
 _configured_count: int | None = None
+
+# JAX's persistent compilation cache for the app server: a restarted server reads the programs its
+# last run compiled instead of compiling them again. `off` turns it off; a folder puts it there.
+COMPILATION_CACHE_ENV = "PMAP_LAB_COMPILATION_CACHE"
+COMPILATION_CACHE_FOLDER = ".jax-cache"  # beside the sqlite store (else in the working directory)
+# Bounded, so that JAX holds a file lock around each read and write: two app processes of one host
+# share the folder. Every program is cached, however quickly it compiles: the first render after a
+# restart compiles the labs' many small programs.
+COMPILATION_CACHE_MAX_BYTES = 1 << 30
+_NOT_YET = object()
+_cache_lock = threading.Lock()
+_cache_in_force: object = _NOT_YET
+log = logging.getLogger("pmap_lab")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,6 +100,49 @@ def configure_runtime() -> int:
         jax.config.update("jax_num_cpu_devices", count)
     _configured_count = count
     return count
+
+
+def compilation_cache_dir(tracking_uri: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Where the app keeps JAX's compilation cache: `PMAP_LAB_COMPILATION_CACHE` (a folder, or `off`
+    for none), else `.jax-cache` beside a `sqlite:///` store, else in the working directory."""
+    raw = environ.get(COMPILATION_CACHE_ENV, "").strip()
+    if raw.lower() == "off":
+        return None
+    if raw:
+        return os.path.abspath(os.path.expanduser(raw))
+    store = tracking_uri.removeprefix("sqlite:///").split("?", 1)[0] if tracking_uri.startswith("sqlite:///") else ""
+    folder = os.path.dirname(os.path.abspath(store)) if store and store != ":memory:" else os.getcwd()
+    return os.path.join(folder, COMPILATION_CACHE_FOLDER)
+
+
+def configure_compilation_cache(tracking_uri: str) -> str | None:
+    """Turn on JAX's persistent compilation cache for this process (`compilation_cache_dir`), once,
+    before its first compile; returns the folder in force, or None.
+
+    JAX's own `JAX_COMPILATION_CACHE_DIR`, when set, wins and is left as it is (the tests set it for
+    every process they start). A folder that cannot be made leaves the cache off, with a warning."""
+    global _cache_in_force
+    with _cache_lock:
+        if _cache_in_force is not _NOT_YET:
+            return _cache_in_force  # type: ignore[return-value]
+        folder = os.environ.get("JAX_COMPILATION_CACHE_DIR") or None
+        if folder is None:
+            folder = compilation_cache_dir(tracking_uri)
+            try:
+                if folder is not None:
+                    os.makedirs(folder, exist_ok=True)
+            except OSError as error:
+                log.warning("JAX's compilation cache is off: %s", error)
+                folder = None
+            if folder is not None:
+                import jax
+
+                jax.config.update("jax_compilation_cache_dir", folder)
+                jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+                jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+                jax.config.update("jax_compilation_cache_max_size", COMPILATION_CACHE_MAX_BYTES)
+        _cache_in_force = folder
+        return folder
 
 
 def device_ladder(max_devices: int) -> list[int]:
