@@ -1,33 +1,60 @@
-"""A lab as a standalone Python script: only jax and numpy, no pmap_core, no Streamlit.
+"""A lab as a standalone Python script or Jupyter notebook: only jax and numpy, no pmap_core, no Streamlit.
 
 With the same settings the script prints the numbers the lab showed — the training lab's final
 loss and parameters, the collectives lab's result on every device, the migration lab's step in
-three ways — so a learner can run it in a notebook or on a real multi-GPU machine. The scripts
-are filled in from the readable templates in `templates/`; tests/system/test_export.py runs them
-in a fresh interpreter and compares with what `pmap_core` computes.
+three ways, the sharded-DP lab's strategy and the 2-D mesh lab's mesh with the final loss of
+`python -m pmap_core train` — so a learner can run it in Jupyter, in Colab or on a real multi-GPU
+machine. The scripts are filled in from the readable templates in `templates/`, cut into notebook
+cells at their `# %% key` lines (`notebook`), each cell after its text in the reader's language
+(`notes`). tests/system/test_export.py runs the scripts in a fresh interpreter,
+tests/system/test_export_notebooks.py the notebooks in a fresh kernel, and both compare with the CLI.
 
-A script sets its own device count (it simulates DEVICES CPU devices, or checks that a GPU or TPU
-machine has them), so its settings are checked against what a script can run, up to
+A script sets its own device count (it simulates DEVICES CPU devices, or uses a GPU or TPU machine's
+own when it has that many), so its settings are checked against what a script can run, up to
 `SCRIPT_MAX_DEVICES`, never against the devices of the process that writes it.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import pathlib
-import string
 from collections.abc import Callable, Mapping
 
 from pmap_core.concepts import collectives, migration
-from pmap_core.runtime import MAX_CPU_DEVICES, MIN_WORKER_THREADS
+from pmap_core.concepts import mesh_2d_view as mesh_view
+from pmap_core.export.notebook import check_language, notebook_json
+from pmap_core.export.notes import LANGUAGES
+from pmap_core.export.sharded import mesh_2d_export, sharded_dp_export
+from pmap_core.export.templating import SCRIPT_MAX_DEVICES, Exported, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
 from pmap_core.train import models
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError, check_int, check_seed
 
-TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
-LABS = ("training", "collectives", "migration")
-SCRIPT_MAX_DEVICES = MAX_CPU_DEVICES  # the most CPU devices a script may simulate (the runtime's own limit)
+LABS = ("training", "collectives", "migration", "sharded_dp", "mesh_2d")
+FORMATS = ("py", "ipynb")  # a script, or the same code as a notebook with the lab's texts
+
+__all__ = [
+    "FORMATS",
+    "LABS",
+    "LANGUAGES",
+    "SCRIPT_MAX_DEVICES",
+    "Exported",
+    "check_language",
+    "check_training",
+    "collectives_export",
+    "collectives_script",
+    "export_for",
+    "mesh_2d_export",
+    "migration_export",
+    "migration_script",
+    "notebook_for",
+    "notebook_json",
+    "script_devices",
+    "script_for",
+    "sharded_dp_export",
+    "training_export",
+    "training_script",
+]
 
 # What every device runs in the collectives lab, written as the script shows it (x: its vector).
 COLLECTIVE_CODE = {
@@ -43,21 +70,6 @@ COLLECTIVE_CODE = {
     "all_to_all": ("lax.all_to_all(x, AXIS, split_axis=0, concat_axis=0, tiled=True)",
                    "chunk c of device d goes to device c"),
 }
-
-
-def _fill(name: str, **values: object) -> str:
-    return string.Template((TEMPLATES / name).read_text()).substitute(values)
-
-
-def _header(title: str, settings: Mapping[str, object], devices: int, lab: str) -> str:
-    shown = ", ".join(f"{k}={v}" for k, v in settings.items())
-    return _fill("header.py.tmpl", title=title, settings=shown, filename=f"{lab}.py", devices=devices,
-                 threads=max(MIN_WORKER_THREADS, 2 * devices)).rstrip() + "\n"
-
-
-def script_devices(devices: object) -> int:
-    """A script's device count: 1 to SCRIPT_MAX_DEVICES, whatever this process has."""
-    return check_int("devices", devices, 1, SCRIPT_MAX_DEVICES)
 
 
 def check_training(config: train_config.TrainConfig) -> train_config.TrainConfig:
@@ -78,7 +90,7 @@ def check_training(config: train_config.TrainConfig) -> train_config.TrainConfig
     return config
 
 
-def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
+def training_export(config: train_config.TrainConfig, chunk: int | None = None) -> Exported:
     """The training lab's run of `config` (replicated SGD in pmap, shard_map or jit), as a script
     that runs `chunk` steps per compiled call (default: the config's)."""
     config = check_training(config)
@@ -86,24 +98,30 @@ def training_script(config: train_config.TrainConfig, chunk: int | None = None) 
                 "lr": config.learning_rate, "steps": config.steps, "seed": config.seed}
     if config.model == "mlp":
         settings |= {"hidden": config.hidden, "features": config.features}
-        model_code = _fill("model_mlp.py.tmpl", features=config.features, hidden=config.hidden, noise=models.NOISE)
+        model_code = fill("model_mlp.py.tmpl", features=config.features, hidden=config.hidden, noise=models.NOISE)
     else:
-        model_code = _fill("model_linear.py.tmpl", true_w=models.TRUE_W, true_b=models.TRUE_B, noise=models.NOISE)
-    impl_code = _fill(f"impl_{config.impl}.py.tmpl")
+        model_code = fill("model_linear.py.tmpl", true_w=models.TRUE_W, true_b=models.TRUE_B, noise=models.NOISE)
+    impl_code = fill(f"impl_{config.impl}.py.tmpl")
     if config.impl != "pmap":
-        impl_code = impl_code.rstrip() + "\n\n\n" + _fill("place_on_mesh.py.tmpl")
-    return _fill(
+        impl_code = impl_code.rstrip() + "\n\n\n" + fill("place_on_mesh.py.tmpl")
+    chunk = min(chunk or config.chunk, config.steps)
+    script = fill(
         "training.py.tmpl",
-        header=_header(f"The training lab: {config.model} trained data-parallel with {config.impl} on "
-                       f"{config.devices} device(s).", settings, config.devices, "training"),
-        model=config.model, global_batch=config.global_batch, steps=config.steps,
-        chunk=min(chunk or config.chunk, config.steps),
+        header=header(f"The training lab: {config.model} trained data-parallel with {config.impl} on "
+                      f"{config.devices} device(s).", settings, config.devices, "training"),
+        model=config.model, impl=config.impl, global_batch=config.global_batch, steps=config.steps, chunk=chunk,
         learning_rate=repr(float(config.learning_rate)), seed=config.seed, model_code=model_code.rstrip() + "\n",
         impl_code=impl_code.rstrip() + "\n",
     )
+    return Exported("training", script, {**settings, "settings": shown(settings), "chunk": chunk,
+                                         "per_device": config.per_device_batch})
 
 
-def collectives_script(op: str, devices: int, size: int, seed: int = 0) -> str:
+def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
+    return training_export(config, chunk).script
+
+
+def collectives_export(op: str, devices: int, size: int, seed: int = 0) -> Exported:
     """The collectives lab's `op` over `devices` devices on its random data, as a script."""
     devices = script_devices(devices)
     size = collectives.check_op_inputs(op, 1, size)[1]
@@ -116,23 +134,34 @@ def collectives_script(op: str, devices: int, size: int, seed: int = 0) -> str:
         if op == "ppermute" else ""
     guard = ("# Untiled psum_scatter needs SIZE == DEVICES: JAX raises its error here, as the lab showed.\n"
              if op in collectives.NEEDS_N_EQUAL_D and size != devices else "")
-    return _fill("collectives.py.tmpl",
-                 header=_header(f"The collectives lab: {op} over {devices} device(s).",
-                                {"op": op, "devices": devices, "size": size, "seed": seed}, devices, "collectives"),
-                 op=op, size=size, seed=seed, ring=ring, expression=expression, comment=comment, guard=guard)
+    settings = {"op": op, "devices": devices, "size": size, "seed": seed}
+    script = fill("collectives.py.tmpl",
+                  header=header(f"The collectives lab: {op} over {devices} device(s).", settings, devices,
+                                "collectives"),
+                  op=op, size=size, seed=seed, ring=ring, expression=expression, comment=comment, guard=guard)
+    return Exported("collectives", script, {**settings, "settings": shown(settings)})
 
 
-def migration_script(devices: int, per_device: int, seed: int = 0) -> str:
+def collectives_script(op: str, devices: int, size: int, seed: int = 0) -> str:
+    return collectives_export(op, devices, size, seed).script
+
+
+def migration_export(devices: int, per_device: int, seed: int = 0) -> Exported:
     """The migration lab's one SGD step written three ways (pmap, shard_map, jit) and in NumPy, as a script."""
     devices = script_devices(devices)
     per_device = check_int("per_device", per_device, 1, migration.MAX_PER_DEVICE)
     seed = check_seed(seed)
-    return _fill("migration.py.tmpl",
-                 header=_header(f"The migration lab: one data-parallel step as pmap, shard_map and jit on "
-                                f"{devices} device(s).", {"devices": devices, "per_device": per_device},
-                                devices, "migration"),
-                 per_device=per_device, features=migration.FEATURES, learning_rate=repr(migration.LEARNING_RATE),
-                 seed=seed)
+    settings = {"devices": devices, "per_device": per_device}
+    script = fill("migration.py.tmpl",
+                  header=header(f"The migration lab: one data-parallel step as pmap, shard_map and jit on "
+                                f"{devices} device(s).", settings, devices, "migration"),
+                  per_device=per_device, features=migration.FEATURES, learning_rate=repr(migration.LEARNING_RATE),
+                  seed=seed)
+    return Exported("migration", script, {**settings, "settings": shown(settings), "batch": devices * per_device})
+
+
+def migration_script(devices: int, per_device: int, seed: int = 0) -> str:
+    return migration_export(devices, per_device, seed).script
 
 
 # --- the same settings by their link names (the CLI: `export LAB name=value …`) ---------------
@@ -145,13 +174,25 @@ def _number(kind: Callable[[str], object], name: str, raw: str) -> object:
         raise LabInputError("not_a_number", "{name} must be a number, got {value!r}", name=name, value=raw) from None
 
 
-def script_for(lab: str, settings: Mapping[str, str]) -> str:
-    """The script of `lab` with settings named as in its link (devices=4 op=psum …); the rest are the lab's defaults."""
-    builders = {"training": _training_from, "collectives": _collectives_from, "migration": _migration_from}
+def export_for(lab: str, settings: Mapping[str, str]) -> Exported:
+    """`lab` with settings named as in its link (devices=4 op=psum …); the rest are the lab's defaults."""
+    builders = {"training": _training_from, "collectives": _collectives_from, "migration": _migration_from,
+                "sharded_dp": _sharded_dp_from, "mesh_2d": _mesh_2d_from}
     if lab not in builders:
         raise LabInputError("unknown_lab", "unknown lab {lab!r}; choose one of {options}", lab=lab,
                             options=", ".join(LABS))
     return builders[lab](dict(settings))
+
+
+def script_for(lab: str, settings: Mapping[str, str]) -> str:
+    """The script of `lab` with settings named as in its link."""
+    return export_for(lab, settings).script
+
+
+def notebook_for(lab: str, settings: Mapping[str, str], lang: str = "en") -> str:
+    """The notebook of `lab` with settings named as in its link, its texts in `lang`."""
+    check_language(lang)
+    return notebook_json(export_for(lab, settings), lang)
 
 
 def _take(settings: dict[str, str], lab: str, known: Mapping[str, tuple[Callable[[str], object], object]]) -> dict:
@@ -163,7 +204,7 @@ def _take(settings: dict[str, str], lab: str, known: Mapping[str, tuple[Callable
             for name, (kind, default) in known.items()}
 
 
-def _training_from(settings: dict[str, str]) -> str:
+def _training_from(settings: dict[str, str]) -> Exported:
     d = train_config.TrainConfig()
     devices = _number(int, "devices", settings["devices"]) if "devices" in settings else d.devices
     s = _take(settings, "training", {
@@ -171,17 +212,58 @@ def _training_from(settings: dict[str, str]) -> str:
         "batch": (int, train_config.default_batch(devices)),
         "lr": (float, d.learning_rate), "steps": (int, d.steps), "hidden": (int, d.hidden),
         "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
-    return training_script(train_config.TrainConfig(
+    return training_export(train_config.TrainConfig(
         model=s["model"], devices=s["devices"], impl=s["impl"], global_batch=s["batch"], learning_rate=s["lr"],
         steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"], scaling=s["scaling"]))
 
 
-def _collectives_from(settings: dict[str, str]) -> str:
+def _collectives_from(settings: dict[str, str]) -> Exported:
     s = _take(settings, "collectives", {"op": (str, "pmean"), "devices": (int, 4), "size": (int, 8),
                                         "seed": (int, 0)})
-    return collectives_script(s["op"], s["devices"], s["size"], s["seed"])
+    return collectives_export(s["op"], s["devices"], s["size"], s["seed"])
 
 
-def _migration_from(settings: dict[str, str]) -> str:
+def _migration_from(settings: dict[str, str]) -> Exported:
     s = _take(settings, "migration", {"devices": (int, 8), "per_device": (int, 2)})
-    return migration_script(s["devices"], s["per_device"])
+    return migration_export(s["devices"], s["per_device"])
+
+
+def _sharded_dp_from(settings: dict[str, str]) -> Exported:
+    """The sharded-DP lab's settings, its page's defaults for the rest."""
+    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else 8
+    accum = _number(int, "accum", settings["accum"]) if "accum" in settings else 1
+    s = _take(settings, "sharded_dp", {
+        "strategy": (str, "zero3"), "optimizer": (str, "adam"), "precision": (str, "float32"),
+        "grad_dtype": (str, "float32"), "devices": (int, 8), "accum": (int, 1),
+        "batch": (int, train_config.default_batch(devices, accum) if isinstance(devices, int) and
+                  isinstance(accum, int) and devices > 0 and accum > 0 else 0),
+        "steps": (int, 100), "hidden": (int, 64), "features": (int, 16), "lr": (float, 0.01), "seed": (int, 0)})
+    return sharded_dp_export(train_config.TrainConfig(
+        model="mlp", impl="jit", devices=s["devices"], global_batch=s["batch"], learning_rate=s["lr"],
+        steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"], optimizer=s["optimizer"],
+        strategy=s["strategy"], accum_steps=s["accum"], grad_dtype=s["grad_dtype"], precision=s["precision"]))
+
+
+def _mesh_2d_from(settings: dict[str, str]) -> Exported:
+    """The 2-D mesh lab's settings (mesh=4x2: data x model), its page's defaults for the rest."""
+    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else 8
+    if "mesh" in settings:
+        data, model = mesh_view.parse_shape(settings["mesh"])
+        if "devices" in settings and devices != data * model:
+            raise LabInputError("mesh_devices", "a {data}x{model} mesh has {count} devices, not {devices}",
+                                data=data, model=model, count=data * model, devices=devices)
+        devices = data * model
+    devices = script_devices(devices)
+    hidden = _number(int, "hidden", settings["hidden"]) if "hidden" in settings else mesh_view.round_up(
+        mesh_view.HIDDEN, devices)
+    if "mesh" not in settings:
+        shapes = [(devices // m, m) for m in range(1, devices + 1) if devices % m == 0 and hidden % m == 0]
+        data, model = mesh_view.default_shape(shapes) if shapes else (devices, 1)
+    s = _take(settings, "mesh_2d", {
+        "mesh": (str, f"{data}x{model}"), "devices": (int, devices), "strategy": (str, "dp"),
+        "hidden": (int, hidden), "features": (int, 8), "batch": (int, mesh_view.round_up(mesh_view.BATCH, devices)),
+        "steps": (int, 100), "lr": (float, 0.1), "seed": (int, 0)})
+    return mesh_2d_export(train_config.TrainConfig(
+        model="mlp", impl="tensor", devices=data * model, mesh_model=model, global_batch=s["batch"],
+        learning_rate=s["lr"], steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"],
+        strategy=s["strategy"]))

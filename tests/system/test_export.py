@@ -5,6 +5,7 @@ collectives: every device's result; migration: the step three ways), at D = 1, 2
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import subprocess
 
@@ -87,8 +88,10 @@ def test_exported_scripts_print_what_the_labs_compute(tmp_path, capsys):
         np.testing.assert_allclose(shown, np.ravel(run.after), rtol=1e-6, err_msg=f"{op} D={d}")
 
     ways = migration.run_three_ways(2, 3)
-    lines = _output(processes[("migration", 2)]).splitlines()
-    for way, line in zip(ways.ways, lines[:3], strict=True):
+    out = _output(processes[("migration", 2)])
+    assert out.startswith("running on 2 simulated CPU device(s)\n"), out  # the script says which devices it runs on
+    lines = [line for line in out.splitlines() if line.split(":")[0] in ("pmap", "shard_map", "jit")]
+    for way, line in zip(ways.ways, lines, strict=True):
         assert line.startswith(f"{way.impl}:")
         expected = [way.loss, *np.ravel(way.params["w"]), float(way.params["b"])]
         np.testing.assert_allclose([float(v) for v in NUMBER.findall(line)], expected, rtol=1e-5, atol=1e-6)
@@ -107,12 +110,15 @@ def test_the_cli_refuses_bad_settings_in_one_line(capsys, argv, message):
 
 
 @pytest.mark.parametrize("argv", [["training", "devices=16", "batch=64"], ["migration", "devices=16"],
-                                  ["collectives", "op=psum_scatter_tiled", "devices=16", "size=32"]])
+                                  ["collectives", "op=psum_scatter_tiled", "devices=16", "size=32"],
+                                  ["sharded_dp", "devices=16"], ["mesh_2d", "mesh=4x4"],
+                                  ["training", "devices=16", "--format", "ipynb"]])
 def test_a_script_simulates_its_own_devices_whatever_this_server_has(capsys, argv):
     """The script sets its own device count: this process's 8 devices are no limit on it."""
     assert jax.device_count() == 8
     assert main(["export", *argv]) == 0
-    assert "\nDEVICES = 16\n" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "\nDEVICES = 16\n" in ("".join(json.loads(out)["cells"][2]["source"]) if "ipynb" in argv else out)
 
 
 def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
@@ -128,6 +134,12 @@ def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
     (["training", "devices=16", "batch=24"], "global_batch 24 does not split evenly over 16 devices"),
     (["collectives", "op=psum_scatter_tiled", "devices=16", "size=24"], "must be a multiple of 16"),
     (["training", "impl=tensor", "model=mlp"], "impl must be one of pmap, shard_map, jit, got 'tensor'"),
+    (["sharded_dp", "devices=16", "accum=4", "batch=32"], "does not split into 16 devices × 4 micro-batches"),
+    (["sharded_dp", "strategy=zero4"], "strategy must be one of dp, zero1, zero2, zero3, got 'zero4'"),
+    (["mesh_2d", "mesh=3x2", "hidden=9"], "the model axis (2 devices) must divide hidden (9)"),
+    (["mesh_2d", "mesh=4x2", "devices=4"], "a 4x2 mesh has 8 devices, not 4"),
+    (["mesh_2d", "mesh=8x16"], "devices must be between 1 and 64, got 128"),
+    (["training", "--format", "ipynb", "--lang", "fr"], "lang must be one of en, zh, got 'fr'"),
 ])
 def test_export_refuses_what_no_script_can_run(capsys, argv, message):
     assert main(["export", *argv]) == 2

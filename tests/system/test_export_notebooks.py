@@ -1,0 +1,159 @@
+"""Exported notebooks: the script's own code in cells, each after its text in the page's language; run by
+nbclient in a fresh kernel (jax and numpy only, simulated CPU devices) they print the CLI's numbers.
+
+Executing a notebook costs a kernel start and a JAX import: one notebook per exportable lab, all of them
+run at once in child processes while this process computes the references."""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+
+import nbformat
+import numpy as np
+import pytest
+
+from labs.texts.glossary import GLOSSARY
+from pmap_core import export
+from pmap_core.cli.commands import main
+from pmap_core.concepts import collectives, migration
+from pmap_core.export.notes import LANGUAGES, NOTES
+from pmap_core.export.templating import cells
+from tests.support import start_python
+from tests.system.test_export import NUMBER, _device_results, _training_output
+
+CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
+CODE_SPAN = re.compile(r"`([^`]+)`")
+
+# Settings that, together, reach every cell text: each model, implementation and strategy.
+EVERY_CELL = [
+    ("training", {"model": "linear", "impl": "pmap"}), ("training", {"model": "mlp", "impl": "shard_map"}),
+    ("training", {"impl": "jit"}), ("collectives", {"op": "ppermute"}), ("migration", {}),
+    *[("sharded_dp", {"strategy": s}) for s in ("dp", "zero1", "zero2", "zero3")], ("mesh_2d", {}),
+]
+
+# One notebook per lab, at device counts other than 8 (odd ones among them), and the CLI's command for it.
+EXECUTED = {
+    "training": (["model=mlp", "devices=3", "impl=shard_map", "batch=48", "steps=40", "hidden=16", "lr=0.1",
+                  "seed=3"],
+                 ["--model", "mlp", "--devices", "3", "--impl", "shard_map", "--global-batch", "48", "--steps", "40",
+                  "--hidden", "16", "--learning-rate", "0.1", "--seed", "3"]),
+    "sharded_dp": (["strategy=zero3", "optimizer=adam", "precision=mixed", "devices=5", "accum=2", "batch=60",
+                    "steps=30", "hidden=16", "features=8"],
+                   ["--model", "mlp", "--strategy", "zero3", "--optimizer", "adam", "--precision", "mixed",
+                    "--devices", "5", "--accum-steps", "2", "--global-batch", "60", "--steps", "30", "--hidden", "16",
+                    "--features", "8", "--learning-rate", "0.01"]),
+    "mesh_2d": (["mesh=2x2", "hidden=12", "batch=64", "steps=30"],
+                ["--model", "mlp", "--mesh", "data=2,model=2", "--hidden", "12", "--features", "8",
+                 "--global-batch", "64", "--steps", "30", "--learning-rate", "0.1"]),
+    "collectives": (["op=psum_scatter_tiled", "devices=3", "size=6"], None),
+    "migration": (["devices=5", "per_device=2"], None),
+}
+
+# A child Python that runs one notebook with nbclient in a fresh kernel of this interpreter: the kernel is
+# declared in a temporary JUPYTER_PATH, so no kernel needs to be installed on the machine.
+RUN_NOTEBOOK = """
+import json, os, pathlib, sys, tempfile
+import nbclient, nbformat
+path = pathlib.Path(os.environ["NOTEBOOK"])
+with tempfile.TemporaryDirectory() as home:
+    spec = pathlib.Path(home, "kernels", "python3")
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "python3", "language": "python"}))
+    os.environ["JUPYTER_PATH"] = home
+    book = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(book, kernel_name="python3", timeout=240,
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    nbformat.write(book, path)
+"""
+
+
+def _placeholders(text: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name is not None}
+
+
+def test_every_text_has_both_languages_with_the_same_placeholders_code_and_terms():
+    for key, entry in NOTES.items():
+        assert set(entry) == set(LANGUAGES) and all(v.strip() for v in entry.values()), key
+        en, zh = entry["en"], entry["zh"]
+        assert _placeholders(en) == _placeholders(zh), key
+        assert sorted(CODE_SPAN.findall(en)) == sorted(CODE_SPAN.findall(zh)), key
+        assert not CJK.search(en), key
+        for term in GLOSSARY:
+            pattern = re.compile(term["en_pattern"], 0 if re.search(r"[A-Z]", term["en_pattern"]) else re.IGNORECASE)
+            named = bool(pattern.search(CODE_SPAN.sub(" ", en)))
+            if named or term.get("banned_where") != "term":
+                assert not [b for b in term.get("banned_zh", ()) if b in CODE_SPAN.sub(" ", zh)], (key, term["en"])
+            if named:
+                assert any(form in zh for form in term["zh_forms"]), (key, term["en"], zh)
+
+
+@pytest.mark.parametrize("lab, settings", EVERY_CELL, ids=[f"{lab}-{'-'.join(s.values())}" for lab, s in EVERY_CELL])
+def test_a_notebook_is_its_script_in_cells_after_their_texts(lab, settings):
+    exported = export.export_for(lab, {k: str(v) for k, v in settings.items()})
+    script_cells = cells(exported.script)
+    assert "pmap_core" not in exported.script and "streamlit" not in exported.script
+    for lang in LANGUAGES:
+        book = nbformat.reads(export.notebook_for(lab, settings, lang), as_version=4)
+        nbformat.validate(book)
+        code = [c.source for c in book.cells if c.cell_type == "code"]
+        assert code == [text for _, text in script_cells]  # one code text: the script's
+        assert book.cells[0].cell_type == "markdown" and book.cells[0].source.startswith("# ")
+        for cell, following in zip(book.cells[1:], book.cells[2:], strict=False):
+            if following.cell_type == "code":
+                assert cell.cell_type == "markdown" and cell.source.strip(), (lab, lang)
+        assert bool(CJK.search(book.cells[1].source)) == (lang == "zh")
+    first = script_cells[0][1]  # the first cell fixes the devices and says which it uses
+    assert script_cells[0][0] == "setup" and "jax_num_cpu_devices" in first and "print(devices)" in first
+
+
+def test_the_cli_writes_a_notebook_in_the_language_asked(capsys):
+    assert main(["export", "collectives", "op=psum", "devices=2", "--format", "ipynb", "--lang", "zh"]) == 0
+    book = nbformat.reads(capsys.readouterr().out, as_version=4)
+    assert book.cells[0].source.startswith("# 集合通信实验：在 2 个设备上运行 psum")
+    assert book.metadata.kernelspec.name == "python3"
+
+
+def _cli_json(capsys, argv: list[str]) -> dict:
+    assert main(["train", "--json", "--no-tracking", *argv]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _printed(book) -> str:
+    """Everything the notebook's cells printed on stdout, in order."""
+    return "".join(out.get("text", "") for cell in book.cells if cell.cell_type == "code" for out in cell.outputs
+                   if out.get("name") == "stdout")
+
+
+def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
+    paths = {}
+    for lab, (settings, _) in EXECUTED.items():
+        assert main(["export", lab, *settings, "--format", "ipynb"]) == 0
+        paths[lab] = tmp_path / f"{lab}.ipynb"
+        paths[lab].write_text(capsys.readouterr().out)
+    # As in a learner's Jupyter: no path to this repository, no device setting of ours.
+    processes = {lab: start_python(RUN_NOTEBOOK, cwd=tmp_path, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"),
+                                   env={"NOTEBOOK": str(path)}) for lab, path in paths.items()}
+    references = {lab: _cli_json(capsys, argv) for lab, (_, argv) in EXECUTED.items() if argv}
+    outputs = {}
+    for lab, process in processes.items():
+        _, err = process.communicate(timeout=280)
+        assert process.returncode == 0, (lab, err[-3000:])
+        outputs[lab] = _printed(nbformat.read(paths[lab], as_version=4))
+
+    for lab, reference in references.items():
+        devices = reference["devices"]
+        assert outputs[lab].startswith(f"running on {devices} simulated CPU device(s)\n"), outputs[lab][:200]
+        loss, params = _training_output(outputs[lab])
+        np.testing.assert_allclose(loss, reference["final_loss"], rtol=1e-5, err_msg=lab)
+        assert set(params) == {"w1", "b1", "w2", "b2"}, lab
+
+    run = collectives.run_collective("psum_scatter_tiled", 3, 6)
+    np.testing.assert_allclose(_device_results(outputs["collectives"]), np.ravel(run.after), rtol=1e-6)
+    ways = migration.run_three_ways(5, 2)
+    lines = [line for line in outputs["migration"].splitlines() if line.split(":")[0] in ("pmap", "shard_map", "jit")]
+    for way, line in zip(ways.ways, lines, strict=True):
+        expected = [way.loss, *np.ravel(way.params["w"]), float(way.params["b"])]
+        np.testing.assert_allclose([float(v) for v in NUMBER.findall(line)], expected, rtol=1e-5, atol=1e-6)
