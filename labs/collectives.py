@@ -82,7 +82,7 @@ with guard(T):
             st.success(T("check.ok", devices=run.devices, error=run.max_abs_error))
         else:
             st.error(T("check.bad", error=run.max_abs_error))
-    export_button(T, lambda: export.collectives_script(op, devices, size, seed), "collectives.py")
+    export_button(T, lambda: export.collectives_export(op, devices, size, seed))
 
 show_code(T, collectives.collective_fn, collectives.compiled_collective, collectives.reference,
              collectives.run_collective)

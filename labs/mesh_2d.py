@@ -10,12 +10,13 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import charts, heavy_jobs
-from labs.ui.blocks import dataframe, show_code
+from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
 from labs.ui.visitor import guard
+from pmap_core import export
 from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.concepts import mesh_2d_view as view
 from pmap_core.costs import analytic
@@ -334,6 +335,8 @@ with guard(T):
         st.caption(T("skipped", devices=devices, hidden=hidden, shapes=", ".join(view.shape_id(*s) for s in skipped)))
 
 train_clicked = st.button(T("button.train"), key="mesh_2d.train", disabled=config is None)
+if config is not None:
+    export_button(T, lambda: export.mesh_2d_export(config, CHUNK))
 with guard(T):
     if train_clicked:
         run_training(config)

@@ -234,7 +234,7 @@ with guard(T):
     show_changes(result)
     show_results(result)
     show_trap(result.trap)
-    export_button(T, lambda: export.migration_script(devices, per_device), "migration.py")
+    export_button(T, lambda: export.migration_export(devices, per_device))
     show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
                  migration.changes, migration.shard_map_grads, migration.run_trap)
 

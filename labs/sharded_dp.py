@@ -8,12 +8,13 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import charts, heavy_jobs
-from labs.ui.blocks import dataframe, show_code
+from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_bool, url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
 from labs.ui.visitor import guard
+from pmap_core import export
 from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
 from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
@@ -355,6 +356,8 @@ left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="sharded_dp.train", type="primary", disabled=not valid)
 measure_clicked = right.button(T("button.measure"), key="sharded_dp.measure", disabled=not valid,
                                help=T("button.measure.help", counts=", ".join(map(str, counts))))
+if valid:
+    export_button(T, lambda: export.sharded_dp_export(config, CHUNK))
 with guard(T):
     if train_clicked:
         run_training([config, zero_compare.companion(config)] if compare else [config])

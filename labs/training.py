@@ -264,7 +264,7 @@ train_clicked = left.button(T("button.train"), key="training.train", type="prima
 sweep_clicked = right.button(T("button.sweep"), key="training.sweep", disabled=not valid,
                              help=sweep_help(config, sweep_counts) if valid else None)
 if valid:
-    export_button(T, lambda: export.training_script(config, CHUNK), "training.py")
+    export_button(T, lambda: export.training_export(config, CHUNK))
 with guard(T):
     if train_clicked:
         run_training(config)

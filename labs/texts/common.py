@@ -59,6 +59,14 @@ TEXTS = {
         "en": "There is no exportable lab {lab}; choose one of {options}.",
         "zh": "没有可导出的实验 {lab}；请从 {options} 中选择。",
     },
+    "error.unknown_language": {
+        "en": "A notebook's explanations are in one of {options}; got {value}.",
+        "zh": "notebook 的说明文字只能是 {options} 之一；收到的是 {value}。",
+    },
+    "error.mesh_devices": {
+        "en": "A {data}x{model} mesh has {count} devices, not {devices}: the mesh sets the device count.",
+        "zh": "{data}x{model} 的网格有 {count} 个设备，而不是 {devices} 个：设备数由网格决定。",
+    },
     "error.unknown_setting": {
         "en": "The {lab} lab has no setting {names}; it has {options}.",
         "zh": "{lab} 实验没有设置 {names}；它的设置有 {options}。",
@@ -168,6 +176,13 @@ TEXTS = {
               "settings; run it in a notebook or on a machine with real GPUs.",
         "zh": "一个独立脚本（只需 jax 和 numpy），用当前设置打印本实验显示的数值；可在 notebook 中运行，"
               "也可在有真实 GPU 的机器上运行。",
+    },
+    "export.notebook": {"en": "Export as a Jupyter notebook", "zh": "导出为 Jupyter notebook"},
+    "export.notebook.help": {
+        "en": "The same code as a notebook, with this lab's explanations in the page's language; it runs on "
+              "simulated CPU devices, or on a GPU or TPU runtime (Colab) when that has enough devices.",
+        "zh": "同样的代码，做成 notebook，并附上本实验的说明（使用页面当前的语言）；它在模拟的 CPU 设备上运行，"
+              "若 GPU 或 TPU 运行时（Colab）的设备足够多，则在它们上运行。",
     },
     # Links into MLflow's own UI (labs/ui/tracking.py), on every page that shows a run.
     "mlflow.open_run": {"en": "Open in MLflow", "zh": "在 MLflow 中打开"},

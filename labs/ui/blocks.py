@@ -1,5 +1,5 @@
 """Parts many labs draw the same way: a table with translated headers, the code a lab ran, the
-lab as a script to download."""
+lab as a script and as a notebook to download."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from typing import Any
 
 import streamlit as st
 
-from labs.ui.i18n import Texts
+from labs.ui.i18n import Texts, language
 from labs.ui.visitor import guard
+from pmap_core import export
 
 
 def dataframe(T: Texts, frame: Any) -> None:
@@ -26,8 +27,15 @@ def show_code(T: Texts, *objects: Any) -> None:
             st.code(inspect.getsource(obj), language="python")
 
 
-def export_button(T: Texts, build: Callable[[], str], file_name: str) -> None:
-    """The lab with its current settings as a standalone script (only jax and numpy) to download."""
+def export_button(T: Texts, build: Callable[[], export.Exported]) -> None:
+    """The lab with its current settings as a standalone script (only jax and numpy) and, beside it, the
+    same code as a Jupyter notebook whose explanations read in the page's language."""
     with guard(T):
-        st.download_button(T("export.button"), build(), file_name=file_name, mime="text/x-python",
-                           help=T("export.help"), key=f"{T.page}.export", on_click="ignore")
+        exported = build()
+        notebook = export.notebook_json(exported, language())
+        left, right = st.columns(2)
+        left.download_button(T("export.button"), exported.script, file_name=f"{exported.lab}.py",
+                             mime="text/x-python", help=T("export.help"), key=f"{T.page}.export", on_click="ignore")
+        right.download_button(T("export.notebook"), notebook, file_name=f"{exported.lab}.ipynb",
+                              mime="application/x-ipynb+json", help=T("export.notebook.help"),
+                              key=f"{T.page}.export_notebook", on_click="ignore")
