@@ -133,8 +133,10 @@ TEXTS = {
               "收到的是模型 {model}、优化器 {optimizer}、策略 {strategy}。",
     },
     "error.pipeline_devices": {
-        "en": "The pipeline runs one stage per device: {stages} stages need {stages} devices, got {devices}.",
-        "zh": "流水线每台设备运行一个阶段：{stages} 个阶段需要 {stages} 台设备，收到的是 {devices} 台。",
+        "en": "The pipeline runs one stage per device, D/P pipelines side by side: {stages} stages need a "
+              "multiple of {stages} devices, got {devices}.",
+        "zh": "流水线每台设备运行一个阶段，D/P 条流水线并排运行：{stages} 个阶段需要 {stages} 的倍数台设备，"
+              "收到的是 {devices} 台。",
     },
     "error.layers_not_divisible": {
         "en": "{layers} layers do not split evenly into {stages} stages.",

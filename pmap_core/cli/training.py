@@ -87,7 +87,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
         help=f"MLP layers: hidden tanh layers of width --hidden, then the output layer (2–{train_config.MAX_LAYERS}; "
              f"default: {d.layers})")
     add("--pipeline-stages", type=int, default=None,
-        help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; D = P)")
+        help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices "
+             "a multiple of P, default P: D/P pipelines side by side, data parallel over them)")
     add("--microbatches", type=int, default=d.microbatches,
         help=f"impl pipeline: M micro-batches per step (1–{train_config.MAX_MICROBATCHES})")
     add("--schedule", choices=SCHEDULES, default=d.schedule,

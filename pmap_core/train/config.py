@@ -236,8 +236,9 @@ def _check_mesh(config: TrainConfig) -> None:
 
 def _check_pipeline(config: TrainConfig) -> None:
     """More than 2 layers train replicated (pmap, shard_map, jit with SGD) or pipelined; a pipeline
-    (impl pipeline) trains the MLP with SGD in float32, one stage per device, its layers and its
-    global batch splitting evenly into the stages and the micro-batches."""
+    (impl pipeline) trains the MLP with SGD in float32, one stage per device and D/P pipelines side by side
+    (data parallelism over them), its layers splitting evenly into the stages and its global batch into
+    D/P · M micro-batches."""
     pipelined = config.impl == PIPELINE_IMPL
     if config.layers != 2 and not pipelined and (config.impl not in IMPLEMENTATIONS or config.sharded_state):
         raise LabInputError("layers_need_replicated",
@@ -254,17 +255,18 @@ def _check_pipeline(config: TrainConfig) -> None:
                             "impl pipeline splits the MLP's layers and trains with SGD in float32 (strategy dp, no "
                             "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
                             model=config.model, optimizer=config.optimizer, strategy=config.strategy)
-    if config.devices != config.pipeline_stages:
-        raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device: {stages} stages need "
-                            "{stages} devices, got {devices}", stages=config.pipeline_stages, devices=config.devices)
+    if config.devices % config.pipeline_stages:
+        raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device, D/P pipelines side by "
+                            "side: {stages} stages need a multiple of {stages} devices, got {devices}",
+                            stages=config.pipeline_stages, devices=config.devices)
     if config.layers % config.pipeline_stages:
         raise LabInputError("layers_not_divisible", "{layers} layers do not split evenly into {stages} stages",
                             layers=config.layers, stages=config.pipeline_stages)
-    if config.global_batch % config.microbatches:
-        step = config.microbatches
+    if config.global_batch % (config.devices // config.pipeline_stages * config.microbatches):
+        step = config.devices // config.pipeline_stages * config.microbatches
         raise LabInputError("microbatches_not_divisible",
                             "global_batch {batch} does not split into {microbatches} micro-batches of equal size; "
-                            "try {suggestion}", batch=config.global_batch, microbatches=config.microbatches,
+                            "try {suggestion}", batch=config.global_batch, microbatches=step,
                             suggestion=max(step, config.global_batch // step * step))
 
 
@@ -277,9 +279,11 @@ def default_batch(devices: int, accum_steps: int = 1) -> int:
 
 def baseline_config(config: TrainConfig) -> TrainConfig:
     """The one-device run S(D) is measured against: the same global batch (strong) or the same
-    per-device batch (weak)."""
+    per-device batch (weak). A pipeline's is the same model unsplit, on one device (impl jit)."""
     batch = config.global_batch if config.scaling == "strong" else config.per_device_batch
-    return dataclasses.replace(config, devices=1, global_batch=batch, mesh_model=1)
+    unsplit = (dict(impl="jit", pipeline_stages=1, microbatches=1, schedule="gpipe")
+               if config.impl == PIPELINE_IMPL else {})
+    return dataclasses.replace(config, devices=1, global_batch=batch, mesh_model=1, **unsplit)
 
 
 def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None,

@@ -2,9 +2,10 @@
 
 - "linear": y = w·x + b fitted to y = 3x + 1 (the tutorial's example, with the
   bias it forgot), x uniform in [-1, 1] plus a little noise.
-- "mlp": `layers` layers (default 2: one hidden tanh layer, then the output layer; more: hidden tanh
-  layers of width `hidden`, then the output layer), fitted to a smooth random teacher function of
-  `features` inputs. Layer k's parameters are w{k} and b{k}.
+- "mlp": `layers` layers (default 2: one hidden tanh layer, then the output layer; more: the first
+  hidden tanh layer, L − 2 residual tanh layers h + tanh(h w + b) / L of width `hidden`, then the output
+  layer), fitted to a smooth random teacher function of `features` inputs. Layer k's parameters are
+  w{k} and b{k}.
 
 Parameters are plain dicts of arrays (a pytree), so `jax.grad` and `lax.pmean`
 work on them leaf by leaf.
@@ -83,23 +84,45 @@ def depth(model: str, params: dict[str, Any]) -> int:
     return 1 if model == "linear" else sum(1 for name in params if name.startswith("w"))
 
 
-def apply_layer(model: str, layer: int, params: dict[str, jax.Array], h: jax.Array) -> jax.Array:
-    """Layer `layer` of `model` on its input h, with that layer's parameters: the MLP's hidden tanh
-    layers, then its output layer (the one whose weight is a vector); linear regression's one layer.
-    The last layer returns (b,)."""
+def residual_scale(layer: int, layers: int) -> float | None:
+    """The weight 1/L of layer `layer`'s tanh branch when it is one of an L-layer MLP's residual layers (the
+    hidden layers after the first: none at the default depth 2), else None.
+
+    Why residual, and why 1/L: trained with SGD at the lab's η = 0.1, a plain stack of 4 tanh layers
+    sharpens as its loss falls (the Hessian's largest eigenvalue, measured on the default data: 8.5 at
+    step 0, 19–25 from step 125 on) until it reaches 2/η = 20, where gradient descent stops being stable
+    along that direction (Cohen et al. 2021, "Gradient descent on neural networks typically occurs at the
+    edge of stability"): the loss jumps up and down, and rounding differences of 1e-7 between two
+    correct summation orders (one device against four, data against pipeline parallelism) grow to 1e-3
+    in 300 steps. A smaller or orthogonal initialization of the hidden layers delays that by a few dozen
+    steps, no more (measured: every one ends at 2/η). Residual layers whose branch is scaled down by the
+    depth keep a deep network close to its shallow part (Zhang et al. 2019, Fixup; De & Smith 2020,
+    SkipInit; Bordelon et al. 2023, 1/L branches): measured, the largest eigenvalue stays under 12 for
+    seeds 0–3 at L = 4 and 8 over 300 steps (under 16 over 1,000), so every correct order of the sums
+    ends within 1e-5 of every other."""
+    return 1.0 / layers if 0 < layer < layers - 1 else None
+
+
+def apply_layer(model: str, layer: int, params: dict[str, jax.Array], h: jax.Array, layers: int = 2) -> jax.Array:
+    """Layer `layer` of an L = `layers`-layer `model` on its input h, with that layer's parameters: the MLP's
+    first hidden tanh layer, its residual tanh layers (`residual_scale`), then its output layer (the one
+    whose weight is a vector); linear regression's one layer. The last layer returns (b,)."""
     if model == "linear":
         return params["w"] * h[:, 0] + params["b"]
     w, b = params[f"w{layer + 1}"], params[f"b{layer + 1}"]
-    if w.ndim == 2:
+    if w.ndim == 1:
+        return h @ w + b
+    scale = residual_scale(layer, layers)
+    if scale is None:
         return jnp.tanh(h @ w + b)
-    return h @ w + b
+    return h + scale * jnp.tanh(h @ w + b)
 
 
 def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array:
     """Model output for a batch x of shape (b, features): shape (b,), layer after layer."""
-    h = x
-    for layer in range(depth(model, params)):
-        h = apply_layer(model, layer, params, h)
+    h, layers = x, depth(model, params)
+    for layer in range(layers):
+        h = apply_layer(model, layer, params, h, layers)
     return h
 
 

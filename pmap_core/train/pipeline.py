@@ -1,5 +1,6 @@
-"""Pipeline parallelism: the MLP's L layers split into P stages, one per device of a `stage` mesh axis,
-the global batch into M micro-batches, and a schedule that says, for every device and time slot, which
+"""Pipeline parallelism: the MLP's L layers split into P stages, one per device of a `stage` mesh axis
+(D/P such pipelines side by side on a `data` axis, data parallel over them), each pipeline's rows of the
+global batch into M micro-batches, and a schedule that says, for every device and time slot, which
 micro-batch's forward or backward it runs, or that it waits. A `ParallelProgram`
 (`PipelineProgram`), registered as impl "pipeline".
 
@@ -12,7 +13,9 @@ slot every device looks up its own entry, runs its stage's forward or backward (
 every device sends its stage's output forward (`lax.ppermute` s → s + 1) and its input's cotangent
 backward (s → s − 1). What arrives is kept under the micro-batch the sender worked on, until the table
 says to use it. A backward recomputes its stage's forward from the kept input (`jax.vjp`), so a stage
-keeps one input per micro-batch in flight. Each stage sums its micro-batches' gradients and takes its
+keeps one input per micro-batch in flight, in buffers sized from the table (`stash_slots`): M inputs
+under GPipe, at most P under 1F1B, which is where 1F1B's lower peak memory comes from
+(`peak_bytes_per_device`, read from the compiled program). Each stage sums its micro-batches' gradients and takes its
 SGD step on its own layers: the same gradients as data parallelism over the same batch, whatever the
 schedule.
 
@@ -34,7 +37,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.train import models
+from pmap_core.train import footprint, models
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -45,7 +48,7 @@ from pmap_core.train.program import (
     place_from_host,
 )
 
-STAGE_AXIS = "stage"
+DATA_AXIS, STAGE_AXIS = "data", "stage"
 SCHEDULES = ("gpipe", "1f1b")
 IDLE, FORWARD, BACKWARD = 0, 1, 2
 
@@ -116,6 +119,39 @@ def schedule_bubble(stages: int, microbatches: int, schedule: str) -> float:
     return bubble_fraction(schedule_table(stages, microbatches, schedule))
 
 
+def slot_of(table: list[list[Slot]], kind: int, stage: int, micro: int) -> int:
+    """The time slot in which `stage` runs `kind` of micro-batch `micro`."""
+    return next(t for t, row in enumerate(table) if row[stage] == Slot(kind, micro))
+
+
+def held(table: list[list[Slot]], kept: str) -> list[int]:
+    """[stage]: the most micro-batches a stage keeps at once. kept "activations": a stage's input, from the
+    end of the slot in which the previous stage sent it to the slot of the stage's own backward (the first
+    stage reads its rows of the batch: none); "cotangents": the gradient of its output, from the end of
+    the next stage's backward to its own backward (the last stage: none)."""
+    stages, micro = len(table[0]), len({slot.micro for row in table for slot in row} - {-1})
+    most = []
+    for s in range(stages):
+        sender = s - 1 if kept == "activations" else s + 1
+        if not 0 <= sender < stages:
+            most.append(0)
+            continue
+        kind = FORWARD if kept == "activations" else BACKWARD
+        spans = [(slot_of(table, kind, sender, m), slot_of(table, BACKWARD, s, m)) for m in range(micro)]
+        most.append(max(sum(arrived <= t < used for arrived, used in spans) for t in range(len(table))))
+    return most
+
+
+def stash_slots(table: list[list[Slot]]) -> tuple[int, int]:
+    """(activation slots, cotangent slots) of every stage's buffers: the most any stage keeps at once (one
+    compiled program runs on every stage, so every stage has the same buffers). GPipe keeps all M
+    inputs until the first backward; 1F1B at most P − s + 1 on stage s (its P − s − 1 warm-up forwards, the
+    micro-batch in its forward-backward pair, and the next one already arrived). Micro-batch m sits in slot
+    m mod K: a stage works its micro-batches in order, so the K it keeps are consecutive, and the one
+    whose backward frees a slot is read before the slot's new arrival is written."""
+    return max(1, *held(table, "activations")), max(1, *held(table, "cotangents"))
+
+
 def format_table(table: list[list[Slot]]) -> str:
     """One line per stage, one column per slot: F3 a forward of micro-batch 3, B3 its backward, . idle."""
     return "\n".join(" ".join(f"{row[s]!s:>3}" for row in table) for s in range(len(table[0])))
@@ -170,7 +206,7 @@ def stage_forward(layout: StageLayout, stage: int, layers: int, hidden: int):
         params = layout.unflatten_stage(stage, buffer)
         out = x if stage == 0 else h
         for layer in range(stage * per, (stage + 1) * per):
-            out = models.apply_layer("mlp", layer, params, out)
+            out = models.apply_layer("mlp", layer, params, out, layers)
         if last:
             return jnp.zeros((x.shape[0], hidden), jnp.float32), scale * jnp.mean((out - y) ** 2)
         return out, jnp.zeros((), jnp.float32)
@@ -179,12 +215,16 @@ def stage_forward(layout: StageLayout, stage: int, layers: int, hidden: int):
 
 
 def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
-    """`spec.steps` pipelined SGD steps in one `lax.scan`, under `shard_map` over the stage axis:
-    (buffers (P, size) split by stage, x, y, learning_rate) -> (buffers, losses (steps,))."""
+    """`spec.steps` pipelined SGD steps in one `lax.scan`, under `shard_map` over the data × stage mesh:
+    (buffers (P, size) split by stage, x, y split by data, learning_rate) -> (buffers, losses (steps,)).
+    With D/P > 1 pipelines side by side (data parallelism on the data axis), each runs the schedule on its
+    rows of the batch, and the stages average their gradients over the data axis before the step."""
     stages, micro, hidden = spec.pipeline_stages, spec.microbatches, spec.hidden
+    replicas = spec.devices // stages
     table = schedule_table(stages, micro, spec.schedule)
     kinds = jnp.asarray([[slot.kind for slot in row] for row in table], jnp.int32)
     micros = jnp.asarray([[max(slot.micro, 0) for slot in row] for row in table], jnp.int32)
+    kept, pending = stash_slots(table)  # buffers of `kept` inputs and `pending` cotangents per stage
     forwards = [stage_forward(layout, s, spec.layers, hidden) for s in range(stages)]
     to_next = [(s, s + 1) for s in range(stages - 1)]
     to_previous = [(s + 1, s) for s in range(stages - 1)]
@@ -193,10 +233,9 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
         s = lax.axis_index(STAGE_AXIS)
         xs, ys = x.reshape(micro, -1, x.shape[-1]), y.reshape(micro, -1)
         rows = xs.shape[1]
-        zeros = jnp.zeros((micro, rows, hidden), jnp.float32)
 
         def run_stage(m, inputs, buf):
-            return lax.switch(s, forwards, buf, xs[m], inputs[m], ys[m], jnp.float32(1.0 / micro))
+            return lax.switch(s, forwards, buf, xs[m], inputs[m % kept], ys[m], jnp.float32(1.0 / micro))
 
         def slot(state, t):
             inputs, cotangents, grads, loss = state
@@ -211,8 +250,8 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
 
             def backward(_):
                 _, pullback = jax.vjp(lambda b, h: lax.switch(s, forwards, b, xs[m], h, ys[m],
-                                                              jnp.float32(1.0 / micro)), buffer, inputs[m])
-                grad, dh = pullback((cotangents[m], jnp.float32(1.0)))
+                                                              jnp.float32(1.0 / micro)), buffer, inputs[m % kept])
+                grad, dh = pullback((cotangents[m % pending], jnp.float32(1.0)))
                 return jnp.zeros((rows, hidden)), dh, grad, jnp.float32(0)
 
             sent_forward, sent_backward, grad, value = lax.switch(kind, (idle, forward, backward), None)
@@ -220,15 +259,20 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
             returned = lax.ppermute(sent_backward, STAGE_AXIS, to_previous)
             before, after = jnp.maximum(s - 1, 0), jnp.minimum(s + 1, stages - 1)
             keep = (s > 0) & (kinds[t, before] == FORWARD)
-            inputs = inputs.at[micros[t, before]].set(jnp.where(keep, arrived, inputs[micros[t, before]]))
+            here = micros[t, before] % kept
+            inputs = inputs.at[here].set(jnp.where(keep, arrived, inputs[here]))
             keep = (s < stages - 1) & (kinds[t, after] == BACKWARD)
-            cotangents = cotangents.at[micros[t, after]].set(
-                jnp.where(keep, returned, cotangents[micros[t, after]]))
+            here = micros[t, after] % pending
+            cotangents = cotangents.at[here].set(jnp.where(keep, returned, cotangents[here]))
             return (inputs, cotangents, grads + grad, loss + value), None
 
-        start = (zeros, zeros, jnp.zeros_like(buffer), jnp.float32(0))
+        start = (jnp.zeros((kept, rows, hidden), jnp.float32), jnp.zeros((pending, rows, hidden), jnp.float32),
+                 jnp.zeros_like(buffer), jnp.float32(0))
         (_, _, grads, loss), _ = lax.scan(slot, start, jnp.arange(len(table)))
-        return buffer - learning_rate * grads, lax.psum(loss, STAGE_AXIS)
+        loss = lax.psum(loss, STAGE_AXIS)
+        if replicas > 1:
+            grads, loss = lax.pmean((grads, loss), DATA_AXIS)
+        return buffer - learning_rate * grads, loss
 
     def run(buffers, x, y, learning_rate):
         buffer, losses = lax.scan(lambda b, _: step(b, x, y, learning_rate), buffers[0], None, length=spec.steps)
@@ -236,13 +280,15 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
 
     # Unchecked: the stages' branches differ in which of their values vary over the axis (the first stage
     # reads x, the same on every device), and every derivative here is taken inside one device's body.
-    body = jax.shard_map(run, mesh=mesh, in_specs=(P(STAGE_AXIS), P(), P(), P()), out_specs=(P(STAGE_AXIS), P()),
-                         check_vma=False)
+    body = jax.shard_map(run, mesh=mesh, in_specs=(P(STAGE_AXIS), P(DATA_AXIS), P(DATA_AXIS), P()),
+                         out_specs=(P(STAGE_AXIS), P()), check_vma=False)
     return jax.jit(body)
 
 
-def stage_mesh(stages: int) -> Mesh:
-    return jax.make_mesh((stages,), (STAGE_AXIS,), devices=jax.devices()[:stages])
+def stage_mesh(stages: int, devices: int | None = None) -> Mesh:
+    """A data × stage mesh of `devices` (default: `stages`) devices: stage s of pipeline r on device r·P + s."""
+    devices = devices or stages
+    return jax.make_mesh((devices // stages, stages), (DATA_AXIS, STAGE_AXIS), devices=jax.devices()[:devices])
 
 
 @dataclasses.dataclass(frozen=True)
@@ -262,7 +308,7 @@ class PipelineProgram(CompiledChunk):
         def put(value: Any, spec: P) -> jax.Array:
             return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
 
-        return (put(self.layout.flatten(params), P(STAGE_AXIS)), put(data.x, P()), put(data.y, P()),
+        return (put(self.layout.flatten(params), P(STAGE_AXIS)), put(data.x, P(DATA_AXIS)), put(data.y, P(DATA_AXIS)),
                 put(np.float32(learning_rate), P()))
 
     def step_losses(self, losses: jax.Array) -> np.ndarray:
@@ -272,10 +318,14 @@ class PipelineProgram(CompiledChunk):
         return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
-        """Each stage's layers live on its device only: no copies to compare."""
-        rows = np.stack([np.asarray(shard.data)[0] for shard in sorted(
-            carry.addressable_shards, key=lambda shard: shard.index[0].start or 0)])
-        return self.layout.unflatten(rows), 0.0
+        """Each stage's layers, from the first pipeline that holds them, and the largest difference between
+        the pipelines' copies of a stage (0 with one pipeline: each stage on one device only)."""
+        copies: dict[int, list[np.ndarray]] = {}
+        for shard in carry.addressable_shards:
+            copies.setdefault(shard.index[0].start or 0, []).append(np.asarray(shard.data)[0])
+        rows = np.stack([copies[s][0] for s in sorted(copies)])
+        spread = max(float(np.max(np.abs(copy - same[0]))) for same in copies.values() for copy in same)
+        return self.layout.unflatten(rows), spread
 
     def held_bytes(self, carry: Any) -> HeldBytes:
         """Each device holds its stage's layers, padded to the largest stage; its gradient has the same
@@ -285,9 +335,32 @@ class PipelineProgram(CompiledChunk):
         return HeldBytes(params=params, grads=params, opt=0, padding=padding)
 
 
+def stash_bytes(spec: ProgramSpec) -> int:
+    """Bytes of the activations and cotangents one device keeps between slots (float32): `stash_slots`
+    micro-batches of (rows, hidden), rows = B / (D/P · M). GPipe: the whole per-pipeline batch, whatever M;
+    1F1B: P micro-batches at most, less as M grows."""
+    kept, pending = stash_slots(schedule_table(spec.pipeline_stages, spec.microbatches, spec.schedule))
+    rows = spec.per_device_batch * spec.pipeline_stages // spec.microbatches
+    return 4 * (kept + pending) * rows * spec.hidden
+
+
+def peak_bytes_per_device(program: PipelineProgram) -> int | None:
+    """One device's peak bytes during a call of the compiled chunk, from `compiled.memory_analysis()`
+    (`train.footprint.peak_bytes`: arguments + outputs − aliased + temporaries); None where the backend
+    gives no figures."""
+    return footprint.peak_bytes(footprint.compiled_memory(program.compiled))
+
+
+def peak_bytes_by_schedule(spec: ProgramSpec) -> dict[str, int | None]:
+    """{schedule: compiled peak bytes per device} of `spec` under each schedule (compiled here, needs
+    spec.devices devices)."""
+    return {schedule: peak_bytes_per_device(build(dataclasses.replace(spec, schedule=schedule)))
+            for schedule in SCHEDULES}
+
+
 def build(spec: ProgramSpec) -> PipelineProgram:
     """Compile the chunk of `spec` on a mesh of P stages."""
-    mesh = stage_mesh(spec.pipeline_stages)
+    mesh = stage_mesh(spec.pipeline_stages, spec.devices)
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
     layout = StageLayout.of(params, spec.layers, spec.pipeline_stages)
     batch = spec.devices * spec.per_device_batch
@@ -295,8 +368,8 @@ def build(spec: ProgramSpec) -> PipelineProgram:
     def abstract(shape: tuple[int, ...], partition: P) -> jax.ShapeDtypeStruct:
         return jax.ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, partition))
 
-    args = (abstract((spec.pipeline_stages, layout.size), P(STAGE_AXIS)), abstract((batch, spec.features), P()),
-            abstract((batch,), P()), abstract((), P()))
+    args = (abstract((spec.pipeline_stages, layout.size), P(STAGE_AXIS)),
+            abstract((batch, spec.features), P(DATA_AXIS)), abstract((batch,), P(DATA_AXIS)), abstract((), P()))
     lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh), args)
     table = tuple(tuple(row) for row in schedule_table(spec.pipeline_stages, spec.microbatches, spec.schedule))
     return PipelineProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
