@@ -14,6 +14,11 @@ input's and output's sharding is read from the arrays, and the results are compa
 
 The HLO inspector compiles the lab's training program (`train.programs.build`) in each
 implementation and lists its collectives with their bytes.
+
+What worksheets 6 and 7 ask about, run the same way: `gradient_forms` (the trap's gradient in each
+form, as a multiple of NumPy's), `out_specs_check` (out_specs=P() on a value that varies, with the
+check and without it) and `jit_shardings` (jit with and without out_shardings: types, blocks, the
+collectives compiled).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from jax.sharding import PartitionSpec as P
 from pmap_core import hlo
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models, programs, replicated
+from pmap_core.train.footprint import collective_runs
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError, check_devices, check_int, check_seed
 
@@ -348,3 +354,131 @@ def inspect_hlo(devices: int, model: str) -> HloReport:
         text = program.compiled.as_text()
         impls.append(ImplHlo(impl, tuple(hlo.collectives(text)), readable_hlo(text)))
     return HloReport(devices, model, tuple(impls))
+
+
+# --- the trap in every form, and jit with shardings: what the worksheet asks about -----------
+
+
+# Each way of averaging the gradient in a shard_map (params P(), the batch P('data')), on the same batch:
+# pmean, psum or no collective on the gradient autodiff gives for the P() params (default check_vma=True);
+# pmean after `pcast(…, to="varying")`; pmean with check_vma=False (pmap's behaviour); and `grad` taken
+# outside the shard_map of the pmean loss. JAX's shard_map docs ("check_vma") and docs/migrate_pmap.md.
+GRADIENT_FORMS = ("pmean", "psum", "no_collective", "pcast_pmean", "no_check_pmean", "grad_outside")
+
+
+@dataclasses.dataclass(frozen=True)
+class GradientForms:
+    devices: int
+    factors: dict[str, float]  # per form: |its gradient| / |NumPy's gradient on the whole batch|
+
+
+def _form(mesh: jax.sharding.Mesh, form: str) -> Any:
+    def body(params, x, y):
+        if form == "pcast_pmean":
+            params = lax.pcast(params, DATA_AXIS, to="varying")
+        grads = jax.grad(loss_fn)(params, x, y)
+        if form == "psum":
+            return lax.psum(grads, DATA_AXIS)
+        return grads if form == "no_collective" else lax.pmean(grads, DATA_AXIS)
+
+    if form == "grad_outside":
+        def mean_loss(params, x, y):
+            return lax.pmean(loss_fn(params, x, y), DATA_AXIS)
+
+        loss = jax.shard_map(mean_loss, mesh=mesh, in_specs=SHARD_MAP_IN_SPECS, out_specs=P())
+        return jax.jit(jax.grad(loss))
+    return jax.jit(jax.shard_map(body, mesh=mesh, in_specs=SHARD_MAP_IN_SPECS, out_specs=P(),
+                                 check_vma=form != "no_check_pmean"))
+
+
+def gradient_forms(devices: int, per_device: int, seed: int = 0) -> GradientForms:
+    """The gradient of the lab's step (`problem`) in each of GRADIENT_FORMS on the first `devices`
+    devices, each as a multiple of NumPy's (the same measure as `Trap.factor`)."""
+    devices = check_devices(devices)
+    per_device = check_int("per_device", per_device, 1, MAX_PER_DEVICE)
+    params, x, y = problem(devices * per_device, check_seed(seed))
+    mesh = replicated.data_mesh(devices)
+    args = place("shard_map", mesh, params, x, y)
+    numpy = np.linalg.norm(_grad_vector(reference_grads(params, x, y)[0]))
+    return GradientForms(devices, {form: float(np.linalg.norm(_grad_vector(_form(mesh, form)(*args))) / numpy)
+                                   for form in GRADIENT_FORMS})
+
+
+@dataclasses.dataclass(frozen=True)
+class OutSpecsCheck:
+    """A shard_map body that returns its own block (varying over 'data') with out_specs=P()."""
+
+    devices: int
+    error_type: str                     # what the default check_vma=True raises, or "none"
+    error_text: str                     # verbatim (first line)
+    unchecked_shape: tuple[int, ...]    # with check_vma=False: the shape it returns, unchecked
+    unchecked_is_block_0: bool          # … and it is device 0's block
+
+
+def out_specs_check(devices: int, per_device: int, seed: int = 0) -> OutSpecsCheck:
+    """The lab's batch x (D·b, F), P('data'), through `lambda v: 2 * v` with out_specs=P(): refused by
+    the check (a varying value cannot be declared replicated), and with check_vma=False returned as if
+    every device held the same block."""
+    devices = check_devices(devices)
+    per_device = check_int("per_device", per_device, 1, MAX_PER_DEVICE)
+    params, x, y = problem(devices * per_device, check_seed(seed))
+    mesh = replicated.data_mesh(devices)
+    _, placed, _ = place("shard_map", mesh, params, x, y)
+
+    def program(check: bool) -> Any:
+        return jax.jit(jax.shard_map(lambda v: 2 * v, mesh=mesh, in_specs=P(DATA_AXIS), out_specs=P(),
+                                     check_vma=check))
+
+    try:
+        program(True)(placed)
+        error_type, error_text = "none", ""
+    except ValueError as error:  # what JAX raises is shown, never hidden
+        error_type, error_text = type(error).__name__, str(error).splitlines()[0]
+    out = np.asarray(program(False)(placed))
+    return OutSpecsCheck(devices, error_type, error_text, tuple(out.shape),
+                         bool(np.array_equal(out, 2 * x[:per_device])))
+
+
+# jit with shardings: the batch placed P('data'), a function of it compiled with or without
+# `out_shardings`; the compiler inserts the collective the placement asks for (JAX docs, "Distributed
+# arrays and automatic parallelization").
+JIT_OPS = {"double": lambda v: 2 * v, "col_sum": lambda v: v.sum(axis=0)}
+JIT_OUTS = ("auto", "data", "replicated")
+MAX_JIT_SIDE = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class JitShardings:
+    devices: int
+    input_type: str                 # jax.typeof of the placed input
+    input_block: tuple[int, ...]    # the block one device holds
+    output_type: str
+    output_block: tuple[int, ...]
+    collectives: str                # kinds in the compiled HLO, "none" when there are none
+    bytes_sent: float               # bytes one device sends per call, on a ring, read from the compiled HLO
+
+
+def jit_shardings(devices: int, rows: int, cols: int, op: str, out: str) -> JitShardings:
+    """A float32 (rows, cols) array placed with NamedSharding(mesh, P('data')) on the first `devices`
+    devices, then `jax.jit(JIT_OPS[op], out_shardings=…)` (P('data'), P(), or none given: "auto"):
+    the types `jax.typeof` prints, each device's block, and the collectives the compiled program runs."""
+    devices = check_devices(devices)
+    rows = check_int("rows", rows, 1, MAX_JIT_SIDE)
+    cols = check_int("cols", cols, 1, MAX_JIT_SIDE)
+    if op not in JIT_OPS or out not in JIT_OUTS:
+        raise LabInputError("unknown_op", "op must be one of {ops} and out one of {outs}, got {op!r}, {out!r}",
+                            ops=", ".join(JIT_OPS), outs=", ".join(JIT_OUTS), op=op, out=out)
+    if rows % devices:
+        raise LabInputError("batch_not_divisible", "{rows} rows do not split over {devices} devices",
+                            rows=rows, devices=devices)
+    mesh = replicated.data_mesh(devices)
+    x = jax.device_put(np.arange(rows * cols, dtype=np.float32).reshape(rows, cols), NamedSharding(mesh, P(DATA_AXIS)))
+    shardings = {"data": NamedSharding(mesh, P(DATA_AXIS)), "replicated": NamedSharding(mesh, P())}
+    program = jax.jit(JIT_OPS[op], out_shardings=shardings[out]) if out in shardings else jax.jit(JIT_OPS[op])
+    compiled = program.lower(x).compile()
+    result = compiled(x)
+    text = compiled.as_text()
+    kinds = ", ".join(c.kind for c in hlo.collectives(text)) or "none"
+    sent = sum(r.ring_bytes * r.runs_per_call for r in collective_runs(text))
+    return JitShardings(devices, str(jax.typeof(x)), tuple(x.addressable_shards[0].data.shape),
+                        str(jax.typeof(result)), tuple(result.addressable_shards[0].data.shape), kinds, float(sent))

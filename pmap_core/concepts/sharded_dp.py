@@ -424,3 +424,19 @@ def worst_ratio(footprints: Sequence[Footprint]) -> tuple[Footprint, str, float]
     """The point, figure and measured/model ratio farthest from 1 (None when the model is zero everywhere)."""
     found = [(f, name, r) for f in footprints for name, r in f.ratios().items() if r is not None]
     return max(found, key=lambda item: abs(item[2] - 1.0), default=None)
+
+
+# --- one point of the ladder: what the worksheet reads ------------------------------------------
+
+
+def measure_point(strategy: str, devices: int, precision: str = "float32", optimizer: str = "adam",
+                  batch: int = 48, features: int = 16, hidden: int = 64) -> Footprint:
+    """One run of the Measure button's ladder (`ladder_configs`: the lab's MLP, `MEASURE_STEPS` steps)
+    with this strategy, precision and D: its bytes held per device (params, gradient, optimizer state,
+    padding) read from its arrays' shards, and the bytes it sends per step from its compiled HLO."""
+    config = validate(effective(TrainConfig(model="mlp", devices=devices, global_batch=batch, hidden=hidden,
+                                            features=features, impl="jit", optimizer=optimizer, strategy=strategy,
+                                            precision=precision, steps=MEASURE_STEPS, chunk=MEASURE_STEPS)))
+    run = next(c for c in ladder_configs(config, [devices])
+               if (c.strategy, c.precision, c.devices) == (strategy, precision, devices))
+    return loop.train(run, measure_scaling=False).footprint
