@@ -1,0 +1,376 @@
+"""Pipeline parallelism, shown and measured — what the pipeline lab draws and says. Pure: the schedule
+comes from `train.pipeline.schedule_table`, the programs from the registry (impl "pipeline"), the peak
+bytes from each compiled program's `memory_analysis()` (`train.footprint`).
+
+    schedule_cells(P, M, schedule)      the schedule as records: (device, slot, micro-batch, kind)
+    bubble(P, M, schedule)              the idle share of the table, beside (P − 1)/(M + P − 1) and (P − 1)/M
+    measure_step_times(settings, Ms)    step time against M at fixed P, fitted to (M + P − 1)·t_stage
+    peak_memory(settings)               GPipe against 1F1B: each compiled program's peak bytes
+    data_axis(D, P, …)                  what a data axis would add when D ≥ 2P (a model, not a run)
+
+Sources, cited next to every figure they give:
+- GPipe: Huang et al. 2019, "GPipe: Efficient Training of Giant Neural Networks using Pipeline
+  Parallelism" (NeurIPS), §2.2: M micro-batches over K stages leave a bubble of O((K − 1)/(M + K − 1));
+  each stage keeps its input per micro-batch and recomputes the rest in the backward (re-materialization).
+- PipeDream-1F1B: Narayanan et al. 2019, "PipeDream: Generalized Pipeline Parallelism for DNN Training"
+  (SOSP), and Narayanan et al. 2021, "Memory-Efficient Pipeline-Parallel DNN Training" (ICML,
+  PipeDream-Flush): one forward, one backward, the same bubble as GPipe, at most P micro-batches in flight.
+- The Ultra-Scale Playbook (Tazi et al., Hugging Face, 2025), "Pipeline parallelism": the bubble as a share
+  of the ideal time, (p − 1)/m; 1F1B stores the activations of p micro-batches instead of m.
+- The Scaling Book (Austin et al. 2025), Part 5 "How to Parallelize a Transformer for Training",
+  "Pipelining"; the ring all-reduce of a data axis, 2(X − 1)/X of the bytes per device.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from pmap_core.runtime import describe_runtime, physical_cores
+from pmap_core.timing import time_call
+from pmap_core.train import models, programs
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig, validate
+from pmap_core.train.footprint import compiled_memory, peak_bytes
+from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, SCHEDULES
+from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
+
+KINDS = ("forward", "backward", "idle")
+_KIND = {FORWARD: "forward", BACKWARD: "backward", IDLE: "idle"}
+VALUE_BYTES = 4            # the lab's MLP trains in float32
+FEATURES = 8               # the MLP's input width on the page
+MAX_ROWS = 1024            # rows of one micro-batch the page may ask for
+STEPS = 16                 # training steps inside one timed call
+REPEATS = 7                # timed calls per M (their median is the figure)
+GPIPE = "Huang et al. 2019 (GPipe), §2.2"
+ONE_F_ONE_B = "Narayanan et al. 2019 (PipeDream), 2021 (PipeDream-Flush)"
+PLAYBOOK = "Ultra-Scale Playbook (Tazi et al. 2025), \"Pipeline parallelism\""
+SCALING_BOOK = "Scaling Book (Austin et al. 2025), Part 5 \"Training\""
+
+
+# --- the schedule ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Cell:
+    """What device `device` (stage `device`) runs in time slot `slot`: a `kind` of KINDS on micro-batch
+    `micro` (None when idle)."""
+
+    device: int
+    slot: int
+    micro: int | None
+    kind: str
+
+    @property
+    def label(self) -> str:
+        """F3: the forward of micro-batch 3; B3: its backward; empty: idle."""
+        return "" if self.micro is None else f"{self.kind[0].upper()}{self.micro}"
+
+
+def schedule_cells(stages: int, microbatches: int, schedule: str) -> list[Cell]:
+    """The schedule `train.pipeline.schedule_table` builds, as records, device by device, slot by slot."""
+    table = train_pipeline.schedule_table(stages, microbatches, schedule)
+    return [Cell(s, t, None if row[s].kind == IDLE else row[s].micro, _KIND[row[s].kind])
+            for s in range(stages) for t, row in enumerate(table)]
+
+
+def schedule_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
+    """The schedule as a table: one row per device, one column per slot (t0, t1, …) holding F3, B3 or ·."""
+    rows: dict[int, dict[str, object]] = {}
+    for cell in cells:
+        rows.setdefault(cell.device, {"device": cell.device})[f"t{cell.slot}"] = cell.label or "·"
+    return [rows[d] for d in sorted(rows)]
+
+
+def in_flight(cells: Sequence[Cell]) -> list[int]:
+    """Per device: the most micro-batches whose forward it ran and whose backward it has not yet run —
+    the stage inputs it keeps for its backwards (GPipe: M; 1F1B: at most P − s on stage s)."""
+    most: dict[int, int] = {}
+    held: dict[int, int] = {}
+    for cell in sorted(cells, key=lambda c: (c.slot, c.device)):
+        held[cell.device] = held.get(cell.device, 0) + {"forward": 1, "backward": -1, "idle": 0}[cell.kind]
+        most[cell.device] = max(most.get(cell.device, 0), held[cell.device])
+    return [most[d] for d in sorted(most)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Bubble:
+    """The idle share of a schedule, counted from its table, beside its sources' formulas."""
+
+    stages: int
+    microbatches: int
+    schedule: str
+    slots: int                 # time slots of one step: 2(M + P − 1) with one unit per forward and backward
+    busy_per_device: int       # 2M: each device's forwards and backwards
+    idle_cells: int            # (device, slot) cells in which a device waits
+    counted: float             # idle cells / all cells (train.pipeline.bubble_fraction)
+    in_flight: tuple[int, ...]
+
+    @property
+    def cells(self) -> int:
+        return self.slots * self.stages
+
+    @property
+    def formula(self) -> float:
+        """(P − 1)/(M + P − 1): the share of the step (GPipe §2.2; the Playbook)."""
+        return (self.stages - 1) / (self.microbatches + self.stages - 1)
+
+    @property
+    def playbook_ratio(self) -> float:
+        """(P − 1)/M: the bubble's time over the ideal time (the Playbook), counted as idle over busy cells."""
+        return self.idle_cells / (self.busy_per_device * self.stages)
+
+    @property
+    def most_in_flight(self) -> int:
+        return max(self.in_flight)
+
+
+def bubble(stages: int, microbatches: int, schedule: str) -> Bubble:
+    cells = schedule_cells(stages, microbatches, schedule)
+    table = train_pipeline.schedule_table(stages, microbatches, schedule)
+    return Bubble(stages, microbatches, schedule, len(table), 2 * microbatches,
+                  sum(c.kind == "idle" for c in cells), train_pipeline.bubble_fraction(table),
+                  tuple(in_flight(cells)))
+
+
+# --- the settings ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """One pipeline of the page: L layers of width H in P stages, M micro-batches of `rows` rows each
+    (the global batch is M·rows), run in `schedule`'s order."""
+
+    stages: int
+    layers: int
+    microbatches: int
+    schedule: str
+    rows: int
+    hidden: int
+    features: int = FEATURES
+
+    def config(self, microbatches: int | None = None, schedule: str | None = None,
+               steps: int = STEPS) -> TrainConfig:
+        """The validated training config of these settings (another M or schedule when given)."""
+        m = self.microbatches if microbatches is None else microbatches
+        return validate(TrainConfig(
+            model="mlp", impl=programs.PIPELINE_IMPL, devices=self.stages, pipeline_stages=self.stages,
+            layers=self.layers, microbatches=m, schedule=schedule or self.schedule, global_batch=m * self.rows,
+            hidden=self.hidden, features=self.features, steps=steps, chunk=steps))
+
+
+def check_settings(devices: int, stages: int, layers: int, microbatches: int, schedule: str, rows: int,
+                   hidden: int, available: int | None = None) -> Settings:
+    """The settings, or a LabInputError that says which one does not fit (codes: pipeline_stages_over_devices,
+    layers_not_divisible, pipeline_rows_not_divisible, unknown_schedule, out_of_range, …)."""
+    devices = check_devices(devices, available)
+    stages = check_int("stages", stages, 1, MAX_LAYERS)
+    if stages > devices:
+        raise LabInputError("pipeline_stages_over_devices",
+                            "{stages} stages need {stages} devices (one stage per device); D is {devices}",
+                            stages=stages, devices=devices)
+    layers = check_int("layers", layers, 2, MAX_LAYERS)
+    if layers % stages:
+        raise LabInputError("layers_not_divisible", "{layers} layers do not split evenly into {stages} stages",
+                            layers=layers, stages=stages)
+    microbatches = check_int("microbatches", microbatches, 1, MAX_MICROBATCHES)
+    if schedule not in SCHEDULES:
+        raise LabInputError("unknown_schedule", "schedule must be one of {options}, got {value!r}",
+                            options=", ".join(SCHEDULES), value=schedule)
+    rows = check_int("rows", rows, 1, MAX_ROWS)
+    if rows % stages:
+        raise LabInputError("pipeline_rows_not_divisible",
+                            "the global batch M·b splits evenly over the {stages} devices only when b is a multiple "
+                            "of {stages}; got b = {rows}, try {suggestion}", stages=stages, rows=rows,
+                            suggestion=-(-rows // stages) * stages)
+    check_int("global_batch", microbatches * rows, 1, MAX_BATCH)
+    hidden = check_int("hidden", hidden, 1, MAX_HIDDEN)
+    return Settings(stages, layers, microbatches, schedule, rows, hidden)
+
+
+def microbatch_ladder(most: int) -> list[int]:
+    """The M a measurement visits: 1, 2, 4, … below `most`, then `most` itself."""
+    counts = [1]
+    while counts[-1] * 2 < most:
+        counts.append(counts[-1] * 2)
+    return sorted({*counts, most})
+
+
+# --- step time against M -----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class StepPoint:
+    microbatches: int
+    global_batch: int
+    slots: int               # 2(M + P − 1)
+    step_time_s: float       # median seconds of one timed call / its steps
+    compile_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class StepFit:
+    """Step time against M at fixed P and micro-batch size, fitted two ways: through the model
+    T(M) = (M + P − 1)·t_stage (least squares in t_stage; GPipe §2.2), and as a free line T = a + b·M.
+    Where the bubble shows in time, a/b is P − 1 (the model's line); where the devices' work runs one
+    after another on too few cores, T grows as M·P·t and a/b falls towards 0."""
+
+    stages: int
+    rows: int
+    schedule: str
+    points: tuple[StepPoint, ...]
+    t_stage_s: float
+    intercept_s: float | None      # a: None with fewer than two M
+    slope_s: float | None          # b
+    cores: int                     # CPUs this process may run on (os.sched_getaffinity)
+    simulated: bool                # CPU devices sharing those cores
+
+    @property
+    def can_show_bubble(self) -> bool:
+        return shows_bubble_in_time(self.stages, self.cores, self.simulated)
+
+    @property
+    def implied_bubble_slots(self) -> float | None:
+        """a/b: the idle stage-times the free line says a step carries (P − 1 in the model)."""
+        if self.slope_s is None or self.slope_s <= 0:  # one M, or a line that does not rise: no reading
+            return None
+        return self.intercept_s / self.slope_s
+
+    def fitted_s(self, microbatches: int) -> float:
+        return (microbatches + self.stages - 1) * self.t_stage_s
+
+    @property
+    def worst_relative_error(self) -> float:
+        return max(abs(p.step_time_s - self.fitted_s(p.microbatches)) / p.step_time_s for p in self.points)
+
+    def chart_rows(self) -> list[dict[str, object]]:
+        """Measured and fitted step time per M, as tidy rows (series: measured | fit)."""
+        rows: list[dict[str, object]] = []
+        for p in self.points:
+            rows.append({"microbatches": p.microbatches, "step_time_ms": p.step_time_s * 1e3, "series": "measured"})
+            rows.append({"microbatches": p.microbatches, "step_time_ms": self.fitted_s(p.microbatches) * 1e3,
+                         "series": "fit"})
+        return rows
+
+
+def shows_bubble_in_time(stages: int, cores: int, simulated: bool) -> bool:
+    """Whether a step's time can show the bubble: real devices run their stages at once; simulated CPU
+    devices only with a core for each stage (with fewer, a slot's work runs a few stages at a time)."""
+    return not simulated or cores >= stages
+
+
+def fit_stage_time(points: Sequence[StepPoint], stages: int) -> tuple[float, float | None, float | None]:
+    """(t_stage, a, b): the least-squares t in T = (M + P − 1)·t, and the least-squares line T = a + b·M."""
+    n = np.array([p.microbatches + stages - 1 for p in points], dtype=float)
+    seconds = np.array([p.step_time_s for p in points], dtype=float)
+    t_stage = float(n @ seconds / (n @ n))
+    m = np.array([p.microbatches for p in points], dtype=float)
+    if len(set(m.tolist())) < 2:
+        return t_stage, None, None
+    slope, intercept = np.polyfit(m, seconds, 1)
+    return t_stage, float(intercept), float(slope)
+
+
+def time_steps(settings: Settings, microbatches: int, steps: int = STEPS, repeats: int = REPEATS) -> StepPoint:
+    """One M: the compiled pipelined chunk of `steps` steps, timed after its result is ready (median of
+    `repeats` calls after one warm-up; compiling apart)."""
+    config = settings.config(microbatches, steps=steps)
+    program = programs.build(config.program_spec(steps))
+    params = models.init_params("mlp", settings.features, settings.hidden, config.seed, settings.layers)
+    data = models.make_data("mlp", config.global_batch, settings.features, config.seed)
+    inputs = program.place(params, data, config.learning_rate)
+    timing = time_call(program.run, *inputs, repeats=repeats, warmup=1)
+    return StepPoint(microbatches, config.global_batch, 2 * (microbatches + settings.stages - 1),
+                     timing.median_s / steps, program.compile_s)
+
+
+def measure_step_times(settings: Settings, microbatch_counts: Sequence[int] | None = None,
+                       on_point: Callable[[StepPoint, int, int], None] | None = None,
+                       repeats: int = REPEATS) -> StepFit:
+    """Step time at each M (default: `microbatch_ladder(settings.microbatches)`) at fixed P and rows."""
+    counts = list(microbatch_counts or microbatch_ladder(settings.microbatches))
+    points = []
+    for index, m in enumerate(counts):
+        points.append(time_steps(settings, m, repeats=repeats))
+        if on_point is not None:
+            on_point(points[-1], index, len(counts))
+    t_stage, intercept, slope = fit_stage_time(points, settings.stages)
+    runtime = describe_runtime()
+    return StepFit(settings.stages, settings.rows, settings.schedule, tuple(points), t_stage, intercept, slope,
+                   physical_cores(), runtime.simulated)
+
+
+# --- activation memory: GPipe against 1F1B ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryRow:
+    """One schedule's compiled program: its peak bytes on one device (arguments + outputs − aliased +
+    temporaries), the temporaries alone, and the stage inputs its table keeps in flight."""
+
+    schedule: str
+    peak_bytes: int | None
+    temp_bytes: int
+    argument_bytes: int
+    in_flight: int              # most micro-batches in flight on a device (stage 0), from the table
+    stash_model_bytes: int      # in_flight · rows · H · 4: the stage inputs kept for the backward
+
+
+def peak_memory(settings: Settings) -> list[MemoryRow]:
+    """GPipe and 1F1B at the same P, M and sizes, compiled (not run): one row per schedule."""
+    rows = []
+    for schedule in SCHEDULES:
+        config = settings.config(schedule=schedule, steps=1)
+        program = programs.build(config.program_spec(1))
+        memory = compiled_memory(program.compiled)
+        held = max(in_flight(schedule_cells(settings.stages, settings.microbatches, schedule)))
+        rows.append(MemoryRow(schedule, peak_bytes(memory), memory.get("temp_size_in_bytes", 0),
+                              memory.get("argument_size_in_bytes", 0), held,
+                              held * settings.rows * settings.hidden * VALUE_BYTES))
+    return rows
+
+
+def memory_verdict(rows: Sequence[MemoryRow]) -> str:
+    """Which schedule's compiled program peaks lower: "gpipe", "1f1b" or "same" (or "unknown" when a
+    backend reports no memory)."""
+    peaks = {row.schedule: row.peak_bytes for row in rows}
+    if None in peaks.values():
+        return "unknown"
+    if peaks["gpipe"] == peaks["1f1b"]:
+        return "same"
+    return min(peaks, key=peaks.get)
+
+
+# --- data parallelism on a second axis ---------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class DataAxis:
+    """D devices as X = ⌊D/P⌋ pipelines side by side on a `data` axis (X × P of them used): each replica
+    takes 1/X of the global batch, and after its last backward each stage all-reduces its gradient with
+    the same stage of the other replicas. A model (the lab's compiled pipeline runs on the stage axis)."""
+
+    devices: int
+    stages: int
+    replicas: int
+    used: int
+    stage_param_bytes: int        # the largest stage's parameters, float32
+    allreduce_bytes: float        # ring: 2(X − 1)/X · stage_param_bytes sent per device per step
+
+    @property
+    def unused(self) -> int:
+        return self.devices - self.used
+
+
+def data_axis(devices: int, stages: int, layers: int, hidden: int, features: int = FEATURES) -> DataAxis | None:
+    """The data × stage mesh D allows, or None when D < 2P (no room for a second pipeline)."""
+    replicas = devices // stages
+    if replicas < 2:
+        return None
+    params = models.init_params("mlp", features, hidden, 0, layers)
+    layout = train_pipeline.StageLayout.of(params, layers, stages)
+    stage_bytes = max(layout.stage_sizes()) * VALUE_BYTES
+    return DataAxis(devices, stages, replicas, replicas * stages, stage_bytes,
+                    2 * (replicas - 1) / replicas * stage_bytes)

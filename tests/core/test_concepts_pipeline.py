@@ -1,0 +1,192 @@
+"""The pipeline lab's core (`pmap_core.concepts.pipeline`): the schedule as records, cell for cell the table
+the compiled step follows; the bubble counted from it against (P − 1)/(M + P − 1) and the Playbook's
+(P − 1)/M; the micro-batches each device keeps (GPipe M, 1F1B P − s); the settings refused by name; the
+least-squares fits against NumPy's; the peak bytes of both compiled schedules against their
+memory_analysis; the step time measured at each M of the ladder; the data axis a D ≥ 2P allows."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from pmap_core.concepts import pipeline
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train import programs
+from pmap_core.validation import LabInputError
+
+SIZES = [(1, 1), (1, 4), (2, 1), (2, 2), (3, 2), (3, 5), (4, 8), (5, 3), (8, 16)]
+
+
+@pytest.mark.parametrize("schedule", train_pipeline.SCHEDULES)
+@pytest.mark.parametrize("stages, micro", SIZES)
+def test_the_cells_are_the_table_the_compiled_step_follows(stages, micro, schedule):
+    table = train_pipeline.schedule_table(stages, micro, schedule)
+    cells = pipeline.schedule_cells(stages, micro, schedule)
+    assert len(cells) == stages * len(table) == stages * 2 * (micro + stages - 1)
+    for cell in cells:
+        slot = table[cell.slot][cell.device]
+        kind = {train_pipeline.FORWARD: "forward", train_pipeline.BACKWARD: "backward",
+                train_pipeline.IDLE: "idle"}[slot.kind]
+        assert (cell.kind, cell.micro) == (kind, None if kind == "idle" else slot.micro)
+        assert cell.label == ("" if kind == "idle" else str(slot))
+    rows = pipeline.schedule_rows(cells)
+    assert [row["device"] for row in rows] == list(range(stages))
+    assert all(row[f"t{t}"] == (str(table[t][row["device"]]) if table[t][row["device"]].kind else "·")
+               for row in rows for t in range(len(table)))
+
+
+@pytest.mark.parametrize("schedule", train_pipeline.SCHEDULES)
+@pytest.mark.parametrize("stages, micro", SIZES)
+def test_the_bubble_counted_is_the_formulas(stages, micro, schedule):
+    counted = pipeline.bubble(stages, micro, schedule)
+    assert counted.slots == 2 * (micro + stages - 1) and counted.busy_per_device == 2 * micro
+    assert counted.idle_cells == 2 * (stages - 1) * stages
+    assert counted.counted == pytest.approx((stages - 1) / (micro + stages - 1)) == pytest.approx(counted.formula)
+    assert counted.counted == train_pipeline.schedule_bubble(stages, micro, schedule)
+    assert counted.playbook_ratio == pytest.approx((stages - 1) / micro)
+    expected = [micro] * stages if schedule == "gpipe" else [min(stages - s, micro) for s in range(stages)]
+    assert list(counted.in_flight) == expected
+    assert counted.most_in_flight == (micro if schedule == "gpipe" else min(stages, micro))
+
+
+@pytest.mark.parametrize("args, code", [
+    ((2, 4, 4, 8, "gpipe", 8, 32), "pipeline_stages_over_devices"),
+    ((4, 4, 6, 8, "gpipe", 8, 32), "layers_not_divisible"),
+    ((4, 4, 4, 8, "gpipe", 6, 32), "pipeline_rows_not_divisible"),
+    ((4, 4, 4, 8, "zigzag", 8, 32), "unknown_schedule"),
+    ((4, 4, 4, 65, "gpipe", 8, 32), "out_of_range"),
+    ((4, 4, 4, 64, "gpipe", 1028, 32), "out_of_range"),   # b past MAX_ROWS
+    ((4, 4, 1, 8, "gpipe", 8, 32), "out_of_range"),
+    ((4, 0, 4, 8, "gpipe", 8, 32), "out_of_range"),
+    ((9, 1, 2, 8, "gpipe", 8, 32), "too_many_devices"),
+])
+def test_settings_that_do_not_fit_are_refused_by_name(args, code):
+    with pytest.raises(LabInputError) as refused:
+        pipeline.check_settings(*args, available=8)
+    assert refused.value.code == code
+
+
+def test_the_rows_refusal_suggests_the_next_multiple():
+    with pytest.raises(LabInputError) as refused:
+        pipeline.check_settings(3, 3, 3, 4, "1f1b", 4, 16, available=8)
+    assert refused.value.params == {"stages": 3, "rows": 4, "suggestion": 6}
+
+
+@pytest.mark.parametrize("devices, stages", [(1, 1), (3, 3), (8, 4)])
+def test_settings_that_fit_make_a_valid_pipeline_config(devices, stages):
+    settings = pipeline.check_settings(devices, stages, 2 * stages, 4, "1f1b", 2 * stages, 16, available=8)
+    config = settings.config()
+    assert (config.impl, config.devices, config.pipeline_stages, config.global_batch) == (
+        "pipeline", stages, stages, 4 * 2 * stages)
+    assert settings.config(microbatches=1, schedule="gpipe").global_batch == 2 * stages
+
+
+@pytest.mark.parametrize("most, ladder", [(1, [1]), (2, [1, 2]), (3, [1, 2, 3]), (8, [1, 2, 4, 8]),
+                                          (12, [1, 2, 4, 8, 12])])
+def test_the_microbatch_ladder(most, ladder):
+    assert pipeline.microbatch_ladder(most) == ladder
+
+
+def _points(stages: int, seconds: dict[int, float]) -> list[pipeline.StepPoint]:
+    return [pipeline.StepPoint(m, m, 2 * (m + stages - 1), t, 0.0) for m, t in seconds.items()]
+
+
+def test_a_step_time_of_the_model_is_fitted_exactly():
+    stages, t = 4, 1e-3
+    points = _points(stages, {m: (m + stages - 1) * t for m in (1, 2, 4, 8)})
+    t_stage, intercept, slope = pipeline.fit_stage_time(points, stages)
+    assert t_stage == pytest.approx(t) and slope == pytest.approx(t) and intercept == pytest.approx(3 * t)
+    fit = pipeline.StepFit(stages, 8, "gpipe", tuple(points), t_stage, intercept, slope, 8, True)
+    assert fit.implied_bubble_slots == pytest.approx(stages - 1) and fit.worst_relative_error == pytest.approx(0)
+
+
+def test_the_fits_are_numpys_least_squares():
+    stages = 3
+    seconds = {1: 0.9e-3, 2: 1.6e-3, 4: 1.9e-3, 8: 4.1e-3, 16: 7.0e-3}
+    t_stage, intercept, slope = pipeline.fit_stage_time(_points(stages, seconds), stages)
+    m, y = np.array(list(seconds)), np.array(list(seconds.values()))
+    (t,), *_ = np.linalg.lstsq((m + stages - 1.0)[:, None], y, rcond=None)
+    (b, a), *_ = np.linalg.lstsq(np.stack([m, np.ones_like(m)], axis=1).astype(float), y, rcond=None)
+    assert (t_stage, intercept, slope) == (pytest.approx(t), pytest.approx(a), pytest.approx(b))
+
+
+def test_one_m_or_a_falling_line_gives_no_reading_of_the_bubble():
+    t_stage, intercept, slope = pipeline.fit_stage_time(_points(2, {4: 5e-3}), 2)
+    assert t_stage == pytest.approx(1e-3) and intercept is None and slope is None
+    falling = _points(2, {1: 4e-3, 2: 3e-3})
+    fit = pipeline.StepFit(2, 8, "gpipe", tuple(falling), *pipeline.fit_stage_time(falling, 2), 8, True)
+    assert fit.slope_s < 0 and fit.implied_bubble_slots is None
+
+
+@pytest.mark.parametrize("stages, cores, simulated, shows", [
+    (4, 2, True, False), (2, 2, True, True), (1, 1, True, True), (8, 1, False, True)])
+def test_the_bubble_shows_in_time_with_a_core_per_stage_or_real_devices(stages, cores, simulated, shows):
+    assert pipeline.shows_bubble_in_time(stages, cores, simulated) is shows
+
+
+@pytest.mark.parametrize("stages, micro", [(1, 3), (2, 4), (3, 2)])
+def test_the_peak_bytes_are_each_compiled_programs_memory_analysis(stages, micro):
+    settings = pipeline.check_settings(stages, stages, stages if stages > 1 else 2, micro, "gpipe", stages * 2, 8,
+                                       available=8)
+    rows = pipeline.peak_memory(settings)
+    assert [row.schedule for row in rows] == list(train_pipeline.SCHEDULES)
+    for row in rows:
+        config = dataclasses.replace(settings, schedule=row.schedule).config(steps=1)
+        stats = programs.build(config.program_spec(1)).compiled.memory_analysis()
+        assert row.peak_bytes == (stats.argument_size_in_bytes + stats.output_size_in_bytes
+                                  - stats.alias_size_in_bytes + stats.temp_size_in_bytes)
+        assert row.temp_bytes == stats.temp_size_in_bytes
+        kept = micro if row.schedule == "gpipe" else min(stages, micro)
+        assert (row.in_flight, row.stash_model_bytes) == (kept, kept * settings.rows * settings.hidden * 4)
+    peaks = {row.schedule: row.peak_bytes for row in rows}
+    verdict = pipeline.memory_verdict(rows)
+    assert verdict == ("same" if peaks["gpipe"] == peaks["1f1b"] else min(peaks, key=peaks.get))
+
+
+def test_the_memory_verdict():
+    def row(schedule, peak):
+        return pipeline.MemoryRow(schedule, peak, 0, 0, 1, 0)
+
+    assert pipeline.memory_verdict([row("gpipe", 10), row("1f1b", 8)]) == "1f1b"
+    assert pipeline.memory_verdict([row("gpipe", 8), row("1f1b", 10)]) == "gpipe"
+    assert pipeline.memory_verdict([row("gpipe", 8), row("1f1b", 8)]) == "same"
+    assert pipeline.memory_verdict([row("gpipe", None), row("1f1b", 8)]) == "unknown"
+
+
+@pytest.mark.parametrize("stages", [1, 2, 3])
+def test_the_step_time_is_measured_at_each_m_and_fitted(stages):
+    settings = pipeline.check_settings(stages, stages, 2 * stages, 4, "1f1b", stages, 8, available=8)
+    heard = []
+    fit = pipeline.measure_step_times(settings, on_point=lambda p, i, n: heard.append((p.microbatches, i, n)),
+                                      repeats=1)
+    assert heard == [(1, 0, 3), (2, 1, 3), (4, 2, 3)]
+    assert [(p.microbatches, p.global_batch, p.slots) for p in fit.points] == [
+        (m, m * stages, 2 * (m + stages - 1)) for m in (1, 2, 4)]
+    assert all(p.step_time_s > 0 for p in fit.points)
+    assert (fit.t_stage_s, fit.intercept_s, fit.slope_s) == pipeline.fit_stage_time(fit.points, stages)
+    rows = fit.chart_rows()
+    assert [r["series"] for r in rows] == ["measured", "fit"] * 3
+    assert [r["step_time_ms"] for r in rows[1::2]] == pytest.approx([(m + stages - 1) * fit.t_stage_s * 1e3
+                                                                      for m in (1, 2, 4)])
+
+
+def _stage_params(features: int, hidden: int, layers: int, stages: int) -> list[int]:
+    """Parameters of each stage, by hand: F·H + H, then H·H + H per hidden layer, then H + 1."""
+    sizes = [features * hidden + hidden] + [hidden * hidden + hidden] * (layers - 2) + [hidden + 1]
+    per = layers // stages
+    return [sum(sizes[s * per:(s + 1) * per]) for s in range(stages)]
+
+
+@pytest.mark.parametrize("devices, stages, layers, replicas", [(8, 4, 4, 2), (8, 2, 4, 4), (3, 1, 2, 3),
+                                                                (5, 2, 4, 2), (64, 16, 16, 4)])
+def test_a_data_axis_beside_the_pipeline(devices, stages, layers, replicas):
+    axis = pipeline.data_axis(devices, stages, layers, 32)
+    assert (axis.replicas, axis.used, axis.unused) == (replicas, replicas * stages, devices - replicas * stages)
+    stage_bytes = 4 * max(_stage_params(pipeline.FEATURES, 32, layers, stages))
+    assert axis.stage_param_bytes == stage_bytes
+    assert axis.allreduce_bytes == pytest.approx(2 * (replicas - 1) / replicas * stage_bytes)
+
+
+@pytest.mark.parametrize("devices, stages", [(1, 1), (2, 2), (3, 2), (7, 4)])
+def test_no_data_axis_below_two_pipelines(devices, stages):
+    assert pipeline.data_axis(devices, stages, 4, 32) is None
