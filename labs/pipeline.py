@@ -1,0 +1,233 @@
+"""Pipeline lab: a deeper MLP's layers in P stages over a `stage` axis, GPipe and 1F1B drawn slot by slot
+with the bubble counted from the table, then — after a prediction — the peak memory of both compiled
+schedules and the step time against M fitted to (M + P − 1)·t_stage, where this machine can show it
+(`concepts.pipeline`)."""
+
+import dataclasses
+
+import pandas as pd
+import streamlit as st
+
+from labs.ui import charts, heavy_jobs
+from labs.ui.blocks import dataframe, show_code
+from labs.ui.hardware import hardware_note, runtime_info
+from labs.ui.i18n import texts
+from labs.ui.links import url_choice, url_devices, url_int
+from labs.ui.visitor import guard
+from pmap_core.concepts import pipeline
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES
+
+T = texts("pipeline")
+LAST = "pipeline.last"      # session state: Measured of the last Measure click
+GUESS = "pipeline.guess"    # the learner's prediction, before measuring
+ANSWERS = ("gpipe", "1f1b", "same")
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    """What one Measure click ran, and the prediction made before it."""
+
+    settings: pipeline.Settings
+    memory: tuple[pipeline.MemoryRow, ...]
+    fit: pipeline.StepFit | None    # None where this machine cannot show the bubble in time
+    cores: int
+    guess: str
+
+
+def answer_labels() -> dict[str, str]:
+    return {"gpipe": T("guess.gpipe"), "1f1b": T("guess.1f1b"), "same": T("guess.same")}
+
+
+def kind_labels() -> dict[str, str]:
+    return {"forward": T("kind.forward"), "backward": T("kind.backward"), "idle": T("kind.idle")}
+
+
+def round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+# --- the schedule -------------------------------------------------------------------------------------
+
+
+def show_schedule(settings: pipeline.Settings) -> None:
+    p, m = settings.stages, settings.microbatches
+    counted = pipeline.bubble(p, m, settings.schedule)
+    st.subheader(T("schedule.heading"))
+    cols = st.columns(4)
+    cols[0].metric(T("metric.bubble"), f"{counted.counted:.4f}")
+    cols[1].metric(T("metric.formula"), f"{counted.formula:.4f}")
+    cols[2].metric(T("metric.playbook"), f"{counted.playbook_ratio:.4f}")
+    cols[3].metric(T("metric.in_flight"), f"{counted.most_in_flight}")
+    st.markdown(T("schedule.explain", slots=counted.slots, busy=counted.busy_per_device,
+                  idle_per_device=counted.slots - counted.busy_per_device))
+    cells = pipeline.schedule_cells(p, m, settings.schedule)
+    kinds = kind_labels()
+    frame = pd.DataFrame([{"slot": c.slot, "device": c.device, "kind": kinds[c.kind], "label": c.label}
+                          for c in cells])
+    st.altair_chart(charts.heatmap(frame, "slot", "device", "kind", x_title=T("axis.slot"),
+                                   y_title=T("axis.device"), value_title=T("axis.kind"), title=T("chart.timeline"),
+                                   text="label", by_device=True), width="stretch")
+    dataframe(T, pd.DataFrame(pipeline.schedule_rows(cells)))
+    st.markdown(T("schedule.in_flight", counts=", ".join(str(n) for n in counted.in_flight),
+                  schedule_name=answer_labels()[settings.schedule], most=counted.most_in_flight, micro=m))
+
+
+def show_data_axis(devices: int, settings: pipeline.Settings) -> None:
+    st.subheader(T("data.heading"))
+    axis = pipeline.data_axis(devices, settings.stages, settings.layers, settings.hidden)
+    if axis is None:
+        st.caption(T("data.none", stages=settings.stages, needed=2 * settings.stages, devices=devices))
+        return
+    st.markdown(T("data.explain", devices=devices, replicas=axis.replicas, stages=axis.stages, used=axis.used,
+                  unused=axis.unused, stage_bytes=axis.stage_param_bytes, allreduce=axis.allreduce_bytes))
+
+
+def show_cores(stages: int) -> bool:
+    """Say whether this machine can show the bubble in time; True when it can."""
+    info = runtime_info()
+    if not info.simulated:
+        st.info(T("cores.real", kind=info.device_kind), icon="🚀")
+        return True
+    if pipeline.shows_bubble_in_time(stages, info.physical_cores, info.simulated):
+        st.info(T("cores.enough", cores=info.physical_cores, stages=stages), icon="🖥️")
+        return True
+    st.warning(T("cores.short", devices=info.device_count, cores=info.physical_cores, stages=stages), icon="🖥️")
+    return False
+
+
+# --- measuring ----------------------------------------------------------------------------------------
+
+
+def run_measure(settings: pipeline.Settings, timed: bool, guess: str) -> None:
+    with heavy_jobs.heavy_job(T):
+        bar = st.progress(0.0, text=T("progress.memory"))
+        memory = tuple(pipeline.peak_memory(settings))
+        fit = None
+        if timed:
+            ladder = pipeline.microbatch_ladder(settings.microbatches)
+            bar.progress(0.0, text=T("progress.time", micro=ladder[0], done=1, total=len(ladder)))
+
+            def on_point(point, index, total):
+                following = ladder[min(index + 1, total - 1)]
+                bar.progress((index + 1) / total,
+                             text=T("progress.time", micro=following, done=min(index + 2, total), total=total))
+
+            fit = pipeline.measure_step_times(settings, ladder, on_point)
+        bar.empty()
+    st.session_state[LAST] = Measured(settings, memory, fit, runtime_info().physical_cores, guess)
+
+
+def show_time(measured: Measured) -> None:
+    settings, fit = measured.settings, measured.fit
+    st.subheader(T("time.heading", stages=settings.stages))
+    if fit is None:
+        st.caption(T("time.skipped", cores=measured.cores, stages=settings.stages))
+        return
+    series = {"measured": T("series.measured"), "fit": T("series.fit")}
+    frame = pd.DataFrame(fit.chart_rows())
+    frame["series"] = [series[s] for s in frame["series"]]
+    st.altair_chart(charts.line(frame, "microbatches", "step_time_ms", x_title=T("axis.microbatches"),
+                                y_title=T("axis.step_time"), color="series", color_title=T("axis.series"),
+                                title=T("chart.time")), width="stretch")
+    dataframe(T, pd.DataFrame([{"microbatches": p.microbatches, "global_batch": p.global_batch, "slots": p.slots,
+                                "step_time_ms": p.step_time_s * 1e3, "fit_ms": fit.fitted_s(p.microbatches) * 1e3,
+                                "compile_s": p.compile_s} for p in fit.points]))
+    ratio = fit.implied_bubble_slots
+    words = {"t_stage_ms": fit.t_stage_s * 1e3, "error": fit.worst_relative_error}
+    if ratio is None:
+        st.markdown(T("time.no_line", **words))
+    else:
+        st.markdown(T("time.fit", ratio=ratio, idle=settings.stages - 1, **words))
+    hardware_note(T)
+
+
+def show_memory(measured: Measured) -> None:
+    settings, rows = measured.settings, measured.memory
+    st.subheader(T("memory.heading"))
+    st.markdown(T("memory.explain", stages=settings.stages, micro=settings.microbatches, rows=settings.rows,
+                  hidden=settings.hidden))
+    frame = pd.DataFrame([dataclasses.asdict(row) for row in rows])
+    if frame["peak_bytes"].notna().all():
+        st.altair_chart(charts.bar(frame[["schedule", "peak_bytes"]], "schedule", "peak_bytes",
+                                   x_title=T("axis.schedule"), y_title=T("axis.bytes"), title=T("chart.memory")),
+                        width="stretch")
+    dataframe(T, frame)
+    peaks = {row.schedule: row.peak_bytes for row in rows}
+    stash = {row.schedule: row.stash_model_bytes for row in rows}
+    verdict = pipeline.memory_verdict(rows)
+    key = ("memory.gpipe" if verdict == "gpipe" else "memory.1f1b" if verdict == "1f1b"
+           else "memory.same" if verdict == "same" else "memory.unknown")
+    saved = (peaks["gpipe"] - peaks["1f1b"]) if verdict in ("gpipe", "1f1b", "same") else 0
+    st.markdown(T(key, gpipe=peaks["gpipe"], one_f_one_b=peaks["1f1b"], saved=saved,
+                  model_saved=stash["gpipe"] - stash["1f1b"]))
+    if verdict != "unknown":
+        labels = answer_labels()
+        st.markdown(T("outcome", guess=labels[measured.guess], answer=labels[verdict]))
+        if measured.guess == verdict:
+            st.success(T("outcome.right"), icon="🎯")
+        else:
+            st.info(T("outcome.wrong", answer=labels[verdict]), icon="🔎")
+
+
+# --- the page ------------------------------------------------------------------------------------------
+
+st.title(T("title"))
+st.markdown(T("intro"))
+st.latex(r"\frac{t_\text{bubble}}{T_\text{step}} = \frac{P-1}{M+P-1}, \qquad "
+         r"\frac{t_\text{bubble}}{t_\text{ideal}} = \frac{P-1}{M}, \qquad "
+         r"T_\text{step}(M) = (M+P-1)\,t_\text{stage}")
+st.caption(T("formulas"))
+
+max_devices = runtime_info().device_count
+cols = st.columns(3)
+with cols[0]:
+    devices = url_devices(T, max_devices)
+    stages = url_int(T, "stages", min(4, devices), 1, min(max_devices, MAX_LAYERS))
+with cols[1]:
+    layers = url_int(T, "layers", max(2, min(MAX_LAYERS, 2 * stages)), 2, MAX_LAYERS)
+    microbatches = url_int(T, "microbatches", 8, 1, MAX_MICROBATCHES)
+with cols[2]:
+    rows = url_int(T, "rows", round_up(16, stages), 1, pipeline.MAX_ROWS, slider=False)
+    hidden = url_int(T, "hidden", 64, 1, MAX_HIDDEN, slider=False)
+schedule = url_choice(T, "schedule", train_pipeline.SCHEDULES, "gpipe", radio=True)
+
+settings = None
+with guard(T):
+    settings = pipeline.check_settings(devices, stages, layers, microbatches, schedule, rows, hidden, max_devices)
+    st.caption(T("per_stage", stages=settings.stages, per=settings.layers // settings.stages, layers=settings.layers,
+                 batch=settings.microbatches * settings.rows, micro=settings.microbatches, rows=settings.rows))
+if devices == 1:
+    st.info(T("one_device"), icon="1️⃣")
+if settings is not None:
+    with guard(T):
+        show_schedule(settings)
+    with guard(T):
+        show_data_axis(devices, settings)
+
+st.header(T("predict.heading"))
+timed = False
+if settings is not None:
+    ladder = pipeline.microbatch_ladder(settings.microbatches)
+    st.markdown(T("predict.body", ladder=", ".join(str(m) for m in ladder)))
+    timed = show_cores(settings.stages)
+labels = answer_labels()
+guess = st.radio(T("w.guess"), ANSWERS, format_func=lambda a: labels.get(a, a), index=None, key=GUESS,
+                 horizontal=True, disabled=settings is None)
+if guess is None:
+    st.caption(T("predict.first"))
+measure_clicked = st.button(T("button.measure"), key="pipeline.measure", disabled=settings is None or guess is None,
+                            help=T("button.measure.help"))
+with guard(T):
+    if measure_clicked:
+        run_measure(settings, timed, guess)
+if LAST in st.session_state:
+    with guard(T):
+        show_memory(st.session_state[LAST])
+    with guard(T):
+        show_time(st.session_state[LAST])
+else:
+    st.info(T("nothing_yet"), icon="👆")
+
+show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_stage_time,
+          pipeline.time_steps, pipeline.peak_memory)

@@ -1,0 +1,262 @@
+TEXTS = {
+    "title": {"en": "Pipeline parallelism: GPipe and 1F1B", "zh": "流水线并行：GPipe 与 1F1B"},
+    "summary": {
+        "en": "A deeper MLP's layers in stages, one per device, micro-batches passed along with ppermute: the "
+              "schedule of GPipe and 1F1B drawn slot by slot, the bubble counted from it, step time and peak "
+              "memory measured.",
+        "zh": "把更深的 MLP 的各层分成若干阶段，每台设备一个阶段，微批次用 ppermute 依次传递：逐个时隙画出 GPipe 与 1F1B "
+              "的排程，从中数出气泡，并实测单步时间与峰值内存。",
+    },
+    "intro": {
+        "en": "Tensor parallelism splits every layer; pipeline parallelism gives each device whole layers. The "
+              "MLP's L layers are cut into P stages of L/P layers, stage s on device s of a `stage` mesh axis. A "
+              "stage can only start on a batch once the stage before it has finished, so the global batch is cut "
+              "into M micro-batches: while stage 1 runs micro-batch 0, stage 0 already runs micro-batch 1. The "
+              "activations go forward to the next stage and their gradients back to the previous one with "
+              "`lax.ppermute` inside `jax.shard_map`. At the start and the end of every step some stages have "
+              "nothing to do: that idle time is the bubble. GPipe (Huang et al. 2019) runs every forward, then "
+              "every backward; 1F1B (PipeDream, Narayanan et al. 2019/2021) alternates one forward and one "
+              "backward once the pipeline is full. Both take 2(M + P − 1) time slots, so their bubble is the "
+              "same; 1F1B finishes each micro-batch's backward sooner, so a stage keeps the activations of at "
+              "most P micro-batches instead of M.",
+        "zh": "张量并行切分每一层；流水线并行让每台设备拿到完整的若干层。MLP 的 L 层被切成 P 个阶段，每个阶段 L/P 层，"
+              "阶段 s 位于 `stage` 网格轴上的设备 s。一个阶段必须等前一阶段做完才能处理一批数据，所以全局批次被切成 M 个"
+              "微批次：阶段 1 处理微批次 0 的同时，阶段 0 已经在处理微批次 1。激活值用 `jax.shard_map` 中的 "
+              "`lax.ppermute` 前传给下一阶段，它们的梯度回传给上一阶段。每一步的开头和结尾，总有一些阶段无事可做：这段空闲"
+              "时间就是气泡。GPipe（Huang 等 2019）先做完所有前向，再做所有反向；1F1B（PipeDream，Narayanan 等 "
+              "2019/2021）在流水线填满后一次前向、一次反向交替进行。两者都用 2(M + P − 1) 个时隙，所以气泡相同；1F1B "
+              "更早做完每个微批次的反向，因此一个阶段最多保存 P 个微批次的激活值，而不是 M 个。",
+    },
+    "formulas": {
+        "en": "P stages, M micro-batches, one time unit per forward and per backward of one micro-batch on one stage. "
+              "Sources: Huang et al. 2019 (GPipe) §2.2, the bubble O((P − 1)/(M + P − 1)) of the step and the "
+              "re-materialization (a stage keeps only its input per micro-batch); Narayanan et al. 2019 "
+              "(PipeDream) and 2021 (PipeDream-Flush), 1F1B; the Ultra-Scale Playbook (Tazi et al., Hugging Face, "
+              "2025), \"Pipeline parallelism\": the bubble over the ideal time, (p − 1)/m, and 1F1B's p "
+              "micro-batches of activations; the Scaling Book (Austin et al. 2025), Part 5 \"Training\", "
+              "\"Pipelining\".",
+        "zh": "P 个阶段，M 个微批次，一个阶段对一个微批次的一次前向或一次反向各占一个时间单位。来源：Huang 等 2019"
+              "（GPipe）§2.2，气泡占一步的 O((P − 1)/(M + P − 1))，以及重计算（一个阶段对每个微批次只保存它的输入）；"
+              "Narayanan 等 2019（PipeDream）与 2021（PipeDream-Flush），1F1B；Ultra-Scale Playbook（Tazi 等，"
+              "Hugging Face，2025）“Pipeline parallelism”：气泡与理想时间之比 (p − 1)/m，以及 1F1B 保存 p 个微批次的"
+              "激活值；Scaling Book（Austin 等 2025）第 5 部分“Training”中的“Pipelining”。",
+    },
+    "w.devices": {"en": "Devices D", "zh": "设备数 D"},
+    "w.stages": {"en": "Stages P (one per device)", "zh": "阶段数 P（每台设备一个）"},
+    "w.layers": {"en": "Layers L", "zh": "层数 L"},
+    "w.microbatches": {"en": "Micro-batches M", "zh": "微批次数 M"},
+    "w.schedule": {"en": "Schedule", "zh": "排程"},
+    "w.schedule.gpipe": {"en": "GPipe (all forwards, then all backwards)", "zh": "GPipe（先全部前向，再全部反向）"},
+    "w.schedule.1f1b": {"en": "1F1B (one forward, one backward)", "zh": "1F1B（一次前向，一次反向）"},
+    "w.rows": {"en": "Rows per micro-batch b", "zh": "每个微批次的行数 b"},
+    "w.rows.help": {
+        "en": "The global batch is M·b: a measurement at another M keeps b, so each slot's work stays the same.",
+        "zh": "全局批次为 M·b：在另一个 M 上测量时 b 不变，所以每个时隙的工作量保持不变。",
+    },
+    "w.hidden": {"en": "Hidden width H", "zh": "隐藏宽度 H"},
+    "w.guess": {
+        "en": "Your prediction: which schedule's compiled program peaks at fewer bytes on one device?",
+        "zh": "你的预测：哪种排程编译后的程序在单台设备上的峰值字节数更少？",
+    },
+    "guess.gpipe": {"en": "GPipe", "zh": "GPipe"},
+    "guess.1f1b": {"en": "1F1B", "zh": "1F1B"},
+    "guess.same": {"en": "the same", "zh": "相同"},
+    "one_device": {
+        "en": "D = 1: one stage holds every layer, so there is no pipeline and no bubble (P − 1 = 0). Pipeline "
+              "parallelism needs at least 2 devices, and data parallelism beside it needs 2P; start the lab with "
+              "more devices (`PMAP_LAB_DEVICES=8`) or pick a larger D above if this server has them. The schedule "
+              "and the measurements below still run, on one stage.",
+        "zh": "D = 1：一个阶段持有全部层，因此没有流水线，也没有气泡（P − 1 = 0）。流水线并行至少需要 2 台设备，再加上数据"
+              "并行则需要 2P 台；请用更多设备启动本实验（`PMAP_LAB_DEVICES=8`），或者若本服务器有更多设备，在上方选择更大"
+              "的 D。下面的排程和测量仍会运行，只有一个阶段。",
+    },
+    "per_stage": {
+        "en": "Each of the {stages} devices holds {per} of the {layers} layers; one step runs the global batch of "
+              "{batch} rows as {micro} micro-batches of {rows} rows.",
+        "zh": "{stages} 台设备中的每一台持有 {layers} 层中的 {per} 层；每一步把 {batch} 行的全局批次分成 {micro} 个"
+              "微批次运行，每个微批次 {rows} 行。",
+    },
+    "schedule.heading": {"en": "The schedule, slot by slot", "zh": "排程，逐个时隙"},
+    "schedule.explain": {
+        "en": "Counted from the table the compiled step follows (`schedule_table`): {slots} time slots per step, "
+              "each device busy in {busy} of them (M forwards, M backwards) and idle in {idle_per_device}. F3 is "
+              "the forward of micro-batch 3, B3 its backward.",
+        "zh": "数自编译后的步骤所遵循的表（`schedule_table`）：每步 {slots} 个时隙，每台设备在其中 {busy} 个时隙忙碌"
+              "（M 次前向、M 次反向），{idle_per_device} 个时隙空闲。F3 表示微批次 3 的前向，B3 表示它的反向。",
+    },
+    "metric.bubble": {"en": "Bubble (counted)", "zh": "气泡（数出）"},
+    "metric.formula": {"en": "(P − 1)/(M + P − 1)", "zh": "(P − 1)/(M + P − 1)"},
+    "metric.playbook": {"en": "Idle over busy, (P − 1)/M", "zh": "空闲与忙碌之比 (P − 1)/M"},
+    "metric.in_flight": {"en": "Most micro-batches kept", "zh": "最多保存的微批次数"},
+    "schedule.in_flight": {
+        "en": "Micro-batches whose activations each device keeps at most (forward run, backward not yet), by "
+              "device: {counts}. {schedule_name} keeps at most {most} of the {micro} micro-batches on one device.",
+        "zh": "每台设备最多保存激活值的微批次数（已做前向、尚未做反向），按设备列出：{counts}。{schedule_name} 在一台设备上"
+              "最多保存 {micro} 个微批次中的 {most} 个。",
+    },
+    "chart.timeline": {"en": "Who runs what, in each time slot", "zh": "每个时隙中谁在运行什么"},
+    "axis.slot": {"en": "time slot", "zh": "时隙"},
+    "axis.device": {"en": "device (stage)", "zh": "设备（阶段）"},
+    "axis.kind": {"en": "work", "zh": "工作"},
+    "kind.forward": {"en": "forward", "zh": "前向"},
+    "kind.backward": {"en": "backward", "zh": "反向"},
+    "kind.idle": {"en": "idle (bubble)", "zh": "空闲（气泡）"},
+    "col.device": {"en": "device", "zh": "设备"},
+    "data.heading": {"en": "Data parallelism on a second axis", "zh": "第二个轴上的数据并行"},
+    "data.explain": {
+        "en": "D = {devices} holds {replicas} pipelines of {stages} stages side by side on a data × stage mesh "
+              "({used} devices, {unused} left over). Each pipeline takes 1/{replicas} of the global batch; after "
+              "its last backward each stage all-reduces its gradient with the same stage of the other "
+              "pipelines: {stage_bytes:,} bytes of its largest stage's parameters, {allreduce:,.0f} bytes sent "
+              "per device per step on a ring, 2(X − 1)/X of them (the Scaling Book, Part 5). The bubble stays "
+              "(P − 1)/(M + P − 1). These figures are the model: the pipeline this page compiles runs on the "
+              "stage axis alone.",
+        "zh": "D = {devices} 可以在 data × stage 网格上并排放下 {replicas} 条 {stages} 个阶段的流水线（用 {used} 台设备，"
+              "剩下 {unused} 台）。每条流水线处理全局批次的 1/{replicas}；最后一次反向之后，每个阶段与其他流水线的同一阶段"
+              "对梯度做全归约：最大阶段的参数为 {stage_bytes:,} 字节，环形全归约每台设备每步发送 {allreduce:,.0f} 字节，"
+              "即其中的 2(X − 1)/X（Scaling Book 第 5 部分）。气泡仍为 (P − 1)/(M + P − 1)。这些数值来自模型：本页编译"
+              "的流水线只在 stage 轴上运行。",
+    },
+    "data.none": {
+        "en": "Data parallelism beside the pipeline needs D ≥ 2P: a second pipeline of {stages} stages needs "
+              "{needed} devices, and D is {devices}.",
+        "zh": "在流水线旁再加数据并行需要 D ≥ 2P：第二条 {stages} 个阶段的流水线需要 {needed} 台设备，而 D 为 {devices}。",
+    },
+    "predict.heading": {"en": "Predict, then measure", "zh": "先预测，后测量"},
+    "predict.body": {
+        "en": "The same P, M and sizes, compiled once with each schedule: which compiled program needs fewer bytes "
+              "at its peak on one device? Then the measurement times a step at M = {ladder} micro-batches of b rows "
+              "(P fixed) and fits it to (M + P − 1)·t_stage.",
+        "zh": "相同的 P、M 和尺寸，分别用两种排程各编译一次：哪个编译后的程序在单台设备上的峰值字节数更少？随后测量会在 "
+              "M = {ladder} 个、每个 b 行的微批次上（P 不变）为一步计时，并拟合为 (M + P − 1)·t_stage。",
+    },
+    "predict.first": {"en": "Make a prediction first; then Measure opens.", "zh": "请先做出预测，随后才能点击测量。"},
+    "cores.short": {
+        "en": "This machine cannot show the bubble in time: its {devices} simulated devices share {cores} CPU "
+              "core(s), fewer than the {stages} stages, so the stages' work of one slot runs at most {cores} at a "
+              "time, not all at once, and a step's time is no longer (M + P − 1)·t_stage. The page shows what it "
+              "can: the schedule above, counted, and the peak memory of both schedules, compiled. On a real "
+              "accelerator with a device for each stage, or with P ≤ {cores} here, the same page measures the "
+              "step time.",
+        "zh": "本机无法在时间上展示气泡：它的 {devices} 台模拟设备共享 {cores} 个 CPU 核心，少于 {stages} 个阶段，所以一个"
+              "时隙中各阶段的工作最多同时运行 {cores} 个，而不是全部同时运行，一步的时间也就不再是 (M + P − 1)·t_stage。"
+              "本页展示它能展示的：上面数出的排程，以及两种排程编译后的峰值内存。在每个阶段都有一台设备的真实加速器上，"
+              "或在这里取 P ≤ {cores}，同一页面会测量单步时间。",
+    },
+    "cores.enough": {
+        "en": "This machine has {cores} CPU core(s) for {stages} stage(s) of simulated devices: each stage can run "
+              "on a core of its own, so the step time can show the bubble.",
+        "zh": "本机有 {cores} 个 CPU 核心，用于 {stages} 个阶段的模拟设备：每个阶段都能占用一个核心，所以单步时间可以"
+              "体现气泡。",
+    },
+    "cores.real": {
+        "en": "Real devices ({kind}): each stage runs on its own device, so the step time shows the bubble.",
+        "zh": "真实设备（{kind}）：每个阶段在自己的设备上运行，所以单步时间会体现气泡。",
+    },
+    "button.measure": {"en": "Measure", "zh": "测量"},
+    "button.measure.help": {
+        "en": "Compiles both schedules for their peak bytes and, where this machine can show the bubble, times a "
+              "step at each M.",
+        "zh": "编译两种排程以读出峰值字节数；在本机能展示气泡时，再为每个 M 的一步计时。",
+    },
+    "progress.memory": {"en": "Compiling GPipe and 1F1B…", "zh": "正在编译 GPipe 和 1F1B……"},
+    "progress.time": {"en": "Timing M = {micro} ({done} of {total})…", "zh": "正在为 M = {micro} 计时（{done}/{total}）……"},
+    "time.heading": {"en": "Step time against M (P = {stages})", "zh": "单步时间与 M 的关系（P = {stages}）"},
+    "time.fit": {
+        "en": "Least squares through the model T(M) = (M + P − 1)·t_stage: t_stage = {t_stage_ms:.4g} ms, the "
+              "furthest point {error:.0%} off the fitted line. A free line T = a + b·M gives a/b = {ratio:.2f} "
+              "idle stage-times per step; the model's bubble is P − 1 = {idle} of them. Where the two agree, the "
+              "bubble shows in time; the furthest point says how far this machine's timings are from the model.",
+        "zh": "按模型 T(M) = (M + P − 1)·t_stage 做最小二乘：t_stage = {t_stage_ms:.4g} ms，偏离拟合线最远的点相差 "
+              "{error:.0%}。自由直线 T = a + b·M 给出每步 a/b = {ratio:.2f} 个空闲的阶段时间；模型中的气泡是其中 "
+              "P − 1 = {idle} 个。两者一致时，气泡就体现在时间上；偏离最远的点说明本机的计时与模型相差多少。",
+    },
+    "time.no_line": {
+        "en": "Least squares through the model T(M) = (M + P − 1)·t_stage: t_stage = {t_stage_ms:.4g} ms, the "
+              "furthest point {error:.0%} off the fitted line. A free line T = a + b·M needs a step time that "
+              "grows with M at two M or more; these measurements give none.",
+        "zh": "按模型 T(M) = (M + P − 1)·t_stage 做最小二乘：t_stage = {t_stage_ms:.4g} ms，偏离拟合线最远的点相差 "
+              "{error:.0%}。自由直线 T = a + b·M 需要至少两个 M 上随 M 增长的单步时间；这些测量没有给出。",
+    },
+    "time.skipped": {
+        "en": "Step time not measured: {cores} CPU core(s) for {stages} stages (see above).",
+        "zh": "未测量单步时间：{cores} 个 CPU 核心对应 {stages} 个阶段（见上文）。",
+    },
+    "chart.time": {"en": "Step time: measured and fitted", "zh": "单步时间：实测与拟合"},
+    "axis.microbatches": {"en": "micro-batches M", "zh": "微批次数 M"},
+    "axis.step_time": {"en": "step time (ms)", "zh": "单步时间（ms）"},
+    "axis.series": {"en": "series", "zh": "曲线"},
+    "series.measured": {"en": "measured", "zh": "实测"},
+    "series.fit": {"en": "(M + P − 1)·t_stage", "zh": "(M + P − 1)·t_stage"},
+    "col.microbatches": {"en": "M", "zh": "M"},
+    "col.global_batch": {"en": "global batch", "zh": "全局批次"},
+    "col.slots": {"en": "slots per step", "zh": "每步时隙数"},
+    "col.step_time_ms": {"en": "step time (ms)", "zh": "单步时间（ms）"},
+    "col.fit_ms": {"en": "fit (ms)", "zh": "拟合（ms）"},
+    "col.compile_s": {"en": "compile (s)", "zh": "编译（s）"},
+    "memory.heading": {"en": "Peak memory: GPipe against 1F1B", "zh": "峰值内存：GPipe 与 1F1B"},
+    "memory.explain": {
+        "en": "Each schedule's program at P = {stages}, M = {micro}, b = {rows}, H = {hidden}, compiled (not run): "
+              "the bytes one device needs at its peak, read from `memory_analysis()` (arguments + outputs − "
+              "aliased + temporaries), measured in float32 on this machine's compiler. The model beside it counts "
+              "only the stage inputs a device keeps for its backwards (GPipe's re-materialization): its most "
+              "micro-batches in flight × b × H × 4 bytes.",
+        "zh": "每种排程在 P = {stages}、M = {micro}、b = {rows}、H = {hidden} 下的程序，只编译不运行：一台设备在峰值时需要的"
+              "字节数，读自 `memory_analysis()`（实参 + 输出 − 别名 + 临时缓冲），以 float32 在本机的编译器上测得。旁边的"
+              "模型只计算一台设备为反向保存的阶段输入（GPipe 的重计算）：最多同时在途的微批次数 × b × H × 4 字节。",
+    },
+    "memory.gpipe": {
+        "en": "Here GPipe's program peaks at fewer bytes: {gpipe:,} against 1F1B's {one_f_one_b:,}.",
+        "zh": "这里 GPipe 的程序峰值字节数更少：{gpipe:,}，而 1F1B 为 {one_f_one_b:,}。",
+    },
+    "memory.1f1b": {
+        "en": "Here 1F1B's program peaks at fewer bytes: {one_f_one_b:,} against GPipe's {gpipe:,}, "
+              "{saved:,} bytes fewer; the model's stash differs by {model_saved:,}.",
+        "zh": "这里 1F1B 的程序峰值字节数更少：{one_f_one_b:,}，而 GPipe 为 {gpipe:,}，少 {saved:,} 字节；模型中保存的"
+              "激活值相差 {model_saved:,} 字节。",
+    },
+    "memory.same": {
+        "en": "Here both programs peak at the same {gpipe:,} bytes ({one_f_one_b:,}), and the model's stashes differ "
+              "by {model_saved:,} bytes: where that is 0 (M ≤ P), 1F1B keeps as many micro-batches as GPipe; where it "
+              "is not, this compiled step does not turn 1F1B's smaller stash into a smaller peak.",
+        "zh": "这里两个程序的峰值字节数相同，都是 {gpipe:,}（{one_f_one_b:,}），而模型中保存的激活值相差 {model_saved:,} "
+              "字节：相差为 0 时（M ≤ P），1F1B 与 GPipe 保存同样多的微批次；不为 0 时，这个编译后的步骤没有把 1F1B "
+              "较少的激活值变成较小的峰值。",
+    },
+    "memory.unknown": {
+        "en": "This backend reports no memory figures for a compiled program ({gpipe}, {one_f_one_b}).",
+        "zh": "此后端没有报告编译后程序的内存数值（{gpipe}，{one_f_one_b}）。",
+    },
+    "chart.memory": {"en": "Peak bytes on one device", "zh": "单台设备的峰值字节数"},
+    "axis.schedule": {"en": "schedule", "zh": "排程"},
+    "axis.bytes": {"en": "bytes", "zh": "字节"},
+    "col.schedule": {"en": "schedule", "zh": "排程"},
+    "col.peak_bytes": {"en": "peak bytes (measured)", "zh": "峰值字节（实测）"},
+    "col.temp_bytes": {"en": "temporaries", "zh": "临时缓冲"},
+    "col.argument_bytes": {"en": "arguments", "zh": "实参"},
+    "col.in_flight": {"en": "micro-batches kept", "zh": "保存的微批次数"},
+    "col.stash_model_bytes": {"en": "stash (model)", "zh": "保存的激活值（模型）"},
+    "outcome": {
+        "en": "You predicted {guess}; on this machine: {answer}.",
+        "zh": "你的预测是 {guess}；在本机上：{answer}。",
+    },
+    "outcome.right": {"en": "Your prediction was right.", "zh": "你的预测是对的。"},
+    "outcome.wrong": {
+        "en": "Not this time: the compiled programs say {answer}.",
+        "zh": "这次不对：编译后的程序给出的是 {answer}。",
+    },
+    "nothing_yet": {
+        "en": "Predict, then press Measure: the figures come from programs compiled and run here.",
+        "zh": "先预测，再点击测量：数值来自在这里编译和运行的程序。",
+    },
+    "error.pipeline_stages_over_devices": {
+        "en": "{stages} stages need {stages} devices (one stage per device), and D is {devices}: choose P ≤ D.",
+        "zh": "{stages} 个阶段需要 {stages} 台设备（每台设备一个阶段），而 D 为 {devices}：请选择 P ≤ D。",
+    },
+    "error.pipeline_rows_not_divisible": {
+        "en": "The global batch M·b splits evenly over the {stages} devices only when b is a multiple of {stages}; "
+              "got b = {rows}, try {suggestion}.",
+        "zh": "只有当 b 是 {stages} 的倍数时，全局批次 M·b 才能平均分到 {stages} 台设备上；收到 b = {rows}，"
+              "可以试试 {suggestion}。",
+    },
+}

@@ -1,0 +1,56 @@
+"""The pipeline lab in real Chromium, in English and 中文: it opens on P = 2 stages of D = 2 with no exception,
+its heading in the page's language, the bubble counted and the timeline drawn; a prediction opens Measure,
+which shows the peak bytes of both schedules and the step time against M with its fit."""
+
+from __future__ import annotations
+
+import importlib
+
+import browser_support as bs
+import pytest
+
+_missing = bs.chromium_missing_reason()
+if _missing and not bs.in_ci():
+    pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
+
+TEXTS = importlib.import_module("labs.texts.pipeline").TEXTS
+MEASURE = ".st-key-pipeline-measure button"
+GUESS = ".st-key-pipeline-guess"
+SETTINGS = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16}
+
+
+@pytest.fixture(scope="module")
+def context():
+    if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
+        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
+    bs.shared_server()
+    context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
+    yield context
+    context.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_draws_the_schedule_and_measures_after_a_prediction(context, lang):
+    page = context.new_page()
+    try:
+        bs.open_app_page(page, bs.page_url(bs.shared_server(), "pipeline", lang=lang, **SETTINGS))
+        shot = bs.save_screenshot(page, f"pipeline-{lang}")
+        assert not bs.exception_texts(page), shot
+        main = page.locator(bs.MAIN)
+        assert main.locator("h1").first.inner_text().strip() == TEXTS["title"][lang], shot
+        shown = main.inner_text()
+        assert f"{1 / 5:.4f}" in shown, shot  # the bubble (P − 1)/(M + P − 1) at P = 2, M = 4, counted
+        assert TEXTS["chart.timeline"][lang] in shown or main.locator(".vega-embed").count() >= 1, shot
+        assert page.locator(MEASURE).first.is_disabled(), shot  # a prediction first
+        page.locator(GUESS).get_by_text(TEXTS["guess.1f1b"][lang], exact=True).click()
+        bs.wait_ready(page, rerun=True)
+        page.locator(MEASURE).first.click()
+        bs.wait_ready(page, timeout_ms=240_000, rerun=True)
+        shot = bs.save_screenshot(page, f"pipeline-{lang}-measured")
+        assert not bs.exception_texts(page), shot
+        assert not page.locator('[data-testid="stAlertContentError"]').count(), shot
+        shown = main.inner_text()
+        assert TEXTS["memory.heading"][lang] in shown, shot
+        assert "t_stage = " in shown, shot  # the fit, from what ran (P = 2: a core per stage here)
+    finally:
+        page.close()

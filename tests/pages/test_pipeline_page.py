@@ -1,0 +1,181 @@
+"""The pipeline lab in English and 中文 at the page's own D = 1, 2, 4 and 8: no exception and no error box, the
+schedule drawn cell by cell as `schedule_table` has it, the bubble beside (P − 1)/(M + P − 1), data parallelism
+on a second axis only where D ≥ 2P, and the cores-against-stages note from this runtime. One session predicts,
+then measures at P = 2 (the peak bytes of both compiled schedules against their memory_analysis, the step time
+against M and its fit); one at P = 4 on too few cores measures the memory alone. Settings that do not fit
+get an error box that says which. A runtime of one device and of three, each in a child process of its own:
+tests/system/test_pipeline_devices.py."""
+
+import numpy as np
+import pytest
+from conftest import assert_clean, open_lab
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+from labs.texts.pipeline import TEXTS
+from pmap_core.concepts import pipeline
+from pmap_core.runtime import describe_runtime
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train import programs
+from pmap_core.train.footprint import compiled_memory, peak_bytes
+
+SMALL = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16}
+
+
+def frames_of(at):
+    """Every Altair chart's datasets, as pandas frames."""
+    return [convert_arrow_bytes_to_pandas_df(d.data.data) for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+
+
+def texts_of(at) -> str:
+    return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
+
+
+def metric(at, label: str) -> str:
+    return next(m.value for m in at.metric if m.label == label)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("devices", [1, 2, 4, 8])
+def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
+    at = open_lab("pipeline", lang=lang, devices=devices)
+    assert_clean(at)
+    stages, micro = min(4, devices), 8
+    assert at.slider(key="pipeline.stages").value == stages
+    assert at.slider(key="pipeline.layers").value == max(2, 2 * stages)
+    # The timeline: one cell per device and slot, as the table the compiled step follows has it.
+    table = train_pipeline.schedule_table(stages, micro, "gpipe")
+    timeline = next(f for f in frames_of(at) if {"slot", "device", "kind", "label"} <= set(f.columns))
+    assert len(timeline) == stages * len(table) == stages * 2 * (micro + stages - 1)
+    for _, cell in timeline.iterrows():
+        assert cell["label"] == ("" if (slot := table[cell["slot"]][cell["device"]]).kind == train_pipeline.IDLE
+                                 else str(slot))
+    kinds = {TEXTS[f"kind.{k}"][lang] for k in ("forward", "backward", "idle")}
+    assert set(timeline["kind"]) <= kinds and len(set(timeline["kind"])) == (3 if stages > 1 else 2)
+    rows = at.dataframe[0].value
+    assert list(rows["device"]) == list(range(stages)) and rows.shape[1] == 1 + len(table)
+    # The bubble, counted, beside the formula and the Playbook's ratio.
+    bubble = (stages - 1) / (micro + stages - 1)
+    assert metric(at, TEXTS["metric.bubble"][lang]) == f"{bubble:.4f}"
+    assert metric(at, TEXTS["metric.formula"][lang]) == f"{bubble:.4f}"
+    assert metric(at, TEXTS["metric.playbook"][lang]) == f"{(stages - 1) / micro:.4f}"
+    said = texts_of(at)
+    if devices == 1:
+        assert ("one stage holds every layer" if lang == "en" else "一个阶段持有全部层") in said
+    if devices >= 2 * stages:  # D = 8, P = 4: two pipelines side by side
+        assert ("holds 2 pipelines of 4 stages" if lang == "en" else "并排放下 2 条 4 个阶段的流水线") in said
+    else:
+        assert (f"a second pipeline of {stages} stages needs {2 * stages} devices" if lang == "en"
+                else f"第二条 {stages} 个阶段的流水线需要 {2 * stages} 台设备") in said
+    runtime = describe_runtime()
+    if pipeline.shows_bubble_in_time(stages, runtime.physical_cores, runtime.simulated):
+        assert not at.warning
+    else:  # fewer cores than stages: the page says so, with the core count
+        (warning,) = at.warning
+        assert (f"share {runtime.physical_cores} CPU core(s), fewer than the {stages} stages" if lang == "en"
+                else f"共享 {runtime.physical_cores} 个 CPU 核心，少于 {stages} 个阶段") in warning.value
+    assert at.button(key="pipeline.measure").disabled  # a prediction first
+
+
+@pytest.mark.parametrize("query, says", [
+    ({"devices": 2, "stages": 4}, "4 stages need 4 devices (one stage per device), and D is 2"),
+    ({"devices": 4, "stages": 4, "layers": 6}, "6 layers do not split evenly into 4 stages"),
+    ({"devices": 4, "stages": 4, "rows": 6}, "b is a multiple of 4; got b = 6, try 8"),
+])
+def test_settings_that_do_not_fit_say_which(query, says):
+    at = open_lab("pipeline", **query)
+    assert not at.exception
+    assert any(says in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="pipeline.measure").disabled
+
+
+def test_a_link_past_the_bounds_is_refused_with_a_warning():
+    at = open_lab("pipeline", devices=4, stages=99, microbatches=1000)
+    assert_clean(at)
+    assert at.slider(key="pipeline.stages").value == 4 and at.slider(key="pipeline.microbatches").value == 8
+    assert len([w for w in at.warning if "99" in w.value or "1000" in w.value]) == 2
+
+
+def _reference_peak(settings: pipeline.Settings, schedule: str) -> int:
+    """arguments + outputs − aliased + temporaries, read here from the compiled program's memory_analysis."""
+    config = settings.config(schedule=schedule, steps=1)
+    stats = programs.build(config.program_spec(1)).compiled.memory_analysis()
+    return (stats.argument_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
+            + stats.temp_size_in_bytes)
+
+
+@pytest.fixture(scope="module")
+def page():
+    at = open_lab("pipeline", **SMALL)
+    assert_clean(at)
+    at.radio(key="pipeline.guess").set_value("1f1b").run()
+    assert not at.button(key="pipeline.measure").disabled
+    at.button(key="pipeline.measure").click().run()
+    assert_clean(at)
+    return at
+
+
+def test_the_peak_bytes_are_the_compiled_programs_own(page):
+    measured = page.session_state["pipeline.last"]
+    settings = measured.settings
+    assert (settings.stages, settings.microbatches, settings.rows, settings.hidden) == (2, 4, 4, 16)
+    shown = next(d.value for d in page.dataframe if "peak_bytes" in d.value)
+    assert list(shown["schedule"]) == list(train_pipeline.SCHEDULES)
+    for _, row in shown.iterrows():
+        assert row["peak_bytes"] == _reference_peak(settings, row["schedule"])
+    # The stash the model counts: GPipe keeps all M micro-batches, 1F1B at most P.
+    assert list(shown["in_flight"]) == [4, 2]
+    assert list(shown["stash_model_bytes"]) == [4 * 4 * 16 * 4, 2 * 4 * 16 * 4]
+    bars = next(f for f in frames_of(page) if "peak_bytes" in f)
+    assert sorted(bars["peak_bytes"]) == sorted(shown["peak_bytes"])
+    verdict = pipeline.memory_verdict(measured.memory)
+    said = texts_of(page)
+    answer = {"gpipe": "GPipe", "1f1b": "1F1B", "same": "the same"}[verdict]
+    assert f"You predicted 1F1B; on this machine: {answer}." in said
+    assert ("Your prediction was right." in said) == (verdict == "1f1b")
+    peak_config = settings.config(steps=1)
+    assert peak_bytes(compiled_memory(programs.build(peak_config.program_spec(1)).compiled)) == \
+        shown["peak_bytes"][0]
+
+
+def test_step_time_against_m_is_fitted_to_m_plus_p_minus_one(page):
+    fit = page.session_state["pipeline.last"].fit
+    assert fit is not None  # P = 2 on this runtime: the machine can show the bubble
+    table = next(d.value for d in page.dataframe if "step_time_ms" in d.value)
+    assert list(table["microbatches"]) == [1, 2, 4]
+    assert list(table["global_batch"]) == [4, 8, 16] and list(table["slots"]) == [4, 6, 10]
+    # The fit, again: least squares of T = (M + P − 1)·t over what the table shows.
+    n = np.array(table["microbatches"]) + 1.0
+    (t,), *_ = np.linalg.lstsq(n[:, None], np.array(table["step_time_ms"]), rcond=None)
+    assert fit.t_stage_s * 1e3 == pytest.approx(t)
+    np.testing.assert_allclose(table["fit_ms"], n * t)
+    line = next(f for f in frames_of(page) if "step_time_ms" in f and "series" in f)
+    assert len(line) == 6 and set(line["series"]) == {"measured", "(M + P − 1)·t_stage"}
+    said = texts_of(page)
+    assert f"t_stage = {t:.4g} ms" in said
+    if fit.implied_bubble_slots is not None:
+        ratio = fit.implied_bubble_slots
+        assert f"a/b = {ratio:.2f} idle stage-times per step; the model's bubble is P − 1 = 1" in said
+
+
+def test_the_chinese_page_shows_the_same_measurement(page):
+    page.session_state["lang"] = "zh"
+    page.run()
+    assert_clean(page)
+    fit = page.session_state["pipeline.last"].fit
+    said = texts_of(page)
+    assert f"t_stage = {fit.t_stage_s * 1e3:.4g} ms" in said and "你的预测是 1F1B" in said
+
+
+def test_too_few_cores_measure_the_memory_and_say_why_not_the_time():
+    runtime = describe_runtime()
+    stages = runtime.physical_cores + 1
+    if not runtime.simulated or stages > runtime.device_count:
+        pytest.skip(f"needs simulated devices and more than {runtime.physical_cores} of them")
+    at = open_lab("pipeline", devices=stages, stages=stages, layers=stages, microbatches=2, rows=stages, hidden=8)
+    assert_clean(at)
+    at.radio(key="pipeline.guess").set_value("same").run()
+    at.button(key="pipeline.measure").click().run()
+    assert_clean(at)
+    measured = at.session_state["pipeline.last"]
+    assert measured.fit is None and len(measured.memory) == 2
+    assert f"Step time not measured: {runtime.physical_cores} CPU core(s) for {stages} stages" in texts_of(at)

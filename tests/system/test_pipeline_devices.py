@@ -1,0 +1,58 @@
+"""The pipeline lab on a runtime of one device and of three, each in a child process of its own
+(PMAP_LAB_DEVICES): it opens on its defaults in English and 中文 with no exception and no error box, says at
+D = 1 what a pipeline needs, draws the schedule of P = D stages, and measures after a prediction — the peak
+bytes of both schedules always, the step time only where this machine has a core for each stage."""
+
+import pytest
+
+_CHILD = """
+import json
+import jax
+from pmap_core.runtime import physical_cores
+
+found = {"devices": jax.device_count(), "cores": physical_cores(), "problems": [], "said": {}}
+def check(at, where):
+    found["problems"] += [f"{where}: {e.value}" for e in [*at.exception, *at.error]]
+
+for lang in ("en", "zh"):
+    at = open_lab("pipeline", lang=lang)
+    check(at, lang)
+    found["said"][lang] = " ".join(m.value for m in [*at.info, *at.warning])
+found["stages"] = at.session_state["pipeline.stages"]
+found["cells"] = len(at.dataframe[0].value.columns) - 1
+at = open_lab("pipeline", hidden=8)
+at.radio(key="pipeline.guess").set_value("same").run()
+at.button(key="pipeline.measure").click().run()
+check(at, "measure")
+measured = at.session_state["pipeline.last"]
+found["peaks"] = [row.peak_bytes for row in measured.memory]
+found["timed"] = None if measured.fit is None else [p.microbatches for p in measured.fit.points]
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def runs():
+    from tests.support import APPTEST_CHILD, json_at_device_counts
+
+    return json_at_device_counts(APPTEST_CHILD + _CHILD, (1, 3), timeout=600)
+
+
+def test_one_device_says_what_it_needs_and_measures_one_stage(runs):
+    one = runs[1]
+    assert one["devices"] == 1 and not one["problems"], one["problems"]
+    assert "one stage holds every layer" in one["said"]["en"] and "一个阶段持有全部层" in one["said"]["zh"]
+    assert one["stages"] == 1 and one["cells"] == 2 * 8  # 2(M + P − 1) slots, M = 8
+    assert all(peak > 0 for peak in one["peaks"]) and one["timed"] == [1, 2, 4, 8]
+
+
+def test_three_devices_run_three_stages_and_time_them_only_with_three_cores(runs):
+    three = runs[3]
+    assert three["devices"] == 3 and not three["problems"], three["problems"]
+    assert three["stages"] == 3 and three["cells"] == 2 * (8 + 2)
+    assert all(peak > 0 for peak in three["peaks"])
+    if three["cores"] < 3:
+        assert three["timed"] is None
+        assert f"share {three['cores']} CPU core(s), fewer than the 3 stages" in three["said"]["en"]
+    else:
+        assert three["timed"] == [1, 2, 4, 8]
