@@ -259,4 +259,9 @@ TEXTS = {
         "zh": "只有当 b 是 {stages} 的倍数时，全局批次 M·b 才能平均分到 {stages} 台设备上；收到 b = {rows}，"
               "可以试试 {suggestion}。",
     },
+    "error.too_much_work": {
+        "en": "One timed call would need {work:,} multiply-adds, over this page's limit of {limit:,}. Use fewer "
+              "micro-batches, fewer rows per micro-batch or a narrower model.",
+        "zh": "一次计时调用需要 {work:,} 次乘加，超过本页的上限 {limit:,}。请减少微批次数、每个微批次的行数或模型宽度。",
+    },
 }

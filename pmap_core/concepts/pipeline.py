@@ -44,6 +44,7 @@ FEATURES = 8               # the MLP's input width on the page
 MAX_ROWS = 1024            # rows of one micro-batch the page may ask for
 STEPS = 16                 # training steps inside one timed call
 REPEATS = 7                # timed calls per M (their median is the figure)
+MAX_WORK = 1_000_000_000   # forward multiply-adds of one timed call (STEPS × M·b × the MLP's per sample)
 GPIPE = "Huang et al. 2019 (GPipe), §2.2"
 ONE_F_ONE_B = "Narayanan et al. 2019 (PipeDream), 2021 (PipeDream-Flush)"
 PLAYBOOK = "Ultra-Scale Playbook (Tazi et al. 2025), \"Pipeline parallelism\""
@@ -164,7 +165,7 @@ class Settings:
 def check_settings(devices: int, stages: int, layers: int, microbatches: int, schedule: str, rows: int,
                    hidden: int, available: int | None = None) -> Settings:
     """The settings, or a LabInputError that says which one does not fit (codes: pipeline_stages_over_devices,
-    layers_not_divisible, pipeline_rows_not_divisible, unknown_schedule, out_of_range, …)."""
+    layers_not_divisible, pipeline_rows_not_divisible, unknown_schedule, out_of_range, too_much_work, …)."""
     devices = check_devices(devices, available)
     stages = check_int("stages", stages, 1, MAX_LAYERS)
     if stages > devices:
@@ -187,7 +188,14 @@ def check_settings(devices: int, stages: int, layers: int, microbatches: int, sc
                             suggestion=-(-rows // stages) * stages)
     check_int("global_batch", microbatches * rows, 1, MAX_BATCH)
     hidden = check_int("hidden", hidden, 1, MAX_HIDDEN)
-    return Settings(stages, layers, microbatches, schedule, rows, hidden)
+    work = STEPS * microbatches * rows * models.multiply_adds_per_sample("mlp", FEATURES, hidden, layers)
+    if work > MAX_WORK:
+        raise LabInputError("too_much_work", "one timed call needs {work:,} multiply-adds, over the limit of "
+                            "{limit:,}; use fewer micro-batches, fewer rows or a narrower model",
+                            work=work, limit=MAX_WORK)
+    settings = Settings(stages, layers, microbatches, schedule, rows, hidden)
+    settings.config()  # the training config's own checks, before anything compiles
+    return settings
 
 
 def microbatch_ladder(most: int) -> list[int]:

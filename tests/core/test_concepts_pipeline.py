@@ -59,11 +59,22 @@ def test_the_bubble_counted_is_the_formulas(stages, micro, schedule):
     ((4, 4, 1, 8, "gpipe", 8, 32), "out_of_range"),
     ((4, 0, 4, 8, "gpipe", 8, 32), "out_of_range"),
     ((9, 1, 2, 8, "gpipe", 8, 32), "too_many_devices"),
+    ((8, 8, 16, 64, "gpipe", 1024, 1024), "too_much_work"),
 ])
 def test_settings_that_do_not_fit_are_refused_by_name(args, code):
     with pytest.raises(LabInputError) as refused:
         pipeline.check_settings(*args, available=8)
     assert refused.value.code == code
+
+
+def test_the_work_of_one_timed_call_is_bounded():
+    per_sample = 8 * 64 + 6 * 64 * 64 + 64  # the limit's unit: F·H, six H·H, then H (train.models)
+    settings = pipeline.check_settings(8, 4, 8, 8, "gpipe", 16, 64, available=8)  # the page's defaults at D = 8
+    assert pipeline.STEPS * 8 * 16 * per_sample <= pipeline.MAX_WORK and settings.layers == 8
+    with pytest.raises(LabInputError) as refused:
+        pipeline.check_settings(8, 8, 16, 64, "gpipe", 1024, 1024, available=8)
+    per_sample = 8 * 1024 + 14 * 1024 * 1024 + 1024
+    assert refused.value.params == {"work": pipeline.STEPS * 64 * 1024 * per_sample, "limit": pipeline.MAX_WORK}
 
 
 def test_the_rows_refusal_suggests_the_next_multiple():

@@ -80,6 +80,8 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     ({"devices": 2, "stages": 4}, "4 stages need 4 devices (one stage per device), and D is 2"),
     ({"devices": 4, "stages": 4, "layers": 6}, "6 layers do not split evenly into 4 stages"),
     ({"devices": 4, "stages": 4, "rows": 6}, "b is a multiple of 4; got b = 6, try 8"),
+    ({"devices": 8, "stages": 8, "layers": 16, "microbatches": 64, "rows": 1024, "hidden": 1024},
+     "over this page's limit of 1,000,000,000"),
 ])
 def test_settings_that_do_not_fit_say_which(query, says):
     at = open_lab("pipeline", **query)
