@@ -66,5 +66,16 @@ GLOSSARY = (
     {"en": "explicit sharding", "zh": "显式分片", "en_pattern": r"\bexplicit sharding", "zh_forms": ("显式分片",)},
     {"en": "tensor parallelism", "zh": "张量并行", "en_pattern": r"\btensor[- ]parallel", "zh_forms": ("张量并行",)},
     {"en": "activations", "zh": "激活值", "en_pattern": r"\bactivations\b", "zh_forms": ("激活值", "激活")},
+    {"en": "pipeline parallelism", "zh": "流水线并行", "en_pattern": r"\bpipeline[- ]parallel",
+     "zh_forms": ("流水线并行", "Pipeline parallelism")},  # the English: a source's section title, kept as is
+    {"en": "stage (of a pipeline)", "zh": "阶段", "en_pattern": r"\bstages?\b", "zh_forms": ("阶段", "stage")},
+    {"en": "micro-batch", "zh": "微批次", "en_pattern": r"\bmicro-?batch", "zh_forms": ("微批次", "micro-batch", "microbatch"),
+     "banned_zh": ("微批量", "小批次")},
+    {"en": "bubble", "zh": "气泡", "en_pattern": r"\bbubbles?\b", "zh_forms": ("气泡", "bubble"),
+     "banned_zh": ("空泡",)},
+    {"en": "GPipe", "zh": "GPipe", "en_pattern": r"\bGPipe\b", "zh_forms": ("GPipe", "gpipe")},
+    {"en": "1F1B", "zh": "1F1B", "en_pattern": r"\b1F1B\b", "zh_forms": ("1F1B", "1f1b")},
+    {"en": "schedule (of a pipeline)", "zh": "排程", "en_pattern": r"\bschedul(e|es|ed|ing)\b",
+     "zh_forms": ("排程", "schedule")},
 )
 

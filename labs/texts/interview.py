@@ -1,4 +1,5 @@
 from labs.texts.interview_mesh import TEXTS as _MESH
+from labs.texts.interview_pipeline import TEXTS as _PIPELINE
 from labs.texts.interview_questions import TEXTS as _QUESTIONS
 
 TEXTS = {
@@ -30,4 +31,5 @@ TEXTS = {
     "error.unknown_question": {"en": "There is no question called `{name}`.", "zh": "没有名为 `{name}` 的题目。"},
     **_QUESTIONS,
     **_MESH,
+    **_PIPELINE,
 }
