@@ -67,7 +67,7 @@ def show_schedule(settings: pipeline.Settings) -> None:
                           for c in cells])
     st.altair_chart(charts.heatmap(frame, "slot", "device", "kind", x_title=T("axis.slot"),
                                    y_title=T("axis.device"), value_title=T("axis.kind"), title=T("chart.timeline"),
-                                   text="label", by_device=True), width="stretch")
+                                   text="label", by_device=True, categories=list(kinds.values())), width="stretch")
     dataframe(T, pd.DataFrame(pipeline.schedule_rows(cells)))
     st.markdown(T("schedule.in_flight", counts=", ".join(str(n) for n in counted.in_flight),
                   schedule_name=answer_labels()[settings.schedule], most=counted.most_in_flight, micro=m))

@@ -19,10 +19,11 @@ def tooltips(df: pd.DataFrame) -> list[alt.Tooltip]:
 
 def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, x_title: str, y_title: str,
             value_title: str, title: str = "", text: str | None = None, by_device: bool = False,
-            height: int | None = None) -> alt.Chart:
+            height: int | None = None, categories: list[str] | None = None) -> alt.Chart:
     """A grid of coloured cells (e.g. device × element) with a number written in each cell.
 
-    Colour shows `value` (a diverging scale), or with `by_device` the device in column `value`;
+    Colour shows `value` (a diverging scale), or with `by_device` the device in column `value`
+    (with `categories`, its values in the order of the colours: each keeps its hue in every language);
     the number written is column `text` (default: `value`). `text=""` writes nothing.
     """
     base = alt.Chart(df, title=title).encode(
@@ -30,7 +31,8 @@ def heatmap(df: pd.DataFrame, x: str, y: str, value: str, *, x_title: str, y_tit
         y=alt.Y(f"{y}:O", title=y_title),
     )
     if by_device:
-        color = alt.Color(f"{value}:N", title=value_title, scale=alt.Scale(scheme=DEVICE_SCHEME))
+        scale = alt.Scale(scheme=DEVICE_SCHEME, domain=categories) if categories else alt.Scale(scheme=DEVICE_SCHEME)
+        color = alt.Color(f"{value}:N", title=value_title, scale=scale)
     else:
         color = alt.Color(f"{value}:Q", title=value_title,
                           scale=alt.Scale(scheme="redblue", domainMid=0, reverse=True))
