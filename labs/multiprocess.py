@@ -15,12 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import heavy_jobs
-from labs.ui.blocks import dataframe, show_code
+from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_int
 from labs.ui.tracking import usable_tracking_uri
 from labs.ui.visitor import guard
+from pmap_core import export
 from pmap_core.tracking import redact_uri
 from pmap_core.tracking.per_host import run_per_host
 from pmap_core.train import launch
@@ -249,7 +250,10 @@ with guard(T):
     if fault == "kill":
         st.info(T("fault.kill.note", process=processes - 1, step=kill_step, heartbeat=HEARTBEAT_TIMEOUT_S), icon="💀")
 
-if st.button(T("button.run"), key="multiprocess.run", type="primary", disabled=not valid):
+run_clicked = st.button(T("button.run"), key="multiprocess.run", type="primary", disabled=not valid)
+if valid:  # the group as a launch script (without a fault): jax and numpy only
+    export_button(T, lambda: export.multiprocess_export(processes, per_process, impl, batch, size, steps, lr))
+if run_clicked:
     with guard(T):
         uri = usable_tracking_uri(T)
         if uri is not None:

@@ -20,7 +20,8 @@ def register(subparsers: Any) -> None:
         description="Print a standalone script (only jax and numpy) that reproduces what the lab shows "
                     "with these settings: the training lab's final loss and parameters, the collectives "
                     "lab's results, the migration lab's step in three ways, the sharded-DP lab's strategy and "
-                    "the 2-D mesh lab's mesh with their final loss. With --format ipynb, the same "
+                    "the 2-D mesh lab's mesh with their final loss; the multi-process lab as a script that "
+                    "launches its processes. With --format ipynb, the same "
                     "code as a Jupyter notebook, with the lab's explanations in --lang.")
     parser.add_argument("lab", choices=export.LABS)
     parser.add_argument("settings", nargs="*", type=_setting, metavar="name=value",

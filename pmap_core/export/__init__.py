@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 
 from pmap_core.concepts import collectives, migration
 from pmap_core.concepts import mesh_2d_view as mesh_view
+from pmap_core.export.multiprocess import multiprocess_export
 from pmap_core.export.notebook import check_language, notebook_json
 from pmap_core.export.notes import LANGUAGES
 from pmap_core.export.sharded import mesh_2d_export, sharded_dp_export
@@ -30,7 +31,7 @@ from pmap_core.train import models
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError, check_int, check_seed
 
-LABS = ("training", "collectives", "migration", "sharded_dp", "mesh_2d")
+LABS = ("training", "collectives", "migration", "sharded_dp", "mesh_2d", "multiprocess")
 FORMATS = ("py", "ipynb")  # a script, or the same code as a notebook with the lab's texts
 
 __all__ = [
@@ -47,6 +48,7 @@ __all__ = [
     "mesh_2d_export",
     "migration_export",
     "migration_script",
+    "multiprocess_export",
     "notebook_for",
     "notebook_json",
     "script_devices",
@@ -177,7 +179,7 @@ def _number(kind: Callable[[str], object], name: str, raw: str) -> object:
 def export_for(lab: str, settings: Mapping[str, str]) -> Exported:
     """`lab` with settings named as in its link (devices=4 op=psum …); the rest are the lab's defaults."""
     builders = {"training": _training_from, "collectives": _collectives_from, "migration": _migration_from,
-                "sharded_dp": _sharded_dp_from, "mesh_2d": _mesh_2d_from}
+                "sharded_dp": _sharded_dp_from, "mesh_2d": _mesh_2d_from, "multiprocess": _multiprocess_from}
     if lab not in builders:
         raise LabInputError("unknown_lab", "unknown lab {lab!r}; choose one of {options}", lab=lab,
                             options=", ".join(LABS))
@@ -267,3 +269,12 @@ def _mesh_2d_from(settings: dict[str, str]) -> Exported:
         model="mlp", impl="tensor", devices=data * model, mesh_model=model, global_batch=s["batch"],
         learning_rate=s["lr"], steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"],
         strategy=s["strategy"]))
+
+
+def _multiprocess_from(settings: dict[str, str]) -> Exported:
+    """The multi-process lab's settings, its page's defaults for the rest."""
+    s = _take(settings, "multiprocess", {
+        "processes": (int, 2), "per_process": (int, 2), "impl": (str, "jit"), "batch": (int, 16), "size": (int, 64),
+        "steps": (int, 8), "lr": (float, 0.3), "seed": (int, 0)})
+    return multiprocess_export(s["processes"], s["per_process"], s["impl"], s["batch"], s["size"], s["steps"],
+                               s["lr"], s["seed"])

@@ -271,4 +271,61 @@ NOTES: dict[str, dict[str, str]] = {
         "en": "**Result.** The final loss and every parameter, gathered whole.",
         "zh": "**结果。** 最终损失和每个参数，已收集为完整数组。",
     },
+    # --- the multi-process lab -------------------------------------------------------------
+    "multiprocess.title": {
+        "en": "Multi-process lab: {processes} process(es) × {per_process} device(s) train as one with jax.distributed",
+        "zh": "多进程实验：{processes} 个进程 × 每个 {per_process} 个设备，用 jax.distributed 作为一个整体训练",
+    },
+    "multiprocess.intro": {
+        "en": "Exported from pmap-lab with the settings the lab ran ({settings}). The notebook starts {processes} "
+              "Python processes on this machine; each simulates {per_process} CPU device(s), they join one group "
+              "with `jax.distributed` and train on all {devices} devices as one. Process 0 prints what "
+              "`python -m pmap_core launch` prints for the same run: the rows it read, the loss per step, the parameters.",
+        "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。本 notebook 在本机启动 {processes} 个 Python 进程；"
+              "每个进程模拟 {per_process} 个 CPU 设备，它们用 `jax.distributed` 组成一个组，在全部 {devices} 个设备上作为一个整体训练。"
+              "进程 0 打印的内容与同一次运行中 `python -m pmap_core launch` 打印的一致：它读取的行、每步的损失和参数。",
+    },
+    "multiprocess.rerun": {
+        "en": "Run the cells in order, from the top (*Run all*). The processes run on the CPU, whatever "
+              "accelerators this machine has; each is a new Python with JAX of its own.",
+        "zh": "请从上到下按顺序运行各单元（*Run all*）。无论本机有什么加速器，这些进程都在 CPU 上运行；"
+              "每个进程都是一个新的 Python，拥有自己的 JAX。",
+    },
+    "multiprocess.setup": {
+        "en": "**The group.** {processes} process(es), {per_process} simulated CPU device(s) each: {devices} "
+              "devices in all. This notebook's own kernel only starts them and prints their lines.",
+        "zh": "**进程组。** {processes} 个进程，每个 {per_process} 个模拟 CPU 设备：共 {devices} 个设备。"
+              "本 notebook 自己的内核只负责启动它们并打印它们输出的行。",
+    },
+    "multiprocess.settings": {
+        "en": "**Settings.** A dataset of {size} samples, read in global batches of {batch}: {steps_per_epoch} "
+              "step(s) per epoch, each epoch in a new shuffled order. Each process reads only its own devices' "
+              "blocks, {rows} rows per step, so over one epoch every sample is read exactly once, by one process.",
+        "zh": "**设置。** 数据集有 {size} 个样本，按 {batch} 个样本的全局批次读取：每个 epoch {steps_per_epoch} 步，"
+              "每个 epoch 使用新的打乱顺序。每个进程只读取自己设备的块，每步 {rows} 行，因此在一个 epoch 中"
+              "每个样本恰好被一个进程读取一次。",
+    },
+    "multiprocess.worker": {
+        "en": "**What each process runs.** It joins the group with `jax.distributed.initialize` before its first JAX "
+              "operation (process 0 serves the coordinator), then `jax.devices()` lists every process's devices. "
+              "Each step it reads its own samples and builds global arrays from them with "
+              "`jax.make_array_from_process_local_data` ({impl}); the gradient's all-reduce crosses the processes.",
+        "zh": "**每个进程运行什么。** 它在第一次 JAX 运算之前用 `jax.distributed.initialize` 加入进程组（进程 0 提供协调服务），"
+              "之后 `jax.devices()` 列出所有进程的设备。每一步它读取自己的样本，并用 "
+              "`jax.make_array_from_process_local_data` 由它们构建全局数组（{impl}）；梯度的全归约跨越各进程。",
+    },
+    "multiprocess.launch": {
+        "en": "**Launching.** Each process is `python -c WORKER`, given the coordinator's address, its rank and the "
+              "settings; their lines come back prefixed by the process. If one fails, the others are stopped.",
+        "zh": "**启动。** 每个进程是 `python -c WORKER`，参数为协调服务的地址、它的编号和设置；它们输出的行带上进程编号前缀"
+              "打印出来。若有一个进程失败，其余进程会被停止。",
+    },
+    "multiprocess.run": {
+        "en": "**Run.** Compare process 0's `losses` and `params` with "
+              "`python -m pmap_core launch --processes {processes} --devices-per-process {per_process} train ...` "
+              "at the same settings, or with one process of {devices} devices: they are the same.",
+        "zh": "**运行。** 把进程 0 的 `losses` 和 `params` 与相同设置下的 "
+              "`python -m pmap_core launch --processes {processes} --devices-per-process {per_process} train ...` "
+              "比较，或与单个进程、{devices} 个设备的运行比较：结果相同。",
+    },
 }

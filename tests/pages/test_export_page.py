@@ -16,6 +16,7 @@ LABELS = {lang: [TEXTS["export.button"][lang], TEXTS["export.notebook"][lang]] f
     ("migration", "zh", {"devices": 5}),
     ("sharded_dp", "zh", {"strategy": "zero2", "devices": 4, "accum": 2}),
     ("mesh_2d", "en", {"devices": 4}),
+    ("multiprocess", "zh", {"processes": 2, "impl": "pmap"}),
 ])
 def test_every_exportable_lab_offers_a_script_and_a_notebook(page, lang, query):
     from tests.apptest_support import assert_clean, open_lab

@@ -139,9 +139,36 @@ def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
     (["mesh_2d", "mesh=3x2", "hidden=9"], "the model axis (2 devices) must divide hidden (9)"),
     (["mesh_2d", "mesh=4x2", "devices=4"], "a 4x2 mesh has 8 devices, not 4"),
     (["mesh_2d", "mesh=8x16"], "devices must be between 1 and 64, got 128"),
+    (["multiprocess", "processes=2", "per_process=3", "batch=16"], "does not split over 6 devices"),
+    (["multiprocess", "processes=5"], "processes must be between 1 and 4, got 5"),
+    (["multiprocess", "size=40"], "must split into whole global batches of 16"),
     (["training", "--format", "ipynb", "--lang", "fr"], "lang must be one of en, zh, got 'fr'"),
 ])
 def test_export_refuses_what_no_script_can_run(capsys, argv, message):
     assert main(["export", *argv]) == 2
     out, err = capsys.readouterr()
     assert not out and message in err and err.count("\n") == 1, err
+
+
+def test_the_multiprocess_launch_script_prints_what_the_clis_group_prints(tmp_path, capsys):
+    """The script starts its own processes, which join with jax.distributed; process 0's rows, losses and
+    params are those of `python -m pmap_core launch` with the same settings."""
+    assert main(["export", "multiprocess", "processes=2", "per_process=2", "impl=pmap", "batch=8", "size=32",
+                 "steps=6", "lr=0.2", "seed=4"]) == 0
+    script = tmp_path / "multiprocess.py"
+    script.write_text(capsys.readouterr().out)
+    process = _start(script)
+    group = start_python(["-m", "pmap_core", "launch", "--processes", "2", "--devices-per-process", "2", "train",
+                          "--model", "linear", "--impl", "pmap", "--global-batch", "8", "--dataset-size", "32",
+                          "--steps", "6", "--learning-rate", "0.2", "--seed", "4", "--json", "--no-tracking"])
+    out = _output(process)
+    printed = dict(re.findall(r"^\[process 0\] (\w+): (.*)$", out, re.M))
+    reference = json.loads(_output(group))
+    assert printed["num_processes"] == "2" and printed["local_devices"] == "['cpu:0', 'cpu:1']"
+    assert json.loads(printed["rows"]) == reference["rows"]
+    np.testing.assert_allclose(json.loads(printed["losses"]), reference["losses"], rtol=1e-5)
+    final = float(re.search(r"^\[process 0\] final loss: (\S+)$", out, re.M).group(1))
+    np.testing.assert_allclose(final, reference["losses"][-1], rtol=1e-5)
+    params = dict(re.findall(r"'(\w+)': ([-+\d.e]+)", printed["params"]))
+    np.testing.assert_allclose([float(params[k]) for k in sorted(reference["params"])],
+                               [reference["params"][k] for k in sorted(reference["params"])], rtol=1e-5)

@@ -31,6 +31,7 @@ EVERY_CELL = [
     ("training", {"model": "linear", "impl": "pmap"}), ("training", {"model": "mlp", "impl": "shard_map"}),
     ("training", {"impl": "jit"}), ("collectives", {"op": "ppermute"}), ("migration", {}),
     *[("sharded_dp", {"strategy": s}) for s in ("dp", "zero1", "zero2", "zero3")], ("mesh_2d", {}),
+    ("multiprocess", {"impl": "pmap"}),
 ]
 
 # One notebook per lab, at device counts other than 8 (odd ones among them), and the CLI's command for it.
@@ -49,7 +50,12 @@ EXECUTED = {
                  "--global-batch", "64", "--steps", "30", "--learning-rate", "0.1"]),
     "collectives": (["op=psum_scatter_tiled", "devices=3", "size=6"], None),
     "migration": (["devices=5", "per_device=2"], None),
+    "multiprocess": (["processes=3", "per_process=1", "impl=shard_map", "batch=12", "size=48", "steps=6"], None),
 }
+# The multi-process notebook's reference: the CLI's own group of the same processes and settings.
+LAUNCH = ["-m", "pmap_core", "launch", "--processes", "3", "--devices-per-process", "1", "train", "--model", "linear",
+          "--impl", "shard_map", "--global-batch", "12", "--dataset-size", "48", "--steps", "6", "--learning-rate",
+          "0.3", "--json", "--no-tracking"]
 
 # A child Python that runs one notebook with nbclient in a fresh kernel of this interpreter: the kernel is
 # declared in a temporary JUPYTER_PATH, so no kernel needs to be installed on the machine.
@@ -106,7 +112,8 @@ def test_a_notebook_is_its_script_in_cells_after_their_texts(lab, settings):
                 assert cell.cell_type == "markdown" and cell.source.strip(), (lab, lang)
         assert bool(CJK.search(book.cells[1].source)) == (lang == "zh")
     first = script_cells[0][1]  # the first cell fixes the devices and says which it uses
-    assert script_cells[0][0] == "setup" and "jax_num_cpu_devices" in first and "print(devices)" in first
+    assert script_cells[0][0] == "setup" and "simulated CPU device(s)" in first
+    assert lab == "multiprocess" or ("jax_num_cpu_devices" in first and "print(devices)" in first)
 
 
 def test_the_cli_writes_a_notebook_in_the_language_asked(capsys):
@@ -136,6 +143,7 @@ def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
     # As in a learner's Jupyter: no path to this repository, no device setting of ours.
     processes = {lab: start_python(RUN_NOTEBOOK, cwd=tmp_path, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"),
                                    env={"NOTEBOOK": str(path)}) for lab, path in paths.items()}
+    launched = start_python(LAUNCH)
     references = {lab: _cli_json(capsys, argv) for lab, (_, argv) in EXECUTED.items() if argv}
     outputs = {}
     for lab, process in processes.items():
@@ -157,3 +165,14 @@ def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
     for way, line in zip(ways.ways, lines, strict=True):
         expected = [way.loss, *np.ravel(way.params["w"]), float(way.params["b"])]
         np.testing.assert_allclose([float(v) for v in NUMBER.findall(line)], expected, rtol=1e-5, atol=1e-6)
+
+    out, err = launched.communicate(timeout=280)
+    assert launched.returncode == 0, err[-3000:]
+    group = json.loads(out)
+    printed = dict(re.findall(r"^\[process 0\] (\w+): (.*)$", outputs["multiprocess"], re.M))
+    assert printed["num_processes"] == "3" and printed["replicas_identical"] == "True"
+    assert json.loads(printed["rows"]) == group["rows"]  # process 0 read the same samples, step by step
+    np.testing.assert_allclose(json.loads(printed["losses"]), group["losses"], rtol=1e-5)
+    params = {k: float(v) for k, v in re.findall(r"'(\w+)': ([-+\d.e]+)", printed["params"])}
+    np.testing.assert_allclose([params[k] for k in sorted(group["params"])],
+                               [group["params"][k] for k in sorted(group["params"])], rtol=1e-5)
