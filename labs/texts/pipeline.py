@@ -4,7 +4,7 @@ TEXTS = {
         "en": "A deeper MLP's layers in stages, one per device, micro-batches passed along with ppermute: the "
               "schedule of GPipe and 1F1B drawn slot by slot, the bubble counted from it, step time and peak "
               "memory measured.",
-        "zh": "把更深的 MLP 的各层分成若干阶段，每台设备一个阶段，微批次用 ppermute 依次传递：逐个时隙画出 GPipe 与 1F1B "
+        "zh": "把更深的 MLP 的各层分成若干阶段，每台设备一个阶段，微批次用 ppermute 依次传递：逐个时间槽画出 GPipe 与 1F1B "
               "的排程，从中数出气泡，并实测单步时间与峰值内存。",
     },
     "intro": {
@@ -24,7 +24,7 @@ TEXTS = {
               "微批次：阶段 1 处理微批次 0 的同时，阶段 0 已经在处理微批次 1。激活值用 `jax.shard_map` 中的 "
               "`lax.ppermute` 前传给下一阶段，它们的梯度回传给上一阶段。每一步的开头和结尾，总有一些阶段无事可做：这段空闲"
               "时间就是气泡。GPipe（Huang 等 2019）先做完所有前向，再做所有反向；1F1B（PipeDream，Narayanan 等 "
-              "2019/2021）在流水线填满后一次前向、一次反向交替进行。两者都用 2(M + P − 1) 个时隙，所以气泡相同；1F1B "
+              "2019/2021）在流水线填满后一次前向、一次反向交替进行。两者都用 2(M + P − 1) 个时间槽，所以气泡相同；1F1B "
               "更早做完每个微批次的反向，因此一个阶段最多保存 P 个微批次的激活值，而不是 M 个。",
     },
     "formulas": {
@@ -51,7 +51,7 @@ TEXTS = {
     "w.rows": {"en": "Rows per micro-batch b", "zh": "每个微批次的行数 b"},
     "w.rows.help": {
         "en": "The global batch is M·b: a measurement at another M keeps b, so each slot's work stays the same.",
-        "zh": "全局批次为 M·b：在另一个 M 上测量时 b 不变，所以每个时隙的工作量保持不变。",
+        "zh": "全局批次为 M·b：在另一个 M 上测量时 b 不变，所以每个时间槽的工作量保持不变。",
     },
     "w.hidden": {"en": "Hidden width H", "zh": "隐藏宽度 H"},
     "w.guess": {
@@ -76,13 +76,13 @@ TEXTS = {
         "zh": "{stages} 台设备中的每一台持有 {layers} 层中的 {per} 层；每一步把 {batch} 行的全局批次分成 {micro} 个"
               "微批次运行，每个微批次 {rows} 行。",
     },
-    "schedule.heading": {"en": "The schedule, slot by slot", "zh": "排程，逐个时隙"},
+    "schedule.heading": {"en": "The schedule, slot by slot", "zh": "排程，逐个时间槽"},
     "schedule.explain": {
         "en": "Counted from the table the compiled step follows (`schedule_table`): {slots} time slots per step, "
               "each device busy in {busy} of them (M forwards, M backwards) and idle in {idle_per_device}. F3 is "
               "the forward of micro-batch 3, B3 its backward.",
-        "zh": "数自编译后的步骤所遵循的表（`schedule_table`）：每步 {slots} 个时隙，每台设备在其中 {busy} 个时隙忙碌"
-              "（M 次前向、M 次反向），{idle_per_device} 个时隙空闲。F3 表示微批次 3 的前向，B3 表示它的反向。",
+        "zh": "数自编译后的步骤所遵循的表（`schedule_table`）：每步 {slots} 个时间槽，每台设备在其中 {busy} 个时间槽忙碌"
+              "（M 次前向、M 次反向），{idle_per_device} 个时间槽空闲。F3 表示微批次 3 的前向，B3 表示它的反向。",
     },
     "metric.bubble": {"en": "Bubble (counted)", "zh": "气泡（数出）"},
     "metric.formula": {"en": "(P − 1)/(M + P − 1)", "zh": "(P − 1)/(M + P − 1)"},
@@ -94,8 +94,8 @@ TEXTS = {
         "zh": "每台设备最多保存激活值的微批次数（已做前向、尚未做反向），按设备列出：{counts}。{schedule_name} 在一台设备上"
               "最多保存 {micro} 个微批次中的 {most} 个。",
     },
-    "chart.timeline": {"en": "Who runs what, in each time slot", "zh": "每个时隙中谁在运行什么"},
-    "axis.slot": {"en": "time slot", "zh": "时隙"},
+    "chart.timeline": {"en": "Who runs what, in each time slot", "zh": "每个时间槽中谁在运行什么"},
+    "axis.slot": {"en": "time slot", "zh": "时间槽"},
     "axis.device": {"en": "device (stage)", "zh": "设备（阶段）"},
     "axis.kind": {"en": "work", "zh": "工作"},
     "kind.forward": {"en": "forward", "zh": "前向"},
@@ -139,7 +139,7 @@ TEXTS = {
               "accelerator with a device for each stage, or with P ≤ {cores} here, the same page measures the "
               "step time.",
         "zh": "本机无法在时间上展示气泡：它的 {devices} 台模拟设备共享 {cores} 个 CPU 核心，少于 {stages} 个阶段，所以一个"
-              "时隙中各阶段的工作最多同时运行 {cores} 个，而不是全部同时运行，一步的时间也就不再是 (M + P − 1)·t_stage。"
+              "时间槽中各阶段的工作最多同时运行 {cores} 个，而不是全部同时运行，一步的时间也就不再是 (M + P − 1)·t_stage。"
               "本页展示它能展示的：上面数出的排程，以及两种排程编译后的峰值内存。在每个阶段都有一台设备的真实加速器上，"
               "或在这里取 P ≤ {cores}，同一页面会测量单步时间。",
     },
@@ -190,7 +190,7 @@ TEXTS = {
     "series.fit": {"en": "(M + P − 1)·t_stage", "zh": "(M + P − 1)·t_stage"},
     "col.microbatches": {"en": "M", "zh": "M"},
     "col.global_batch": {"en": "global batch", "zh": "全局批次"},
-    "col.slots": {"en": "slots per step", "zh": "每步时隙数"},
+    "col.slots": {"en": "slots per step", "zh": "每步时间槽数"},
     "col.step_time_ms": {"en": "step time (ms)", "zh": "单步时间（ms）"},
     "col.fit_ms": {"en": "fit (ms)", "zh": "拟合（ms）"},
     "col.compile_s": {"en": "compile (s)", "zh": "编译（s）"},
