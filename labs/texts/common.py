@@ -51,9 +51,11 @@ TEXTS = {
               "如果再次出现，请把错误编号告诉本站的维护者。",
     },
     "error.export_sharded_state": {
-        "en": "The script export covers the replicated SGD step only (optimizer sgd, strategy dp, no accumulation, "
-              "float32 gradients).",
-        "zh": "脚本导出只支持复制式 SGD 训练步（优化器 sgd、策略 dp、不做梯度累积、float32 梯度）。",
+        "en": "The training lab's export covers the replicated SGD step (optimizer sgd, strategy dp, no accumulation, "
+              "float32 gradients); export the sharded_dp lab for Adam, the ZeRO strategies, accumulation, bfloat16 "
+              "gradients or mixed precision.",
+        "zh": "训练实验的导出只支持复制式 SGD 训练步（优化器 sgd、策略 dp、不做梯度累积、float32 梯度）；"
+              "Adam、各 ZeRO 策略、梯度累积、bfloat16 梯度或混合精度，请导出 sharded_dp 实验。",
     },
     "error.unknown_lab": {
         "en": "There is no exportable lab {lab}; choose one of {options}.",

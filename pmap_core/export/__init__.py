@@ -83,8 +83,10 @@ def check_training(config: train_config.TrainConfig) -> train_config.TrainConfig
         raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
                             options=", ".join(IMPLEMENTATIONS), value=config.impl)
     if config.sharded_state:
-        raise LabInputError("export_sharded_state", "the export covers the replicated SGD step "
-                            "(optimizer sgd, strategy dp, no accumulation, float32 gradients)")
+        raise LabInputError("export_sharded_state", "the training lab's export covers the replicated SGD step "
+                            "(optimizer sgd, strategy dp, no accumulation, float32 gradients); export the "
+                            "sharded_dp lab for Adam, the ZeRO strategies, accumulation, bfloat16 gradients or "
+                            "mixed precision")
     if config.global_batch % devices:
         raise LabInputError("batch_not_divisible", "global_batch {batch} does not split evenly over {devices} "
                             "devices; try {suggestion}", batch=config.global_batch, devices=devices,
