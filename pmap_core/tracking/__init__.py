@@ -15,6 +15,7 @@ import json
 import os
 import pathlib
 import re
+import socket
 import sqlite3
 import urllib.error
 import urllib.parse
@@ -35,6 +36,10 @@ REACHABILITY_TIMEOUT_S = 3.0
 LOCK_PROBE_TIMEOUT_S = 1.0  # how long a store may stay locked before the runs go to the fallback
 # The drivers SQLAlchemy needs for each database scheme MLflow accepts (the app installs none of them).
 DB_DRIVERS = {"postgresql": ("psycopg2", "psycopg"), "mysql": ("pymysql", "MySQLdb"), "mssql": ("pyodbc", "pymssql")}
+# The driver SQLAlchemy (2.1) opens a URI that names none with: `postgresql://` takes psycopg 3, not the
+# psycopg2 the lab pins, so `store_uri` names the installed one.
+DEFAULT_DB_DRIVER = {"postgresql": "psycopg", "mysql": "MySQLdb", "mssql": "pyodbc"}
+DB_PORTS = {"postgresql": 5432, "mysql": 3306, "mssql": 1433}
 REMOTE_SCHEMES = ("http", "https", "databricks")
 REDACTED = "***"
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -119,6 +124,20 @@ def check_tracking_uri(uri: str) -> str:
     raise refuse(f"unknown scheme {scheme}: use sqlite:///mlflow.db or an http(s) MLflow server")
 
 
+def store_uri(uri: str) -> str:
+    """The URI MLflow is given for the store `uri`: a database URI that names no driver gets the one
+    installed when SQLAlchemy's default is not (`postgresql://` -> `postgresql+psycopg2://`); any
+    other URI as it is. What the lab shows stays `uri` (through redact_uri)."""
+    scheme, separator, rest = uri.partition("://")
+    dialect = scheme.lower()
+    if not separator or dialect not in DB_DRIVERS or importlib.util.find_spec(DEFAULT_DB_DRIVER[dialect]):
+        return uri
+    for name in DB_DRIVERS[dialect]:
+        if importlib.util.find_spec(name):
+            return f"{scheme}+{name.lower()}://{rest}"
+    return uri
+
+
 def absolute_sqlite_uri(uri: str) -> str:
     """A sqlite URI whose relative path is made absolute against the working directory now: the
     runs land in one file wherever the process is later, and a message can say where that is."""
@@ -154,7 +173,7 @@ def store_locked(uri: str, timeout_s: float = LOCK_PROBE_TIMEOUT_S, write: bool 
 def ui_command(uri: str | None = None) -> str:
     """The shell command that opens the MLflow UI on the same store (credentials redacted), on the
     port the app's links to it point at (PMAP_LAB_MLFLOW_UI_URL, when it names this machine)."""
-    uri = redact_uri(uri or tracking_uri())
+    uri = redact_uri(store_uri(uri or tracking_uri()))  # the URI `mlflow ui` (no lab code) can open
     if uri.startswith(("http://", "https://")):
         return f"# the runs are on the server itself: open {uri} in a browser"
     ui = urllib.parse.urlsplit(mlflow_ui_url(uri) or DEFAULT_MLFLOW_UI_URL)
@@ -272,10 +291,31 @@ def runtime_tags(lab: str) -> dict[str, str]:
     }
 
 
-def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
-    """True for local stores; for an http(s) server, whether /health answers within `timeout_s`."""
-    if not uri.startswith(("http://", "https://")):
+def database_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
+    """For a database server named by host (`postgresql://…@host:port/db`), whether its port takes a
+    connection within `timeout_s`: for one that does not, MLflow retries opening the store for about
+    100 s (and a host that drops packets holds each try). True for any other URI (a local socket is
+    not probed)."""
+    parts = urllib.parse.urlsplit(uri)
+    dialect = parts.scheme.split("+", 1)[0].lower()
+    try:
+        host, port = parts.hostname, parts.port or DB_PORTS.get(dialect)
+    except ValueError:  # a port that is no number: the driver says so
         return True
+    if dialect not in DB_PORTS or not host or port is None:
+        return True
+    try:
+        socket.create_connection((host, port), timeout=timeout_s).close()
+    except OSError:
+        return False
+    return True
+
+
+def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
+    """For an http(s) server, whether /health answers within `timeout_s`; for a database server, whether
+    its port answers (`database_reachable`); True for local stores."""
+    if not uri.startswith(("http://", "https://")):
+        return database_reachable(uri, timeout_s)
     parts = urllib.parse.urlsplit(uri)
     netloc = parts.netloc.rpartition("@")[2]  # urllib would take user:password@ for the host
     health = urllib.parse.urlunsplit((parts.scheme, netloc, parts.path.rstrip("/") + "/health", "", ""))

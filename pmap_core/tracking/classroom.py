@@ -23,7 +23,7 @@ import pandas as pd
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
 
-from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, stored_count, tracking_uri
+from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, store_uri, stored_count, tracking_uri
 
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
 CODE_MIN_CHARS = 3  # a shorter code is too easy to hit by chance, or by a typo
@@ -140,7 +140,7 @@ def _client(uri: str | None) -> Any:
 
     for name, value in mlflow_backend.HTTP_ENV_DEFAULTS.items():  # a dead server is known in seconds
         os.environ.setdefault(name, value)
-    return MlflowClient(tracking_uri=uri or tracking_uri())
+    return MlflowClient(tracking_uri=store_uri(uri or tracking_uri()))
 
 
 def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[str, str],

@@ -19,7 +19,7 @@ from typing import Any
 
 import pandas as pd
 
-from pmap_core.tracking import EXPERIMENT, stored_count, tracking_uri, ui_command
+from pmap_core.tracking import EXPERIMENT, store_uri, stored_count, tracking_uri, ui_command
 from pmap_core.train.advice import DEFAULT_IMPL, advise_at
 
 __all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "experiment_of", "filter_impl", "impl_comparison",
@@ -55,7 +55,7 @@ def setup_label(params: dict[str, str]) -> str:
 def _client(uri: str | None) -> Any:
     from mlflow.tracking import MlflowClient
 
-    return MlflowClient(tracking_uri=uri or tracking_uri())
+    return MlflowClient(tracking_uri=store_uri(uri or tracking_uri()))
 
 
 def _filter(model: str | None, global_batch: int | None) -> str:

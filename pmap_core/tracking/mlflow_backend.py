@@ -48,6 +48,7 @@ from pmap_core.tracking import (
     redact_uri,
     server_reachable,
     store_locked,
+    store_uri,
     tracking_uri,
 )
 
@@ -105,7 +106,7 @@ def close_moved_runs(uri: str, moved: Sequence[tuple[str, str]], fallback_uri: s
     """Best effort, in the background: the runs a failing store was left with mid-run end FAILED
     there (not RUNNING forever), tagged with where they went on, once the store answers again."""
     try:
-        client = MlflowClient(tracking_uri=uri)
+        client = MlflowClient(tracking_uri=store_uri(uri))
         for old_id, new_id in moved:
             client.set_tag(old_id, MOVED_TO_TAG, f"{fallback_uri} {new_id}")
             client.set_terminated(old_id, status=FAILED)
@@ -245,7 +246,7 @@ class Tracker(RunContext):
     @property
     def client(self) -> MlflowClient:
         if self._client is None:
-            self._client = MlflowClient(tracking_uri=self.active_uri)
+            self._client = MlflowClient(tracking_uri=store_uri(self.active_uri))
         return self._client
 
     def _submit(self, record: _RunRecord, task: Callable[[], None]) -> None:
