@@ -1,0 +1,152 @@
+"""The installable package: `pip install .` into a fresh virtual environment gives a `pmap-lab` command
+that trains headless (`pmap-lab train --steps 10 --json`) and serves the app (`pmap-lab`), away from the
+repository: everything comes from the installed package (the router, the labs, the worksheets, the export
+templates, the Streamlit settings).
+
+The install is uv's (`uv pip install <repository> -c constraints.txt`, packages from uv's cache), or pip's
+where uv is not installed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import psutil
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.support import ROOT, free_port, new_tracking_store, python_env
+
+# What `pip install .` would not read, left out of the copy it installs from (the copy keeps the
+# build's own folders, build/ and *.egg-info, out of the working tree).
+NOT_INSTALLED = (".git", ".venv", ".pytest_cache", ".ruff_cache", ".hypothesis", "test-artifacts", "build", "mlruns",
+                 "mlartifacts", ".whl", "__pycache__", "*.egg-info", "*.db", "*.db-journal", "deploy")
+
+CHECK_PACKAGED = """
+import json, pathlib, sys
+import pmap_core
+from pmap_core.export import training_script
+from pmap_core.practice.worksheets import load_sheets
+from pmap_core.train.config import TrainConfig
+sheets = load_sheets()
+print(json.dumps({"pmap_core": pmap_core.__file__, "sheets": [s.id for s in sheets.sheets],
+                  "broken": [str(e) for e in sheets.broken], "script": len(training_script(TrainConfig()))}))
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> pathlib.Path:
+    """A fresh virtual environment with the repository installed in it (not editable); its bin folder."""
+    folder = tmp_path_factory.mktemp("package")
+    source = folder / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_INSTALLED))
+    venv = folder / "venv"
+    uv = next((str(path) for path in (ROOT / ".venv" / "bin" / "uv",) if path.exists()), shutil.which("uv"))
+    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if uv else []), str(venv)], check=True,
+                   timeout=300)
+    python = venv / "bin" / "python"
+    constraints = ["-c", str(ROOT / "constraints.txt")]
+    if uv:
+        command = [uv, "pip", "install", "--quiet", "--python", str(python), str(source), *constraints]
+    else:
+        command = [str(python), "-m", "pip", "install", "--quiet", str(source), *constraints]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=folder)
+    assert done.returncode == 0, f"the install failed:\n{done.stderr[-3000:]}"
+    yield venv / "bin"
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def run_installed(bin_dir: pathlib.Path, args: list[str], cwd: pathlib.Path, env: dict[str, str] | None = None,
+                  timeout: float = 300) -> subprocess.CompletedProcess:
+    """A command of the environment, away from the repository (installed_env, another working directory)."""
+    return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=installed_env(bin_dir, env))
+
+
+def installed_env(bin_dir: pathlib.Path, env: dict[str, str] | None = None) -> dict[str, str]:
+    """No PYTHONPATH (nothing from the repository), the environment's bin first on PATH, and bytecode
+    written: the first command compiles the packages it imports once for the next ones."""
+    return python_env(path=(), drop=("PYTHONDONTWRITEBYTECODE",),
+                      env={"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", **(env or {})})
+
+
+def test_pmap_lab_help_and_train_run_from_the_installed_package(installed, tmp_path):
+    helped = run_installed(installed, [str(installed / "pmap-lab"), "--help"], tmp_path)
+    assert helped.returncode == 0, helped.stderr[-3000:]
+    assert "pmap-lab" in helped.stdout and "train" in helped.stdout and "app" in helped.stdout
+
+    packaged = run_installed(installed, [str(installed / "python"), "-c", CHECK_PACKAGED], tmp_path)
+    assert packaged.returncode == 0, packaged.stderr[-3000:]
+    found = json.loads(packaged.stdout.strip().splitlines()[-1])
+    assert pathlib.Path(found["pmap_core"]).is_relative_to(installed.parent)  # not the repository's
+    assert found["sheets"] == sorted(path.stem for path in (ROOT / "worksheets").glob("*.toml"))
+    assert found["broken"] == [] and found["script"] > 0
+
+    uri = new_tracking_store(tmp_path / "runs.db")
+    trained = run_installed(installed, [str(installed / "pmap-lab"), "train", "--steps", "10", "--json"], tmp_path,
+                            env={"MLFLOW_TRACKING_URI": uri})
+    assert trained.returncode == 0, trained.stderr[-3000:]
+    result = json.loads(trained.stdout)
+    assert result["steps"] == 10 and result["fell_back_to"] is None
+    history = MlflowClient(uri).get_metric_history(result["run_id"], "loss")
+    assert len(history) == 10
+    assert max(history, key=lambda metric: metric.step).value == pytest.approx(result["final_loss"])
+
+    refused = run_installed(installed, [str(installed / "pmap-lab"), "train", "--steps", "0"], tmp_path)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in refused.stderr
+
+
+def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
+    from benchmarks.load_protocol import ProtocolSession
+
+    port = free_port()
+    env = installed_env(installed, {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "runs.db")})
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        server = subprocess.Popen([str(installed / "pmap-lab"), "app", "--server.port", str(port)], cwd=tmp_path,
+                                  env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and server.poll() is None:
+            with contextlib.suppress(OSError), urllib.request.urlopen(url + "/_stcore/health", timeout=2) as reply:
+                if reply.read() == b"ok":
+                    break
+            time.sleep(0.3)
+        else:
+            pytest.fail(f"pmap-lab did not answer /_stcore/health (exit status {server.poll()}):\n"
+                        f"{log.read_text(errors='replace')[-3000:]}")
+        # The installed router and the lab's settings (the installed copy of .streamlit/config.toml).
+        command = psutil.Process(server.pid).cmdline()
+        assert str(installed.parent) in " ".join(command) and "streamlit_app.py" in " ".join(command)
+        assert "--server.enableXsrfProtection=true" in command and "--client.showErrorDetails=none" in command
+
+        async def open_pages() -> list[str]:
+            session = ProtocolSession(type("Server", (), {"url": url})(), "package")
+            try:
+                await session.connect()
+                await asyncio.wait_for(session.open("home"), 180)
+                await asyncio.wait_for(session.open("worksheet"), 180)
+            finally:
+                await session.close()
+            return session.errors
+
+        assert asyncio.run(open_pages()) == []
+    finally:
+        if server.poll() is None:
+            os.killpg(server.pid, signal.SIGTERM)
+            try:
+                server.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(server.pid, signal.SIGKILL)
+                server.wait(timeout=30)
