@@ -68,6 +68,8 @@ ALLOWED = {
     "pmap_core.concepts.multiprocess.group_loading": ("pmap_core.concepts.multiprocess", "group_loading"),
     "pmap_core.costs.analytic.zero_comm_bytes_per_step": ("pmap_core.costs.analytic", "zero_comm_bytes_per_step"),
     "pmap_core.practice.quiz.registry.answer": ("pmap_core.practice.quiz.registry", "answer"),
+    "pmap_core.train.pipeline.schedule_summary": ("pmap_core.train.pipeline", "schedule_summary"),
+    "pmap_core.train.pipeline.compiled_peaks": ("pmap_core.train.pipeline", "compiled_peaks"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
 }

@@ -152,6 +152,23 @@ def stash_slots(table: list[list[Slot]]) -> tuple[int, int]:
     return max(1, *held(table, "activations")), max(1, *held(table, "cotangents"))
 
 
+@dataclasses.dataclass(frozen=True)
+class ScheduleSummary:
+    """What one schedule's table says, counted from it (no device needed)."""
+
+    slots: int              # time slots of one step: 2(M + P − 1)
+    busy: int               # of them, the slots each device works: 2M
+    idle: int               # idle cells of the whole table (devices × slots)
+    bubble_fraction: float  # idle / all cells: (P − 1)/(M + P − 1)
+    kept: int               # the most micro-batches' inputs a stage keeps at once (`stash_slots`)
+
+
+def schedule_summary(stages: int, microbatches: int, schedule: str) -> ScheduleSummary:
+    table = schedule_table(stages, microbatches, schedule)
+    idle = sum(slot.kind == IDLE for row in table for slot in row)
+    return ScheduleSummary(len(table), 2 * microbatches, idle, bubble_fraction(table), max(held(table, "activations")))
+
+
 def format_table(table: list[list[Slot]]) -> str:
     """One line per stage, one column per slot: F3 a forward of micro-batch 3, B3 its backward, . idle."""
     return "\n".join(" ".join(f"{row[s]!s:>3}" for row in table) for s in range(len(table[0])))
@@ -356,6 +373,29 @@ def peak_bytes_by_schedule(spec: ProgramSpec) -> dict[str, int | None]:
     spec.devices devices)."""
     return {schedule: peak_bytes_per_device(build(dataclasses.replace(spec, schedule=schedule)))
             for schedule in SCHEDULES}
+
+
+@dataclasses.dataclass(frozen=True)
+class PeakComparison:
+    """Both schedules of one pipeline compiled: each one's peak bytes per device, what 1F1B saves, and the
+    bytes of activations it does not keep (`stash_bytes`), which the saving should equal."""
+
+    gpipe: int | None
+    one_f_one_b: int | None
+    saved: int | None
+    stash_saved: int
+
+
+def compiled_peaks(stages: int, layers: int, microbatches: int, rows: int, hidden: int,
+                   features: int = 8) -> PeakComparison:
+    """The MLP of `layers` layers of width `hidden` on P = `stages` devices, M micro-batches of `rows` rows
+    (rows a multiple of P), compiled under GPipe and under 1F1B (not run)."""
+    spec = ProgramSpec("pipeline", "mlp", stages, microbatches * rows // stages, features, hidden, 1, layers=layers,
+                       pipeline_stages=stages, microbatches=microbatches)
+    peaks = peak_bytes_by_schedule(spec)
+    gpipe, one = peaks["gpipe"], peaks["1f1b"]
+    stash = stash_bytes(spec) - stash_bytes(dataclasses.replace(spec, schedule="1f1b"))
+    return PeakComparison(gpipe, one, None if gpipe is None or one is None else gpipe - one, stash)
 
 
 def build(spec: ProgramSpec) -> PipelineProgram:
