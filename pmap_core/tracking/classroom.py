@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import time
 import unicodedata
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -23,7 +24,7 @@ import pandas as pd
 from mlflow.exceptions import MlflowException
 from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST, ErrorCode
 
-from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, store_uri, stored_count, tracking_uri
+from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, predictions, store_uri, stored_count, tracking_uri
 
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
 CODE_MIN_CHARS = 3  # a shorter code is too easy to hit by chance, or by a typo
@@ -144,16 +145,18 @@ def _client(uri: str | None) -> Any:
 
 
 def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[str, str],
-                    run_id: str | None = None, uri: str | None = None) -> str:
+                    run_id: str | None = None, uri: str | None = None,
+                    attempts: Mapping[str, str] | None = None) -> str:
     """Write a sheet's results (metric `step.<id>`: 1 right, 0 wrong) to the student's run for the
     sheet, created on first use; returns its id. The run is ended at once, so it is never left
     RUNNING when the student closes the page; later results are added to it. When `run_id` is gone
-    from the store (deleted, or the store reset), the results go to a new run, whose id is returned."""
+    from the store (deleted, or the store reset), the results go to a new run, whose id is returned.
+    `attempts` are prediction tags (`predictions.prediction_tag`), written in the same call as the results."""
     client = _client(uri)
     entries = [(f"{STEP_METRIC}{step}", 1.0 if right else 0.0, None) for step, right in results.items()]
     if run_id is not None:
         try:
-            mlflow_backend.write_metrics(client, run_id, entries)
+            _write(client, run_id, entries, attempts)
             return run_id
         except MlflowException:
             if _run_is_live(client, run_id):
@@ -163,8 +166,20 @@ def record_exercise(sheet_id: str, results: Mapping[str, bool], tags: Mapping[st
     run = client.create_run(experiment, run_name=f"worksheet-{sheet_id}",
                             tags={**tags, "lab": "worksheet", "sheet": sheet_id})
     client.set_terminated(run.info.run_id, status=FINISHED)
-    mlflow_backend.write_metrics(client, run.info.run_id, entries)
+    _write(client, run.info.run_id, entries, attempts)
     return run.info.run_id
+
+
+def _write(client: Any, run_id: str, entries: list, attempts: Mapping[str, str] | None) -> None:
+    """The results and the attempts' tags in one call (a class's worth of checks at once: one write each)."""
+    if not attempts:
+        mlflow_backend.write_metrics(client, run_id, entries)
+        return
+    from mlflow.entities import Metric, RunTag
+
+    now = int(time.time() * 1000)
+    client.log_batch(run_id, metrics=[Metric(key, value, now, 0) for key, value, _ in entries],
+                     tags=[RunTag(key, value) for key, value in attempts.items()])
 
 
 def _run_is_live(client: Any, run_id: str) -> bool:
@@ -179,11 +194,13 @@ def _run_is_live(client: Any, run_id: str) -> bool:
 
 class ClassRuns(NamedTuple):
     """What the Class page shows: the rows of `class_runs`, and the kinds of run ("exercise",
-    "training") of which the class has more than `limit`: only the newest `limit` of those are read."""
+    "training") of which the class has more than `limit`: only the newest `limit` of those are read;
+    and every prediction recorded on the exercise runs (`predictions.rows`: first ones marked)."""
 
     runs: pd.DataFrame
     capped: tuple[str, ...]
     limit: int
+    predictions: pd.DataFrame | None = None
 
 
 def _search(client: Any, experiment: str, code: str, limit: int) -> tuple[list, bool]:
@@ -202,13 +219,16 @@ def _search(client: Any, experiment: str, code: str, limit: int) -> tuple[list, 
     return mine, len(newest) > limit
 
 
-def read_class(code: str, uri: str | None = None, limit: int | None = None) -> ClassRuns:
+def read_class(code: str, uri: str | None = None, limit: int | None = None, since_ms: int = 0) -> ClassRuns:
     """Every run of the class, one row per training run and one per exercise step answered
-    (RUN_COLUMNS), and where the class has more runs than `limit` (MAX_RUNS) of a kind, which kinds."""
+    (RUN_COLUMNS), and where the class has more runs than `limit` (MAX_RUNS) of a kind, which kinds;
+    with `since_ms` (when the class was last reset), only what was recorded from then on."""
     limit = MAX_RUNS if limit is None else limit
     client = _client(uri)
     rows = []
     exercises, more_exercises = _search(client, EXERCISE_EXPERIMENT, code, limit)
+    recorded = predictions.rows(exercises, since_ms)
+    exercises = [run for run in exercises if (run.info.start_time or 0) >= since_ms]
     for run in exercises:
         base = {"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "exercise",
                 "sheet": run.data.tags.get("sheet"), "run_id": run.info.run_id,
@@ -216,7 +236,7 @@ def read_class(code: str, uri: str | None = None, limit: int | None = None) -> C
         rows += [{**base, "step": key[len(STEP_METRIC):], "result": value}
                  for key, value in sorted(run.data.metrics.items()) if key.startswith(STEP_METRIC)]
     trainings, more_trainings = _search(client, EXPERIMENT, code, limit)
-    for run in trainings:
+    for run in (run for run in trainings if (run.info.start_time or 0) >= since_ms):
         params, metrics = run.data.params, run.data.metrics
         if run.data.tags.get("sweep") == "true" or "steady_throughput" not in metrics:
             continue  # a sweep's parent repeats its children; an unfinished run has no figures
@@ -232,7 +252,7 @@ def read_class(code: str, uri: str | None = None, limit: int | None = None) -> C
         frame[name] = frame[name].astype("Int64")
     frame = frame.sort_values(["student", "kind", "start_time"], kind="stable").reset_index(drop=True)
     capped = tuple(kind for kind, more in (("exercise", more_exercises), ("training", more_trainings)) if more)
-    return ClassRuns(frame, capped, limit)
+    return ClassRuns(frame, capped, limit, recorded)
 
 
 def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:

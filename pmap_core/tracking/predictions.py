@@ -1,0 +1,145 @@
+"""Predictions made before the answer shows, as a class records them, and what a class's first
+predictions say against the computed answers.
+
+Every press of a step's check button is one attempt. Its record — the prediction, the answer this
+server computed, whether it was within the step's tolerance, the attempt's number in the session and
+its time — is one tag on the student's run for the sheet (`prediction.<step>.<attempt>`), written in the
+same call as the step's result, before the page shows the answer. A tag is written once per attempt
+(writing it again writes the same value: a retried call records nothing twice). Reading back, a
+student's *first* prediction at a step is the earliest one recorded after the class was last reset;
+the others are later attempts, kept apart.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+PREDICTION_TAG = "prediction."  # + step id + "." + attempt number
+MAX_ATTEMPTS = 20  # attempts at one step recorded per session; later ones stay in the session only
+PREDICTION_COLUMNS = ["student", "kind", "sheet", "step", "attempt", "first", "prediction", "answer", "result",
+                      "run_id", "experiment_id", "start_time"]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _plain(value: Any) -> str | float:
+    """A prediction or an answer as it is stored: a finite number as a float, anything else as text."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (int, float)) and math.isfinite(float(value)):
+        return float(value)
+    return str(value)
+
+
+def prediction_tag(step_id: str, attempt: int, prediction: Any, answer: Any, correct: bool,
+                   time_ms: int | None = None) -> tuple[str, str]:
+    """The tag (key, value) that records one attempt at a step."""
+    record = {"prediction": _plain(prediction), "answer": _plain(answer), "correct": bool(correct),
+              "attempt": int(attempt), "time_ms": now_ms() if time_ms is None else int(time_ms)}
+    return f"{PREDICTION_TAG}{step_id}.{int(attempt)}", json.dumps(record, ensure_ascii=True)
+
+
+def shown(value: str | float) -> str:
+    """A stored prediction or answer as the class page writes it (numbers to 10 significant digits)."""
+    return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+class Attempt(NamedTuple):
+    step: str
+    attempt: int
+    prediction: str | float
+    answer: str | float
+    correct: bool
+    time_ms: int
+
+
+def attempts_of(tags: Mapping[str, str]) -> list[Attempt]:
+    """The attempts a run's tags record; a tag that is not one the lab wrote (edited by hand, cut
+    short) is left out."""
+    found = []
+    for key, value in tags.items():
+        if not key.startswith(PREDICTION_TAG):
+            continue
+        step, _, number = key[len(PREDICTION_TAG):].rpartition(".")
+        try:
+            record = json.loads(value)
+            attempt = Attempt(step, int(number), record["prediction"], record["answer"], bool(record["correct"]),
+                              int(record["time_ms"]))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+        if step and attempt.attempt >= 1 and isinstance(attempt.prediction, (str, float, int)) and \
+                isinstance(attempt.answer, (str, float, int)):
+            found.append(attempt)
+    return found
+
+
+def rows(runs: list[Any], since_ms: int = 0) -> pd.DataFrame:
+    """One row per attempt recorded on `runs` (MLflow runs of a class's sheets) at or after
+    `since_ms` (PREDICTION_COLUMNS); `first` marks each student's earliest at each step."""
+    found = []
+    for run in runs:
+        run_tags = run.data.tags
+        for a in attempts_of(run_tags):
+            if a.time_ms < since_ms:
+                continue
+            found.append({"student": run_tags.get("student", ""), "kind": "prediction", "sheet": run_tags.get("sheet"),
+                          "step": a.step, "attempt": a.attempt, "prediction": shown(_plain(a.prediction)),
+                          "answer": shown(_plain(a.answer)), "result": 1.0 if a.correct else 0.0,
+                          "run_id": run.info.run_id, "experiment_id": run.info.experiment_id, "start_time": a.time_ms})
+    frame = pd.DataFrame(found, columns=[c for c in PREDICTION_COLUMNS if c != "first"])
+    frame = frame.sort_values(["start_time", "run_id", "attempt"], kind="stable").reset_index(drop=True)
+    frame.insert(5, "first", ~frame.duplicated(["student", "sheet", "step"]))
+    frame["attempt"] = frame["attempt"].astype("Int64")
+    frame["start_time"] = pd.to_datetime(frame["start_time"], unit="ms", utc=True)
+    return frame
+
+
+def first_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
+    return predictions[predictions["first"].astype(bool)].reset_index(drop=True)
+
+
+class StepSummary(NamedTuple):
+    """What a class's first predictions at one step say: how many, the share within the step's
+    tolerance of the computed answer, the most common wrong prediction (and how many made it), and
+    the answers the servers computed (one, unless the students' runtimes or sweeps differed)."""
+
+    sheet: str
+    step: str
+    count: int
+    within: float
+    common_wrong: str | None
+    common_wrong_count: int
+    answers: tuple[str, ...]
+
+
+def summaries(predictions: pd.DataFrame) -> list[StepSummary]:
+    """One StepSummary per step with first predictions, in sheet and step order of first appearance."""
+    first = first_predictions(predictions)
+    found = []
+    for (sheet, step), group in first.groupby(["sheet", "step"], sort=False):
+        # Ties go to the value predicted first: counted in the order of first appearance, sorted stably.
+        wrong = group[group["result"] < 1]["prediction"].value_counts(sort=False).sort_values(
+            ascending=False, kind="stable")
+        common = (str(wrong.index[0]), int(wrong.iloc[0])) if len(wrong) else (None, 0)
+        found.append(StepSummary(str(sheet), str(step), len(group), float(group["result"].mean()), *common,
+                                 tuple(dict.fromkeys(group["answer"]))))
+    return found
+
+
+def as_numbers(values: pd.Series) -> pd.Series | None:
+    """`values` as floats when every one is a number, otherwise None (choices and shapes)."""
+    numbers = pd.to_numeric(values, errors="coerce")
+    return None if numbers.isna().any() else numbers.astype(float)
+
+
+def with_predictions(runs: pd.DataFrame, recorded: pd.DataFrame) -> pd.DataFrame:
+    """A class's rows, then its predictions' (what the Class page's CSV holds): one table, the columns of both."""
+    return pd.concat([runs, recorded], ignore_index=True) if len(recorded) else runs

@@ -1,0 +1,99 @@
+"""Predictions as a class records them, read back from a real sqlite MLflow store: every attempt once,
+the first marked (the earliest a student made at a step, also across sessions), a retried write never
+counted twice, a reset honoured; what a step's first predictions say; and the teacher's controls as
+every server of the class reads them."""
+
+from __future__ import annotations
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from pmap_core.tracking import class_controls, classroom, predictions
+from tests.support import new_tracking_store
+
+CODE = "pred-core"
+
+
+def attempt(uri, student, step, n, prediction, answer, correct, at_ms, run_id=None, sheet="s"):
+    tags = dict([predictions.prediction_tag(step, n, prediction, answer, correct, at_ms)])
+    return classroom.record_exercise(sheet, {step: correct}, classroom.class_tags(student, CODE), run_id=run_id,
+                                     uri=uri, attempts=tags)
+
+
+def as_rows(frame):
+    return sorted(map(tuple, frame[["student", "step", "attempt", "first", "prediction", "answer", "result"]]
+                      .values.tolist()))
+
+
+def test_every_attempt_is_read_back_once_and_the_earliest_is_first(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    ada = attempt(uri, "Ada", "a", 1, 2.0, 3.0, False, 1_000)
+    assert attempt(uri, "Ada", "a", 2, 3.0, 3.0, True, 2_000, run_id=ada) == ada
+    attempt(uri, "Ada", "a", 2, 3.0, 3.0, True, 2_000, run_id=ada)  # the same write again (a retried call)
+    attempt(uri, "Ada", "b", 1, "(4, 2)", "(4, 2)", True, 3_000, run_id=ada)
+    # Ada again from a new session (a reloaded page): a new run, whose attempt 1 is later than her first.
+    attempt(uri, "Ada", "a", 1, 5.0, 3.0, False, 4_000)
+    attempt(uri, "Grace", "a", 1, "true", "false", False, 1_500)
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert as_rows(recorded) == sorted([
+        ("Ada", "a", 1, True, "2", "3", 0.0), ("Ada", "a", 2, False, "3", "3", 1.0),
+        ("Ada", "b", 1, True, "(4, 2)", "(4, 2)", 1.0), ("Ada", "a", 1, False, "5", "3", 0.0),
+        ("Grace", "a", 1, True, "true", "false", 0.0)])
+    assert recorded["start_time"].is_monotonic_increasing
+    # The step's result is written in the same call: the exercise rows are what they were.
+    assert sorted(classroom.read_class(CODE, uri).runs["result"]) == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_a_reset_counts_only_what_follows_it(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    run = attempt(uri, "Ada", "a", 1, 2.0, 3.0, False, 1_000)
+    attempt(uri, "Ada", "a", 2, 3.0, 3.0, True, 5_000, run_id=run)
+    after = classroom.read_class(CODE, uri, since_ms=3_000).predictions
+    assert as_rows(after) == [("Ada", "a", 2, True, "3", "3", 1.0)]  # the first after the reset
+    assert len(classroom.read_class(CODE, uri).predictions) == 2
+
+
+def test_tags_the_lab_did_not_write_are_left_out(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    run = attempt(uri, "Ada", "a", 3, 1.5, 2.0, False, 7)
+    client = MlflowClient(uri)  # tags written by hand into the student's run, as MLflow's UI or API can
+    for key, value in {"prediction.a.1": "not json", "prediction.a.x": "{}", "prediction..1": "{}",
+                       "prediction.a.2": '{"prediction": [1], "answer": 3, "correct": true, "time_ms": 5}'}.items():
+        client.set_tag(run, key, value)
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert recorded[["step", "attempt", "prediction"]].values.tolist() == [["a", 3, "1.5"]]
+
+
+def test_a_steps_summary_counts_first_predictions_only():
+    import pandas as pd
+
+    frame = pd.DataFrame({
+        "student": ["A", "B", "C", "D", "A"], "sheet": "s", "step": "a", "first": [True, True, True, True, False],
+        "prediction": ["4", "2", "4", "3", "3"], "answer": "3", "result": [0.0, 0.0, 0.0, 1.0, 1.0]})
+    [summary] = predictions.summaries(frame)
+    assert (summary.count, summary.common_wrong, summary.common_wrong_count, summary.answers) == (4, "4", 2, ("3",))
+    assert summary.within == pytest.approx(0.25)
+    tie = frame.assign(prediction=["5", "2", "4", "3", "3"])
+    assert predictions.summaries(tie)[0].common_wrong == "5"  # equal counts: the one predicted first
+    assert predictions.summaries(frame.assign(result=1.0))[0].common_wrong is None
+
+
+def test_controls_are_shared_through_the_store_and_default_to_none(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    assert class_controls.read_controls(CODE, uri) == class_controls.NO_CONTROLS
+    assert class_controls.read_controls(CODE, uri).released("1_shards")
+    class_controls.set_withheld("PRED-CORE", "1_shards", True, uri)  # the code folded: one class
+    class_controls.hold(CODE, "1_shards", "pad_count", uri)
+    moment = class_controls.reset(CODE, uri, at_ms=1234)
+    read = class_controls.read_controls("ｐｒｅｄ-core", uri)
+    assert (read.withheld, dict(read.held), read.reset_ms, moment) == (frozenset({"1_shards"}),
+                                                                       {"1_shards": "pad_count"}, 1234, 1234)
+    assert not read.released("1_shards") and read.held_step("1_shards") == "pad_count"
+    class_controls.set_withheld(CODE, "1_shards", False, uri)
+    class_controls.hold(CODE, "1_shards", None, uri)
+    read = class_controls.read_controls(CODE, uri)
+    assert read.released("1_shards") and read.held_step("1_shards") is None
+    # Another class's controls are its own; the experiment's name holds no text a user typed.
+    assert class_controls.read_controls("other-class", uri) == class_controls.NO_CONTROLS
+    names = [e.name for e in MlflowClient(uri).search_experiments()]
+    assert class_controls.experiment_name(CODE) in names and not [n for n in names if CODE in n]
