@@ -244,6 +244,13 @@ NOTES: dict[str, dict[str, str]] = {
         "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。张量并行与数据并行，以 JAX 的显式分片模式编写；"
               "它打印最终损失和每个参数，与相同设置下 `python -m pmap_core train --mesh data={data},model={model}` 打印的数值一致。",
     },
+    "mesh_2d.rerun": {
+        "en": "Run the cells in order, from the top (*Run all*). To try another mesh, set `MESH_DATA` and `MESH_MODEL` "
+              "(the model axis must divide the hidden width), `DEVICES` to their product, and restart the kernel: "
+              "JAX fixes its devices once per process.",
+        "zh": "请从上到下按顺序运行各单元（*Run all*）。要尝试其他网格，请设置 `MESH_DATA` 和 `MESH_MODEL`"
+              "（model 轴的设备数必须整除隐藏层宽度），把 `DEVICES` 设为二者之积，然后重启内核：JAX 在每个进程中只固定一次设备。",
+    },
     "mesh_2d.settings": {
         "en": "**Settings.** {devices} device(s) as a mesh of {data} on the data axis × {model} on the model axis. "
               "Each device gets {rows} rows of the global batch of {batch} and {cols} of the {hidden} hidden units.",
