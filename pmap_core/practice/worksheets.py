@@ -333,11 +333,18 @@ class Sheets:
     broken: tuple[WorksheetError, ...]
 
 
+def sheet_order(path: pathlib.Path) -> tuple[int, str]:
+    """A sheet's place: by the number its file name starts with (9_… before 10_…), then by name."""
+    digits = path.stem[:len(path.stem) - len(path.stem.lstrip("0123456789"))]
+    return (int(digits) if digits else 1 << 30, path.name)
+
+
 def load_sheets(folder: pathlib.Path | None = None) -> Sheets:
-    """Every sheet in `folder` (`WORKSHEETS_DIR`), in file-name order (a sheet's id is its file name).
-    A file that does not load is set aside with what is wrong with it; the others load all the same."""
+    """Every sheet in `folder` (`WORKSHEETS_DIR`), in the order of the numbers their file names start
+    with (a sheet's id is its file name). A file that does not load is set aside with what is wrong with
+    it; the others load all the same."""
     loaded, broken = [], []
-    for path in sorted(pathlib.Path(folder or WORKSHEETS_DIR).glob("*.toml")):
+    for path in sorted(pathlib.Path(folder or WORKSHEETS_DIR).glob("*.toml"), key=sheet_order):
         try:
             loaded.append(parse_sheet(path.stem, path.read_text(encoding="utf-8")))
         except WorksheetError as error:
