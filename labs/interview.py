@@ -4,16 +4,18 @@ import inspect
 
 import streamlit as st
 
-from labs.ui import heavy_jobs
+from labs.ui import classroom, heavy_jobs, predicting, teacher
 from labs.ui.blocks import show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice
-from labs.ui.visitor import guard
+from labs.ui.visitor import guard, literal
 from pmap_core.practice.quiz import registry as quiz
+from pmap_core.tracking import class_controls, tracking_uri
 
 T = texts("interview")
-RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "correct"} for this session
+RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "correct", "time_ms", ...} for this session
+SHEET = predicting.INTERVIEW_SHEET  # how a class records these questions: a sheet, one step per question
 
 
 @st.cache_data(show_spinner=False)
@@ -30,8 +32,15 @@ st.title(T("title"))
 st.markdown(T("intro"))
 
 results = st.session_state.setdefault(RESULTS_KEY, {})
+controls = class_controls.NO_CONTROLS
+if classroom.class_code():  # the class's teacher may withhold the answers, hold a question, reset the class
+    controls, _ = teacher.controls(classroom.class_code(), tracking_uri())
+    reset_at = predicting.new_reset(classroom.class_code(), controls, SHEET)
+    for old in [q for q, r in results.items() if reset_at and r.get("time_ms", 0) < reset_at]:
+        del results[old]
 score, progress, reset = st.columns([1, 2, 1])
-score.metric(T("score"), T("score_value", right=sum(r["correct"] for r in results.values()), answered=len(results)))
+right = sum(r["correct"] for r in results.values()) if controls.released(SHEET) else "—"  # withheld: not yet
+score.metric(T("score"), T("score_value", right=right, answered=len(results)))
 progress.progress(len(results) / len(quiz.QUESTIONS),
                   text=T("progress", answered=len(results), total=len(quiz.QUESTIONS)))
 if reset.button(T("reset"), key="interview.reset"):
@@ -39,7 +48,12 @@ if reset.button(T("reset"), key="interview.reset"):
     st.rerun()
 
 ids = quiz.question_ids()
+held = controls.held_step(SHEET)
+if held in ids:
+    st.session_state[f"{T.page}.question"] = held
 chosen = url_choice(T, "question", ids, ids[0])
+if held in ids:
+    st.info(T("held"), icon="🧑‍🏫")
 question = quiz.get_question(chosen)
 n = runtime_info().device_count
 st.subheader(T(f"w.question.{chosen}"))
@@ -57,11 +71,22 @@ if question.heavy:
 if st.button(T("check"), key="interview.check", type="primary"):
     with guard(T):
         answer = cached_answer(chosen)
-        results[chosen] = {"prediction": prediction, "answer": answer,
-                           "correct": quiz.is_correct(chosen, prediction, answer)}
+        correct = quiz.is_correct(chosen, prediction, answer)
+        so_far = {**{q: r["correct"] for q, r in results.items()}, chosen: correct}
+        # With a class code, recorded for the class before the answer shows: the rerun below shows it.
+        done = predicting.record_attempt(SHEET, chosen, prediction, answer, correct, so_far)
+        results[chosen] = {"prediction": prediction, "answer": answer, "correct": correct, "time_ms": done.time_ms,
+                           "recorded": done.recorded, "record_error": done.error}
         st.rerun()
 
-if chosen in results:
+if chosen in results and results[chosen].get("record_error"):
+    st.warning(T("record_failed"), icon="📦")
+    st.code(results[chosen]["record_error"], language=None, wrap_lines=True)
+elif chosen in results and results[chosen].get("recorded"):
+    st.caption(T("recorded"))
+if chosen in results and not controls.released(SHEET):
+    st.info(T("withheld", prediction=literal(shown(results[chosen]["prediction"]))), icon="🙈")
+elif chosen in results:
     result = results[chosen]
     words = {"prediction": shown(result["prediction"]), "answer": shown(result["answer"])}
     if result["correct"]:

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs
+from labs.ui import charts, heavy_jobs, predicting
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -31,6 +31,8 @@ T = texts("mesh_2d")
 LAST_RUN = "mesh_2d.last_run"      # session state: TrackedTraining of the last Train
 LAST_SWEEP = "mesh_2d.last_sweep"  # session state: SweepShown of the last Measure
 GUESS = "mesh_2d.guess"            # the learner's prediction (a shape id), before measuring
+RECORDED = "mesh_2d.recorded"      # session state: what became of the guess's record for the class
+PREDICT_STEP = "fastest_mesh"      # the guess as a class records it: sheet "mesh_2d", this step
 CHUNK = train_config.TrainConfig().chunk
 
 
@@ -121,6 +123,12 @@ def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], g
         slot.empty()
     st.session_state[LAST_SWEEP] = SweepShown(sweep, tracking.tracked_sweep(sweep.sweep), roof, prediction, guess,
                                                 refused)
+    v = view.verdict(sweep)
+    st.session_state[RECORDED] = None
+    if v.shapes > 1:  # with a class code, the guess is recorded before the page shows the winner
+        right = guess == v.winner
+        st.session_state[RECORDED] = predicting.record_attempt(T.page, PREDICT_STEP, guess, v.winner, right,
+                                                               {PREDICT_STEP: right})
 
 
 # --- showing ----------------------------------------------------------------------------------------
@@ -238,6 +246,12 @@ def show_sweep(shown: SweepShown) -> None:
             st.success(T("outcome.right"), icon="🎯")
         else:
             st.info(T("outcome.wrong", winner=v.winner), icon="🔎")
+        recorded = st.session_state.get(RECORDED)
+        if recorded is not None and recorded.error:
+            st.warning(T("record_failed"), icon="📦")
+            st.code(recorded.error, language=None, wrap_lines=True)
+        elif recorded is not None and recorded.recorded:
+            st.caption(T("recorded"))
     if sweep.skipped:
         st.caption(T("skipped", devices=sweep.config.devices, hidden=sweep.config.hidden,
                      shapes=", ".join(view.shape_id(*s) for s in sweep.skipped)))

@@ -7,20 +7,18 @@ import pandas as pd
 import streamlit as st
 
 from labs.registry import LABS
-from labs.ui import classroom
+from labs.ui import classroom, predicting, teacher
 from labs.ui.blocks import dataframe
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import language, texts
 from labs.ui.visitor import guard, literal
 from pmap_core import LabInputError
 from pmap_core.practice import worksheets
-from pmap_core.tracking import redact_uri
-from pmap_core.tracking.classroom import record_exercise
+from pmap_core.tracking import class_controls, predictions, tracking_uri
 
 T = texts("worksheet")
-# sheet id -> step id -> {"prediction", "answer", "correct", "recorded", "record_error"}
+# sheet id -> step id -> {"prediction", "answer", "correct", "attempt", "time_ms", "recorded", "record_error"}
 RESULTS_KEY = "worksheet.results"
-RUNS_KEY = "worksheet.runs"  # (sheet id, class code, name) -> the run its results go to
 LAST_SWEEP = "training.last_sweep"  # the training lab keeps the session's latest sweep here
 LAB_PATHS = {lab.script: lab.url_path for lab in LABS}
 
@@ -38,17 +36,21 @@ def cached_answer(sheet_id: str, step_id: str, devices: int) -> float | str:
         return worksheets.compute_answer(cached_sheets(devices)[0][sheet_id].step(step_id))
 
 
-def url_choice(name: str, options: list[str], labels: dict[str, str]) -> str:
-    """A choice kept in the link whose labels come from the sheets, not from the text tables."""
+def url_choice(name: str, options: list[str], labels: dict[str, str], held: str | None = None) -> str:
+    """A choice kept in the link whose labels come from the sheets, not from the text tables; `held`:
+    the one option the teacher holds the class at (the choice is then fixed to it)."""
     key = f"{T.page}.{name}"
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = options[0]  # a step of the sheet shown before
+    if held in options:
+        st.session_state[key] = held
     if key not in st.session_state:
         raw = st.query_params.get(name)
         if raw is not None and raw not in options:
             st.warning(T("url_value_ignored", name=name, value=literal(raw)))
         st.session_state[key] = raw if raw in options else options[0]
-    value = st.selectbox(T(f"w.{name}"), options, format_func=lambda option: labels.get(option, option), key=key)
+    value = st.selectbox(T(f"w.{name}"), options, format_func=lambda option: labels.get(option, option), key=key,
+                         disabled=held in options)
     st.query_params[name] = value
     return value
 
@@ -58,20 +60,19 @@ def student_sweep() -> worksheets.MeasuredSweep | None:
     return worksheets.measured_sweep(tracked.sweep) if tracked is not None else None
 
 
-def record(sheet_id: str, results: dict) -> str | None:
-    """With a class code, the sheet's results go to the student's run for it. A store that fails
-    costs the student nothing but the record: what went wrong is returned, to be shown."""
-    tags = classroom.tags()
-    if not tags:
-        return None
-    runs = st.session_state.setdefault(RUNS_KEY, {})
-    key = (sheet_id, tags["class_code"], tags["student"])
-    try:
-        runs[key] = record_exercise(sheet_id, {step: r["correct"] for step, r in results.items()}, tags,
-                                    run_id=runs.get(key))
-    except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
-        return redact_uri(f"{type(error).__name__}: {error}")[:300]
-    return None
+def class_controls_now() -> class_controls.Controls:
+    """The teacher's controls of the student's class (none without a class code); a reset since this
+    session last looked clears what the session kept from before it."""
+    code = classroom.class_code()
+    if not code:
+        return class_controls.NO_CONTROLS
+    controls, _ = teacher.controls(code, tracking_uri())
+    reset_at = predicting.new_reset(code, controls, "worksheets")
+    if reset_at:
+        for kept in st.session_state.setdefault(RESULTS_KEY, {}).values():
+            for old in [step for step, result in kept.items() if result.get("time_ms", 0) < reset_at]:
+                del kept[old]
+    return controls
 
 
 def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
@@ -86,6 +87,18 @@ def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
     return st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g", key=key)
 
 
+def show_record(result: dict) -> None:
+    """Whether the check reached the class: recorded, failed (with what the store said), or past the
+    attempts a session records at one step."""
+    if result.get("record_error"):
+        st.warning(T("record_failed"), icon="📦")
+        st.code(result["record_error"], language=None, wrap_lines=True)
+    elif result.get("recorded"):
+        st.caption(T("recorded"))
+    elif result.get("attempt", 0) > predictions.MAX_ATTEMPTS:
+        st.caption(T("attempts_not_recorded", limit=predictions.MAX_ATTEMPTS))
+
+
 def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
     st.caption(T("sweep_used", model=sweep.model, scaling=sweep.scaling))
     frame = pd.DataFrame([(p.devices, p.efficiency, p.throughput) for p in sweep.points],
@@ -97,6 +110,7 @@ def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
 st.title(T("title"))
 st.markdown(T("intro"))
 classroom.identity_form(T.page)
+controls = class_controls_now()
 
 lang = language()
 available = runtime_info().device_count
@@ -112,18 +126,23 @@ sheet = sheets[sheet_id]
 st.markdown(sheet.intro[lang])
 
 results = st.session_state.setdefault(RESULTS_KEY, {}).setdefault(sheet_id, {})
-marks = {step.id: "·" if step.id not in results else "✅" if results[step.id]["correct"] else "❌"
-         for step in sheet.steps}
+released = controls.released(sheet_id)
+marks = {step.id: "·" if step.id not in results else "📝" if not released else "✅" if results[step.id]["correct"]
+         else "❌" for step in sheet.steps}
 numbers = {step.id: i + 1 for i, step in enumerate(sheet.steps)}
 progress, reset = st.columns([3, 1])
 progress.progress(len(results) / len(sheet.steps), text=T(
-    "progress", answered=len(results), total=len(sheet.steps), right=sum(r["correct"] for r in results.values())))
+    "progress", answered=len(results), total=len(sheet.steps), right=sum(r["correct"] for r in results.values()))
+    if released else T("progress_withheld", answered=len(results), total=len(sheet.steps)))
 if reset.button(T("reset"), key="worksheet.reset"):
     results.clear()
     st.rerun()
 
+held = controls.held_step(sheet_id)
 step_id = url_choice("step", [s.id for s in sheet.steps],
-                     {i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers})
+                     {i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers}, held=held)
+if held in numbers:
+    st.info(T("held", number=numbers[held]), icon="🧑‍🏫")
 step = sheet.step(step_id)
 st.subheader(f"{numbers[step_id]}. {step.say(step.question, lang)}")
 used = step.values.get("devices")
@@ -154,11 +173,17 @@ if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.ne
             st.error(T(f"error.{error.code}", value=literal(prediction), name=literal(prediction)), icon="⚠️")
         else:
             shown = worksheets.parse_shape(prediction) if step.kind == worksheets.SHAPE else prediction
-            results[step_id] = {"prediction": shown, "answer": answer, "correct": correct}
-            results[step_id].update(recorded=bool(classroom.tags()), record_error=record(sheet_id, results))
+            so_far = {**{s: r["correct"] for s, r in results.items()}, step_id: correct}
+            # Recorded for the class before the answer shows: the rerun below is what shows it.
+            done = predicting.record_attempt(sheet_id, step_id, shown, answer, correct, so_far)
+            results[step_id] = {"prediction": shown, "answer": answer, "correct": correct, "attempt": done.attempt,
+                                "time_ms": done.time_ms, "recorded": done.recorded, "record_error": done.error}
             st.rerun()  # the step list shows the new mark
 
-if step_id in results:
+if step_id in results and not released:
+    st.info(T("withheld", prediction=literal(worksheets.shown(results[step_id]["prediction"]))), icon="🙈")
+    show_record(results[step_id])
+elif step_id in results:
     result = results[step_id]
     words = {"prediction": literal(worksheets.shown(result["prediction"])),
              "answer": literal(worksheets.shown(result["answer"]))}
@@ -167,11 +192,7 @@ if step_id in results:
     else:
         st.warning(T("wrong", **words), icon="🤔")
     st.markdown(f"**{T('explanation')}:** " + step.say(step.explain, lang, answer=worksheets.shown(result["answer"])))
-    if result.get("record_error"):
-        st.warning(T("record_failed"), icon="📦")
-        st.code(result["record_error"], language=None, wrap_lines=True)
-    elif result.get("recorded"):
-        st.caption(T("recorded"))
+    show_record(result)
     if step.needs_sweep and sweep is not None:
         show_sweep(sweep)
     with st.expander(T("the_code"), expanded=True):

@@ -91,14 +91,105 @@ TEXTS = {
     "col.student": {"en": "student", "zh": "学生"},
     "col.devices": {"en": "D", "zh": "D"},
     "col.steady_throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},
+    "reset_note": {
+        "en": "The teacher reset this class at {when}: only what was recorded since then is shown.",
+        "zh": "教师在 {when} 重置了这个班级：只显示此后记录的内容。",
+    },
+    "predictions.heading": {"en": "First predictions against the computed answers",
+                            "zh": "第一次预测与计算出的答案对照"},
+    "predictions.body": {
+        "en": "Each student's first prediction at a step — the one recorded before the answer was shown to them — "
+              "beside the answer the server computed. Later attempts are kept apart, in the timeline and the rows "
+              "below. Per step: how many first predictions, the share within the step's tolerance of the answer, "
+              "and the most common wrong one.",
+        "zh": "每名学生在某一步的第一次预测（在答案向其揭晓之前记录），与服务器计算出的答案对照。之后的尝试单独保存，"
+              "见下方的时间线和行。每一步列出：第一次预测的数量、落在该步容差以内的比例，以及最常见的错误预测。",
+    },
+    "predictions.withheld_hidden": {
+        "en": "The teacher withholds the answers of some sheets: their predictions show only in the teacher view.",
+        "zh": "教师暂不公布部分练习单的答案：这些练习单的预测只在教师视图中显示。",
+    },
+    "predictions.step_caption": {
+        "en": "{count} first predictions, {within} within tolerance of the computed answer (the dashed rule); the "
+              "most common wrong prediction was made {wrong} times.",
+        "zh": "共 {count} 个第一次预测，{within} 落在计算出的答案（虚线）的容差以内；最常见的错误预测出现了 {wrong} 次。",
+    },
+    "predictions.rows_heading": {"en": "Every prediction", "zh": "所有预测"},
+    "w.prediction_step": {"en": "Step (sheet/step)", "zh": "步骤（练习单/步骤）"},
+    "col.sheet": {"en": "sheet", "zh": "练习单"},
+    "col.step": {"en": "step", "zh": "步骤"},
+    "col.first_predictions": {"en": "first predictions", "zh": "第一次预测数"},
+    "col.within_tolerance": {"en": "within tolerance", "zh": "容差以内"},
+    "col.common_wrong": {"en": "most common wrong prediction", "zh": "最常见的错误预测"},
+    "col.common_wrong_count": {"en": "made by", "zh": "人数"},
+    "col.answer": {"en": "computed answer", "zh": "计算出的答案"},
+    "col.attempt": {"en": "attempt", "zh": "第几次尝试"},
+    "col.first": {"en": "first", "zh": "第一次"},
+    "col.prediction": {"en": "prediction", "zh": "预测"},
+    "axis.prediction": {"en": "prediction", "zh": "预测"},
+    "axis.students": {"en": "students", "zh": "学生数"},
+    "axis.time": {"en": "time (UTC)", "zh": "时间（UTC）"},
+    "axis.step": {"en": "sheet/step", "zh": "练习单/步骤"},
+    "legend.outcome": {"en": "outcome", "zh": "结果"},
+    "legend.right": {"en": "within tolerance", "zh": "容差以内"},
+    "legend.wrong": {"en": "outside tolerance", "zh": "容差以外"},
+    "legend.answer": {"en": "computed answer", "zh": "计算出的答案"},
+    "legend.attempt": {"en": "attempt", "zh": "尝试"},
+    "legend.first": {"en": "first", "zh": "第一次"},
+    "legend.later": {"en": "later", "zh": "之后"},
+    "timeline.heading": {"en": "Each student's predictions over time", "zh": "每名学生的预测时间线"},
+    "timeline.body": {
+        "en": "One row per student: a circle for a first prediction at a step, a triangle for a later attempt.",
+        "zh": "每名学生一行：圆点表示某一步的第一次预测，三角表示之后的尝试。",
+    },
+    "teacher.not_configured": {
+        "en": "Teacher controls are off on this server: whoever runs it sets a teacher key in {env} to turn them on.",
+        "zh": "本服务器未开启教师控制：服务器管理员在 {env} 中设置教师密钥即可开启。",
+    },
+    "teacher.key": {"en": "Teacher key", "zh": "教师密钥"},
+    "teacher.wrong_key": {"en": "That is not this server's teacher key.", "zh": "这不是本服务器的教师密钥。"},
+    "teacher.heading": {"en": "🧑‍🏫 Teacher controls", "zh": "🧑‍🏫 教师控制"},
+    "teacher.body": {
+        "en": "For the class with this code, on every server that shares this tracking store. Students' pages "
+              "follow within a few seconds, at their next click.",
+        "zh": "作用于使用这个代码的班级，以及共享这个跟踪存储的每台服务器。学生的页面会在几秒内、在他们下一次点击时跟上。",
+    },
+    "w.teacher_sheet": {"en": "Sheet", "zh": "练习单"},
+    "w.withhold": {"en": "Withhold the answers and explanations of this sheet",
+                   "zh": "暂不公布这张练习单的答案和解释"},
+    "w.hold": {"en": "Hold the class at step", "zh": "让全班停在这一步"},
+    "teacher.no_hold": {"en": "no hold: each student chooses", "zh": "不停留：每名学生自己选择"},
+    "teacher.state_withheld": {
+        "en": "Now: withheld. Students check their predictions but see no answer, no right or wrong, no explanation.",
+        "zh": "当前：暂不公布。学生可以核对预测，但看不到答案、对错和解释。",
+    },
+    "teacher.state_released": {
+        "en": "Now: released. Students see the answer and the explanation once they have checked a prediction.",
+        "zh": "当前：已公布。学生核对预测后即可看到答案和解释。",
+    },
+    "teacher.save": {"en": "Save for the class", "zh": "为全班保存"},
+    "teacher.store_failed": {
+        "en": "The tracking store did not take the change; nothing changed for the class. What it said:",
+        "zh": "跟踪存储没有接受这次更改；班级没有任何变化。它返回的信息：",
+    },
+    "teacher.reset_heading": {"en": "Reset the class", "zh": "重置班级"},
+    "teacher.reset_body": {
+        "en": "From the reset on, this page counts only what is recorded after it, and each student's next "
+              "prediction at a step is a first one again. Nothing is deleted: every run stays in MLflow.",
+        "zh": "重置之后，本页只统计此后记录的内容，每名学生在某一步的下一次预测重新算作第一次。不会删除任何内容："
+              "所有运行都保留在 MLflow 中。",
+    },
+    "w.reset_sure": {"en": "Yes, reset this class", "zh": "确认重置这个班级"},
+    "teacher.reset": {"en": "🔄 Reset the class", "zh": "🔄 重置班级"},
+    "teacher.last_reset": {"en": "Last reset: {when}.", "zh": "上次重置：{when}。"},
     # The name and class code form (labs/classroom.py), shown on the Worksheet page.
     "identity.heading": {"en": "🧑‍🎓 Your name in a class (optional)", "zh": "🧑‍🎓 你在班级中的名字（可选）"},
     "identity.shown_to_classmates": {
-        "en": "With a class code, your training runs and exercise results are recorded on this server under your "
+        "en": "With a class code, your training runs, exercise results and predictions are recorded on this server under your "
               "display name and the code, and **everyone who opens the Class page with that code sees them — "
               "your classmates too**. Use a nickname if you prefer. Up to {name_max} characters for the name, and "
               "{code_min} to {code_max} for the code; capitals and full-width characters in the code do not count.",
-        "zh": "填写班级代码后，你的训练运行和练习结果会以你的显示名称和该代码记录在本服务器上，"
+        "zh": "填写班级代码后，你的训练运行、练习结果和预测会以你的显示名称和该代码记录在本服务器上，"
               "**任何用这个代码打开班级页的人都能看到——包括你的同学**。愿意的话可以使用昵称。名称最多 {name_max} 个字符，"
               "代码 {code_min} 到 {code_max} 个字符；代码不区分大小写和全角半角。",
     },

@@ -18,6 +18,20 @@ TEXTS = {
     "score_value": {"en": "{right} / {answered}", "zh": "{right} / {answered}"},
     "progress": {"en": "{answered} of {total} questions answered", "zh": "已回答 {answered} / {total} 题"},
     "reset": {"en": "🔄 Reset score", "zh": "🔄 重置得分"},
+    "recorded": {"en": "Your prediction is recorded for your class.", "zh": "你的预测已记录到你的班级。"},
+    "record_failed": {
+        "en": "Your result is kept in this session, but it could not be recorded for your class:",
+        "zh": "你的结果保存在本次会话中，但无法记录到你的班级：",
+    },
+    "held": {
+        "en": "Your teacher holds the class at this question: everyone predicts it now.",
+        "zh": "老师让全班停在这道题：现在大家都来预测它。",
+    },
+    "withheld": {
+        "en": "Your prediction {prediction} is in. Your teacher has not revealed these answers and explanations "
+              "yet: they show here once revealed.",
+        "zh": "你的预测 {prediction} 已提交。老师还没有揭晓这些题的答案和解释：揭晓后会显示在这里。",
+    },
     "your_prediction": {"en": "Your prediction", "zh": "你的预测"},
     "check": {"en": "▶️ Run the code and check", "zh": "▶️ 运行代码并核对"},
     "running": {"en": "Running the question's code…", "zh": "正在运行题目代码……"},

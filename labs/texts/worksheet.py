@@ -48,6 +48,26 @@ TEXTS = {
         "zh": "按你最近一次的扫描核对（模型 {model}，{scaling} 扩展）：",
     },
     "recorded": {"en": "Recorded for your class.", "zh": "已记录到你的班级。"},
+    "attempts_not_recorded": {
+        "en": "This session records at most {limit} predictions at one step for your class; this one is kept "
+              "here only.",
+        "zh": "本次会话在同一步最多为班级记录 {limit} 次预测；这一次只保存在这里。",
+    },
+    "progress_withheld": {
+        "en": "{answered} of {total} steps answered; your teacher reveals the answers of this sheet later",
+        "zh": "已回答 {answered} / {total} 步；这张练习单的答案由老师稍后揭晓",
+    },
+    "held": {
+        "en": "Your teacher holds the class at step {number}: everyone predicts this step now.",
+        "zh": "老师让全班停在第 {number} 步：现在大家都来预测这一步。",
+    },
+    "withheld": {
+        "en": "Your prediction {prediction} is in. Your teacher has not revealed this sheet's answers and "
+              "explanations yet: they show here once revealed. You can change your prediction and check again; "
+              "your first one stays your first.",
+        "zh": "你的预测 {prediction} 已提交。老师还没有揭晓这张练习单的答案和解释：揭晓后会显示在这里。"
+              "你可以修改预测后再次核对；你的第一次预测仍然算作第一次。",
+    },
     "record_failed": {
         "en": "Your result is kept in this session, but it could not be recorded for your class:",
         "zh": "你的结果保存在本次会话中，但无法记录到你的班级：",

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pmap_core.tracking import EXPERIMENT, classroom
+from pmap_core.tracking import EXPERIMENT, classroom, predictions
 from tests.apptest_support import assert_clean, open_lab
 from tests.core.test_classroom_names import CODE, NAMES
 from tests.support import MlflowServer
@@ -65,7 +65,7 @@ def test_the_class_page_shows_every_students_runs_and_results(server, monkeypatc
     at = open_lab("class_view")
     at.text_input(key="class_view.code").set_value(CODE).run()
     assert_clean(at)
-    completion, efficiency, leaderboard, runs = (frame.value for frame in at.dataframe)
+    completion, efficiency, leaderboard, first, runs, predicted = (frame.value for frame in at.dataframe)
 
     assert sorted(runs["student"]) == sorted(shown_names * 2)  # one exercise row and one training run each
     for run, name, answer in zip(tracked, shown_names, ANSWERS, strict=True):
@@ -79,11 +79,18 @@ def test_the_class_page_shows_every_students_runs_and_results(server, monkeypatc
         board = leaderboard[(leaderboard["student"] == name) & (leaderboard["devices"] == d)]
         assert board["steady_throughput"].tolist() == pytest.approx([run.result.steady_throughput])
     assert leaderboard["steady_throughput"].is_monotonic_decreasing
+    # Each student's check is their first prediction at the step, against the answer the server computed.
+    assert first[["step", "first_predictions", "answer"]].values.tolist() == [["pad_per_device", 3, "3"]]
+    assert sorted(zip(predicted["student"], predicted["prediction"], predicted["first"], strict=True)) == sorted(
+        zip(shown_names, ["3", "2", "3"], [True] * 3, strict=True))
 
-    # The CSV holds the rows the page shows.
-    csv = pd.read_csv(io.BytesIO(classroom.to_csv(classroom.class_runs(CODE, server.uri))), keep_default_na=False)
-    assert list(csv["run_id"]) == list(runs["run_id"])
-    assert list(csv["student"]) == list(runs["student"].fillna(""))
+    # The CSV holds the rows the page shows, the predictions after the runs.
+    record = classroom.read_class(CODE, server.uri)
+    every = predictions.with_predictions(record.runs, record.predictions)
+    csv = pd.read_csv(io.BytesIO(classroom.to_csv(every)), keep_default_na=False)
+    assert list(csv["run_id"]) == list(runs["run_id"]) + list(predicted["run_id"])
+    assert list(csv["student"]) == list(runs["student"].fillna("")) + list(predicted["student"])
+    assert list(csv["prediction"])[len(runs):] == list(predicted["prediction"])
 
     # Names and codes never reach markdown: only the tables (plain text) and the code box hold them.
     texts = [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error", "subheader", "title")
@@ -106,3 +113,29 @@ def test_without_a_code_the_page_asks_for_one_and_without_runs_says_so(server, m
     at.text_input(key="class_view.code").set_value("nobody-uses-this").run()
     assert_clean(at)
     assert at.info and not at.dataframe
+
+
+def test_every_prediction_reaches_the_server_once_with_the_first_marked(server, monkeypatch):
+    """Three students check one step twice each (a wrong guess, then the answer) over a real
+    `mlflow server`: six attempts read back, each once, the first of each student marked."""
+    server.wait_until_healthy()
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", server.uri)
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "60")
+    monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "2")
+    code = "predict-server"
+    for name, guess in (("Ada", 2.0), ("Grace", 4.0), ("Alan", 2.0)):
+        at = open_lab("worksheet", sheet="1_shards", step="pad_per_device")
+        at.text_input(key="worksheet.student").set_value(name)
+        at.text_input(key="worksheet.class_code").set_value(code)
+        for value in (guess, 3.0):
+            at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(value)
+            at.button(key="worksheet.check").click().run()
+            assert_clean(at)
+            assert any("Recorded for your class" in c.value for c in at.caption)
+    recorded = classroom.read_class(code, server.uri).predictions
+    rows = sorted(map(tuple, recorded[["student", "attempt", "first", "prediction", "result"]].values.tolist()))
+    assert rows == [("Ada", 1, True, "2", 0.0), ("Ada", 2, False, "3", 1.0), ("Alan", 1, True, "2", 0.0),
+                    ("Alan", 2, False, "3", 1.0), ("Grace", 1, True, "4", 0.0), ("Grace", 2, False, "3", 1.0)]
+    [step] = predictions.summaries(recorded)
+    assert (step.count, step.within, step.common_wrong, step.common_wrong_count, step.answers) == (
+        3, 0.0, "2", 2, ("3",))

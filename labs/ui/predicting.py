@@ -1,0 +1,75 @@
+"""A student's predictions, recorded for the class before the answer shows: every page with a
+predict box (the Worksheet, the Interview questions) records each press of its check button through
+`record_attempt`, with the session's attempt number at that step, in the same write as the results."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import streamlit as st
+
+from labs.ui import classroom
+from pmap_core.tracking import class_controls, predictions, redact_uri
+from pmap_core.tracking.classroom import record_exercise
+
+INTERVIEW_SHEET = "interview"  # the Interview questions' predictions are recorded as a sheet of this id
+RUNS_KEY = "classroom.runs"          # (sheet id, class code, name) -> the run its results go to
+ATTEMPTS_KEY = "classroom.attempts"  # (class code, sheet id, step id) -> attempts recorded in this session
+RESETS_KEY = "classroom.resets"      # (class code, "interview" or "worksheets") -> the reset applied
+
+
+class Recorded(NamedTuple):
+    """What became of one attempt: recorded for the class or not (no code, or past MAX_ATTEMPTS), its
+    number, when it was made, and what went wrong when the store failed."""
+
+    recorded: bool
+    attempt: int
+    time_ms: int
+    error: str | None = None
+
+
+def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, correct: bool,
+                   results: Mapping[str, bool]) -> Recorded:
+    """Record one check of a step — the prediction, the computed answer and whether it was right — with
+    the sheet's results so far, before the page shows the answer. A store that fails costs the student
+    nothing but the record: what went wrong is returned, to be shown."""
+    made = predictions.now_ms()
+    tags = classroom.tags()
+    if not tags:
+        return Recorded(False, 0, made)
+    code = tags["class_code"]
+    counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
+    attempt = counted.get((code, sheet_id, step_id), 0) + 1
+    counted[(code, sheet_id, step_id)] = attempt
+    attempts = dict([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made)]) \
+        if attempt <= predictions.MAX_ATTEMPTS else {}
+    runs = st.session_state.setdefault(RUNS_KEY, {})
+    key = (sheet_id, code, tags["student"])
+    try:
+        runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=attempts)
+    except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
+        return Recorded(False, attempt, made, redact_uri(f"{type(error).__name__}: {error}")[:300])
+    return Recorded(bool(attempts), attempt, made)
+
+
+def new_reset(code: str, controls: class_controls.Controls, sheets: str) -> int:
+    """When the teacher has reset the class since this page (`sheets`: "interview" for the Interview
+    questions, "worksheets" for the sheets) last looked in this session, the reset's time, and its attempts
+    and runs for the class are forgotten (what follows starts again at attempt 1, in a new run);
+    otherwise 0. The page drops the results it keeps from before that time."""
+    applied = st.session_state.setdefault(RESETS_KEY, {})
+    if not code or controls.reset_ms <= applied.get((code, sheets), 0):
+        return 0
+    applied[(code, sheets)] = controls.reset_ms
+
+    def mine(sheet_id: str) -> bool:
+        return (sheet_id == INTERVIEW_SHEET) == (sheets == INTERVIEW_SHEET)
+
+    counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
+    for key in [k for k in counted if k[0] == code and mine(k[1])]:
+        del counted[key]
+    runs = st.session_state.setdefault(RUNS_KEY, {})
+    for key in [k for k in runs if k[1] == code and mine(k[0])]:
+        del runs[key]
+    return controls.reset_ms

@@ -1,0 +1,195 @@
+"""Predictions recorded before the reveal, and the teacher's controls, through the pages (AppTest on a
+real sqlite store): a student's checks are recorded with their attempt numbers; the Class page shows
+the first predictions against the computed answer; the teacher controls show only with the server's
+key typed; withholding a sheet hides its answers from students, holding fixes their step, and a reset
+starts the class again."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mlflow.tracking import MlflowClient
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+from labs.ui import teacher
+from pmap_core.concepts import mesh_2d_view
+from pmap_core.tracking import class_controls, classroom
+from tests.apptest_support import assert_clean, open_lab
+from tests.support import new_tracking_store
+
+KEY = "correct horse battery staple"
+CODE = "pred-class"
+STEP = "pad_per_device"  # sheet 1_shards: b = 3 is right
+GUESS_KEY = f"worksheet.1_shards.{STEP}.guess"
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    monkeypatch.setenv(teacher.TEACHER_KEY_ENV, KEY)
+    teacher.forget_controls()
+    yield uri
+    teacher.forget_controls()
+
+
+def student(name: str, lang: str = "en"):
+    at = open_lab("worksheet", lang=lang, sheet="1_shards", step=STEP)
+    at.text_input(key="worksheet.student").set_value(name)
+    at.text_input(key="worksheet.class_code").set_value(CODE)
+    return at.run()
+
+
+def check(at, value: float):
+    at.number_input(key=GUESS_KEY).set_value(value)
+    at.button(key="worksheet.check").click().run()
+    assert_clean(at)
+    return at
+
+
+def class_page(key: str | None = None, lang: str = "en"):
+    at = open_lab("class_view", lang=lang)
+    at.text_input(key="class_view.code").set_value(CODE).run()
+    if key is not None:
+        at.text_input(key="class_view.teacher_key").set_value(key).run()
+    assert_clean(at) if key in (None, KEY) else None
+    return at
+
+
+def charts_of(at) -> list[dict]:
+    """Every Altair chart on the page: its Vega-Lite spec, with its datasets as pandas frames."""
+    charts = []
+    for chart in at.get("vega_lite_chart"):
+        spec = json.loads(chart.proto.spec)
+        spec["frames"] = [convert_arrow_bytes_to_pandas_df(d.data.data) for d in chart.proto.datasets]
+        charts.append(spec)
+    return charts
+
+
+def controls_shown(at) -> bool:
+    return any(t.key == "class_view.reset_sure" for t in at.checkbox)
+
+
+def test_each_check_is_recorded_once_with_its_attempt_and_the_first_is_marked(store):
+    ada = check(student("Ada"), 2.0)
+    check(ada, 3.0)
+    grace = check(student("Grace"), 3.0)
+    assert any("Recorded for your class" in c.value for c in grace.caption)
+    recorded = classroom.read_class(CODE, store).predictions
+    rows = recorded[["student", "step", "attempt", "first", "prediction", "answer", "result"]].values.tolist()
+    assert sorted(map(tuple, rows)) == [("Ada", STEP, 1, True, "2", "3", 0.0), ("Ada", STEP, 2, False, "3", "3", 1.0),
+                                        ("Grace", STEP, 1, True, "3", "3", 1.0)]
+    # One tag per attempt on the student's one run for the sheet, written with the step's result.
+    run = MlflowClient(store).get_run(recorded[recorded["student"] == "Ada"]["run_id"].iloc[0])
+    assert sorted(k for k in run.data.tags if k.startswith("prediction.")) == [f"prediction.{STEP}.1",
+                                                                                f"prediction.{STEP}.2"]
+    assert run.data.metrics[f"step.{STEP}"] == 1.0
+
+
+def test_the_teacher_view_needs_the_servers_key(store, monkeypatch):
+    check(student("Ada"), 3.0)
+    assert not controls_shown(class_page())
+    wrong = class_page("not the key")
+    assert not controls_shown(wrong) and any("not this server's teacher key" in w.value for w in wrong.warning)
+    assert controls_shown(class_page(KEY))
+    monkeypatch.delenv(teacher.TEACHER_KEY_ENV)
+    at = open_lab("class_view")
+    at.text_input(key="class_view.code").set_value(CODE).run()
+    assert not [t for t in at.text_input if t.key == "class_view.teacher_key"] and not controls_shown(at)
+
+
+def test_the_class_page_shows_first_predictions_against_the_answer_in_both_languages(store):
+    for name, value in (("Ada", 2.0), ("Grace", 3.0), ("Alan", 2.0)):
+        check(student(name), value)
+    for lang, words in (("en", "3 first predictions, 33% within"), ("zh", "共 3 个第一次预测，33% 落在")):
+        at = class_page(lang=lang)
+        summary = next(f.value for f in at.dataframe if "first_predictions" in f.value.columns)
+        assert summary[["step", "first_predictions", "common_wrong", "common_wrong_count", "answer"]].values.tolist() \
+            == [[STEP, 3, "2", 2, "3"]]
+        assert summary["within_tolerance"].tolist() == pytest.approx([1 / 3])
+        assert any(words in c.value for c in at.caption), [c.value for c in at.caption]
+        dots, timeline = charts_of(at)
+        frames = sorted(dots["frames"], key=len)  # the answer's rule, then one dot per first prediction
+        assert frames[0]["value"].tolist() == [3.0]
+        assert sorted(frames[1]["value"]) == [2.0, 2.0, 3.0] and sorted(frames[1]["n"]) == [1, 1, 2]
+        assert sorted(timeline["frames"][0]["student"]) == ["Ada", "Alan", "Grace"]
+
+
+def test_a_withheld_sheet_shows_students_no_answer_and_a_held_sheet_fixes_their_step(store):
+    class_controls.set_withheld(CODE, "1_shards", True, store)
+    class_controls.hold(CODE, "1_shards", STEP, store)
+    teacher.forget_controls()
+    at = open_lab("worksheet", sheet="1_shards", step="leading_axis_ok")
+    at.text_input(key="worksheet.student").set_value("Ada")
+    at.text_input(key="worksheet.class_code").set_value(CODE).run()
+    assert at.selectbox(key="worksheet.step").value == STEP and at.selectbox(key="worksheet.step").disabled
+    check(at, 3.0)
+    assert not at.success and not any("the code computed" in w.value for w in at.warning)
+    assert any("not revealed" in i.value for i in at.info)
+    assert classroom.read_class(CODE, store).predictions["result"].tolist() == [1.0]  # recorded all the same
+    # Students of the class see no predictions of a withheld sheet on the Class page; the teacher does.
+    assert not any("first_predictions" in f.value.columns for f in class_page().dataframe)
+    assert any("first_predictions" in f.value.columns for f in class_page(KEY).dataframe)
+
+    class_controls.set_withheld(CODE, "1_shards", False, store)
+    teacher.forget_controls()
+    at.run()
+    assert any("the code computed" in s.value for s in at.success)
+
+
+def test_a_reset_starts_the_class_and_each_students_attempts_again(store):
+    ada = check(student("Ada"), 2.0)
+    teacher_view = class_page(KEY)
+    teacher_view.checkbox(key="class_view.reset_sure").check().run()
+    teacher_view.button(key="class_view.reset").click().run()
+    assert_clean(teacher_view)
+    assert class_controls.read_controls(CODE, store).reset_ms > 0
+    assert not any("first_predictions" in f.value.columns for f in teacher_view.dataframe)
+
+    ada.run()  # her next rerun sees the reset: her results are gone, and her next check is a first one
+    assert not ada.session_state["worksheet.results"]["1_shards"]
+    check(ada, 3.0)
+    reset_ms = class_controls.read_controls(CODE, store).reset_ms
+    after = classroom.read_class(CODE, store, since_ms=reset_ms).predictions
+    assert after[["attempt", "first", "prediction"]].values.tolist() == [[1, True, "3"]]
+    assert len(classroom.read_class(CODE, store).predictions) == 2  # nothing was deleted
+
+
+def test_the_interview_questions_record_predictions_and_follow_the_teacher(store):
+    at = student("Ada")  # the name and code are given once, on the Worksheet page
+    at.switch_page("labs/interview.py").run()
+    at.selectbox(key="interview.question").set_value("pmean_value").run()
+    for guess in (4.0, 3.5):
+        at.number_input(key="interview.pmean_value.guess").set_value(guess).run()
+        at.button(key="interview.check").click().run()
+        assert_clean(at)
+    assert any("recorded for your class" in c.value for c in at.caption)
+    recorded = classroom.read_class(CODE, store).predictions
+    assert recorded[["sheet", "step", "attempt", "first", "prediction", "answer"]].values.tolist() == [
+        ["interview", "pmean_value", 1, True, "4", "3.5"], ["interview", "pmean_value", 2, False, "3.5", "3.5"]]
+
+    class_controls.set_withheld(CODE, "interview", True, store)
+    class_controls.hold(CODE, "interview", "pmean_value", store)
+    teacher.forget_controls()
+    at.run()
+    assert not at.success and any("not revealed" in i.value for i in at.info)
+    assert at.metric[0].value == "— / 1" and any("holds the class" in i.value for i in at.info)
+
+
+def test_the_mesh_guess_is_recorded_before_the_winner_shows(store):
+    at = student("Ada")
+    at.switch_page("labs/mesh_2d.py").run()
+    for key, value in (("devices", 2), ("hidden", 8), ("batch", 8), ("steps", 10)):
+        widget = next(w for kind in ("slider", "number_input") for w in getattr(at, kind) if w.key == f"mesh_2d.{key}")
+        widget.set_value(value).run()
+    at.radio(key="mesh_2d.guess").set_value("1x2").run()
+    at.button(key="mesh_2d.sweep").click().run()
+    assert_clean(at)
+    winner = mesh_2d_view.verdict(at.session_state["mesh_2d.last_sweep"].sweep).winner
+    recorded = classroom.read_class(CODE, store).predictions
+    assert recorded[["sheet", "step", "attempt", "first", "prediction"]].values.tolist() == [
+        ["mesh_2d", "fastest_mesh", 1, True, "1x2"]]
+    assert recorded["answer"].tolist() == [winner]
+    assert recorded["result"].tolist() == [1.0 if winner == "1x2" else 0.0]
+    assert any("recorded for your class" in c.value for c in at.caption)
