@@ -239,8 +239,7 @@ def _sharded_dp_from(settings: dict[str, str]) -> Exported:
     s = _take(settings, "sharded_dp", {
         "strategy": (str, "zero3"), "optimizer": (str, "adam"), "precision": (str, "float32"),
         "grad_dtype": (str, "float32"), "devices": (int, 8), "accum": (int, 1),
-        "batch": (int, train_config.default_batch(devices, accum) if isinstance(devices, int) and
-                  isinstance(accum, int) and devices > 0 and accum > 0 else 0),
+        "batch": (int, train_config.default_batch(devices, accum)),
         "steps": (int, 100), "hidden": (int, 64), "features": (int, 16), "lr": (float, 0.01), "seed": (int, 0)})
     return sharded_dp_export(train_config.TrainConfig(
         model="mlp", impl="jit", devices=s["devices"], global_batch=s["batch"], learning_rate=s["lr"],

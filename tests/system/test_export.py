@@ -135,6 +135,7 @@ def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
     (["collectives", "op=psum_scatter_tiled", "devices=16", "size=24"], "must be a multiple of 16"),
     (["training", "impl=tensor", "model=mlp"], "impl must be one of pmap, shard_map, jit, got 'tensor'"),
     (["sharded_dp", "devices=16", "accum=4", "batch=32"], "does not split into 16 devices × 4 micro-batches"),
+    (["sharded_dp", "accum=0"], "accum_steps must be between 1 and 64, got 0"),
     (["sharded_dp", "strategy=zero4"], "strategy must be one of dp, zero1, zero2, zero3, got 'zero4'"),
     (["mesh_2d", "mesh=3x2", "hidden=9"], "the model axis (2 devices) must divide hidden (9)"),
     (["mesh_2d", "mesh=4x2", "devices=4"], "a 4x2 mesh has 8 devices, not 4"),
