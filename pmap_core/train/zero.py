@@ -244,9 +244,10 @@ def _accumulated_gradient(setup: Setup, layout: FlatLayout) -> Callable:
     return run
 
 
-def _chunk(setup: Setup, layout: FlatLayout, steps: int) -> Callable:
-    """The per-device body of `steps` steps: (state, x, y, learning_rate) -> (state, losses (1, steps))."""
-    d, k = layout.devices, setup.accum_steps
+def _chunk(setup: Setup, layout: FlatLayout, steps: int, devices: int) -> Callable:
+    """The per-device body of `steps` steps on `devices` devices: (state, x, y, learning_rate) -> (state,
+    losses (1, steps)). dp's layout is one unpadded row, so the device count comes apart from it."""
+    d, k = devices, setup.accum_steps
     shard_params, _, shard_state = setup.shards
     gradient = _accumulated_gradient(setup, layout)
 
@@ -389,7 +390,7 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     state = host_state(setup, layout, params)
     specs = state_specs(setup, state)
     shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
-    body = jax.shard_map(_chunk(setup, layout, spec.steps), mesh=mesh, in_specs=(specs, ROWS, ROWS, WHOLE),
+    body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh, in_specs=(specs, ROWS, ROWS, WHOLE),
                          out_specs=(specs, ROWS), check_vma=False)
     batch = spec.devices * spec.per_device_batch
     rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)

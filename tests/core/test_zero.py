@@ -162,3 +162,14 @@ def test_the_cli_refuses_a_strategy_on_pmap_in_one_line(capfd):
     out, err = capfd.readouterr()
     assert status == 2 and out == "" and "Traceback" not in err
     assert err.startswith("error: ") and "jit" in err and len(err.strip().splitlines()) == 1
+
+
+def test_dp_on_the_sharded_path_takes_the_mean_gradient_with_sgd():
+    # Adam hides a gradient's scale; SGD does not. dp with accumulation runs the sharded program with
+    # one unpadded layout, and must still divide the summed gradient by D·K, as the replicated step does.
+    sgd = {"optimizer": "sgd", "learning_rate": 0.1, "devices": 4, "global_batch": 64}
+    replicated = run(**sgd)
+    for strategy in ("dp", "zero1"):
+        accumulated = run(**sgd, strategy=strategy, accum_steps=2)
+        assert_same_params(accumulated, replicated)
+        assert accumulated.final_loss == pytest.approx(replicated.final_loss, rel=RTOL)
