@@ -9,7 +9,9 @@ TEXTS = {
     },
     "intro": {
         "en": "Tensor parallelism splits every layer; pipeline parallelism gives each device whole layers. The "
-              "MLP's L layers are cut into P stages of L/P layers, stage s on device s of a `stage` mesh axis. A "
+              "MLP's L layers (a tanh layer, then residual layers h + tanh(hW + b)/L, which keep SGD at η = 0.1 "
+              "stable at depth, then the output layer) are cut into P stages of L/P layers, stage s on device s of "
+              "a `stage` mesh axis. A "
               "stage can only start on a batch once the stage before it has finished, so the global batch is cut "
               "into M micro-batches: while stage 1 runs micro-batch 0, stage 0 already runs micro-batch 1. The "
               "activations go forward to the next stage and their gradients back to the previous one with "
@@ -19,7 +21,8 @@ TEXTS = {
               "backward once the pipeline is full. Both take 2(M + P − 1) time slots, so their bubble is the "
               "same; 1F1B finishes each micro-batch's backward sooner, so a stage keeps the activations of at "
               "most P micro-batches instead of M.",
-        "zh": "张量并行切分每一层；流水线并行让每台设备拿到完整的若干层。MLP 的 L 层被切成 P 个阶段，每个阶段 L/P 层，"
+        "zh": "张量并行切分每一层；流水线并行让每台设备拿到完整的若干层。MLP 的 L 层（一个 tanh 层，然后是残差层 "
+              "h + tanh(hW + b)/L，它们让 η = 0.1 的 SGD 在层数加深时保持稳定，最后是输出层）被切成 P 个阶段，每个阶段 L/P 层，"
               "阶段 s 位于 `stage` 网格轴上的设备 s。一个阶段必须等前一阶段做完才能处理一批数据，所以全局批次被切成 M 个"
               "微批次：阶段 1 处理微批次 0 的同时，阶段 0 已经在处理微批次 1。激活值用 `jax.shard_map` 中的 "
               "`lax.ppermute` 前传给下一阶段，它们的梯度回传给上一阶段。每一步的开头和结尾，总有一些阶段无事可做：这段空闲"

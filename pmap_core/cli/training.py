@@ -84,7 +84,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
              "--optimizer/--strategy/--accum-steps/--grad-dtype/--precision leave the replicated SGD step)"
              + ("; all: every implementation at every D" if sweep else ""))
     add("--layers", type=int, default=d.layers,
-        help=f"MLP layers: hidden tanh layers of width --hidden, then the output layer (2–{train_config.MAX_LAYERS}; "
+        help=f"MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
+             f"output layer (2–{train_config.MAX_LAYERS}; "
              f"default: {d.layers})")
     add("--pipeline-stages", type=int, default=None,
         help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices "

@@ -64,7 +64,7 @@ class TrainConfig:
     grad_dtype: str = "float32"  # one of GRAD_DTYPES: the dtype the gradient collective sends
     precision: str = "float32"   # one of PRECISIONS: float32, or mixed (bfloat16 params and grads, fp32 master)
     mesh_model: int = 1          # impl tensor: devices on the model axis; the data axis has devices / mesh_model
-    layers: int = 2              # MLP layers: hidden tanh layers of width `hidden`, then the output layer
+    layers: int = 2              # MLP layers: tanh, residual tanh layers (models.apply_layer), the output
     pipeline_stages: int = 1     # impl pipeline: stages P, one per device, layers / P layers each
     microbatches: int = 1        # impl pipeline: micro-batches M of the global batch per step
     schedule: str = "gpipe"      # impl pipeline: one of SCHEDULES, the order of forwards and backwards
