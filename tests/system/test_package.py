@@ -88,7 +88,7 @@ def test_pmap_lab_help_and_train_run_from_the_installed_package(installed, tmp_p
     assert packaged.returncode == 0, packaged.stderr[-3000:]
     found = json.loads(packaged.stdout.strip().splitlines()[-1])
     assert pathlib.Path(found["pmap_core"]).is_relative_to(installed.parent)  # not the repository's
-    assert found["sheets"] == sorted(path.stem for path in (ROOT / "worksheets").glob("*.toml"))
+    assert sorted(found["sheets"]) == sorted(path.stem for path in (ROOT / "worksheets").glob("*.toml"))
     assert found["broken"] == [] and found["script"] > 0
 
     uri = new_tracking_store(tmp_path / "runs.db")
