@@ -51,7 +51,7 @@ LONG_TESTS_FIRST = ("test_two_servers.py", "test_worksheet_devices.py", "test_lo
                     "test_sharded_dp_devices.py", "test_every_page_every_device_count.py", "test_multiprocess.py",
                     "test_tracking_server.py", "test_pitfalls_devices.py", "test_quiz_devices.py", "test_zero.py",
                     "test_browser_queue.py", "test_browser_links.py", "test_distributed.py", "test_proxy.py",
-                    "test_compilation_cache.py")
+                    "test_compilation_cache.py", "test_postgres_store.py", "test_package.py")
 
 
 def pytest_collection_modifyitems(items):
