@@ -10,6 +10,13 @@ machine waits before the page has everything to draw, less the network.
     .venv/bin/python -m benchmarks.load_protocol                     # N = 1, 8, 16, 30, 2 of them training
     .venv/bin/python -m benchmarks.load_protocol --class-sizes 30 60 --trainers 4
     .venv/bin/python -m benchmarks.load_protocol --soak 200          # 200 sessions, one after another
+    .venv/bin/python -m benchmarks.load_protocol --predict 30        # 30 students predict on one step at once
+
+With --predict, each session opens the Worksheet on one step, gives a name and the class code and types
+its prediction, then all press *Run the code and check* at the same moment; the figures are the checks'
+latency at the server (p50, p95, max; and p95 of the reruns that typed the predictions) and errors, and
+every prediction is read back from the server's store: each once, as a first attempt (exit status 1
+otherwise, or when p95 is over --p95-limit seconds).
 
 Same steps, table, CSV and Altair chart as `benchmarks.load_sessions`, written to --out
 (default benchmark-output/load-protocol/). Loopback only; every level stops at --max-minutes.
@@ -18,10 +25,12 @@ Same steps, table, CSV and Altair chart as `benchmarks.load_sessions`, written t
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pathlib
 import sys
 import time
+import uuid
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
@@ -35,6 +44,7 @@ from benchmarks.load_sessions import (
     class_arguments,
     class_arguments_refused,
     level_figures,
+    percentile,
     report,
     server_cpu_s,
     soak_figures,
@@ -43,6 +53,18 @@ from tests import browser_support as bs
 
 MAIN_AREA = 0  # the first index of an element's delta path: 0 main area, 1 sidebar
 TRAIN_BUTTON_KEY = "training.train"  # the widget key (CSS: .st-key-training-train)
+# The step a predicting class checks, and the keys of the widgets a student uses on it.
+PREDICT_QUERY = "sheet=1_shards&step=pad_per_device&lang=en"
+PREDICT_KEYS = {"name": "worksheet.student", "code": "worksheet.class_code",
+                "guess": "worksheet.1_shards.pad_per_device.guess", "check": "worksheet.check"}
+RECORDED_TEXT = "Recorded for your class."  # what the Worksheet says once a check is recorded
+FAILED_TEXT = "could not be recorded"  # ... and when the store failed, before what the store said
+
+
+def said_after(texts: list[str], marker: str) -> str:
+    """The text that follows the first one holding `marker` (what the store said), or all of them."""
+    at = next((i for i, text in enumerate(texts) if marker in text), None)
+    return texts[at + 1] if at is not None and at + 1 < len(texts) else " | ".join(texts)
 
 
 class ProtocolSession:
@@ -56,6 +78,8 @@ class ProtocolSession:
         self.page_hash = ""  # the script hash of the page on screen
         self.pages: dict[str, str] = {}  # url path -> page script hash, from the navigation message
         self.widgets: dict[str, object] = {}  # the main area's widgets of the last run, by id, in order
+        self.texts: list[str] = []  # the texts (markdown, captions, alerts, code) of the last run
+        self.states: list = []  # the widget states a predicting session has set, re-sent with each rerun
         self.socket = None
 
     async def connect(self) -> None:
@@ -75,7 +99,7 @@ class ProtocolSession:
         state.widget_states.widgets.extend(widget_states)
         started = time.perf_counter()
         await self.socket.send(message.SerializeToString())
-        self.widgets = {}
+        self.widgets, self.texts = {}, []
         while True:
             reply = ForwardMsg()
             reply.ParseFromString(await self.socket.recv())
@@ -99,7 +123,12 @@ class ProtocolSession:
             element_type = element.WhichOneof("type")
             if element_type == "exception":
                 self.errors.append(f"{self.name}: {element.exception.type}: {element.exception.message[:200]}")
-            elif reply.metadata.delta_path[:1] == [MAIN_AREA] and element_type in ("slider", "number_input", "button"):
+            elif element_type in ("markdown", "alert"):
+                self.texts.append(getattr(element, element_type).body)
+            elif element_type == "code":  # what a failing store said, as the page shows it
+                self.texts.append(element.code.code_text)
+            elif reply.metadata.delta_path[:1] == [MAIN_AREA] and element_type in (
+                    "slider", "number_input", "button", "text_input"):
                 widget = getattr(element, element_type)
                 self.widgets[widget.id] = widget
 
@@ -146,6 +175,31 @@ class ProtocolSession:
             self.errors.append(f"{self.name}: no train button")
             return None
         return await self.rerun(widget_states=[WidgetState(id=button.id, trigger_value=True)])
+
+    def widget_id(self, key: str) -> str:
+        """The id of the main area's widget with this key (its id ends with the key)."""
+        found = next((wid for wid in self.widgets if wid.endswith(key)), None)
+        if found is None:
+            raise KeyError(f"no widget {key!r}")
+        return found
+
+    async def enter(self, name: str, code: str, guess: float) -> float:
+        """On the Worksheet's step, as a browser sends it: a name and the class code (one rerun), then the
+        guess (a rerun of its own, when the box loses focus); the latter's latency."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        self.states = [WidgetState(id=self.widget_id(PREDICT_KEYS["name"]), string_value=name),
+                       WidgetState(id=self.widget_id(PREDICT_KEYS["code"]), string_value=code)]
+        await self.rerun(widget_states=self.states)
+        self.states.append(WidgetState(id=self.widget_id(PREDICT_KEYS["guess"]), double_value=guess))
+        return await self.rerun(widget_states=self.states)
+
+    async def check(self) -> float:
+        """A press of *Run the code and check*; its latency."""
+        from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+        press = WidgetState(id=self.widget_id(PREDICT_KEYS["check"]), trigger_value=True)
+        return await self.rerun(widget_states=[*self.states, press])
 
     async def close(self) -> None:
         if self.socket is not None:
@@ -216,6 +270,81 @@ async def soak(server, count: int, timeout_s: float) -> dict:
     return soak_figures(count, samples, errors, time.monotonic() - started)
 
 
+async def predicting_class(server, students: int, timeout_s: float, code: str) -> dict:
+    """`students` sessions on one Worksheet step, each with a name and the class code; then all press
+    check at the same moment. The checks' latencies and errors, and whether each said it was recorded."""
+    sessions = [ProtocolSession(server, f"student{i}") for i in range(students)]
+    rss, stop = [bs.server_rss_bytes(server)], asyncio.Event()
+    sampler = asyncio.create_task(sample_rss(server, rss, stop))
+    started = time.monotonic()
+
+    async def each(make_step, what):
+        return await asyncio.gather(*(timed(s, make_step(s), timeout_s, what) for s in sessions))
+
+    try:
+        await each(lambda s: s.connect(), "connect")
+        for s in sessions:
+            s.query = PREDICT_QUERY
+        await each(lambda s: s.open("worksheet"), "worksheet")
+        # Two of every three guess 3 (the answer), the others 2: the class's spread, as a teacher would see it.
+        typed = await asyncio.gather(*(
+            timed(s, s.enter(f"student {i}", code, 3.0 if i % 3 else 2.0), timeout_s, "prediction typed")
+            for i, s in enumerate(sessions)))
+        latencies = await each(lambda s: s.check(), "check")  # the teacher says "now": all press at once
+    finally:
+        await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
+        stop.set()
+        await sampler
+    checks = [t for t in latencies if t is not None]
+    errors = [e for s in sessions for e in s.errors]
+    errors += [f"{s.name}: not recorded: {said_after(s.texts, FAILED_TEXT)[:300]}"
+               for s, t in zip(sessions, latencies, strict=True)
+               if t is not None and not any(RECORDED_TEXT in text for text in s.texts)]
+    typed = [t for t in typed if t is not None]
+    return {"students": students, "checks": len(checks), "p50_s": percentile(checks, 50),
+            "p95_s": percentile(checks, 95), "max_s": max(checks, default=None),
+            "typed_p95_s": percentile(typed, 95), "errors": errors,
+            "peak_rss_mib": max(rss) / 2**20, "wall_s": time.monotonic() - started}
+
+
+def read_back(uri: str, code: str, students: int) -> dict:
+    """Every prediction of the class as the store holds it: how many, how many students, how many first."""
+    from pmap_core.tracking import classroom
+
+    recorded = classroom.read_class(code, uri).predictions
+    first, named = int(recorded["first"].sum()), int(recorded["student"].nunique())
+    each_once = len(recorded) == students == first == named and bool((recorded["attempt"] == 1).all())
+    return {"predictions_read_back": len(recorded), "students_read_back": named, "first_attempts": first,
+            "each_once": each_once}
+
+
+def predict_main(students: int, timeout_s: float, p95_limit: float, out: pathlib.Path, as_json: bool) -> int:
+    load_before, code = os.getloadavg(), f"load-{uuid.uuid4().hex[:8]}"
+    server = bs.start_server()
+    try:
+        async def go():
+            home = ProtocolSession(server, "home")  # the server has served one page before anyone is timed
+            await home.connect()
+            await home.rerun()
+            await home.close()
+            return await predicting_class(server, students, timeout_s, code)
+
+        figures = asyncio.run(go())
+        figures.update(read_back(f"sqlite:///{server.log_path.parent / 'mlflow.db'}", code, students))
+    finally:
+        bs.stop_server(server)
+    figures.update(load_before=load_before, load_after=os.getloadavg(), cpu_count=os.cpu_count())
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "predict.json").write_text(json.dumps(figures, indent=2, default=str))
+    if as_json:
+        print(json.dumps(figures, default=str))
+    else:
+        for key, value in figures.items():
+            print(f"{key}: {value:.3f}" if isinstance(value, float) else f"{key}: {value}")
+    ok = not figures["errors"] and figures["each_once"] and (figures["p95_s"] or 1e9) <= p95_limit
+    return 0 if ok else 1
+
+
 async def run(server, class_sizes: list[int], trainers: int, soak_count: int, timeout_s: float):
     # The server has served one page before anyone is timed, as in load_sessions.
     home = ProtocolSession(server, "home")
@@ -231,7 +360,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = class_arguments(__doc__.splitlines()[0])
     parser.add_argument("--out", type=pathlib.Path, default=OUT.parent / "load-protocol")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--predict", type=int, default=0, metavar="N",
+                        help="N students predict on one worksheet step at once (1..64) instead of the class levels")
+    parser.add_argument("--p95-limit", type=float, default=3.0, help="with --predict: exit 1 when p95 is over this")
     args = parser.parse_args(argv)
+    if args.predict:
+        if not 1 <= args.predict <= 64:
+            print("--predict takes 1..64 students", file=sys.stderr)
+            return 2
+        return predict_main(args.predict, args.timeout, args.p95_limit, args.out, args.json)
     if class_arguments_refused(args):
         return 2
     load = os.getloadavg()

@@ -77,14 +77,15 @@ def class_controls_now() -> class_controls.Controls:
 
 def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
     key = f"worksheet.{sheet_id}.{step.id}.guess"
+    ready = {"on_change": predicting.open_run, "args": (sheet_id,)}  # the check that follows is one write
     if step.kind == worksheets.CHOICE:
         labels = {c["id"]: step.say(c, lang) for c in step.choices}
         return st.radio(T("your_prediction"), step.choice_ids(), format_func=lambda c: labels.get(c, c),
-                        key=key, horizontal=True)
+                        key=key, horizontal=True, **ready)
     if step.kind == worksheets.SHAPE:
         return st.text_input(T("your_prediction"), key=key, max_chars=worksheets.MAX_PREDICTION_CHARS,
-                             placeholder="(4, 2)", help=T("shape_help"))
-    return st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g", key=key)
+                             placeholder="(4, 2)", help=T("shape_help"), **ready)
+    return st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g", key=key, **ready)
 
 
 def show_record(result: dict) -> None:

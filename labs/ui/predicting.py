@@ -1,10 +1,14 @@
 """A student's predictions, recorded for the class before the answer shows: every page with a
-predict box (the Worksheet, the Interview questions) records each press of its check button through
-`record_attempt`, with the session's attempt number at that step, in the same write as the results."""
+predict box (the Worksheet, the Interview questions, the 2-D mesh lab's guess) records each press of its
+check button through `record_attempt`, with the session's attempt number at that step, in the same write
+as the results; a predict box's `open_run` opens the sheet's run as the student types, so that a class
+pressing check at once makes one short write each."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import threading
+from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
 
 import streamlit as st
@@ -17,6 +21,24 @@ INTERVIEW_SHEET = "interview"  # the Interview questions' predictions are record
 RUNS_KEY = "classroom.runs"          # (sheet id, class code, name) -> the run its results go to
 ATTEMPTS_KEY = "classroom.attempts"  # (class code, sheet id, step id) -> attempts recorded in this session
 RESETS_KEY = "classroom.resets"      # (class code, "interview" or "worksheets") -> the reset applied
+# One write to the class's store at a time in this process: a class's checks at the same moment queue
+# here, each holding one connection for one short write, instead of crowding the store's connection
+# pool and its write lock (30 at once exhausted a sqlite store's pool of 15 and waited out its 30 s).
+# A write that waits longer than WRITE_WAIT_S (a store that stopped answering keeps each write for its
+# timeout) goes ahead without its turn: a dead store costs each student their own timeout, not the class's.
+_WRITES = threading.Lock()
+WRITE_WAIT_S = 10.0
+
+
+@contextlib.contextmanager
+def _turn() -> Iterator[None]:
+    """This session's turn to write (released on every path, a Streamlit Stop included)."""
+    held = _WRITES.acquire(timeout=WRITE_WAIT_S)
+    try:
+        yield
+    finally:
+        if held:
+            _WRITES.release()
 
 
 class Recorded(NamedTuple):
@@ -47,10 +69,27 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
     runs = st.session_state.setdefault(RUNS_KEY, {})
     key = (sheet_id, code, tags["student"])
     try:
-        runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=attempts)
+        with _turn():
+            runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=attempts)
     except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
         return Recorded(False, attempt, made, redact_uri(f"{type(error).__name__}: {error}")[:300])
     return Recorded(bool(attempts), attempt, made)
+
+
+def open_run(sheet_id: str) -> None:
+    """A predict box's on_change: the student is about to check, so the run the sheet's results go to is
+    opened now (created and ended, nothing in it yet), and the check itself is then one write. A store
+    that fails here costs nothing: the check opens the run instead, and says what went wrong."""
+    tags = classroom.tags()
+    runs = st.session_state.setdefault(RUNS_KEY, {})
+    key = (sheet_id, tags.get("class_code"), tags.get("student"))
+    if not tags or key in runs:
+        return
+    try:
+        with _turn():
+            runs[key] = record_exercise(sheet_id, {}, tags)
+    except Exception:  # noqa: BLE001 - the check will try again, and show the store's message
+        pass
 
 
 def new_reset(code: str, controls: class_controls.Controls, sheets: str) -> int:

@@ -1,0 +1,27 @@
+"""A class of 30 pressing check at the same moment, over Streamlit's own protocol against a real
+`streamlit run` (benchmarks.load_protocol --predict): every check says it was recorded, and every
+prediction reads back from the server's store once, as a first attempt. (Before the writes took turns,
+half of them waited out the sqlite store's connection pool and were lost.) No time is asserted: the
+benchmark prints the latencies."""
+
+from __future__ import annotations
+
+import asyncio
+
+from benchmarks import load_protocol
+from tests import browser_support as bs
+
+STUDENTS = 30
+
+
+def test_thirty_predictions_at_once_are_each_recorded_once():
+    server = bs.start_server()
+    try:
+        figures = asyncio.run(load_protocol.predicting_class(server, STUDENTS, timeout_s=240, code="at-once"))
+        store = f"sqlite:///{server.log_path.parent / 'mlflow.db'}"
+        read = load_protocol.read_back(store, "at-once", STUDENTS)
+    finally:
+        bs.stop_server(server)
+    assert figures["errors"] == [] and figures["checks"] == STUDENTS
+    assert read == {"predictions_read_back": STUDENTS, "students_read_back": STUDENTS, "first_attempts": STUDENTS,
+                    "each_once": True}
