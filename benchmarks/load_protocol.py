@@ -11,6 +11,7 @@ machine waits before the page has everything to draw, less the network.
     .venv/bin/python -m benchmarks.load_protocol --class-sizes 30 60 --trainers 4
     .venv/bin/python -m benchmarks.load_protocol --soak 200          # 200 sessions, one after another
     .venv/bin/python -m benchmarks.load_protocol --predict 30        # 30 students predict on one step at once
+    .venv/bin/python -m benchmarks.load_protocol --predict 30 --mlflow-server   # … on a real `mlflow server`
 
 With --predict, each session opens the Worksheet on one step, gives a name and the class code and types
 its prediction, then all press *Run the code and check* at the same moment; the figures are the checks'
@@ -318,9 +319,24 @@ def read_back(uri: str, code: str, students: int) -> dict:
             "each_once": each_once}
 
 
-def predict_main(students: int, timeout_s: float, p95_limit: float, out: pathlib.Path, as_json: bool) -> int:
+def predict_main(students: int, timeout_s: float, p95_limit: float, out: pathlib.Path, as_json: bool,
+                 mlflow_server: bool = False) -> int:
+    """The predicting class on a sqlite store, or (`mlflow_server`) on a real `mlflow server` on 127.0.0.1."""
+    import tempfile
+
+    from tests.support import MlflowServer
+
     load_before, code = os.getloadavg(), f"load-{uuid.uuid4().hex[:8]}"
-    server = bs.start_server()
+    tracking = MlflowServer(pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-mlflow-"))) if mlflow_server else None
+    env = {"MLFLOW_TRACKING_URI": tracking.uri, "MLFLOW_HTTP_REQUEST_TIMEOUT": "60"} if tracking else {}
+    try:
+        if tracking:
+            tracking.wait_until_healthy()
+        server = bs.start_server(env)
+    except BaseException:
+        if tracking:
+            tracking.stop()
+        raise
     try:
         async def go():
             home = ProtocolSession(server, "home")  # the server has served one page before anyone is timed
@@ -330,10 +346,14 @@ def predict_main(students: int, timeout_s: float, p95_limit: float, out: pathlib
             return await predicting_class(server, students, timeout_s, code)
 
         figures = asyncio.run(go())
-        figures.update(read_back(f"sqlite:///{server.log_path.parent / 'mlflow.db'}", code, students))
+        store = tracking.uri if tracking else f"sqlite:///{server.log_path.parent / 'mlflow.db'}"
+        figures.update(read_back(store, code, students))
     finally:
         bs.stop_server(server)
-    figures.update(load_before=load_before, load_after=os.getloadavg(), cpu_count=os.cpu_count())
+        if tracking:
+            tracking.stop()
+    figures.update(store="mlflow server" if tracking else "sqlite", load_before=load_before,
+                   load_after=os.getloadavg(), cpu_count=os.cpu_count())
     out.mkdir(parents=True, exist_ok=True)
     (out / "predict.json").write_text(json.dumps(figures, indent=2, default=str))
     if as_json:
@@ -363,12 +383,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--predict", type=int, default=0, metavar="N",
                         help="N students predict on one worksheet step at once (1..64) instead of the class levels")
     parser.add_argument("--p95-limit", type=float, default=3.0, help="with --predict: exit 1 when p95 is over this")
+    parser.add_argument("--mlflow-server", action="store_true",
+                        help="with --predict: the class's store is a real `mlflow server` on 127.0.0.1, not sqlite")
     args = parser.parse_args(argv)
     if args.predict:
         if not 1 <= args.predict <= 64:
             print("--predict takes 1..64 students", file=sys.stderr)
             return 2
-        return predict_main(args.predict, args.timeout, args.p95_limit, args.out, args.json)
+        return predict_main(args.predict, args.timeout, args.p95_limit, args.out, args.json, args.mlflow_server)
     if class_arguments_refused(args):
         return 2
     load = os.getloadavg()

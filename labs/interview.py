@@ -59,12 +59,13 @@ n = runtime_info().device_count
 st.subheader(T(f"w.question.{chosen}"))
 st.markdown(T(f"q.{chosen}.text", n=n, tolerance=f"{question.tolerance:.0%}"))
 
+ready = {"on_change": predicting.open_run, "args": (SHEET,)}  # the check that follows is one write
 if question.kind == quiz.CHOICE:
     prediction = st.radio(T("your_prediction"), quiz.options(chosen), key=f"interview.{chosen}.guess",
-                          horizontal=True)
+                          horizontal=True, **ready)
 else:
     prediction = st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g",
-                                 key=f"interview.{chosen}.guess")
+                                 key=f"interview.{chosen}.guess", **ready)
 if question.heavy:
     st.caption(T("heavy_note"))
 

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from labs.ui import classroom
-from pmap_core.tracking import class_controls, predictions, redact_uri
+from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
 
 INTERVIEW_SHEET = "interview"  # the Interview questions' predictions are recorded as a sheet of this id
@@ -32,8 +32,9 @@ WRITE_WAIT_S = 10.0
 
 @contextlib.contextmanager
 def _turn() -> Iterator[None]:
-    """This session's turn to write (released on every path, a Streamlit Stop included)."""
-    held = _WRITES.acquire(timeout=WRITE_WAIT_S)
+    """This session's turn to write to a sqlite store (released on every path, a Streamlit Stop included);
+    a server store (an `mlflow server`, a database server) takes concurrent writes itself."""
+    held = tracking_uri().startswith("sqlite:") and _WRITES.acquire(timeout=WRITE_WAIT_S)
     try:
         yield
     finally:
