@@ -1,7 +1,8 @@
 """Pipeline lab: a deeper MLP's layers in P stages over a `stage` axis, GPipe and 1F1B drawn slot by slot
-with the bubble counted from the table, then — after a prediction — the peak memory of both compiled
-schedules and the step time against M fitted to (M + P − 1)·t_stage, where this machine can show it
-(`concepts.pipeline`)."""
+with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data axis, trained,
+their bytes per axis read from the compiled program beside the formula and their loss beside data
+parallelism's; then — after a prediction — the peak memory of both compiled schedules and the step time
+against M fitted to (M + P − 1)·t_stage, where this machine can show it (`concepts.pipeline`)."""
 
 import dataclasses
 
@@ -21,6 +22,7 @@ from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES
 T = texts("pipeline")
 LAST = "pipeline.last"      # session state: Measured of the last Measure click
 GUESS = "pipeline.guess"    # the learner's prediction, before measuring
+DATA_LAST = "pipeline.data_last"  # session state: (D, Settings, DataAxisRun) of the last data × stage run
 ANSWERS = ("gpipe", "1f1b", "same")
 
 
@@ -41,6 +43,11 @@ def answer_labels() -> dict[str, str]:
 
 def kind_labels() -> dict[str, str]:
     return {"forward": T("kind.forward"), "backward": T("kind.backward"), "idle": T("kind.idle")}
+
+
+def traffic_labels() -> dict[str, str]:
+    return {"data_allreduce": T("traffic.data_allreduce"), "stage_permute": T("traffic.stage_permute"),
+            "stage_allreduce": T("traffic.stage_allreduce")}
 
 
 def round_up(value: int, multiple: int) -> int:
@@ -81,6 +88,72 @@ def show_data_axis(devices: int, settings: pipeline.Settings) -> None:
         return
     st.markdown(T("data.explain", devices=devices, replicas=axis.replicas, stages=axis.stages, used=axis.used,
                   unused=axis.unused, stage_bytes=axis.stage_param_bytes, allreduce=axis.allreduce_bytes))
+    if st.button(T("data.button"), key="pipeline.train_data", help=T("data.button.help")):
+        run_data_axis(devices, settings, axis)
+    measured = st.session_state.get(DATA_LAST)
+    if measured is not None and measured[:2] == (devices, settings):
+        show_data_run(measured[2])
+    else:
+        st.info(T("data.nothing_yet"), icon="👆")
+
+
+def run_data_axis(devices: int, settings: pipeline.Settings, axis: pipeline.DataAxis) -> None:
+    with heavy_jobs.heavy_job(T):
+        bar = st.progress(0.0, text=T("data.progress.pipeline", replicas=axis.replicas, stages=axis.stages))
+
+        def on_run(which: str) -> None:
+            if which == "data_parallel":
+                bar.progress(0.5, text=T("data.progress.data_parallel", used=axis.used))
+
+        run = pipeline.measure_data_axis(devices, settings, on_run=on_run)
+        bar.empty()
+    st.session_state[DATA_LAST] = (devices, settings, run)
+
+
+def show_data_run(run: pipeline.DataAxisRun) -> None:
+    axis = run.axis
+    st.markdown(T("data.measured", replicas=run.replicas, stages=run.stages, steps=run.steps, used=axis.used,
+                  batch=run.global_batch, micro=run.microbatches, rows=run.rows))
+    cols = st.columns(4)
+    cols[0].metric(T("metric.data_bytes"), f"{run.data_bytes:,.0f}")
+    cols[1].metric(T("metric.data_formula"), f"{run.formula_data_bytes:,.0f}")
+    cols[2].metric(T("metric.permute_bytes"), f"{run.permute_bytes:,.0f}")
+    cols[3].metric(T("metric.loss_gap"), f"{run.loss_gap:.2e}")
+    rows = run.traffic_rows()
+    labels = traffic_labels()
+    frame = pd.DataFrame([{**row, "traffic": labels[row["traffic"]]} for row in rows])
+    dataframe(T, frame)
+    st.markdown(T("data.bytes", reductions=run.data_reductions, shapes=", ".join(run.data_shapes),
+                  measured=run.data_bytes, stage_bytes=axis.stage_param_bytes, grad=axis.allreduce_bytes,
+                  loss=run.formula_loss_bytes, formula=run.formula_data_bytes))
+    key = "data.permutes" if run.stages > 1 else "data.no_permutes"
+    st.markdown(T(key, permutes=run.permutes_per_step, measured=run.permute_bytes, slots=run.slots, rows=run.rows,
+                  hidden=run.hidden, formula=run.formula_permute_bytes))
+    worst = max(abs(row["measured_bytes"] - row["formula_bytes"]) for row in rows)
+    st.markdown(T("data.match") if worst == 0 else T("data.mismatch", worst=worst))
+    st.markdown(T("data.loss.same" if run.loss_gap <= pipeline.LOSS_RTOL else "data.loss.differs", steps=run.steps,
+                  pipeline=run.pipeline_loss, flat=run.data_parallel_loss, replicas=run.replicas, used=axis.used,
+                  gap=run.loss_gap, rtol=pipeline.LOSS_RTOL, eps=pipeline.FLOAT32_EPS))
+    show_scaling(run)
+
+
+def show_scaling(run: pipeline.DataAxisRun) -> None:
+    st.subheader(T("scaling.heading"))
+    words = {"collectives": run.collectives_per_step, "flat_collectives": run.data_parallel_collectives_per_step,
+             "ratio": run.scaling_ratio, "flat_ratio": run.data_parallel_scaling_ratio, "used": run.axis.used}
+    st.markdown(T("scaling.explain", step_ms=run.step_s * 1e3, base_ms=run.baseline_step_s * 1e3, slots=run.slots,
+                  permutes=run.permutes_per_step, reductions=run.data_reductions + run.stage_reductions,
+                  per_us=run.per_collective_s * 1e6, flat_ms=run.data_parallel_step_s * 1e3, **words))
+    info = runtime_info()
+    if run.simulated:
+        st.markdown(T("scaling.simulated", cores=run.cores, **words))
+    else:
+        st.markdown(T("scaling.real", kind=info.device_kind, **words))
+    if run.scaling_ratio < run.data_parallel_scaling_ratio:
+        st.markdown(T("scaling.behind", times=run.data_parallel_scaling_ratio / run.scaling_ratio))
+    else:
+        st.markdown(T("scaling.ahead", **words))
+    hardware_note(T)
 
 
 def show_cores(stages: int) -> bool:
@@ -230,4 +303,4 @@ else:
     st.info(T("nothing_yet"), icon="👆")
 
 show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_stage_time,
-          pipeline.time_steps, pipeline.peak_memory)
+          pipeline.time_steps, pipeline.peak_memory, pipeline.measure_data_axis)

@@ -111,19 +111,148 @@ TEXTS = {
               "({used} devices, {unused} left over). Each pipeline takes 1/{replicas} of the global batch; after "
               "its last backward each stage all-reduces its gradient with the same stage of the other "
               "pipelines: {stage_bytes:,} bytes of its largest stage's parameters, {allreduce:,.0f} bytes sent "
-              "per device per step on a ring, 2(X − 1)/X of them (the Scaling Book, Part 5). The bubble stays "
-              "(P − 1)/(M + P − 1). These figures are the model: the pipeline this page compiles runs on the "
-              "stage axis alone.",
+              "per device per step on a ring, 2(X − 1)/X of them (Patarasuk and Yuan 2009, the ring all-reduce; "
+              "the Scaling Book, Part 5). The bubble stays (P − 1)/(M + P − 1). These figures are the formula's: "
+              "the prediction. Train the {replicas} pipelines below to read what the compiled program sends.",
         "zh": "D = {devices} 可以在 data × stage 网格上并排放下 {replicas} 条 {stages} 个阶段的流水线（用 {used} 台设备，"
               "剩下 {unused} 台）。每条流水线处理全局批次的 1/{replicas}；最后一次反向之后，每个阶段与其他流水线的同一阶段"
               "对梯度做全归约：最大阶段的参数为 {stage_bytes:,} 字节，环形全归约每台设备每步发送 {allreduce:,.0f} 字节，"
-              "即其中的 2(X − 1)/X（Scaling Book 第 5 部分）。气泡仍为 (P − 1)/(M + P − 1)。这些数值来自模型：本页编译"
-              "的流水线只在 stage 轴上运行。",
+              "即其中的 2(X − 1)/X（Patarasuk 与 Yuan 2009，环形全归约；Scaling Book 第 5 部分）。气泡仍为 "
+              "(P − 1)/(M + P − 1)。这些数值来自公式：这是预测。在下面训练这 {replicas} 条流水线，读出编译后的程序实际发送"
+              "的字节。",
     },
     "data.none": {
-        "en": "Data parallelism beside the pipeline needs D ≥ 2P: a second pipeline of {stages} stages needs "
+        "en": "Data parallelism beside the pipeline needs D ≥ 2P: a second pipeline of P = {stages} stage(s) needs "
               "{needed} devices, and D is {devices}.",
-        "zh": "在流水线旁再加数据并行需要 D ≥ 2P：第二条 {stages} 个阶段的流水线需要 {needed} 台设备，而 D 为 {devices}。",
+        "zh": "在流水线旁再加数据并行需要 D ≥ 2P：第二条 P = {stages} 个阶段的流水线需要 {needed} 台设备，而 D 为 {devices}。",
+    },
+    "data.button": {"en": "Train the data × stage pipeline", "zh": "训练 data × stage 流水线"},
+    "data.button.help": {
+        "en": "Trains the pipelines side by side for a few steps, then data parallelism on the same devices and "
+              "batch, and reads each mesh axis's bytes from the compiled program.",
+        "zh": "先把这些流水线并排训练几步，再在相同的设备和批次上训练数据并行，并从编译后的程序中读出每个网格轴的字节数。",
+    },
+    "data.progress.pipeline": {
+        "en": "Training {replicas} pipelines of {stages} stages…", "zh": "正在训练 {replicas} 条 {stages} 个阶段的流水线……",
+    },
+    "data.progress.data_parallel": {
+        "en": "Training data parallelism on the same {used} devices…", "zh": "正在相同的 {used} 台设备上训练数据并行……",
+    },
+    "data.nothing_yet": {
+        "en": "Press the button: the measured figures come from the pipelines trained here, beside the formula's.",
+        "zh": "请点击按钮：实测数值来自在这里训练的流水线，与公式的数值并列。",
+    },
+    "data.measured": {
+        "en": "Measured: {replicas} pipelines of {stages} stages trained for {steps} steps on {used} devices, the "
+              "global batch of {batch} rows as {replicas} × {micro} micro-batches of {rows} rows. Bytes one device "
+              "sends per step, read from the compiled program's HLO (each collective times the loops around it), "
+              "beside the formula's prediction:",
+        "zh": "实测：{replicas} 条 {stages} 个阶段的流水线在 {used} 台设备上训练了 {steps} 步，{batch} 行的全局批次分成 "
+              "{replicas} × {micro} 个微批次，每个微批次 {rows} 行。单台设备每步发送的字节数，读自编译后程序的 HLO"
+              "（每个集合通信乘以包围它的循环次数），与公式的预测并列：",
+    },
+    "metric.data_bytes": {"en": "Data-axis all-reduce (measured)", "zh": "data 轴全归约（实测）"},
+    "metric.data_formula": {"en": "2(X − 1)/X × (stage + loss)", "zh": "2(X − 1)/X ×（阶段 + 损失）"},
+    "metric.permute_bytes": {"en": "Stage-axis ppermute (measured)", "zh": "stage 轴 ppermute（实测）"},
+    "metric.loss_gap": {"en": "Final loss: relative gap", "zh": "最终损失：相对差"},
+    "data.bytes": {
+        "en": "Over the data axis the compiled step runs {reductions:g} all-reduce(s) per step, carrying {shapes}: "
+              "{measured:,.0f} bytes sent per device per step. The ring's formula, 2(X − 1)/X × the stage's "
+              "{stage_bytes:,} parameter bytes (the largest stage's, which every stage's buffer is padded to), "
+              "gives {grad:,.0f}, and the loss the same all-reduce carries {loss:,.0f}: {formula:,.0f} "
+              "(Patarasuk and Yuan 2009; the Scaling Book, Part 5).",
+        "zh": "在 data 轴上，编译后的步骤每步运行 {reductions:g} 次全归约，携带 {shapes}：每台设备每步发送 {measured:,.0f} "
+              "字节。环形全归约的公式 2(X − 1)/X × 阶段的 {stage_bytes:,} 参数字节（最大阶段的，每个阶段的缓冲区都填充到"
+              "这个大小）给出 {grad:,.0f}，同一次全归约携带的损失再加 {loss:,.0f}：共 {formula:,.0f}（Patarasuk 与 Yuan "
+              "2009；Scaling Book 第 5 部分）。",
+    },
+    "data.permutes": {
+        "en": "Over the stage axis it runs {permutes:g} collective-permutes per step, {measured:,.0f} bytes at most "
+              "per device (an end stage has no neighbour on one side): 2 per slot (an activation forward, its "
+              "gradient back) × {slots} slots (2(M + P − 1), counted from the table) × {rows} rows × H = {hidden} "
+              "× 4 bytes = {formula:,}.",
+        "zh": "在 stage 轴上，它每步运行 {permutes:g} 次 collective-permute，每台设备最多 {measured:,.0f} 字节（首末阶段"
+              "有一侧没有相邻阶段）：每个时间槽 2 次（激活值前传、它的梯度回传）× {slots} 个时间槽（2(M + P − 1)，数自"
+              "排程表）× {rows} 行 × H = {hidden} × 4 字节 = {formula:,}。",
+    },
+    "data.no_permutes": {
+        "en": "With one stage there is no neighbour to pass activations to: the stage axis carries "
+              "{permutes:g} collective-permutes per step, {measured:,.0f} bytes.",
+        "zh": "只有一个阶段时，没有相邻阶段可以传递激活值：stage 轴每步有 {permutes:g} 次 collective-permute，"
+              "{measured:,.0f} 字节。",
+    },
+    "data.match": {
+        "en": "Every measured figure is the formula's, to the byte.",
+        "zh": "每个实测数值都与公式的数值一致，分毫不差。",
+    },
+    "data.mismatch": {
+        "en": "The measured figures differ from the formula's: see the table ({worst:,.0f} bytes apart at most).",
+        "zh": "实测数值与公式的数值不同：见表格（最多相差 {worst:,.0f} 字节）。",
+    },
+    "data.loss.same": {
+        "en": "Final loss after {steps} steps: {pipeline:.8g} for the {replicas} pipelines, {flat:.8g} for data "
+              "parallelism (pmap, every layer on each of the {used} devices, the same batch and initial "
+              "parameters). Relative gap {gap:.2e}, within {rtol:.0e}: the same training, the float sums in "
+              "another order (float32 rounds at {eps:.2e}).",
+        "zh": "{steps} 步之后的最终损失：{replicas} 条流水线为 {pipeline:.8g}，数据并行（pmap，{used} 台设备中的每一台"
+              "都持有全部层，相同的批次和初始参数）为 {flat:.8g}。相对差 {gap:.2e}，在 {rtol:.0e} 以内：是同一个训练，"
+              "只是浮点求和的顺序不同（float32 的舍入为 {eps:.2e}）。",
+    },
+    "data.loss.differs": {
+        "en": "Final loss after {steps} steps: {pipeline:.8g} for the {replicas} pipelines, {flat:.8g} for data "
+              "parallelism (pmap on the same {used} devices, batch and initial parameters). Relative gap {gap:.2e}, "
+              "over {rtol:.0e}: here the two trainings part (float32 rounds at {eps:.2e}).",
+        "zh": "{steps} 步之后的最终损失：{replicas} 条流水线为 {pipeline:.8g}，数据并行（pmap，相同的 {used} 台设备、"
+              "批次和初始参数）为 {flat:.8g}。相对差 {gap:.2e}，超过 {rtol:.0e}：这里两次训练出现了分歧（float32 的舍入"
+              "为 {eps:.2e}）。",
+    },
+    "traffic.data_allreduce": {"en": "all-reduce: gradients and loss", "zh": "全归约：梯度与损失"},
+    "traffic.stage_permute": {"en": "ppermute: activations, their gradients", "zh": "ppermute：激活值及其梯度"},
+    "traffic.stage_allreduce": {"en": "all-reduce: the loss over the stages", "zh": "全归约：各阶段的损失"},
+    "col.traffic": {"en": "collective", "zh": "集合通信"},
+    "col.axis": {"en": "mesh axis", "zh": "网格轴"},
+    "col.per_step": {"en": "per step", "zh": "每步次数"},
+    "col.measured_bytes": {"en": "bytes per device per step (measured)", "zh": "每台设备每步字节（实测）"},
+    "col.formula_bytes": {"en": "formula (prediction)", "zh": "公式（预测）"},
+    "scaling.heading": {"en": "The scaling ratio, from what ran", "zh": "扩展比：来自实际运行"},
+    "scaling.explain": {
+        "en": "The pipeline's step took {step_ms:.3g} ms against {base_ms:.3g} ms for the unsplit model on one "
+              "device: S = {ratio:.3g} on {used} devices. Counted from the schedule table, a step has {slots} slots "
+              "(2(M + P − 1)); the compiled step runs {permutes:g} collective-permutes per step and {reductions:g} "
+              "all-reduce(s): {collectives:g} collectives, {per_us:.3g} µs of the step per collective. Data "
+              "parallelism on the same {used} devices runs {flat_collectives:g} collective(s) per step: its step "
+              "took {flat_ms:.3g} ms, S = {flat_ratio:.3g}.",
+        "zh": "流水线的单步时间为 {step_ms:.3g} ms，而未切分的模型在一台设备上为 {base_ms:.3g} ms：在 {used} 台设备上 "
+              "S = {ratio:.3g}。数自排程表，一步有 {slots} 个时间槽（2(M + P − 1)）；编译后的步骤每步运行 {permutes:g} 次 "
+              "collective-permute 和 {reductions:g} 次全归约：共 {collectives:g} 次集合通信，平均每次集合通信占单步时间 "
+              "{per_us:.3g} µs。相同 {used} 台设备上的数据并行每步运行 {flat_collectives:g} 次集合通信：单步时间 "
+              "{flat_ms:.3g} ms，S = {flat_ratio:.3g}。",
+    },
+    "scaling.simulated": {
+        "en": "On these simulated devices every collective is a rendezvous of the {used} device threads on {cores} "
+              "CPU core(s), however many bytes it carries: the pipeline waits at {collectives:g} of them per step "
+              "where data parallelism waits at {flat_collectives:g}.",
+        "zh": "在这些模拟设备上，每次集合通信都是 {used} 个设备线程在 {cores} 个 CPU 核心上的一次碰头，不论它携带多少"
+              "字节：流水线每步要等待 {collectives:g} 次，而数据并行只等待 {flat_collectives:g} 次。",
+    },
+    "scaling.real": {
+        "en": "On real devices ({kind}) a collective-permute is one transfer between neighbouring devices; what the "
+              "step pays beyond the unsplit model's is the bubble, (P − 1)/(M + P − 1), and its {collectives:g} "
+              "collectives per step.",
+        "zh": "在真实设备（{kind}）上，一次 collective-permute 是相邻设备之间的一次传输；一步比未切分的模型多付出的，是气泡 "
+              "(P − 1)/(M + P − 1) 和每步 {collectives:g} 次集合通信。",
+    },
+    "scaling.behind": {
+        "en": "Here the pipeline's S is 1/{times:.3g} of data parallelism's.",
+        "zh": "这里流水线的 S 只有数据并行的 1/{times:.3g}。",
+    },
+    "scaling.ahead": {
+        "en": "Here the pipeline's S is not below data parallelism's ({ratio:.3g} against {flat_ratio:.3g}).",
+        "zh": "这里流水线的 S 不低于数据并行的（{ratio:.3g} 对 {flat_ratio:.3g}）。",
+    },
+    "error.pipeline_no_data_axis": {
+        "en": "A data axis beside {stages} stages needs D ≥ {needed}, and D is {devices}.",
+        "zh": "在 {stages} 个阶段旁加一个 data 轴需要 D ≥ {needed}，而 D 为 {devices}。",
     },
     "predict.heading": {"en": "Predict, then measure", "zh": "先预测，后测量"},
     "predict.body": {

@@ -6,7 +6,9 @@ bytes from each compiled program's `memory_analysis()` (`train.footprint`).
     bubble(P, M, schedule)              the idle share of the table, beside (P − 1)/(M + P − 1) and (P − 1)/M
     measure_step_times(settings, Ms)    step time against M at fixed P, fitted to (M + P − 1)·t_stage
     peak_memory(settings)               GPipe against 1F1B: each compiled program's peak bytes
-    data_axis(D, P, …)                  what a data axis would add when D ≥ 2P (a model, not a run)
+    data_axis(D, P, …)                  what a data axis adds when D ≥ 2P: the formula's figures (the prediction)
+    measure_data_axis(D, settings)      the data × stage pipeline trained: its bytes per step on each mesh axis
+                                        read from the compiled HLO, its loss beside data parallelism's, its S(D)
 
 Sources, cited next to every figure they give:
 - GPipe: Huang et al. 2019, "GPipe: Efficient Training of Giant Neural Networks using Pipeline
@@ -19,6 +21,9 @@ Sources, cited next to every figure they give:
   of the ideal time, (p − 1)/m; 1F1B stores the activations of p micro-batches instead of m.
 - The Scaling Book (Austin et al. 2025), Part 5 "How to Parallelize a Transformer for Training",
   "Pipelining"; the ring all-reduce of a data axis, 2(X − 1)/X of the bytes per device.
+- The ring all-reduce: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
+  workstations" (JPDC 69(2)): each of X devices sends 2(X − 1)/X of the array (a reduce-scatter, then an
+  all-gather, each (X − 1) steps of 1/X of it).
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from pmap_core.hlo import Collective
 from pmap_core.runtime import describe_runtime, physical_cores
 from pmap_core.timing import time_call
 from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig, validate
-from pmap_core.train.footprint import compiled_memory, peak_bytes
+from pmap_core.train.footprint import collective_runs, compiled_memory, peak_bytes
+from pmap_core.train.loop import train
 from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, SCHEDULES
 from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
 
@@ -49,6 +56,9 @@ GPIPE = "Huang et al. 2019 (GPipe), §2.2"
 ONE_F_ONE_B = "Narayanan et al. 2019 (PipeDream), 2021 (PipeDream-Flush)"
 PLAYBOOK = "Ultra-Scale Playbook (Tazi et al. 2025), \"Pipeline parallelism\""
 SCALING_BOOK = "Scaling Book (Austin et al. 2025), Part 5 \"Training\""
+RING = "Patarasuk and Yuan 2009 (ring all-reduce)"
+LOSS_RTOL = 1e-5           # final losses this close are the same training, the float sums in another order
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
 
 
 # --- the schedule ------------------------------------------------------------------------------------
@@ -153,13 +163,15 @@ class Settings:
     features: int = FEATURES
 
     def config(self, microbatches: int | None = None, schedule: str | None = None,
-               steps: int = STEPS) -> TrainConfig:
-        """The validated training config of these settings (another M or schedule when given)."""
+               steps: int = STEPS, replicas: int = 1) -> TrainConfig:
+        """The validated training config of these settings (another M or schedule when given); with
+        `replicas` X > 1, X such pipelines side by side on a data axis, each on its own M·rows rows."""
         m = self.microbatches if microbatches is None else microbatches
         return validate(TrainConfig(
-            model="mlp", impl=programs.PIPELINE_IMPL, devices=self.stages, pipeline_stages=self.stages,
-            layers=self.layers, microbatches=m, schedule=schedule or self.schedule, global_batch=m * self.rows,
-            hidden=self.hidden, features=self.features, steps=steps, chunk=steps))
+            model="mlp", impl=programs.PIPELINE_IMPL, devices=replicas * self.stages, pipeline_stages=self.stages,
+            layers=self.layers, microbatches=m, schedule=schedule or self.schedule,
+            global_batch=replicas * m * self.rows, hidden=self.hidden, features=self.features, steps=steps,
+            chunk=steps))
 
 
 def check_settings(devices: int, stages: int, layers: int, microbatches: int, schedule: str, rows: int,
@@ -358,7 +370,8 @@ def memory_verdict(rows: Sequence[MemoryRow]) -> str:
 class DataAxis:
     """D devices as X = ⌊D/P⌋ pipelines side by side on a `data` axis (X × P of them used): each replica
     takes 1/X of the global batch, and after its last backward each stage all-reduces its gradient with
-    the same stage of the other replicas. A model (the lab's compiled pipeline runs on the stage axis)."""
+    the same stage of the other replicas. The formula's figures: the prediction `measure_data_axis` is read
+    against."""
 
     devices: int
     stages: int
@@ -382,3 +395,173 @@ def data_axis(devices: int, stages: int, layers: int, hidden: int, features: int
     stage_bytes = max(layout.stage_sizes()) * VALUE_BYTES
     return DataAxis(devices, stages, replicas, replicas * stages, stage_bytes,
                     2 * (replicas - 1) / replicas * stage_bytes)
+
+
+def ring_share(group: int) -> float:
+    """2(X − 1)/X: the share of an array each of X devices sends in a ring all-reduce (Patarasuk and Yuan
+    2009: a reduce-scatter, then an all-gather, each X − 1 steps of 1/X of the array)."""
+    return 2 * (group - 1) / group
+
+
+def axis_groups(replicas: int, stages: int, axis: str) -> frozenset[frozenset[int]]:
+    """The groups of device ids a collective over `axis` ("data" or "stage") of the X × P mesh runs in:
+    device r·P + s is stage s of pipeline r (`train.pipeline.stage_mesh`)."""
+    if axis == train_pipeline.DATA_AXIS:
+        return frozenset(frozenset(r * stages + s for r in range(replicas)) for s in range(stages))
+    return frozenset(frozenset(r * stages + s for s in range(stages)) for r in range(replicas))
+
+
+def mesh_axis_of(collective: Collective, replicas: int, stages: int) -> str | None:
+    """Which mesh axis a collective of the data × stage program runs over, from its HLO groups: "data",
+    "stage", or None when its groups are neither. The program's only collective-permutes are its ppermutes
+    over the stage axis (activations forward, cotangents back), whose HLO names pairs, not groups."""
+    if collective.kind == "collective-permute":
+        return train_pipeline.STAGE_AXIS
+    groups = collective.groups
+    if groups == ():  # one group of every device
+        groups = (tuple(range(replicas * stages)),)
+    if groups is None:
+        return None
+    found = frozenset(frozenset(g) for g in groups)
+    for axis in (train_pipeline.DATA_AXIS, train_pipeline.STAGE_AXIS):
+        if found == axis_groups(replicas, stages, axis):
+            return axis
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class DataAxisRun:
+    """The data × stage pipeline trained for `steps` steps on X·P devices, beside data parallelism on the
+    same devices, the same global batch and the same initial parameters. Bytes are what one device sends per
+    step, read from the compiled program's HLO (`train.footprint.collective_runs`: each collective times
+    the loops around it, over the steps); the step times are steady ones (`train.loop`)."""
+
+    axis: DataAxis                    # the formula's figures: the prediction
+    microbatches: int
+    rows: int                         # rows of one micro-batch
+    hidden: int
+    global_batch: int                 # X · M · rows
+    steps: int
+    slots: int                        # time slots of one step, counted from `schedule_table`: 2(M + P − 1)
+    data_bytes: float                 # all-reduce over the data axis (each stage's gradient, and the loss)
+    data_shapes: tuple[str, ...]      # the arrays that all-reduce carries
+    data_reductions: float            # all-reduces over the data axis per step
+    stage_reduce_bytes: float         # all-reduce over the stage axis (the loss, summed over the stages)
+    stage_reductions: float           # all-reduces over the stage axis per step
+    permute_bytes: float              # collective-permutes over the stage axis, at most (an end stage's has no target)
+    permutes_per_step: float
+    collectives_per_step: float       # every collective of the compiled step
+    comm_bytes_per_step: float        # the footprint's total (`train.footprint.measure`)
+    pipeline_loss: float              # the final step's loss over the global batch
+    data_parallel_loss: float
+    step_s: float                     # the pipeline's steady step time
+    baseline_step_s: float            # the unsplit model's on one device (its S(D) is against it)
+    scaling_ratio: float
+    data_parallel_step_s: float
+    data_parallel_scaling_ratio: float
+    data_parallel_collectives_per_step: float
+    cores: int
+    simulated: bool
+
+    @property
+    def replicas(self) -> int:
+        return self.axis.replicas
+
+    @property
+    def stages(self) -> int:
+        return self.axis.stages
+
+    @property
+    def formula_data_bytes(self) -> float:
+        """2(X − 1)/X × the stage's parameter bytes (the gradient) + 2(X − 1)/X × 4 (the loss, in the same
+        all-reduce)."""
+        return self.axis.allreduce_bytes + self.formula_loss_bytes
+
+    @property
+    def formula_loss_bytes(self) -> float:
+        return ring_share(self.replicas) * VALUE_BYTES
+
+    @property
+    def formula_stage_reduce_bytes(self) -> float:
+        """2(P − 1)/P × 4: the loss summed over the stages."""
+        return ring_share(self.stages) * VALUE_BYTES
+
+    @property
+    def formula_permute_bytes(self) -> int:
+        """Two ppermutes per slot (an activation forward, a cotangent back), each rows × H × 4 bytes; none with
+        one stage."""
+        return 2 * self.slots * self.rows * self.hidden * VALUE_BYTES if self.stages > 1 else 0
+
+    @property
+    def loss_gap(self) -> float:
+        """|pipeline − data parallel| / |data parallel| of the final loss."""
+        return abs(self.pipeline_loss - self.data_parallel_loss) / abs(self.data_parallel_loss)
+
+    @property
+    def per_collective_s(self) -> float:
+        """The pipeline's step time over its collectives per step."""
+        return self.step_s / self.collectives_per_step
+
+    def traffic_rows(self) -> list[dict[str, object]]:
+        """Measured beside the formula, one row per collective of the compiled step."""
+        return [
+            {"traffic": "data_allreduce", "axis": train_pipeline.DATA_AXIS, "per_step": self.data_reductions,
+             "measured_bytes": self.data_bytes, "formula_bytes": self.formula_data_bytes},
+            {"traffic": "stage_permute", "axis": train_pipeline.STAGE_AXIS, "per_step": self.permutes_per_step,
+             "measured_bytes": self.permute_bytes, "formula_bytes": float(self.formula_permute_bytes)},
+            {"traffic": "stage_allreduce", "axis": train_pipeline.STAGE_AXIS,
+             "per_step": self.stage_reductions,
+             "measured_bytes": self.stage_reduce_bytes, "formula_bytes": self.formula_stage_reduce_bytes},
+        ]
+
+
+def data_parallel_config(config: TrainConfig) -> TrainConfig:
+    """The same model, batch, devices and steps, data parallel (pmap, every layer on every device)."""
+    return validate(dataclasses.replace(config, impl="pmap", pipeline_stages=1, microbatches=1, schedule="gpipe"))
+
+
+def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
+                      on_run: Callable[[str], None] | None = None) -> DataAxisRun:
+    """Train X = ⌊D/P⌋ pipelines of `settings` side by side (each on M micro-batches of `rows` rows), then
+    data parallelism on the same X·P devices and batch; read each axis's bytes from the compiled pipeline.
+    `on_run("pipeline" | "data_parallel")` is told before each training. LabInputError when D < 2P
+    (pipeline_no_data_axis) or the X pipelines' work is over the limit (too_much_work)."""
+    axis = data_axis(devices, settings.stages, settings.layers, settings.hidden, settings.features)
+    if axis is None:
+        raise LabInputError("pipeline_no_data_axis", "a data axis beside {stages} stages needs D ≥ {needed}, "
+                            "got D = {devices}", stages=settings.stages, needed=2 * settings.stages, devices=devices)
+    work = steps * axis.replicas * settings.microbatches * settings.rows * models.multiply_adds_per_sample(
+        "mlp", settings.features, settings.hidden, settings.layers)
+    if work > MAX_WORK:
+        raise LabInputError("too_much_work", "one timed call needs {work:,} multiply-adds, over the limit of "
+                            "{limit:,}; use fewer micro-batches, fewer rows or a narrower model",
+                            work=work, limit=MAX_WORK)
+    config = settings.config(steps=steps, replicas=axis.replicas)
+    if on_run is not None:
+        on_run("pipeline")
+    piped = train(config)
+    if on_run is not None:
+        on_run("data_parallel")
+    flat = train(data_parallel_config(config))
+    runs = collective_runs(programs.build(config.program_spec(steps)).compiled.as_text(), (steps,))
+    per_axis = [(mesh_axis_of(r.collective, axis.replicas, axis.stages), r) for r in runs]
+
+    def per_step(kind: str, where: str, what: Callable[[object], float]) -> float:
+        return sum(what(r) * r.runs_per_call for a, r in per_axis if r.collective.kind == kind and a == where) / steps
+
+    data = [r for a, r in per_axis if r.collective.kind == "all-reduce" and a == train_pipeline.DATA_AXIS]
+    flat_runs = collective_runs(programs.build(flat.config.program_spec(steps)).compiled.as_text(), (steps,))
+    return DataAxisRun(
+        axis, settings.microbatches, settings.rows, settings.hidden, config.global_batch, steps,
+        len(train_pipeline.schedule_table(settings.stages, settings.microbatches, settings.schedule)),
+        per_step("all-reduce", train_pipeline.DATA_AXIS, lambda r: r.ring_bytes),
+        tuple(shape for r in data for shape in r.collective.shapes),
+        per_step("all-reduce", train_pipeline.DATA_AXIS, lambda r: 1),
+        per_step("all-reduce", train_pipeline.STAGE_AXIS, lambda r: r.ring_bytes),
+        per_step("all-reduce", train_pipeline.STAGE_AXIS, lambda r: 1),
+        per_step("collective-permute", train_pipeline.STAGE_AXIS, lambda r: r.ring_bytes),
+        per_step("collective-permute", train_pipeline.STAGE_AXIS, lambda r: 1),
+        sum(r.runs_per_call for r in runs) / steps, piped.footprint.comm_bytes_per_step,
+        piped.losses[-1], flat.losses[-1], piped.scaling.steady_step_time_s, piped.scaling.baseline_step_time_s,
+        piped.scaling.scaling_ratio, flat.scaling.steady_step_time_s, flat.scaling.scaling_ratio,
+        sum(r.runs_per_call for r in flat_runs) / steps, physical_cores(), describe_runtime().simulated)

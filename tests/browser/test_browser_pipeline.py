@@ -1,7 +1,8 @@
 """The pipeline lab in real Chromium, in English and 中文: at D = 1, 4 and 8 it opens with no exception and no
 error box, its heading in the page's language, the bubble of its default P = min(4, D) counted and the timeline
 drawn, and at D = 1 says what a pipeline needs; at D = 2 a prediction opens Measure, which shows the peak
-bytes of both schedules and the step time against M with its fit."""
+bytes of both schedules and the step time against M with its fit; at D = 4, P = 2 the button trains two
+pipelines side by side and the page shows each mesh axis's bytes and the scaling ratio from what ran."""
 
 from __future__ import annotations
 
@@ -74,5 +75,24 @@ def test_the_page_draws_the_schedule_and_measures_after_a_prediction(context, la
         shown = main.inner_text()
         assert TEXTS["memory.heading"][lang] in shown, shot
         assert "t_stage = " in shown, shot  # the fit, from what ran (P = 2: a core per stage here)
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_at_d4_two_pipelines_train_side_by_side_and_show_their_bytes(context, lang):
+    page = context.new_page()
+    try:
+        bs.open_app_page(page, bs.page_url(bs.shared_server(), "pipeline", lang=lang, devices=4, stages=2, layers=4,
+                                           microbatches=4, rows=4, hidden=16))
+        main = page.locator(bs.MAIN)
+        page.locator(".st-key-pipeline-train_data button").first.click()
+        bs.wait_ready(page, timeout_ms=240_000, rerun=True)
+        shot = bs.save_screenshot(page, f"pipeline-{lang}-data-axis")
+        assert not bs.exception_texts(page), shot
+        assert not page.locator('[data-testid="stAlertContentError"]').count(), shot
+        shown = main.inner_text()
+        assert TEXTS["scaling.heading"][lang] in shown, shot
+        assert "1,668" in shown and "5,120" in shown, shot  # 2(X − 1)/X × (1,664 + 4) bytes; 2 × 10 slots × 256
     finally:
         page.close()

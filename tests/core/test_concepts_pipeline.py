@@ -2,7 +2,9 @@
 the compiled step follows; the bubble counted from it against (P − 1)/(M + P − 1) and the Playbook's
 (P − 1)/M; the micro-batches each device keeps (GPipe M, 1F1B P − s); the settings refused by name; the
 least-squares fits against NumPy's; the peak bytes of both compiled schedules against their
-memory_analysis; the step time measured at each M of the ladder; the data axis a D ≥ 2P allows."""
+memory_analysis; the step time measured at each M of the ladder; the data axis a D ≥ 2P allows, and the
+data × stage pipeline trained: its bytes per mesh axis against the ring formula worked out by hand, its final
+loss against the unsplit model's on one device, at D = 3, 4, 5 and 6 (P = 1, 2, 3)."""
 
 import dataclasses
 
@@ -201,3 +203,88 @@ def test_a_data_axis_beside_the_pipeline(devices, stages, layers, replicas):
 @pytest.mark.parametrize("devices, stages", [(1, 1), (2, 2), (3, 2), (7, 4)])
 def test_no_data_axis_below_two_pipelines(devices, stages):
     assert pipeline.data_axis(devices, stages, 4, 32) is None
+
+
+# --- the data × stage pipeline, trained ------------------------------------------------------------------
+
+
+def _one_device_loss(settings: pipeline.Settings, replicas: int) -> float:
+    """The reference: the same model, batch, initial parameters and steps, unsplit on one device."""
+    from pmap_core.train.config import TrainConfig, validate
+    from pmap_core.train.loop import train
+
+    batch = replicas * settings.microbatches * settings.rows
+    config = validate(TrainConfig(model="mlp", impl="jit", devices=1, layers=settings.layers, hidden=settings.hidden,
+                                  features=pipeline.FEATURES, global_batch=batch, steps=pipeline.STEPS,
+                                  chunk=pipeline.STEPS))
+    return train(config, measure_scaling=False).losses[-1]
+
+
+@pytest.mark.parametrize("devices, stages, layers, micro, schedule, rows, hidden", [
+    (4, 2, 4, 4, "gpipe", 4, 16),    # the page test's settings: X = 2 pipelines of 2 stages
+    (5, 2, 4, 3, "1f1b", 2, 8),      # odd D: X = 2, one device left over
+    (3, 1, 2, 4, "1f1b", 2, 8),      # one stage: X = 3 (odd), nothing to ppermute
+    (6, 3, 6, 2, "gpipe", 3, 8),     # odd P
+])
+def test_the_data_axis_run_sends_the_ring_formulas_bytes_and_trains_as_data_parallelism(
+        devices, stages, layers, micro, schedule, rows, hidden):
+    settings = pipeline.check_settings(devices, stages, layers, micro, schedule, rows, hidden, available=8)
+    heard = []
+    run = pipeline.measure_data_axis(devices, settings, on_run=heard.append)
+    replicas = devices // stages
+    assert heard == ["pipeline", "data_parallel"]
+    assert (run.replicas, run.stages, run.axis.used, run.global_batch) == (
+        replicas, stages, replicas * stages, replicas * micro * rows)
+    # The data axis: one all-reduce per step of the (padded) largest stage's gradient and the loss, on a ring.
+    stage_bytes = 4 * max(_stage_params(pipeline.FEATURES, hidden, layers, stages))
+    ring = 2 * (replicas - 1) / replicas
+    assert run.data_reductions == 1 and run.data_shapes == (f"f32[{stage_bytes // 4}]", "f32[]")
+    assert run.data_bytes == pytest.approx(ring * (stage_bytes + 4)) == pytest.approx(run.formula_data_bytes)
+    assert run.axis.allreduce_bytes == pytest.approx(ring * stage_bytes)
+    # The stage axis: two ppermutes of (rows, H) float32 per slot, 2(M + P − 1) slots; the loss summed once.
+    slots = 2 * (micro + stages - 1)
+    assert run.slots == slots
+    expected = (2 * slots, 2 * slots * rows * hidden * 4) if stages > 1 else (0, 0)
+    assert (run.permutes_per_step, run.permute_bytes) == expected
+    assert run.formula_permute_bytes == expected[1]
+    assert run.stage_reduce_bytes == pytest.approx(2 * (stages - 1) / stages * 4)
+    assert run.comm_bytes_per_step == pytest.approx(run.data_bytes + run.permute_bytes + run.stage_reduce_bytes)
+    assert run.collectives_per_step == run.data_reductions + run.stage_reductions + run.permutes_per_step
+    assert [row["measured_bytes"] for row in run.traffic_rows()] == pytest.approx(
+        [row["formula_bytes"] for row in run.traffic_rows()])
+    # The same training as data parallelism, and as the unsplit model on one device.
+    reference = _one_device_loss(settings, replicas)
+    assert run.pipeline_loss == pytest.approx(reference, rel=pipeline.LOSS_RTOL)
+    assert run.data_parallel_loss == pytest.approx(reference, rel=pipeline.LOSS_RTOL)
+    assert run.loss_gap == pytest.approx(abs(run.pipeline_loss - run.data_parallel_loss) / run.data_parallel_loss)
+    assert run.data_parallel_collectives_per_step == 1  # pmap: the gradients and the loss in one all-reduce
+    assert run.scaling_ratio == pytest.approx(run.baseline_step_s / run.step_s)
+    assert run.per_collective_s == pytest.approx(run.step_s / run.collectives_per_step)
+
+
+def test_the_ring_share_and_the_mesh_groups():
+    assert [pipeline.ring_share(x) for x in (1, 2, 3, 4)] == pytest.approx([0, 1, 4 / 3, 1.5])
+    assert pipeline.axis_groups(2, 3, "data") == {frozenset({0, 3}), frozenset({1, 4}), frozenset({2, 5})}
+    assert pipeline.axis_groups(2, 3, "stage") == {frozenset({0, 1, 2}), frozenset({3, 4, 5})}
+
+    def collective(kind, groups):
+        return pipeline.Collective(kind, "c", ("f32[]",), 4, None, groups)
+
+    assert pipeline.mesh_axis_of(collective("all-reduce", ((0, 3), (1, 4), (2, 5))), 2, 3) == "data"
+    assert pipeline.mesh_axis_of(collective("all-reduce", ((3, 4, 5), (0, 1, 2))), 2, 3) == "stage"
+    assert pipeline.mesh_axis_of(collective("all-reduce", ()), 3, 1) == "data"  # one group of every device
+    assert pipeline.mesh_axis_of(collective("all-reduce", ((0, 1),)), 2, 3) is None
+    assert pipeline.mesh_axis_of(collective("all-reduce", None), 2, 3) is None
+    assert pipeline.mesh_axis_of(collective("collective-permute", None), 2, 3) == "stage"
+
+
+def test_no_data_axis_run_below_two_pipelines_nor_past_the_work_limit():
+    settings = pipeline.check_settings(3, 2, 4, 4, "gpipe", 4, 16, available=8)
+    with pytest.raises(LabInputError) as refused:
+        pipeline.measure_data_axis(3, settings)
+    assert refused.value.code == "pipeline_no_data_axis" and refused.value.params == {
+        "stages": 2, "needed": 4, "devices": 3}
+    big = pipeline.check_settings(8, 1, 2, 16, "gpipe", 1024, 128, available=8)  # one pipeline fits the limit
+    with pytest.raises(LabInputError) as refused:
+        pipeline.measure_data_axis(8, big)  # eight of them do not
+    assert refused.value.code == "too_much_work"

@@ -1,6 +1,10 @@
 """The pipeline lab in English and 中文 at the page's own D = 1, 2, 4 and 8: no exception and no error box, the
 schedule drawn cell by cell as `schedule_table` has it, the bubble beside (P − 1)/(M + P − 1), data parallelism
-on a second axis only where D ≥ 2P, and the cores-against-stages note from this runtime. One session predicts,
+on a second axis only where D ≥ 2P (at D = 2 and 3 the page says what it needs), and the cores-against-stages
+note from this runtime. At D = 4, P = 2 the two pipelines side by side are trained: each mesh axis's bytes
+per step as the compiled program sends them, against the ring's 2(X − 1)/X × the stage's bytes worked out by
+hand, the final loss against the unsplit model's on one device, and the scaling sentence from the run's
+slots and collectives. One session predicts,
 then measures at P = 2 (the peak bytes of both compiled schedules against their memory_analysis, the step time
 against M and its fit); one at P = 4 on too few cores measures the memory alone. Settings that do not fit
 get an error box that says which. A runtime of one device and of three, each in a child process of its own:
@@ -64,8 +68,8 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     if devices >= 2 * stages:  # D = 8, P = 4: two pipelines side by side
         assert ("holds 2 pipelines of 4 stages" if lang == "en" else "并排放下 2 条 4 个阶段的流水线") in said
     else:
-        assert (f"a second pipeline of {stages} stages needs {2 * stages} devices" if lang == "en"
-                else f"第二条 {stages} 个阶段的流水线需要 {2 * stages} 台设备") in said
+        assert (f"a second pipeline of P = {stages} stage(s) needs {2 * stages} devices" if lang == "en"
+                else f"第二条 P = {stages} 个阶段的流水线需要 {2 * stages} 台设备") in said
     runtime = describe_runtime()
     if pipeline.shows_bubble_in_time(stages, runtime.physical_cores, runtime.simulated):
         assert not at.warning
@@ -181,3 +185,86 @@ def test_too_few_cores_measure_the_memory_and_say_why_not_the_time():
     measured = at.session_state["pipeline.last"]
     assert measured.fit is None and len(measured.memory) == 2
     assert f"Step time not measured: {runtime.physical_cores} CPU core(s) for {stages} stages" in texts_of(at)
+
+
+# --- data parallelism beside the pipeline, trained ------------------------------------------------------
+
+DATA = {"devices": 4, "stages": 2, "layers": 4, "microbatches": 4, "rows": 4, "hidden": 16}
+
+
+@pytest.fixture(scope="module")
+def data_page():
+    at = open_lab("pipeline", **DATA)
+    assert_clean(at)
+    assert TEXTS["data.nothing_yet"]["en"] in texts_of(at)
+    at.button(key="pipeline.train_data").click().run()
+    assert_clean(at)
+    return at
+
+
+def _unsplit_loss(batch: int) -> float:
+    """The reference: the same model, batch and initial parameters, unsplit on one device, as many steps."""
+    from pmap_core.train.config import TrainConfig, validate
+    from pmap_core.train.loop import train
+
+    return train(validate(TrainConfig(model="mlp", impl="jit", devices=1, layers=4, hidden=16, features=8,
+                                      global_batch=batch, steps=pipeline.STEPS, chunk=pipeline.STEPS)),
+                 measure_scaling=False).losses[-1]
+
+
+def test_d4_p2_trains_two_pipelines_and_shows_each_axis_bytes_beside_the_formula(data_page):
+    devices, _settings, run = data_page.session_state["pipeline.data_last"]
+    assert devices == 4 and (run.replicas, run.stages, run.global_batch) == (2, 2, 2 * 4 * 4)
+    # By hand: stage 0 holds w1, b1, w2, b2 (8·16 + 16 + 16·16 + 16 = 416 floats), the larger stage.
+    stage_bytes = 4 * (8 * 16 + 16 + 16 * 16 + 16)
+    ring = 2 * (2 - 1) / 2
+    data_bytes, permute_bytes = ring * (stage_bytes + 4), 2 * 2 * (4 + 2 - 1) * 4 * 16 * 4
+    assert metric(data_page, TEXTS["metric.data_bytes"]["en"]) == f"{data_bytes:,.0f}"
+    assert metric(data_page, TEXTS["metric.data_formula"]["en"]) == f"{data_bytes:,.0f}"
+    assert metric(data_page, TEXTS["metric.permute_bytes"]["en"]) == f"{permute_bytes:,.0f}"
+    shown = next(d.value for d in data_page.dataframe if "measured_bytes" in d.value)
+    assert list(shown["measured_bytes"]) == pytest.approx([data_bytes, permute_bytes, 4.0])
+    assert list(shown["formula_bytes"]) == pytest.approx(list(shown["measured_bytes"]))
+    assert list(shown["per_step"]) == [1, 2 * 2 * (4 + 2 - 1), 1]
+    reference = _unsplit_loss(run.global_batch)
+    assert run.pipeline_loss == pytest.approx(reference, rel=1e-5)
+    assert run.data_parallel_loss == pytest.approx(reference, rel=1e-5)
+    said = texts_of(data_page)
+    assert f"{ring * stage_bytes:,.0f}, and the loss the same all-reduce carries {ring * 4:,.0f}" in said
+    assert "carrying f32[416], f32[]" in said and "Every measured figure is the formula's, to the byte." in said
+    assert f"{run.pipeline_loss:.8g} for the 2 pipelines, {run.data_parallel_loss:.8g} for data parallelism" in said
+    assert f"Relative gap {run.loss_gap:.2e}, within 1e-05" in said
+    # The scaling ratio, from what ran: 2(M + P − 1) slots counted from the table, the collectives read from HLO.
+    assert f"S = {run.scaling_ratio:.3g} on 4 devices" in said
+    assert "a step has 10 slots (2(M + P − 1)); the compiled step runs 20 collective-permutes per step and 2" in said
+    assert f"22 collectives, {run.step_s / 22 * 1e6:.3g} µs of the step per collective" in said
+    runtime = describe_runtime()
+    if runtime.simulated:
+        assert f"rendezvous of the 4 device threads on {runtime.physical_cores} CPU core(s)" in said
+    times = run.data_parallel_scaling_ratio / run.scaling_ratio
+    assert (f"S is 1/{times:.3g} of data parallelism's" in said) == (times > 1)
+
+
+def test_the_chinese_page_shows_the_same_data_axis_run(data_page):
+    data_page.session_state["lang"] = "zh"
+    data_page.run()
+    assert_clean(data_page)
+    run = data_page.session_state["pipeline.data_last"][2]
+    said = texts_of(data_page)
+    assert "携带 f32[416], f32[]：每台设备每步发送 1,668 字节" in said
+    assert "每个时间槽 2 次" in said and "= 5,120" in said
+    assert f"相对差 {run.loss_gap:.2e}，在 1e-05 以内" in said
+    assert f"在 4 台设备上 S = {run.scaling_ratio:.3g}" in said
+    data_page.session_state["lang"] = "en"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("devices", [2, 3])
+def test_below_two_pipelines_the_page_says_what_a_data_axis_needs(devices, lang):
+    at = open_lab("pipeline", lang=lang, devices=devices)
+    assert_clean(at)
+    said = texts_of(at)
+    needs = {"en": f"a second pipeline of P = {devices} stage(s) needs {2 * devices} devices, and D is {devices}",
+             "zh": f"第二条 P = {devices} 个阶段的流水线需要 {2 * devices} 台设备，而 D 为 {devices}"}
+    assert needs[lang] in said
+    assert not [b for b in at.button if b.key == "pipeline.train_data"]

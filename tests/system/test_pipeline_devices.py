@@ -1,7 +1,8 @@
 """The pipeline lab on a runtime of one device and of three, each in a child process of its own
 (PMAP_LAB_DEVICES): it opens on its defaults in English and 中文 with no exception and no error box, says at
-D = 1 what a pipeline needs, draws the schedule of P = D stages, and measures after a prediction — the peak
-bytes of both schedules always, the step time only where this machine has a core for each stage."""
+D = 1 what a pipeline needs, and at D = 1 and 3 what a data axis beside it needs (D ≥ 2P, no button to train
+one), draws the schedule of P = D stages, and measures after a prediction — the peak bytes of both schedules
+always, the step time only where this machine has a core for each stage."""
 
 import pytest
 
@@ -17,7 +18,8 @@ def check(at, where):
 for lang in ("en", "zh"):
     at = open_lab("pipeline", lang=lang)
     check(at, lang)
-    found["said"][lang] = " ".join(m.value for m in [*at.info, *at.warning])
+    found["said"][lang] = " ".join(m.value for m in [*at.info, *at.warning, *at.caption])
+    found["data_button"] = any(b.key == "pipeline.train_data" for b in at.button)
 found["stages"] = at.session_state["pipeline.stages"]
 found["cells"] = len(at.dataframe[0].value.columns) - 1
 at = open_lab("pipeline", hidden=8)
@@ -42,6 +44,8 @@ def test_one_device_says_what_it_needs_and_measures_one_stage(runs):
     one = runs[1]
     assert one["devices"] == 1 and not one["problems"], one["problems"]
     assert "one stage holds every layer" in one["said"]["en"] and "一个阶段持有全部层" in one["said"]["zh"]
+    assert "a second pipeline of P = 1 stage(s) needs 2 devices, and D is 1" in one["said"]["en"]
+    assert not one["data_button"]
     assert one["stages"] == 1 and one["cells"] == 2 * 8  # 2(M + P − 1) slots, M = 8
     assert all(peak > 0 for peak in one["peaks"]) and one["timed"] == [1, 2, 4, 8]
 
@@ -50,6 +54,9 @@ def test_three_devices_run_three_stages_and_time_them_only_with_three_cores(runs
     three = runs[3]
     assert three["devices"] == 3 and not three["problems"], three["problems"]
     assert three["stages"] == 3 and three["cells"] == 2 * (8 + 2)
+    assert "a second pipeline of P = 3 stage(s) needs 6 devices, and D is 3" in three["said"]["en"]
+    assert "第二条 P = 3 个阶段的流水线需要 6 台设备，而 D 为 3" in three["said"]["zh"]
+    assert not three["data_button"]
     assert all(peak > 0 for peak in three["peaks"])
     if three["cores"] < 3:
         assert three["timed"] is None
