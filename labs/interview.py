@@ -100,4 +100,7 @@ elif chosen in results:
     if chosen == "measured_speedup":
         hardware_note(T)
 
+if classroom.class_code():  # the page follows the teacher's controls while it stays open
+    teacher.follow(classroom.class_code(), tracking_uri(), controls)
+
 show_code(T, quiz.answer, quiz.is_correct)

@@ -201,3 +201,6 @@ elif step_id in results:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in step.result)
         st.code(f"{step.function}({call}){path}", language="python")
         st.code(inspect.getsource(worksheets.function_of(step.function)), language="python")
+
+if classroom.class_code():  # the page follows the teacher's controls while it stays open
+    teacher.follow(classroom.class_code(), tracking_uri(), controls)

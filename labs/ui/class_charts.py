@@ -54,7 +54,7 @@ def timeline(rows: pd.DataFrame, *, time_title: str, student_title: str, outcome
         "prediction": rows["prediction"].astype(str),
     })
     return alt.Chart(frame).mark_point(size=110, filled=True).encode(
-        x=alt.X(field="time", type="temporal", title=time_title),
+        x=alt.X(field="time", type="temporal", title=time_title, axis=alt.Axis(format="%H:%M:%S", labelOverlap=True)),
         y=alt.Y(field="student", type="nominal", title=student_title),
         color=alt.Color(field="outcome", type="nominal", title=outcome_title,
                         scale=alt.Scale(domain=[right, wrong], range=[RIGHT_COLOR, WRONG_COLOR])),

@@ -21,6 +21,7 @@ from pmap_core.tracking import class_controls, redact_uri
 T = texts("class_view")  # the key field's texts live with the Class page
 TEACHER_KEY_ENV = "PMAP_LAB_TEACHER_KEY"
 CONTROLS_TTL_S = 3  # how stale a student's view of the controls may be
+FOLLOW_EVERY_S = 5  # how often an open student page looks at them without a click
 
 
 def configured_key() -> str:
@@ -58,6 +59,15 @@ def controls(code: str, uri: str) -> tuple[class_controls.Controls, str | None]:
         return _cached_controls(code, uri), None
     except Exception as error:  # noqa: BLE001 - a store that fails costs the class its controls, not the page
         return class_controls.NO_CONTROLS, redact_uri(f"{type(error).__name__}: {error}")[:300]
+
+
+@st.fragment(run_every=FOLLOW_EVERY_S)
+def follow(code: str, uri: str, seen: class_controls.Controls) -> None:
+    """While a student's page stays open, it looks at the class's controls every FOLLOW_EVERY_S seconds
+    (through the cache) and reruns as a whole when they differ from `seen`, what it was drawn with: a
+    teacher who moves the hold, releases a sheet or resets the class moves every open page, no click needed."""
+    if controls(code, uri)[0] != seen:
+        st.rerun(scope="app")
 
 
 def forget_controls() -> None:

@@ -1,6 +1,7 @@
 """A class predicting together, in Chromium against `streamlit run`: three students, each in a browser
 context of their own, predict on one worksheet step; the Class page shows the teacher controls only once
-the server's teacher key is typed, and then three first predictions against the computed answer."""
+the server's teacher key is typed, and then three first predictions against the computed answer; when the
+teacher holds the class at the next step, the students' open pages move there by themselves."""
 
 import browser_support as bs  # the module the other browser tests share: one Playwright per process
 import pytest
@@ -27,9 +28,11 @@ def test_three_students_predict_and_the_teacher_view_shows_their_first_predictio
     contexts = []
     try:
         browser = bs.shared_browser()
+        students = []
         for name, guess in STUDENTS:
             contexts.append(browser.new_context(viewport=bs.VIEWPORT))
             page = contexts[-1].new_page()
+            students.append(page)
             bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet="1_shards",
                                                step="pad_per_device"))
             type_into(page, "worksheet.student", name)
@@ -67,6 +70,17 @@ def test_three_students_predict_and_the_teacher_view_shows_their_first_predictio
         assert sorted(zip(recorded["student"], recorded["prediction"], recorded["first"], strict=True)) == sorted(
             (name, guess, True) for name, guess in STUDENTS)
         assert recorded["answer"].tolist() == ["3"] * 3 and recorded["result"].sum() == 1
+
+        # The teacher holds the class at step 2: the students' open pages move there, without a click.
+        hold = teacher.locator(".st-key-class_view-hold-1_shards")
+        hold.locator('[role="combobox"]').click()
+        teacher.locator('[role="option"]').filter(has_text="2. pad_count").click()
+        teacher.get_by_role("button", name="Save for the class").click()
+        bs.wait_ready(teacher, rerun=True)
+        assert not bs.exception_texts(teacher), bs.exception_texts(teacher)
+        for page in students:
+            page.get_by_text("Your teacher holds the class at step 2").wait_for(timeout=60_000)
+            assert page.locator('[data-testid="stHeading"]').filter(has_text="2. ").count()
     finally:
         for context in contexts:
             context.close()
