@@ -150,9 +150,10 @@ TEXTS = {
     "teacher.wrong_key": {"en": "That is not this server's teacher key.", "zh": "这不是本服务器的教师密钥。"},
     "teacher.heading": {"en": "🧑‍🏫 Teacher controls", "zh": "🧑‍🏫 教师控制"},
     "teacher.body": {
-        "en": "For the class with this code, on every server that shares this tracking store. Students' pages "
-              "follow within a few seconds, at their next click.",
-        "zh": "作用于使用这个代码的班级，以及共享这个跟踪存储的每台服务器。学生的页面会在几秒内、在他们下一次点击时跟上。",
+        "en": "For the class with this code, on every server that shares this tracking store. Students' open "
+              "Worksheet and Interview pages follow within about ten seconds, without a click.",
+        "zh": "作用于使用这个代码的班级，以及共享这个跟踪存储的每台服务器。学生打开着的练习页和面试题页会在大约十秒内"
+              "自动跟上，无需点击。",
     },
     "w.teacher_sheet": {"en": "Sheet", "zh": "练习单"},
     "w.withhold": {"en": "Withhold the answers and explanations of this sheet",
