@@ -65,10 +65,6 @@ TEXTS = {
         "en": "A notebook's explanations are in one of {options}; got {value}.",
         "zh": "notebook 的说明文字只能是 {options} 之一；收到的是 {value}。",
     },
-    "error.mesh_devices": {
-        "en": "A {data}x{model} mesh has {count} devices, not {devices}: the mesh sets the device count.",
-        "zh": "{data}x{model} 的网格有 {count} 个设备，而不是 {devices} 个：设备数由网格决定。",
-    },
     "error.unknown_setting": {
         "en": "The {lab} lab has no setting {names}; it has {options}.",
         "zh": "{lab} 实验没有设置 {names}；它的设置有 {options}。",

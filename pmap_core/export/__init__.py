@@ -253,8 +253,8 @@ def _mesh_2d_from(settings: dict[str, str]) -> Exported:
     if "mesh" in settings:
         data, model = mesh_view.parse_shape(settings["mesh"])
         if "devices" in settings and devices != data * model:
-            raise LabInputError("mesh_devices", "a {data}x{model} mesh has {count} devices, not {devices}",
-                                data=data, model=model, count=data * model, devices=devices)
+            raise LabInputError("mesh_devices", "the mesh data={data},model={model} uses {mesh} devices, not {devices}",
+                                data=data, model=model, mesh=data * model, devices=devices)
         devices = data * model
     devices = script_devices(devices)
     hidden = _number(int, "hidden", settings["hidden"]) if "hidden" in settings else mesh_view.round_up(

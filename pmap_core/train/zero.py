@@ -390,8 +390,8 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     state = host_state(setup, layout, params)
     specs = state_specs(setup, state)
     shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
-    body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh, in_specs=(specs, ROWS, ROWS, WHOLE),
-                         out_specs=(specs, ROWS), check_vma=False)
+    body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh,
+                         in_specs=(specs, ROWS, ROWS, WHOLE), out_specs=(specs, ROWS), check_vma=False)
     batch = spec.devices * spec.per_device_batch
     rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)
     args = (jax.tree.map(lambda v, s: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype, sharding=s),
