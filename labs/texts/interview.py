@@ -25,12 +25,12 @@ TEXTS = {
     },
     "held": {
         "en": "Your teacher holds the class at this question: everyone predicts it now.",
-        "zh": "老师让全班停在这道题：现在大家都来预测它。",
+        "zh": "教师让全班停在这道题：现在大家都来预测它。",
     },
     "withheld": {
         "en": "Your prediction {prediction} is in. Your teacher has not revealed these answers and explanations "
               "yet: they show here once revealed.",
-        "zh": "你的预测 {prediction} 已提交。老师还没有揭晓这些题的答案和解释：揭晓后会显示在这里。",
+        "zh": "你的预测 {prediction} 已提交。教师还没有揭晓这些题的答案和解释：揭晓后会显示在这里。",
     },
     "your_prediction": {"en": "Your prediction", "zh": "你的预测"},
     "check": {"en": "▶️ Run the code and check", "zh": "▶️ 运行代码并核对"},

@@ -55,17 +55,17 @@ TEXTS = {
     },
     "progress_withheld": {
         "en": "{answered} of {total} steps answered; your teacher reveals the answers of this sheet later",
-        "zh": "已回答 {answered} / {total} 步；这张练习单的答案由老师稍后揭晓",
+        "zh": "已回答 {answered} / {total} 步；这张练习单的答案由教师稍后揭晓",
     },
     "held": {
         "en": "Your teacher holds the class at step {number}: everyone predicts this step now.",
-        "zh": "老师让全班停在第 {number} 步：现在大家都来预测这一步。",
+        "zh": "教师让全班停在第 {number} 步：现在大家都来预测这一步。",
     },
     "withheld": {
         "en": "Your prediction {prediction} is in. Your teacher has not revealed this sheet's answers and "
               "explanations yet: they show here once revealed. You can change your prediction and check again; "
               "your first one stays your first.",
-        "zh": "你的预测 {prediction} 已提交。老师还没有揭晓这张练习单的答案和解释：揭晓后会显示在这里。"
+        "zh": "你的预测 {prediction} 已提交。教师还没有揭晓这张练习单的答案和解释：揭晓后会显示在这里。"
               "你可以修改预测后再次核对；你的第一次预测仍然算作第一次。",
     },
     "record_failed": {
