@@ -21,6 +21,7 @@ INTERVIEW_SHEET = "interview"  # the Interview questions' predictions are record
 RUNS_KEY = "classroom.runs"          # (sheet id, class code, name) -> the run its results go to
 ATTEMPTS_KEY = "classroom.attempts"  # (class code, sheet id, step id) -> attempts recorded in this session
 RESETS_KEY = "classroom.resets"      # (class code, "interview" or "worksheets") -> the reset applied
+PENDING_KEY = "classroom.pending"    # (sheet id, class code, name) -> attempts' tags not yet recorded
 # One write to the class's store at a time in this process: a class's checks at the same moment queue
 # here, each holding one connection for one short write, instead of crowding the store's connection
 # pool and its write lock (30 at once exhausted a sqlite store's pool of 15 and waited out its 30 s).
@@ -65,16 +66,19 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
     counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
     attempt = counted.get((code, sheet_id, step_id), 0) + 1
     counted[(code, sheet_id, step_id)] = attempt
-    attempts = dict([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made)]) \
-        if attempt <= predictions.MAX_ATTEMPTS else {}
-    runs = st.session_state.setdefault(RUNS_KEY, {})
     key = (sheet_id, code, tags["student"])
+    # Attempts a failing store did not take wait here and go with the next write: none is lost.
+    waiting = st.session_state.setdefault(PENDING_KEY, {}).setdefault(key, {})
+    if attempt <= predictions.MAX_ATTEMPTS:
+        waiting.update([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made)])
+    runs = st.session_state.setdefault(RUNS_KEY, {})
     try:
         with _turn():
-            runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=attempts)
+            runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=dict(waiting))
     except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
         return Recorded(False, attempt, made, redact_uri(f"{type(error).__name__}: {error}")[:300])
-    return Recorded(bool(attempts), attempt, made)
+    waiting.clear()
+    return Recorded(attempt <= predictions.MAX_ATTEMPTS, attempt, made)
 
 
 def open_run(sheet_id: str) -> None:
@@ -109,7 +113,7 @@ def new_reset(code: str, controls: class_controls.Controls, sheets: str) -> int:
     counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
     for key in [k for k in counted if k[0] == code and mine(k[1])]:
         del counted[key]
-    runs = st.session_state.setdefault(RUNS_KEY, {})
-    for key in [k for k in runs if k[1] == code and mine(k[0])]:
-        del runs[key]
+    for kept in (st.session_state.setdefault(RUNS_KEY, {}), st.session_state.setdefault(PENDING_KEY, {})):
+        for key in [k for k in kept if k[1] == code and mine(k[0])]:
+            del kept[key]
     return controls.reset_ms

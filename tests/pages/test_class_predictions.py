@@ -16,7 +16,7 @@ from labs.ui import teacher
 from pmap_core.concepts import mesh_2d_view
 from pmap_core.tracking import class_controls, classroom
 from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
+from tests.support import free_port, new_tracking_store
 
 KEY = "correct horse battery staple"
 CODE = "pred-class"
@@ -193,3 +193,13 @@ def test_the_mesh_guess_is_recorded_before_the_winner_shows(store):
     assert recorded["answer"].tolist() == [winner]
     assert recorded["result"].tolist() == [1.0 if winner == "1x2" else 0.0]
     assert any("recorded for your class" in c.value for c in at.caption)
+
+
+def test_an_attempt_the_store_did_not_take_goes_with_the_next_write(store, monkeypatch):
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    at = check(student("Ada"), 2.0)
+    assert any("could not be recorded" in w.value for w in at.warning)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", store)  # the store answers again
+    check(at, 3.0)
+    recorded = classroom.read_class(CODE, store).predictions
+    assert recorded[["attempt", "first", "prediction"]].values.tolist() == [[1, True, "2"], [2, False, "3"]]
