@@ -9,7 +9,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs
+from labs.ui import charts, heavy_jobs, predicting
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -22,6 +22,8 @@ from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES
 T = texts("pipeline")
 LAST = "pipeline.last"      # session state: Measured of the last Measure click
 GUESS = "pipeline.guess"    # the learner's prediction, before measuring
+RECORDED = "pipeline.recorded"  # session state: what became of the guess's record for the class
+PREDICT_STEP = "peak_memory"    # the guess as a class records it: sheet "pipeline", this step
 DATA_LAST = "pipeline.data_last"  # session state: (D, Settings, DataAxisRun) of the last data × stage run
 ANSWERS = ("gpipe", "1f1b", "same")
 
@@ -189,6 +191,12 @@ def run_measure(settings: pipeline.Settings, timed: bool, guess: str) -> None:
             fit = pipeline.measure_step_times(settings, ladder, on_point)
         bar.empty()
     st.session_state[LAST] = Measured(settings, memory, fit, runtime_info().physical_cores, guess)
+    verdict = pipeline.memory_verdict(memory)
+    st.session_state[RECORDED] = None
+    if verdict != "unknown":  # with a class code, the guess is recorded before the page shows the answer
+        right = guess == verdict
+        st.session_state[RECORDED] = predicting.record_attempt(T.page, PREDICT_STEP, guess, verdict, right,
+                                                               {PREDICT_STEP: right})
 
 
 def show_time(measured: Measured) -> None:
@@ -241,6 +249,12 @@ def show_memory(measured: Measured) -> None:
             st.success(T("outcome.right"), icon="🎯")
         else:
             st.info(T("outcome.wrong", answer=labels[verdict]), icon="🔎")
+        recorded = st.session_state.get(RECORDED)
+        if recorded is not None and recorded.error:
+            st.warning(T("record_failed"), icon="📦")
+            st.code(recorded.error, language=None, wrap_lines=True)
+        elif recorded is not None and recorded.recorded:
+            st.caption(T("recorded"))
 
 
 # --- the page ------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from labs.ui import teacher
-from pmap_core.concepts import mesh_2d_view
+from pmap_core.concepts import mesh_2d_view, pipeline
 from pmap_core.tracking import class_controls, classroom
 from tests.apptest_support import assert_clean, open_lab
 from tests.support import free_port, new_tracking_store
@@ -203,3 +203,16 @@ def test_an_attempt_the_store_did_not_take_goes_with_the_next_write(store, monke
     check(at, 3.0)
     recorded = classroom.read_class(CODE, store).predictions
     assert recorded[["attempt", "first", "prediction"]].values.tolist() == [[1, True, "2"], [2, False, "3"]]
+
+
+def test_the_pipeline_guess_is_recorded_before_the_answer_shows(store):
+    at = open_lab("pipeline", devices=3, stages=3, layers=3, microbatches=2, rows=3, hidden=8)
+    at.session_state["classroom.student"], at.session_state["classroom.code"] = "Ada", CODE  # as the form keeps them
+    at.radio(key="pipeline.guess").set_value("same").run()
+    at.button(key="pipeline.measure").click().run()
+    assert_clean(at)
+    verdict = pipeline.memory_verdict(at.session_state["pipeline.last"].memory)
+    recorded = classroom.read_class(CODE, store).predictions
+    assert recorded[["sheet", "step", "attempt", "first", "prediction", "answer"]].values.tolist() == [
+        ["pipeline", "peak_memory", 1, True, "same", verdict]]
+    assert any("recorded for your class" in c.value for c in at.caption)
