@@ -1,5 +1,5 @@
 """A student's predictions, recorded for the class before the answer shows: every page with a
-predict box (the Worksheet, the Interview questions, the 2-D mesh lab's guess) records each press of its
+predict box (the Worksheet, the Interview questions, the 2-D mesh and pipeline labs' guesses) records each press of its
 check button through `record_attempt`, with the session's attempt number at that step, in the same write
 as the results; a predict box's `open_run` opens the sheet's run as the student types, so that a class
 pressing check at once makes one short write each."""
