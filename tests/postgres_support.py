@@ -173,6 +173,19 @@ class PostgresCluster:
         finally:
             connection.close()
 
+    def pause(self) -> None:
+        """Stop the server as a restart does (`-m fast`: clients are disconnected); `resume` starts it again."""
+        self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "-t", "120", "stop")
+
+    def resume(self) -> None:
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "120", "start")
+
+    def running(self) -> bool:
+        command = [str(self.bin / "pg_ctl"), "-D", str(self.data), "status"]
+        if self.user:
+            command = ["runuser", "-u", self.user, "--", *command]
+        return subprocess.run(command, capture_output=True, timeout=60).returncode == 0
+
     def stop(self) -> None:
         """Stop the server (at once: nothing in it is kept) and remove its folder."""
         if self.started:

@@ -124,6 +124,11 @@ def check_tracking_uri(uri: str) -> str:
     raise refuse(f"unknown scheme {scheme}: use sqlite:///mlflow.db or an http(s) MLflow server")
 
 
+def store_dialect(uri: str) -> str:
+    """The database a store URI names, without its driver: `postgresql` for `postgresql+psycopg2://…`."""
+    return uri.partition("://")[0].split("+", 1)[0].lower() if "://" in uri else ""
+
+
 def store_uri(uri: str) -> str:
     """The URI MLflow is given for the store `uri`: a database URI that names no driver gets the one
     installed when SQLAlchemy's default is not (`postgresql://` -> `postgresql+psycopg2://`); any

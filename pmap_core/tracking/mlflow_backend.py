@@ -36,6 +36,7 @@ from mlflow.protos.databricks_pb2 import RESOURCE_ALREADY_EXISTS, ErrorCode
 from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import (
+    DB_DRIVERS,
     EXPERIMENT,
     FAILED,
     FALLBACK_TRACKING_URI,
@@ -45,8 +46,10 @@ from pmap_core.tracking import (
     REACHABILITY_TIMEOUT_S,
     RunContext,
     absolute_sqlite_uri,
+    database_reachable,
     redact_uri,
     server_reachable,
+    store_dialect,
     store_locked,
     store_uri,
     tracking_uri,
@@ -65,6 +68,10 @@ EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 # A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
 # lock is gone, if it goes within this time; otherwise everything moves to the fallback store.
 LOCKED_RETRY_WAIT_S = 5.0
+# A write that failed on a database server (PostgreSQL restarted, a connection dropped) is tried again
+# while the server answers within this time; otherwise everything moves to the fallback store.
+DATABASE_RETRY_WAIT_S = 10.0
+DATABASE_RETRY_PAUSE_S = 0.5
 
 _live_trackers: weakref.WeakSet[Tracker] = weakref.WeakSet()  # trackers that started a run
 
@@ -318,7 +325,11 @@ class Tracker(RunContext):
         except Exception as error:
             if self.fell_back_to is not None or getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE":
                 raise  # nowhere left to go, or a write no store would take
-            if "locked" in str(error) and not store_locked(self.uri, LOCKED_RETRY_WAIT_S):
+            if store_dialect(self.uri) in DB_DRIVERS:
+                error = self._retry_on_database(write, error)
+                if error is None:
+                    return
+            elif "locked" in str(error) and not store_locked(self.uri, LOCKED_RETRY_WAIT_S):
                 try:
                     write()
                     return
@@ -326,6 +337,24 @@ class Tracker(RunContext):
                     error = again
             self._fall_back(redact_uri(f"{type(error).__name__}: {error}")[:300])
             write()
+
+    def _retry_on_database(self, write: Callable[[], None], error: Exception) -> Exception | None:
+        """Try a write that failed on a database server again, each time its port answers, for up to
+        DATABASE_RETRY_WAIT_S (a restart takes seconds; the pool reconnects); None once it is written,
+        else the last error. Writes run in the background: the training goes on meanwhile."""
+        deadline = time.monotonic() + DATABASE_RETRY_WAIT_S
+        while time.monotonic() < deadline:
+            time.sleep(DATABASE_RETRY_PAUSE_S)
+            if not database_reachable(self.uri, min(REACHABILITY_TIMEOUT_S, max(0.1, deadline - time.monotonic()))):
+                continue
+            try:
+                write()
+                return None
+            except Exception as again:  # noqa: BLE001 - tried again until the deadline, then the fallback
+                error = again
+        log.info("tracking: %s did not take a write for %g s: %s", redact_uri(self.uri), DATABASE_RETRY_WAIT_S,
+                 redact_uri(str(error))[:300])
+        return error
 
     def _fall_back(self, reason: str) -> None:
         """Switch to the local fallback store and replay every run written so far."""

@@ -10,12 +10,13 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pmap_core.tracking import EXPERIMENT, FINISHED, classroom, redact_uri, store_uri, ui_command
+from pmap_core.tracking import EXPERIMENT, FINISHED, classroom, mlflow_backend, redact_uri, store_uri, ui_command
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import loop
@@ -245,3 +246,41 @@ def test_mlflow_is_given_the_installed_driver_and_the_ui_command_names_it(monkey
     assert store_uri("sqlite:///mlflow.db") == "sqlite:///mlflow.db"
     assert ui_command("postgresql://lab:pw@db/mlflow") == (
         "mlflow ui --backend-store-uri postgresql+psycopg2://***@db/mlflow --host 127.0.0.1 --port 5000")
+
+
+class RestartsTheDatabase(loop.Callback):
+    """After the chunk of `at_step`, the database server restarts: stopped at once (before the tracker
+    writes that chunk's losses), started again `down_s` seconds later, in the background."""
+
+    def __init__(self, cluster, at_step: int, down_s: float = 2.0):
+        self.cluster, self.at_step, self.down_s = cluster, at_step, down_s
+        self.restart: threading.Thread | None = None
+
+    def chunk_done(self, steps_done: int, losses) -> None:
+        if steps_done == self.at_step:
+            self.cluster.pause()
+            self.restart = threading.Thread(target=lambda: (time.sleep(self.down_s), self.cluster.resume()))
+            self.restart.start()
+
+
+def test_a_database_restart_mid_run_keeps_the_run_in_postgresql(postgres, postgres_store, tmp_path, monkeypatch):
+    """A restart of PostgreSQL (an upgrade, a failover) in the middle of a run: the writes wait for the
+    server to answer again and go on there, the run and every loss stay in the class's store."""
+    # How long a write waits for the database to come back: a loaded test machine restarts it slowly.
+    monkeypatch.setattr(mlflow_backend, "DATABASE_RETRY_WAIT_S", 120.0)
+    restarts = RestartsTheDatabase(postgres, at_step=20)
+    tracker = Tracker(postgres_store, fallback_uri=new_tracking_store(tmp_path / "fallback.db"))
+    tracking = TrackingCallback(tracker)
+    try:
+        tracked = tracking.tracked(loop.train(TrainConfig(devices=2, global_batch=32, steps=40, chunk=5),
+                                              [restarts, tracking], measure_scaling=False))
+    finally:
+        if restarts.restart is not None:
+            restarts.restart.join(timeout=180)
+        if not postgres.running():
+            postgres.resume()
+    assert restarts.restart is not None
+    assert tracked.fell_back_to is None and tracked.error is None
+    client = MlflowClient(store_uri(postgres_store))
+    assert client.get_run(tracked.run_id).info.status == FINISHED
+    np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
