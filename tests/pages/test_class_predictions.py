@@ -216,3 +216,16 @@ def test_the_pipeline_guess_is_recorded_before_the_answer_shows(store):
     assert recorded[["sheet", "step", "attempt", "first", "prediction", "answer"]].values.tolist() == [
         ["pipeline", "peak_memory", 1, True, "same", verdict]]
     assert any("recorded for your class" in c.value for c in at.caption)
+
+
+def test_the_key_is_never_taken_from_a_link_nor_put_in_one(store):
+    for name in ("teacher_key", "key", "teacher"):
+        at = open_lab("class_view", **{name: KEY})
+        at.text_input(key="class_view.code").set_value(CODE).run()
+        assert not controls_shown(at), name
+    at = class_page(KEY)
+    assert controls_shown(at)
+    assert not [value for value in at.query_params.values() if KEY in str(value)]
+    shown = [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error", "text", "code")
+             for e in getattr(at, kind)]
+    assert not [text for text in shown if KEY in str(text)]
