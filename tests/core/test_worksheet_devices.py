@@ -200,13 +200,14 @@ def test_a_sheet_that_names_devices_wrongly_is_refused(text):
 
 
 def test_one_broken_sheet_leaves_the_others_and_says_which_file_and_why(tmp_path):
-    for path in sorted(worksheets.WORKSHEETS_DIR.glob("*.toml"))[:2]:
+    first_two = sorted(worksheets.WORKSHEETS_DIR.glob("*.toml"), key=worksheets.sheet_order)[:2]
+    for path in first_two:
         shutil.copy(path, tmp_path)
     (tmp_path / "0_broken.toml").write_text('title = { en = "t", zh = "题" \n', encoding="utf-8")
     (tmp_path / "9_braces.toml").write_text(sheet_text(explain_en="{oops} {answer}"), encoding="utf-8")
     (tmp_path / "5_bytes.toml").write_bytes(b"\xff\xfe not text")
     loaded = worksheets.load_sheets(tmp_path)
-    assert [sheet.id for sheet in loaded.sheets] == sorted(p.stem for p in worksheets.WORKSHEETS_DIR.glob("*.toml"))[:2]
+    assert [sheet.id for sheet in loaded.sheets] == [path.stem for path in first_two]
     problems = {error.params["where"].split(",")[0]: error.params["problem"] for error in loaded.broken}
     assert list(problems) == ["worksheets/0_broken.toml", "worksheets/5_bytes.toml", "worksheets/9_braces.toml"]
     assert problems["worksheets/0_broken.toml"].startswith("not valid TOML")

@@ -54,7 +54,8 @@ def wrong_prediction(step: worksheets.Step, answer: float | str) -> float | str:
 
 def test_every_sheet_in_the_repository_loads():
     assert not LOADED.broken, LOADED.broken
-    assert [sheet.id for sheet in LOADED.sheets] == sorted(p.stem for p in worksheets.WORKSHEETS_DIR.glob("*.toml"))
+    assert [sheet.id for sheet in LOADED.sheets] == [p.stem for p in sorted(worksheets.WORKSHEETS_DIR.glob("*.toml"),
+                                                                          key=worksheets.sheet_order)]
 
 
 def test_enough_exercises_over_enough_labs():

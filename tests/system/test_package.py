@@ -3,8 +3,8 @@ that trains headless (`pmap-lab train --steps 10 --json`) and serves the app (`p
 repository: everything comes from the installed package (the router, the labs, the worksheets, the export
 templates, the Streamlit settings).
 
-The install is uv's (`uv pip install <repository> -c constraints.txt`, packages from uv's cache), or pip's
-where uv is not installed."""
+The package itself is installed by pip (`pip install . -c constraints.txt`, run in a copy of the
+repository); its pinned dependencies are put there first by uv where it is installed (from uv's cache)."""
 
 from __future__ import annotations
 
@@ -50,17 +50,20 @@ def installed(tmp_path_factory) -> pathlib.Path:
     source = folder / "source"
     shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*NOT_INSTALLED))
     venv = folder / "venv"
-    uv = next((str(path) for path in (ROOT / ".venv" / "bin" / "uv",) if path.exists()), shutil.which("uv"))
-    subprocess.run([sys.executable, "-m", "venv", *(["--without-pip"] if uv else []), str(venv)], check=True,
-                   timeout=300)
-    python = venv / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = str(venv / "bin" / "python")
     constraints = ["-c", str(ROOT / "constraints.txt")]
+    # The pinned dependencies first, with uv where it is installed (from its cache, in seconds); then
+    # pip builds and installs the package itself, which is what `pip install .` does once they are there.
+    uv = next((str(path) for path in (ROOT / ".venv" / "bin" / "uv",) if path.exists()), shutil.which("uv"))
     if uv:
-        command = [uv, "pip", "install", "--quiet", "--python", str(python), str(source), *constraints]
-    else:
-        command = [str(python), "-m", "pip", "install", "--quiet", str(source), *constraints]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=folder)
-    assert done.returncode == 0, f"the install failed:\n{done.stderr[-3000:]}"
+        dependencies = [uv, "pip", "install", "--quiet", "--python", python, "-r", str(source / "requirements.txt"),
+                        *constraints]
+        done = subprocess.run(dependencies, capture_output=True, text=True, timeout=900, cwd=folder)
+        assert done.returncode == 0, f"the dependencies' install failed:\n{done.stderr[-3000:]}"
+    done = subprocess.run([python, "-m", "pip", "install", "--quiet", ".", *constraints], capture_output=True,
+                          text=True, timeout=900, cwd=source)
+    assert done.returncode == 0, f"pip install . failed:\n{done.stderr[-3000:]}"
     yield venv / "bin"
     shutil.rmtree(folder, ignore_errors=True)
 
