@@ -29,7 +29,7 @@ from benchmarks.load_protocol import ProtocolSession
 from benchmarks.load_sessions import URL_PATHS
 from pmap_core.runtime import COMPILATION_CACHE_ENV, COMPILATION_CACHE_FOLDER
 from tests import browser_support as bs
-from tests.support import ROOT, free_port, new_tracking_store, start_python
+from tests.support import ROOT, free_port, new_tracking_store, run_coroutine, start_python
 
 # The environment's own cache settings would decide for the app (they win over PMAP_LAB_COMPILATION_CACHE).
 JAX_CACHE_VARIABLES = ("JAX_COMPILATION_CACHE_DIR", "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS",
@@ -104,7 +104,7 @@ async def _render(server: bs.Server, pages: list[str], train: bool, timeout_s: f
 def render(server: bs.Server, pages: list[str], train: bool = False, timeout_s: float = 300) -> dict[str, float]:
     """One new session opens each page of `pages` (labs' script names) in turn, then presses Train
     when `train`; the seconds of each, from the request until the script has finished."""
-    return asyncio.run(_render(server, pages, train, timeout_s))
+    return run_coroutine(_render(server, pages, train, timeout_s))
 
 
 def cache_entries(folder: pathlib.Path) -> set[str]:

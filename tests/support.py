@@ -6,6 +6,8 @@ Nothing here has side effects on import, so the benchmarks can use it outside py
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import importlib.metadata
 import json
 import os
@@ -18,11 +20,20 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Ignored by git, kept between runs, and pytest's own cache folder.
 CACHE = ROOT / ".pytest_cache" / "pmap-lab"
+
+
+def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """asyncio.run(coroutine) in a thread of its own: in a test process that has driven Chromium,
+    Playwright's sync API leaves its event loop marked as running in this thread, where asyncio.run
+    refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def free_port() -> int:

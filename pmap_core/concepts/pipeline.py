@@ -526,6 +526,8 @@ def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
     data parallelism on the same X·P devices and batch; read each axis's bytes from the compiled pipeline.
     `on_run("pipeline" | "data_parallel")` is told before each training. LabInputError when D < 2P
     (pipeline_no_data_axis) or the X pipelines' work is over the limit (too_much_work)."""
+    devices = check_devices(devices)
+    settings.config(steps=steps)  # every other setting checked before anything is built
     axis = data_axis(devices, settings.stages, settings.layers, settings.hidden, settings.features)
     if axis is None:
         raise LabInputError("pipeline_no_data_axis", "a data axis beside {stages} stages needs D ≥ {needed}, "

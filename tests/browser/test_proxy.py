@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pathlib
+import secrets
 import shutil
 import ssl
 import subprocess
@@ -25,7 +26,7 @@ NGINX = os.environ.get("PMAP_LAB_NGINX", "/usr/sbin/nginx")
 OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
 CONF = ROOT / "deploy" / "nginx.conf"
 BASE_PATH = "pmap-lab"  # the `location` of deploy/nginx.conf and the app's server.baseUrlPath
-COOKIE_SECRET = "pmap-lab-proxy-test-secret"  # the same in both processes, as DEPLOY.md says
+COOKIE_SECRET = secrets.token_hex(16)  # the same in both processes, as DEPLOY.md says
 
 
 def proxy_missing_reason() -> str | None:

@@ -138,7 +138,7 @@ def test_a_training_script_for_more_devices_than_this_server_has_runs(tmp_path):
     (["sharded_dp", "accum=0"], "accum_steps must be between 1 and 64, got 0"),
     (["sharded_dp", "strategy=zero4"], "strategy must be one of dp, zero1, zero2, zero3, got 'zero4'"),
     (["mesh_2d", "mesh=3x2", "hidden=9"], "the model axis (2 devices) must divide hidden (9)"),
-    (["mesh_2d", "mesh=4x2", "devices=4"], "a 4x2 mesh has 8 devices, not 4"),
+    (["mesh_2d", "mesh=4x2", "devices=4"], "the mesh data=4,model=2 uses 8 devices, not 4"),
     (["mesh_2d", "mesh=8x16"], "devices must be between 1 and 64, got 128"),
     (["multiprocess", "processes=2", "per_process=3", "batch=16"], "does not split over 6 devices"),
     (["multiprocess", "processes=5"], "processes must be between 1 and 4, got 5"),

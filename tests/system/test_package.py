@@ -24,7 +24,7 @@ import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import ROOT, free_port, new_tracking_store, python_env
+from tests.support import ROOT, free_port, new_tracking_store, python_env, run_coroutine
 
 # What `pip install .` would not read, left out of the copy it installs from (the copy keeps the
 # build's own folders, build/ and *.egg-info, out of the working tree).
@@ -144,7 +144,7 @@ def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
                 await session.close()
             return session.errors
 
-        assert asyncio.run(open_pages()) == []
+        assert run_coroutine(open_pages()) == []
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)

@@ -21,7 +21,7 @@ from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import loop
 from pmap_core.train.config import TrainConfig
-from tests.support import free_port, new_tracking_store, start_python
+from tests.support import free_port, new_tracking_store, run_coroutine, start_python
 
 TRAINERS = 8
 
@@ -188,7 +188,7 @@ def test_two_app_servers_share_one_postgresql_store(postgres, postgres_store):
                 await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
             return sessions
 
-        sessions = asyncio.run(train_on_each())
+        sessions = run_coroutine(train_on_each())
         assert not [error for session in sessions for error in session.errors]
         logs = [server.log_tail(1_000_000) for server in servers]
     finally:
