@@ -80,11 +80,8 @@ if st.button(T("check"), key="interview.check", type="primary"):
                            "recorded": done.recorded, "record_error": done.error}
         st.rerun()
 
-if chosen in results and results[chosen].get("record_error"):
-    st.warning(T("record_failed"), icon="📦")
-    st.code(results[chosen]["record_error"], language=None, wrap_lines=True)
-elif chosen in results and results[chosen].get("recorded"):
-    st.caption(T("recorded"))
+if chosen in results:
+    predicting.show_record(results[chosen].get("recorded", False), results[chosen].get("record_error"))
 if chosen in results and not controls.released(SHEET):
     st.info(T("withheld", prediction=literal(shown(results[chosen]["prediction"]))), icon="🙈")
 elif chosen in results:

@@ -247,11 +247,8 @@ def show_sweep(shown: SweepShown) -> None:
         else:
             st.info(T("outcome.wrong", winner=v.winner), icon="🔎")
         recorded = st.session_state.get(RECORDED)
-        if recorded is not None and recorded.error:
-            st.warning(T("record_failed"), icon="📦")
-            st.code(recorded.error, language=None, wrap_lines=True)
-        elif recorded is not None and recorded.recorded:
-            st.caption(T("recorded"))
+        if recorded is not None:
+            predicting.show_record(recorded.recorded, recorded.error)
     if sweep.skipped:
         st.caption(T("skipped", devices=sweep.config.devices, hidden=sweep.config.hidden,
                      shapes=", ".join(view.shape_id(*s) for s in sweep.skipped)))

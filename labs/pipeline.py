@@ -250,11 +250,8 @@ def show_memory(measured: Measured) -> None:
         else:
             st.info(T("outcome.wrong", answer=labels[verdict]), icon="🔎")
         recorded = st.session_state.get(RECORDED)
-        if recorded is not None and recorded.error:
-            st.warning(T("record_failed"), icon="📦")
-            st.code(recorded.error, language=None, wrap_lines=True)
-        elif recorded is not None and recorded.recorded:
-            st.caption(T("recorded"))
+        if recorded is not None:
+            predicting.show_record(recorded.recorded, recorded.error)
 
 
 # --- the page ------------------------------------------------------------------------------------------

@@ -1,4 +1,9 @@
 TEXTS = {
+    "prediction.recorded": {"en": "Your prediction is recorded for your class.", "zh": "你的预测已记录到你的班级。"},
+    "prediction.record_failed": {
+        "en": "Your result is kept in this session, but your prediction could not be recorded for your class:",
+        "zh": "你的结果保存在本次会话中，但你的预测无法记录到你的班级：",
+    },
     "title": {"en": "Class", "zh": "班级"},
     "summary": {
         "en": "For a teacher: a class's exercise results, best scaling efficiency at each D, a throughput "

@@ -18,11 +18,6 @@ TEXTS = {
     "score_value": {"en": "{right} / {answered}", "zh": "{right} / {answered}"},
     "progress": {"en": "{answered} of {total} questions answered", "zh": "已回答 {answered} / {total} 题"},
     "reset": {"en": "🔄 Reset score", "zh": "🔄 重置得分"},
-    "recorded": {"en": "Your prediction is recorded for your class.", "zh": "你的预测已记录到你的班级。"},
-    "record_failed": {
-        "en": "Your result is kept in this session, but it could not be recorded for your class:",
-        "zh": "你的结果保存在本次会话中，但无法记录到你的班级：",
-    },
     "held": {
         "en": "Your teacher holds the class at this question: everyone predicts it now.",
         "zh": "教师让全班停在这道题：现在大家都来预测它。",

@@ -270,11 +270,6 @@ TEXTS = {
         "zh": "你预测的是 {guess}；屋顶线预测的是 {predicted}；在本机上最快的是 {winner}。",
     },
     "outcome.right": {"en": "Your prediction was right.", "zh": "你的预测是对的。"},
-    "recorded": {"en": "Your prediction is recorded for your class.", "zh": "你的预测已记录到你的班级。"},
-    "record_failed": {
-        "en": "Your result is kept in this session, but your prediction could not be recorded for your class:",
-        "zh": "你的结果保存在本次会话中，但你的预测无法记录到你的班级：",
-    },
     "outcome.wrong": {
         "en": "Not this time: the table and the sentence above say what set {winner} apart.",
         "zh": "这次没猜中：上面的表格和说明讲了 {winner} 胜在哪里。",

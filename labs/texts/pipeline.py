@@ -373,11 +373,6 @@ TEXTS = {
         "zh": "你的预测是 {guess}；在本机上：{answer}。",
     },
     "outcome.right": {"en": "Your prediction was right.", "zh": "你的预测是对的。"},
-    "recorded": {"en": "Your prediction is recorded for your class.", "zh": "你的预测已记录到你的班级。"},
-    "record_failed": {
-        "en": "Your result is kept in this session, but your prediction could not be recorded for your class:",
-        "zh": "你的结果保存在本次会话中，但你的预测无法记录到你的班级：",
-    },
     "outcome.wrong": {
         "en": "Not this time: the compiled programs say {answer}.",
         "zh": "这次不对：编译后的程序给出的是 {answer}。",

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from labs.ui import classroom
+from labs.ui.i18n import texts
 from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
 
@@ -41,6 +42,9 @@ def _turn() -> Iterator[None]:
     finally:
         if held:
             _WRITES.release()
+
+
+T = texts("class_view")  # what a page says of a recorded prediction lives with the Class page
 
 
 class Recorded(NamedTuple):
@@ -117,3 +121,13 @@ def new_reset(code: str, controls: class_controls.Controls, sheets: str) -> int:
         for key in [k for k in kept if k[1] == code and mine(k[0])]:
             del kept[key]
     return controls.reset_ms
+
+
+def show_record(recorded: bool, error: str | None) -> None:
+    """Whether a check's prediction reached the class: a caption when it did; when the store failed,
+    what it said (the result itself stays in the session)."""
+    if error:
+        st.warning(T("prediction.record_failed"), icon="📦")
+        st.code(error, language=None, wrap_lines=True)
+    elif recorded:
+        st.caption(T("prediction.recorded"))
