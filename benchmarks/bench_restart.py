@@ -70,13 +70,7 @@ def start_app(folder: pathlib.Path, env: dict[str, str] | None = None,
 
 def stop_app(server: bs.Server) -> None:
     """SIGTERM, as a restart sends; the folder stays (its store and cache are the point)."""
-    if server.process.poll() is None:
-        server.process.terminate()
-        try:
-            server.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait(timeout=30)
+    bs.stop_server(server, keep_folder=True, timeout_s=30)
 
 
 async def _render(server: bs.Server, pages: list[str], train: bool, timeout_s: float) -> dict[str, float]:

@@ -105,16 +105,18 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
     raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s:\n{tail}")
 
 
-def stop_server(server: Server) -> None:
-    """Stop the server and remove its folder (its log and its throwaway MLflow store)."""
+def stop_server(server: Server, keep_folder: bool = False, timeout_s: float = 15) -> None:
+    """Stop the server (SIGTERM, then SIGKILL after `timeout_s`) and remove its folder (its log and its
+    throwaway MLflow store) unless `keep_folder`."""
     if server.process.poll() is None:
         server.process.terminate()
         try:
-            server.process.wait(timeout=15)
+            server.process.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             server.process.kill()
-            server.process.wait(timeout=15)
-    shutil.rmtree(server.log_path.parent, ignore_errors=True)
+            server.process.wait(timeout=timeout_s)
+    if not keep_folder:
+        shutil.rmtree(server.log_path.parent, ignore_errors=True)
 
 
 def server_rss_bytes(server: Server) -> int:
