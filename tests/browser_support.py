@@ -171,6 +171,19 @@ def shared_browser():
     return _shared["browser"]
 
 
+def shared_context(missing: str | None) -> Iterator:
+    """A new context of the shared browser on the shared server, for a module's tests (a fixture yields
+    from it); where the browser cannot run (`missing`, only reached under CI), the tests fail."""
+    if missing:  # only under CI: a missing browser is a broken CI image, not a skip
+        import pytest
+
+        pytest.fail(f"CI=true but the browser cannot run: {missing}")
+    shared_server()
+    context = shared_browser().new_context(viewport=VIEWPORT)
+    yield context
+    context.close()
+
+
 def close_shared() -> None:
     """Close the browser before the server: called at the end of the test session."""
     browser, playwright = _shared.pop("browser", None), _shared.pop("playwright", None)

@@ -21,12 +21,7 @@ RUN_ID = re.compile(r"\b[0-9a-f]{32}\b")
 
 @pytest.fixture(scope="module")
 def context():
-    if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
-        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
-    bs.shared_server()
-    context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
-    yield context
-    context.close()
+    yield from bs.shared_context(_missing)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

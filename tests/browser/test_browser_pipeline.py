@@ -23,12 +23,7 @@ SETTINGS = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16}
 
 @pytest.fixture(scope="module")
 def context():
-    if _missing:  # only under CI: a missing browser is a broken CI image, not a skip
-        pytest.fail(f"CI=true but the browser cannot run: {_missing}")
-    bs.shared_server()
-    context = bs.shared_browser().new_context(viewport=bs.VIEWPORT)
-    yield context
-    context.close()
+    yield from bs.shared_context(_missing)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
