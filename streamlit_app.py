@@ -10,7 +10,7 @@ from labs.ui.hardware import runtime_sidebar
 from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
 from labs.ui.links import start_recording
 from labs.ui.visitor import GuardedPage
-from pmap_core import tracking
+from pmap_core import tracking, versions
 
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
@@ -42,6 +42,10 @@ for lab in [HOME, *LABS]:
     sections.setdefault(common(lab.section), []).append(page)
 
 current = GuardedPage(st.navigation(sections, expanded=True), common)
+running = versions.running()
+if running.other_jax_minor:  # once, above every page: its sentences were checked on another JAX
+    st.warning(common("versions.other_minor", jax=running.jax, verified=versions.minor(running.verified_jax)),
+               icon="⚠️")
 runtime_sidebar(common)
 start_recording()  # this run's link-backed widgets record their settings for the share panel
 current.run()

@@ -23,6 +23,18 @@ TEXTS = {
         "zh": "链接中 `{name}` 的值 {value} 不在允许范围内，已改用默认值。",
     },
     "runtime.title": {"en": "Device runtime", "zh": "设备运行时"},
+    "versions.running": {
+        "en": "Running JAX {jax} (jaxlib {jaxlib}) on Python {python}. The lab was verified on JAX {verified_jax} "
+              "and Python {verified_python}.",
+        "zh": "正在运行 JAX {jax}（jaxlib {jaxlib}），Python {python}。本实验室在 JAX {verified_jax}、"
+              "Python {verified_python} 上验证过。",
+    },
+    "versions.other_minor": {
+        "en": "This server runs JAX {jax}; the lab's statements were checked on JAX {verified}. Where the two "
+              "releases differ, a sentence on this page may not hold here.",
+        "zh": "本服务器运行的是 JAX {jax}；本实验室的说法是在 JAX {verified} 上核对的。两个版本行为不同之处，"
+              "本页的某句话在这里可能不成立。",
+    },
     "runtime.body": {
         "en": "- JAX **{jax}**, backend **{backend}**\n- device kind **{kind}**, **{devices}** devices\n"
               "- simulated: **{simulated}**\n- physical CPU cores: **{cores}**",

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from pmap_core import versions
 from pmap_core.cli import bench, export, launch, training
 from pmap_core.runtime import configure_runtime
 from pmap_core.validation import LabInputError
@@ -43,8 +44,20 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
+def version_text(running: versions.Versions) -> str:
+    lines = running.lines()
+    if running.other_jax_minor:
+        lines.append(f"note: the lab's statements were checked on JAX {versions.minor(running.verified_jax)}; "
+                     f"on {running.jax} some may not hold")
+    return "\n".join(lines)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m pmap_core", description=__doc__.splitlines()[0])
+    # Raw: the version lines print as written, not refilled into one paragraph.
+    parser = argparse.ArgumentParser(prog="python -m pmap_core", description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=version_text(versions.running()),
+                        help="show the running JAX and Python beside the versions the lab was verified on")
     commands = parser.add_subparsers(dest="command", required=True)
     for module in (training, bench, launch, export):
         module.register(commands)

@@ -11,7 +11,7 @@ Sources, cited next to every figure they give:
 - JAX's documentation: "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`: the
   ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
   "Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-  all-reduce per step). Every example here was run on the installed JAX (0.10.2); what it prints is
+  all-reduce per step). Every example here runs on the installed JAX (verified on 0.12.0.1); what it prints is
   returned as it printed it.
 """
 

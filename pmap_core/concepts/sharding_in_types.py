@@ -6,7 +6,7 @@ what the mesh_2d lab's "Sharding in types" section runs.
 Sources: JAX's documentation, "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`:
 the ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
 "Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-all-reduce per step). Every example was run on the installed JAX (0.10.2); what it prints is returned as
+all-reduce per step). Every example runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as
 it printed it.
 """
 
@@ -98,7 +98,7 @@ def _choice(label: str, spec_text: str, function: Callable, args: Sequence[jax.A
         error_size = float(np.max(np.abs(value - expected)))
         shape = tuple(out.addressable_shards[0].data.shape)
         read_error = None
-    except ERROR_TYPES as error:  # an unreduced array cannot be read as one value (0.10.2 says why)
+    except ERROR_TYPES as error:  # an unreduced array cannot be read as one value (JAX says why)
         error_size, shape, read_error = None, None, f"{type(error).__name__}: {error}"
     return DotChoice(label, spec_text, str(jax.typeof(out)), shape, _collectives(compiled.as_text()), error_size,
                      read_error)

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from pmap_core.runtime import MAX_CPU_DEVICES, MIN_WORKER_THREADS
 from pmap_core.validation import check_int
+from pmap_core.versions import VERIFIED_JAX
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 SCRIPT_MAX_DEVICES = MAX_CPU_DEVICES  # the most CPU devices a script may simulate (the runtime's own limit)
@@ -36,7 +37,7 @@ def shown(settings: Mapping[str, object]) -> str:
 def header(title: str, settings: Mapping[str, object], devices: int, lab: str) -> str:
     return fill("header.py.tmpl", title=title, settings=shown(settings), filename=f"{lab}.py",
                 notebook=f"{lab}.ipynb", devices=devices,
-                threads=max(MIN_WORKER_THREADS, 2 * devices)).rstrip() + "\n"
+                threads=max(MIN_WORKER_THREADS, 2 * devices), jax_verified=VERIFIED_JAX).rstrip() + "\n"
 
 
 def script_devices(devices: object) -> int:
