@@ -8,11 +8,11 @@ Sources, cited next to every figure they give:
   "How to Parallelize a Transformer for Training" (`training.md`: the per-layer table, C/W, Y < F/(C/W))
   and Part 12 "How to Think About GPUs" (`gpus.md`: the H100 figures);
 - Megatron-LM: Shoeybi et al. 2019, §3 (the column/row split of an MLP);
-- JAX's documentation: "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`: the
-  ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
-  "Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-  all-reduce per step). Every example here runs on the installed JAX (verified on 0.12.0.1); what it prints is
-  returned as it printed it.
+- JAX's documentation (jax-ml/jax, `docs/new_docs/`, first shipped in JAX 0.11.0): "Distributed arrays and
+  automatic parallelization" (`docs/new_docs/201/sharding.md`: the ambiguous `jnp.dot`, `auto_axes`/
+  `explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and "Autodiff and sharding"
+  (`docs/new_docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one all-reduce per step). Every
+  example here runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as it printed it.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@ ambiguous contraction it refuses and each `out_sharding` that settles it, `auto_
 `x.sharding` against `jax.typeof(x).sharding`, and gradient accumulation with `reduced` weights. Pure:
 what the mesh_2d lab's "Sharding in types" section runs.
 
-Sources: JAX's documentation, "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`:
-the ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
-"Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-all-reduce per step). Every example runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as
-it printed it.
+Sources: JAX's documentation (jax-ml/jax, `docs/new_docs/`, first shipped in JAX 0.11.0), "Distributed arrays
+and automatic parallelization" (`docs/new_docs/201/sharding.md`: the ambiguous `jnp.dot`, `auto_axes`/
+`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and "Autodiff and sharding"
+(`docs/new_docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one all-reduce per step). Every
+example runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as it printed it.
 """
 
 from __future__ import annotations
