@@ -137,7 +137,7 @@ TEXTS = {
     "col.default_share": {"en": "{default} / fastest", "zh": "{default} / 最快"},
     "col.devices": {"en": "devices D", "zh": "设备数 D"},
     "col.num_processes": {"en": "processes P", "zh": "进程数 P"},
-    "col.global_batch": {"en": "global batch B", "zh": "全局批大小 B"},
+    "col.global_batch": {"en": "global batch B", "zh": "全局批次 B"},
     "col.scaling": {"en": "scaling", "zh": "扩展方式"},
     "col.throughput": {"en": "throughput, end to end (samples/s)", "zh": "吞吐量，端到端（样本/秒）"},
     "col.steady_throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},

@@ -98,10 +98,13 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
         help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
     add("--accum-steps", type=int, default=d.accum_steps,
-        help=f"K micro-batches per step, one gradient collective per K (1–{train_config.MAX_ACCUM_STEPS}); "
-             "the global batch must split into D × K equal micro-batches")
+        help=f"K micro-batches per step (1–{train_config.MAX_ACCUM_STEPS}): dp and zero1 run the gradient's "
+             "collective once per K, zero2 reduce-scatters each micro-batch's gradient, zero3 gathers and "
+             "reduce-scatters each layer per micro-batch; the global batch must split into D × K equal micro-batches")
     add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
-        help="dtype the gradient collective sends (bfloat16 halves its bytes)")
+        help="dtype of the gradient's collectives (dp: the all-reduce; zero1/zero2: the reduce-scatters; zero3: "
+             "each layer's backward reduce-scatter): bfloat16 halves their bytes in the program JAX emits, but "
+             "XLA:CPU compiles them back to float32, so on CPU devices the compiled step sends as many bytes")
     add("--precision", choices=train_config.PRECISIONS, default=d.precision,
         help="float32, or mixed: bfloat16 params and gradients, an fp32 master copy and fp32 Adam moments")
     add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
