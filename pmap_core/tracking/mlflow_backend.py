@@ -57,8 +57,11 @@ from pmap_core.tracking import (
 log = logging.getLogger(__name__)
 
 # MLflow's defaults retry an unreachable server for about four minutes per call.
-# These make a dead server known within seconds; the user can still override them.
-HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+# These make a dead server known within seconds; the user can still override them. MLflow also prints
+# its own links to a server's runs on stdout (no Model-training view, the server's address rather than
+# PMAP_LAB_MLFLOW_UI_URL): the lab makes its own (`run_link`).
+HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5",
+                     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
 MAX_PARAMS_PER_BATCH = 100
 MOVED_TO_TAG = "pmap_lab.moved_to"  # on a run a failed store was left with: "<fallback uri> <run id there>"
