@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
@@ -113,26 +114,28 @@ def test_pmap_lab_help_and_train_run_from_the_installed_package(installed, tmp_p
 
 
 @contextlib.contextmanager
-def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
+def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str], command: list[str] | None = None,
+                  health: str = "/_stcore/health") -> Iterator[tuple[str, list[str]]]:
     """`pmap-lab app` of the environment in `cwd`, with JAX's own cache variables left out (the app decides
     where its cache goes, as in a deployment); yields its address and its command line once it answers
     /_stcore/health, and stops it with SIGTERM, as a restart does."""
-    port = free_port()
+    port = int(command[command.index("--server.port") + 1]) if command else free_port()
+    command = command or [str(bin_dir / "pmap-lab"), "app", "--server.port", str(port)]
     environ = {name: value for name, value in installed_env(bin_dir, env).items() if name not in JAX_CACHE_VARIABLES}
     log = cwd / f"server-{port}.log"
     with log.open("wb") as output:
-        server = subprocess.Popen([str(bin_dir / "pmap-lab"), "app", "--server.port", str(port)], cwd=cwd,
-                                  env=environ, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(command, cwd=cwd, env=environ, stdout=output, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and server.poll() is None:
-            with contextlib.suppress(OSError), urllib.request.urlopen(url + "/_stcore/health", timeout=2) as reply:
+            with contextlib.suppress(OSError), urllib.request.urlopen(url + health, timeout=2) as reply:
                 if reply.read() == b"ok":
                     break
             time.sleep(0.3)
         else:
-            pytest.fail(f"pmap-lab did not answer /_stcore/health (exit status {server.poll()}):\n"
+            pytest.fail(f"pmap-lab did not answer {health} (exit status {server.poll()}):\n"
                         f"{log.read_text(errors='replace')[-3000:]}")
         # The installed router and the lab's settings (the installed copy of .streamlit/config.toml).
         command = psutil.Process(server.pid).cmdline()
@@ -194,3 +197,40 @@ def test_a_restarted_installed_server_reads_its_compilation_cache(installed, tmp
     read = _cache_stamps(cache)
     assert set(read) == set(written), "the restarted server compiled the same page's programs again"
     assert all(read[name] != written[name] for name in written), "the restarted server did not read every program"
+
+
+def _unit(name: str, srv: pathlib.Path, bin_dir: pathlib.Path) -> str:
+    """deploy/<name> for this test's host: the package's environment for /srv/pmap-lab/venv, `srv` for the
+    rest of /srv/pmap-lab (each must appear, as written)."""
+    text = (ROOT / "deploy" / name).read_text()
+    assert "/srv/pmap-lab/venv/bin/" in text and "WorkingDirectory=/srv/pmap-lab\n" in text, name
+    return text.replace("/srv/pmap-lab/venv", str(bin_dir.parent)).replace("/srv/pmap-lab", str(srv))
+
+
+def test_the_service_units_verify_and_the_apps_execstart_serves_its_sub_path(installed, tmp_path):
+    """deploy/pmap-lab@.service and deploy/mlflow.service pass `systemd-analyze verify` against the installed
+    package, and the app unit's ExecStart, run as written (its Environment= lines, %i a free port), serves
+    the app under /pmap-lab/."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze not found (the units are checked where systemd is installed)")
+    port = free_port()
+    units = tmp_path / "units"
+    units.mkdir()
+    for env_file in ("app.env", "mlflow.env"):
+        (tmp_path / env_file).write_text("")
+    app_unit = _unit("pmap-lab@.service", tmp_path, installed)
+    (units / f"pmap-lab@{port}.service").write_text(app_unit)
+    (units / "mlflow.service").write_text(_unit("mlflow.service", tmp_path, installed))
+    for unit in units.iterdir():
+        done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and unit.name not in done.stderr, (unit.name, done.stderr)
+
+    service = dict(line.split("=", 1) for line in app_unit.split("[Service]")[1].split("[")[0].splitlines()
+                   if "=" in line and not line.startswith("#") and not line.startswith("Environment="))
+    env = dict(line.removeprefix("Environment=").split("=", 1) for line in app_unit.splitlines()
+               if line.startswith("Environment="))
+    command = shlex.split(service["ExecStart"].replace("%i", str(port)))
+    assert command[1:3] == ["app", "--server.port"] and "--server.baseUrlPath" in command
+    with installed_app(installed, tmp_path, env, command=command, health="/pmap-lab/_stcore/health") as (url, _):
+        assert open_pages(url + "/pmap-lab", ["home"]) == []
