@@ -153,15 +153,16 @@ def new_tracking_store(path: str | os.PathLike) -> str:
 
 
 class MlflowServer:
-    """A real `mlflow server` on 127.0.0.1 over a fresh sqlite store in `folder`, in its own process group."""
+    """A real `mlflow server` on 127.0.0.1 over a fresh sqlite store in `folder` (or over `backend`, with
+    `env` for its secrets, e.g. PGPASSWORD), in its own process group."""
 
-    def __init__(self, folder: pathlib.Path):
+    def __init__(self, folder: pathlib.Path, backend: str | None = None, env: Mapping[str, str] | None = None):
         self.db = pathlib.Path(folder) / "server.db"
         self.uri = f"http://127.0.0.1:{free_port()}"
         self.process = start_python(
-            ["-m", "mlflow", "server", "--backend-store-uri", new_tracking_store(self.db),
+            ["-m", "mlflow", "server", "--backend-store-uri", backend or new_tracking_store(self.db),
              "--host", "127.0.0.1", "--port", self.uri.rsplit(":", 1)[1], "--workers", "1"],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         )
 
     def wait_until_healthy(self, timeout_s: float = 120) -> None:

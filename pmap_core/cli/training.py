@@ -18,8 +18,20 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mlflow.tracking import MlflowClient
+
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
-from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, per_host, redact_uri, tracking_uri
+from pmap_core.tracking import (
+    NullTracker,
+    RunTracker,
+    check_tracking_uri,
+    mlflow_ui_url,
+    per_host,
+    redact_uri,
+    run_link,
+    store_uri,
+    tracking_uri,
+)
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
@@ -237,10 +249,23 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
     return summary
 
 
+def mlflow_run_url(tracked: Any) -> str | None:
+    """The run's page in MLflow's UI, made as the app makes its "Open in MLflow" links (PMAP_LAB_MLFLOW_UI_URL,
+    the Model-training view); None for a run in the fallback store (the UI shows the class store)."""
+    if tracked.fell_back_to or not tracked.run_id:
+        return None
+    try:
+        experiment = MlflowClient(store_uri(tracked.tracking_uri)).get_run(tracked.run_id).info.experiment_id
+    except Exception:  # noqa: BLE001 - a store that stopped answering: no link, the run id is printed
+        return None
+    return run_link(mlflow_ui_url(tracked.tracking_uri), experiment, tracked.run_id)
+
+
 def _tracking_fields(tracked: Any, info: distributed.ProcessInfo) -> dict[str, Any]:
     logged = info.is_leader and tracked.tracking_uri != NullTracker.active_uri
     return {
         "run_id": tracked.run_id if logged else None,
+        "mlflow_run_url": mlflow_run_url(tracked) if logged else None,
         "tracking_uri": redact_uri(tracked.tracking_uri) if logged else None,
         "fell_back_to": tracked.fell_back_to,
         "logging_s": tracked.logging_s,

@@ -17,6 +17,7 @@ import pathlib
 import re
 import socket
 import sqlite3
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -316,6 +317,15 @@ def database_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> b
     return True
 
 
+def _mlflow_tls() -> ssl.SSLContext:
+    """TLS as MLflow's client does it: MLFLOW_TRACKING_INSECURE_TLS (no check, a test's own certificate) or
+    MLFLOW_TRACKING_SERVER_CERT_PATH (a CA bundle), so the probe reaches what MLflow's writes reach."""
+    context = ssl.create_default_context(cafile=os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH") or None)
+    if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").strip().lower() == "true":
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
+
+
 def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
     """For an http(s) server, whether /health answers within `timeout_s`; for a database server, whether
     its port answers (`database_reachable`); True for local stores."""
@@ -329,7 +339,7 @@ def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> boo
         credentials = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         request.add_header("Authorization", "Basic " + base64.b64encode(credentials.encode()).decode())
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s):
+        with urllib.request.urlopen(request, timeout=timeout_s, context=_mlflow_tls()):
             return True
     except urllib.error.HTTPError:
         return True  # it answered (a proxy may guard /health); the writes will tell if it works
