@@ -4,7 +4,7 @@ import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
 from labs.registry import HOME, LABS, script_path
-from labs.ui import server_exit, share
+from labs.ui import server_exit, share, teacher
 from labs.ui.first_imports import import_libraries
 from labs.ui.hardware import runtime_sidebar
 from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
@@ -35,6 +35,7 @@ st.sidebar.radio("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get
 st.query_params[LANGUAGE_KEY] = language()
 
 common = texts("common")
+teacher.refuse_bad_key()  # a teacher key too short to withstand guessing: no page runs
 sections: dict[str, list] = {}
 for lab in [HOME, *LABS]:
     page = st.Page(script_path(lab), title=texts(lab.script)("title"), icon=lab.icon,
