@@ -4,7 +4,7 @@ import streamlit as st
 
 import pmap_core  # fixes the device count before anything touches JAX
 from labs.registry import HOME, LABS, script_path
-from labs.ui import server_exit, share, teacher
+from labs.ui import server_exit, share
 from labs.ui.first_imports import import_libraries
 from labs.ui.hardware import runtime_sidebar
 from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
@@ -15,6 +15,8 @@ from pmap_core import tracking, versions
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
 import_libraries()
+from labs.ui import teacher  # noqa: E402 - it imports MLflow: only once import_libraries() has
+
 server_exit.bound_graceful_shutdown()  # a stalled client cannot keep the server alive after SIGTERM
 
 st.set_page_config(page_title="pmap-lab", page_icon="⚡", layout="wide")

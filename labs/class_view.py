@@ -192,7 +192,11 @@ def follow_class(typed: str, uri: str, seen: tuple) -> None:
     controls and of the class) and redraws as a whole when anything changed since `seen`, what it was
     drawn with: new runs and predictions show without a click, and nothing is redrawn while nothing arrives."""
     controls, error = teacher.controls(typed, uri)
-    if error is None and (controls, fingerprint(read_class(typed, uri, controls.reset_ms))) != seen:
+    try:
+        changed = error is None and (controls, fingerprint(read_class(typed, uri, controls.reset_ms))) != seen
+    except Exception:  # noqa: BLE001 - a store that fails now: keep what is shown, look again next time
+        changed = False
+    if changed:
         st.rerun(scope="app")
 
 
