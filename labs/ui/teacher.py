@@ -90,15 +90,21 @@ def _client_tries() -> Backoff:
 def client_address() -> str:
     """Where a try comes from: the connection's address, or, when that is a proxy on this host (nginx in
     docs/DEPLOY.md), the address the proxy appended last to X-Forwarded-For (one a client cannot forge)."""
-    address = st.context.ip_address
-    address = address if isinstance(address, str) and address else "unknown"  # none in a test harness
-    try:
-        local = ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        local = False
-    forwarded = (st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
-    forwarded = "".join(ch for ch in forwarded if ch.isprintable())[:64]  # it reaches the log
-    return forwarded if local and forwarded else address
+    address = st.context.ip_address  # None for a connection from this host (Streamlit's own rule)
+    if address is None:
+        address, local = "127.0.0.1", True
+    elif isinstance(address, str):
+        try:
+            local = ipaddress.ip_address(address).is_loopback
+        except ValueError:
+            local = False
+    else:
+        return "unknown"  # a test harness's session has no connection
+    if local:
+        forwarded = str(st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
+        forwarded = "".join(ch for ch in forwarded if ch.isprintable())[:64]  # it reaches the log
+        return forwarded or address
+    return address
 
 
 def _digest(key: str) -> str:

@@ -21,6 +21,7 @@ KEY = "the withheld sheet's teacher key"
 CODE = "withheld-class"
 SHEET, STEP = "1_shards", "pad_per_device"  # 3 is right
 STUDENTS = (("Ada", "3"), ("Grace", "2"), ("Alan", "2"))
+VISITOR = "203.0.113.7"  # the address a proxy on the server's host says the visitor has
 
 
 def received(page) -> list[bytes]:
@@ -81,7 +82,9 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
         released(uri, "Grace")  # and Grace's prediction on a sheet that is not withheld
 
         # A page without the key, opened from the link that keeps the code.
-        contexts.append(browser.new_context(viewport=bs.VIEWPORT, accept_downloads=True))
+        # As through nginx on this host (docs/DEPLOY.md), which appends the address it saw.
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT, accept_downloads=True,
+                                            extra_http_headers={"X-Forwarded-For": f"198.51.100.7, {VISITOR}"}))
         visitor = contexts[-1].new_page()
         to_visitor = received(visitor)
         bs.open_app_page(visitor, bs.page_url(server, "class-view", lang="en", code=CODE))
@@ -114,6 +117,10 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
         visitor.get_by_role("button", name="Open the teacher controls").click()
         bs.wait_ready(visitor, rerun=True)
         assert field.input_value() == ""  # a tried key does not stay in the field
+        assert visitor.get_by_text("not this server's teacher key").count()
+        # The server's log names where the wrong key came from, never what was typed.
+        logged = f"a wrong teacher key from {VISITOR} (1 from this session, 1 from this address)"
+        assert logged in server.log_tail(20_000) and "x" * 30 not in server.log_tail(20_000)
         bs.save_screenshot(visitor, "class-withheld-visitor")
     finally:
         for context in contexts:
