@@ -3,7 +3,8 @@ for a sweep (or per data × model shape, for a sweep of the meshes of one D).
 
 The page and the CLI pass a `TrackingCallback` to `train.loop.train` / `train.loop.sweep`; it writes
 each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
-the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped.
+the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped. A run
+whose loss stopped being finite ends FAILED with the metric `diverged_at_step`.
 Tracking never costs the user the training: if even the fallback store fails, the training goes on,
 and `error` says what was not recorded.
 """
@@ -19,10 +20,10 @@ from typing import Any
 
 import jax
 
-from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
+from pmap_core.tracking import DIVERGED_METRIC, FINISHED, RunTracker, redact_uri, runtime_tags, status_after
 from pmap_core.train import pipeline
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.loop import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
+from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
 from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
 
 log = logging.getLogger(__name__)
@@ -199,6 +200,8 @@ class TrackingCallback(Callback):
     def stopped(self, error: BaseException) -> None:
         if self._open and not self.error:
             with self._writing():
+                if isinstance(error, Diverged) and self._open[-1] != self._parent:  # a sweep's parent only ends
+                    self.tracker.log_metrics(self._open[-1], {DIVERGED_METRIC: error.step})
                 self._end(status_after(error))
 
     def _store_id(self, run_id: str | None) -> str | None:
