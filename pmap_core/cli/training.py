@@ -84,8 +84,10 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--global-batch", type=int, default=None,
         help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH}; default: {d.global_batch}, or the "
              "multiple of D nearest to it)")
-    add("--learning-rate", type=float, default=d.learning_rate,
-        help=f"η (up to {train_config.MAX_LEARNING_RATE:g})")
+    add("--learning-rate", type=float, default=None,
+        help=f"η (up to {train_config.MAX_LEARNING_RATE:g}; default: {train_config.BASE_LEARNING_RATE:g}, times "
+             f"{train_config.BASE_WIDTH}/--hidden for an MLP wider than {train_config.BASE_WIDTH}, so wide MLPs stay "
+             "stable). A run whose loss stops being finite stops there and exits with status 2")
     add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
     add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
     add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")

@@ -220,7 +220,7 @@ def _training_from(settings: dict[str, str]) -> Exported:
     s = _take(settings, "training", {
         "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl),
         "batch": (int, train_config.default_batch(devices)),
-        "lr": (float, d.learning_rate), "steps": (int, d.steps), "hidden": (int, d.hidden),
+        "lr": (float, None), "steps": (int, d.steps), "hidden": (int, d.hidden),  # None: the width's default η
         "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
     return training_export(train_config.TrainConfig(
         model=s["model"], devices=s["devices"], impl=s["impl"], global_batch=s["batch"], learning_rate=s["lr"],

@@ -33,6 +33,7 @@ FALLBACK_TRACKING_URI = "sqlite:///mlflow-fallback.db"
 EXPERIMENT = "pmap-lab"
 
 FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
+DIVERGED_METRIC = "diverged_at_step"  # a FAILED training run's first step whose loss was not a finite number
 REACHABILITY_TIMEOUT_S = 3.0
 LOCK_PROBE_TIMEOUT_S = 1.0  # how long a store may stay locked before the runs go to the fallback
 # The drivers SQLAlchemy needs for each database scheme MLflow accepts (the app installs none of them).

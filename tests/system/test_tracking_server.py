@@ -56,3 +56,15 @@ def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server,
     replayed = client.get_run(tracker.store_run_id(first.run_id))
     assert replayed.info.status == "FINISHED" and len(client.get_metric_history(replayed.info.run_id, "loss")) == 40
     assert client.get_run(second.run_id).data.metrics["throughput"] > 0
+
+
+def test_a_server_that_never_comes_up_fails_the_wait_with_its_own_log(tmp_path):
+    """A store `mlflow server` cannot open: the wait ends when the server does, saying what it said."""
+    garbage = tmp_path / "not-a-store.db"
+    garbage.write_text("this is not a database\n" * 100)
+    server = MlflowServer(tmp_path, backend=f"sqlite:///{garbage}")
+    try:
+        with pytest.raises(RuntimeError, match=r"(?s)exited with status 1 .*file is not a database"):
+            server.wait_until_healthy()
+    finally:
+        server.stop()
