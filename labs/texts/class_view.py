@@ -178,7 +178,7 @@ TEXTS = {
         "en": "Teacher controls are off on this server: whoever runs it sets a teacher key in {env} to turn them on.",
         "zh": "本服务器未开启教师控制：服务器管理员在 {env} 中设置教师密钥即可开启。",
     },
-    "teacher.key_refused": {
+    "error.teacher_key_length": {
         "en": "pmap-lab cannot start with this teacher key: {env} must hold {low} to {high} characters, so that it "
               "cannot be guessed. Whoever runs this server sets a longer one (docs/DEPLOY.md) or unsets it.",
         "zh": "pmap-lab 无法以这个教师密钥启动：{env} 必须有 {low} 到 {high} 个字符，才不会被猜中。请服务器管理员设置"

@@ -75,7 +75,7 @@ def refuse_bad_key() -> None:
         check_teacher_key(os.environ.get(TEACHER_KEY_ENV, ""))
     except LabInputError as error:
         _log_refusal(str(error))
-        st.error(T("teacher.key_refused", env=TEACHER_KEY_ENV, low=TEACHER_KEY_MIN_CHARS,
+        st.error(T("error.teacher_key_length", env=TEACHER_KEY_ENV, low=TEACHER_KEY_MIN_CHARS,
                         high=TEACHER_KEY_MAX_CHARS), icon="🛑")
         st.code(str(error), language=None, wrap_lines=True)  # a length, never the key
         st.stop()
