@@ -10,6 +10,7 @@ from labs.ui import tracking as tracking_ui
 from labs.ui.blocks import show_code
 from labs.ui.hardware import hardware_note
 from labs.ui.i18n import language, texts
+from labs.ui.visitor import literal
 from pmap_core.practice import worksheets
 from pmap_core.practice.quiz import registry as quiz
 from pmap_core.tracking import class_controls, predictions, redact_uri
@@ -200,10 +201,23 @@ def follow_class(typed: str, uri: str, seen: tuple) -> None:
         st.rerun(scope="app")
 
 
+def linked_code() -> str | None:
+    """The class code the link names, taken only as the page writes it (a code in its clean form); any
+    other value is refused with a warning that shows it as its own characters."""
+    raw = st.query_params.get(CODE_PARAM)
+    if raw is None:
+        return None
+    code = core.usable_code(raw)
+    if code != raw:
+        st.warning(T("url_value_ignored", name=CODE_PARAM, value=literal(raw)))
+        return None
+    return code
+
+
 st.title(T("title"))
 st.markdown(T("intro"))
 
-linked = core.usable_code(st.query_params.get(CODE_PARAM, ""))
+linked = linked_code()
 typed = st.text_input(T("w.code"), value=linked or classroom.class_code(), max_chars=core.CODE_MAX_CHARS,
                       key="class_view.code")
 st.caption(T("code_is_the_key"))

@@ -77,7 +77,8 @@ def test_training_and_a_sweep_on_postgresql_finish_with_every_loss_read_back(pos
         child_losses = losses_of(client, child.info.run_id)
         assert len(child_losses) == 30
         assert child_losses[-1] == pytest.approx(child.data.metrics["final_loss"])
-    assert [m.step for m in client.get_metric_history(swept["run_id"], "efficiency")] == [1, 2, 4]
+    # the parent keeps the curve over D under its own name (by_D/…), apart from its children's figures
+    assert [m.step for m in client.get_metric_history(swept["run_id"], "by_D/efficiency")] == [1, 2, 4]
 
     # The same rows straight from the server, not through MLflow: one loss a step of every run.
     rows = postgres.query(database(postgres_store), "SELECT count(*), count(DISTINCT run_uuid) FROM metrics "
