@@ -2,7 +2,7 @@
 when checked, and says whether the prediction was right, with no exception and no error box."""
 
 import pytest
-from conftest import assert_clean, open_lab
+from conftest import assert_clean, give_prediction, open_lab
 
 from pmap_core.practice.quiz import mesh, registry
 
@@ -12,6 +12,7 @@ def test_each_mesh_question_runs_and_answers_on_the_page(lang):
     for question in mesh.QUESTIONS:
         at = open_lab("interview", lang=lang, question=question.id)
         assert_clean(at)
+        give_prediction(at, f"interview.{question.id}.guess")
         at.button(key="interview.check").click().run()
         assert_clean(at)
         result = at.session_state["interview.results"][question.id]
