@@ -2,9 +2,10 @@
 when checked, and says whether the prediction was right, with no exception and no error box."""
 
 import pytest
-from conftest import assert_clean, give_prediction, open_lab
+from conftest import assert_clean, open_lab
 
 from pmap_core.practice.quiz import mesh, registry
+from tests.apptest_support import give_prediction
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

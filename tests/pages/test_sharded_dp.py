@@ -14,7 +14,7 @@ import re
 import jax
 import numpy as np
 import pytest
-from conftest import APP, SESSION_TRACKING_URI, assert_clean, give_prediction, open_lab
+from conftest import APP, SESSION_TRACKING_URI, assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
@@ -26,6 +26,7 @@ from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
 from pmap_core.practice.quiz import registry as quiz
 from pmap_core.practice.quiz import zero as quiz_zero
+from tests.apptest_support import give_prediction
 
 TINY = {"devices": 2, "batch": 16, "steps": 4, "hidden": 8, "features": 4, "accum": 2, "measure_max": 2,
         "compare": "true", "strategy": "zero3"}
