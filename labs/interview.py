@@ -73,8 +73,10 @@ if question.heavy:
 if prediction is None:
     st.caption(R("give_prediction"))
 
-checked = st.button(T("check"), key="interview.check", type="primary", disabled=prediction is None)
-if checked and prediction is not None:  # nothing is checked, shown or recorded that the student did not give
+checked = st.button(T("check"), key="interview.check", type="primary")
+if checked and prediction is None:  # nothing is checked, shown or recorded that the student did not give
+    st.warning(R("give_prediction"), icon="✍️")
+elif checked:
     with guard(T):
         answer = cached_answer(chosen)
         correct = quiz.is_correct(chosen, prediction, answer)

@@ -168,9 +168,10 @@ if step.needs_sweep and sweep is None:
 
 if prediction is None:
     st.caption(R("give_prediction"))
-checked = st.button(T("check"), key="worksheet.check", type="primary",
-                    disabled=prediction is None or (step.needs_sweep and sweep is None))
-if checked and prediction is not None:  # nothing is checked, shown or recorded that the student did not give
+checked = st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None)
+if checked and prediction is None:  # nothing is checked, shown or recorded that the student did not give
+    st.warning(R("give_prediction"), icon="✍️")
+elif checked:
     with guard(T):
         answer = (worksheets.compute_answer(step, sweep) if step.needs_sweep
                   else cached_answer(sheet_id, step_id, available))

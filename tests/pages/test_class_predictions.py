@@ -42,7 +42,7 @@ def student(name: str, lang: str = "en"):
 
 
 def check(at, value: float):
-    at.number_input(key=GUESS_KEY).set_value(value).run()
+    at.number_input(key=GUESS_KEY).set_value(value)
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     return at

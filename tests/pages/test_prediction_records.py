@@ -44,7 +44,7 @@ def identify(at, name: str, code: str):
 
 
 def check(at, value: float):
-    at.number_input(key=GUESS_KEY).set_value(value).run()
+    at.number_input(key=GUESS_KEY).set_value(value)
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     return at
@@ -76,9 +76,12 @@ def test_an_answer_seen_under_a_throwaway_name_marks_the_renamed_record(store):
 def test_an_untouched_box_checks_and_records_nothing(store):
     at = identify(worksheet(), "Ada", CODE)
     assert at.number_input(key=GUESS_KEY).value is None
-    assert at.button(key="worksheet.check").disabled  # no browser can press it
-    assert records(store).empty and not at.session_state["worksheet.results"]["1_shards"]
     assert any("Give your prediction first" in c.value for c in at.caption)
+    at.button(key="worksheet.check").click().run()  # pressed all the same
+    assert_clean(at)
+    assert any("Give your prediction first" in w.value for w in at.warning)
+    assert records(store).empty and not at.session_state["worksheet.results"]["1_shards"]
+    assert not at.success and not any("the code computed" in w.value for w in at.warning)
 
 
 def test_choices_start_unselected_in_an_order_of_the_browsers_own(store):
@@ -92,7 +95,7 @@ def test_choices_start_unselected_in_an_order_of_the_browsers_own(store):
         at = open_lab("worksheet", sheet="3_compiled", step="pmap_jit_same")
         at.session_state["classroom.browser"] = browser
         radio = at.run().radio(key="worksheet.3_compiled.pmap_jit_same.guess")
-        assert radio.value is None and at.button(key="worksheet.check").disabled
+        assert radio.value is None
         order = scoring.choice_order(step.choice_ids(), f"{browser}/3_compiled/pmap_jit_same")
         assert radio.options == [labels[c] for c in order]
         assert at.run().radio(key="worksheet.3_compiled.pmap_jit_same.guess").options == radio.options  # stable

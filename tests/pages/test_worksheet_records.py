@@ -13,7 +13,7 @@ STEP_KEY = "worksheet.1_shards.pad_per_device.guess"
 
 
 def check(at, answer: float):
-    at.number_input(key=STEP_KEY).set_value(answer).run()
+    at.number_input(key=STEP_KEY).set_value(answer)
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert not at.warning or all("could not be recorded" not in w.value for w in at.warning)

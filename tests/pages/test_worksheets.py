@@ -36,7 +36,7 @@ def test_the_page_checks_a_step_and_keeps_progress(lang):
     assert_clean(at)
     computed = answers("2_collectives")["all_gather_shape"]
 
-    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(POISON).run()
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(POISON)
     at.button(key="worksheet.check").click().run()
     assert not at.exception and not at.success
     refusal = at.error[0].value
@@ -48,7 +48,7 @@ def test_the_page_checks_a_step_and_keeps_progress(lang):
     assert_clean(at)
     assert at.warning and computed in at.warning[0].value and not at.success
 
-    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(computed).run()
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(computed)
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert computed in at.success[0].value
@@ -58,7 +58,7 @@ def test_the_page_checks_a_step_and_keeps_progress(lang):
     # A choice, then a number, on another sheet: the first sheet's progress stays.
     at.selectbox(key="worksheet.sheet").select("3_compiled").run()
     at.selectbox(key="worksheet.step").select("pmap_jit_same").run()
-    at.radio(key="worksheet.3_compiled.pmap_jit_same.guess").set_value(answers("3_compiled")["pmap_jit_same"]).run()
+    at.radio(key="worksheet.3_compiled.pmap_jit_same.guess").set_value(answers("3_compiled")["pmap_jit_same"])
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert at.success
@@ -72,7 +72,7 @@ def test_an_open_step_waits_for_a_sweep_then_checks_against_it():
     # The sweep the training lab leaves in the session.
     at.session_state["training.last_sweep"] = TrackedSweep(tiny_sweep_result(), None, (), "", None, 0.0)
     at.run()
-    at.number_input(key="worksheet.4_scaling.fastest_d.guess").set_value(answers("4_scaling")["fastest_d"]).run()
+    at.number_input(key="worksheet.4_scaling.fastest_d.guess").set_value(answers("4_scaling")["fastest_d"])
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert at.success
@@ -83,7 +83,7 @@ def test_an_open_step_waits_for_a_sweep_then_checks_against_it():
 @pytest.mark.parametrize("typed", ["²", "①"])
 def test_a_shape_answer_of_digit_like_characters_is_not_a_shape_on_the_page(typed):
     at = open_lab("worksheet", sheet="2_collectives", step="all_gather_shape")
-    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(typed).run()
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(typed)
     at.button(key="worksheet.check").click().run()
     assert not at.exception and not at.success
     assert [e.value for e in at.error] == [f"` {typed} ` is not a shape; write it like (4, 2)."]
@@ -124,7 +124,7 @@ def test_a_broken_sheet_is_named_and_the_others_still_work(sheets_folder, lang):
     assert "worksheets/3_braces.toml, step 3 (all_gather_shape), explain" in errors[1] and "{per device}" in errors[1]
     assert at.selectbox(key="worksheet.sheet").options == [SHEETS[1].title[lang]]
     computed = answers("2_collectives")["all_gather_shape"]
-    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(computed).run()
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value(computed)
     at.button(key="worksheet.check").click().run()
     assert computed in at.success[0].value
 
@@ -145,7 +145,7 @@ def test_a_step_reads_and_links_the_device_count_it_runs_on(lang):
     assert TEXTS["uses_devices"][lang].format(used=4, available=8) in [c.value for c in at.caption]
     link = next(e for e in at.get("link_button"))
     assert "devices=4" in link.proto.url and "op=all_gather" in link.proto.url
-    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value("(4, 2)").run()
+    at.text_input(key="worksheet.2_collectives.all_gather_shape.guess").set_value("(4, 2)")
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert at.success and any("run_collective(op='all_gather', devices=4, size=2" in c.value for c in at.code)

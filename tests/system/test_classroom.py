@@ -32,7 +32,7 @@ def student_session(name: str, answer: float, devices: int):
     at = open_lab("worksheet", sheet="1_shards", step="pad_per_device")
     at.text_input(key="worksheet.student").set_value(name)
     at.text_input(key="worksheet.class_code").set_value(CODE)
-    at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(answer).run()
+    at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(answer)
     at.button(key="worksheet.check").click().run()
     assert_clean(at)
     assert any("Recorded for your class" in c.value for c in at.caption)
@@ -128,7 +128,7 @@ def test_every_prediction_reaches_the_server_once_with_the_first_marked(server, 
         at.text_input(key="worksheet.student").set_value(name)
         at.text_input(key="worksheet.class_code").set_value(code)
         for value in (guess, 3.0):
-            at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(value).run()
+            at.number_input(key="worksheet.1_shards.pad_per_device.guess").set_value(value)
             at.button(key="worksheet.check").click().run()
             assert_clean(at)
             assert any("Recorded for your class" in c.value for c in at.caption)
