@@ -15,6 +15,8 @@ from pmap_core import tracking, versions
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
 import_libraries()
+from labs.ui import teacher  # noqa: E402 - it imports MLflow: only once import_libraries() has
+
 server_exit.bound_graceful_shutdown()  # a stalled client cannot keep the server alive after SIGTERM
 
 st.set_page_config(page_title="pmap-lab", page_icon="⚡", layout="wide")
@@ -35,6 +37,7 @@ st.sidebar.radio("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get
 st.query_params[LANGUAGE_KEY] = language()
 
 common = texts("common")
+teacher.refuse_bad_key()  # a teacher key too short to withstand guessing: no page runs
 sections: dict[str, list] = {}
 for lab in [HOME, *LABS]:
     page = st.Page(script_path(lab), title=texts(lab.script)("title"), icon=lab.icon,

@@ -1,5 +1,7 @@
 """Class: what a class's students ran and answered, read from the tracking store by class code."""
 
+import hashlib
+
 import pandas as pd
 import streamlit as st
 
@@ -17,6 +19,10 @@ T = texts("class_view")
 NOTE_COLUMN = "name_note"
 NO_HOLD = ""
 RESET_DONE = "class_view.reset_done"
+SAVE_OUTCOME, SAVED, STALE = "class_view.save_outcome", "saved", "stale"
+CODE_PARAM = "code"  # the class code is kept in the page's link (the teacher key never is)
+READ_TTL_S = 3  # every open Class page of a class on this server reads the store at most this often …
+REFRESH_S = 4  # … and looks this often for what arrived: a new prediction shows within about ten seconds
 
 
 @st.cache_resource(show_spinner=False)
@@ -31,18 +37,16 @@ def sheet_steps(lang: str) -> dict[str, tuple[str, list[str]]]:
     return found
 
 
-def show_predictions(recorded: pd.DataFrame, controls: class_controls.Controls, is_teacher: bool) -> pd.DataFrame:
-    """Per step, the class's first predictions against the computed answer; per student, a timeline. A
-    sheet whose answers the teacher withholds shows only in the teacher view. Returns the rows shown."""
+def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
+    """Per step, the class's first predictions against the computed answer; per student, a timeline.
+    `shown` holds no withheld sheet unless the teacher looks (`core.without_sheets`)."""
     st.subheader(T("predictions.heading"))
     st.markdown(T("predictions.body"))
-    hidden = set() if is_teacher else set(controls.withheld)
-    shown = recorded[~recorded["sheet"].isin(hidden)] if len(recorded) else recorded
-    if hidden and len(shown) < len(recorded):
+    if withheld_left_out:
         st.caption(T("predictions.withheld_hidden"))
     if shown.empty:
         st.caption(T("none"))
-        return shown
+        return
     steps = predictions.summaries(shown)
     summary = pd.DataFrame([{"sheet": s.sheet, "step": s.step, "first_predictions": s.count,
                              "within_tolerance": s.within, "common_wrong": s.common_wrong or "",
@@ -58,9 +62,15 @@ def show_predictions(recorded: pd.DataFrame, controls: class_controls.Controls, 
     first = first[(first["sheet"] == chosen.sheet) & (first["step"] == chosen.step)]
     st.caption(T("predictions.step_caption", count=chosen.count, within=f"{chosen.within:.0%}",
                  wrong=chosen.common_wrong_count))
+    scale = predictions.step_scale(first)
+    if scale is not None and scale.below + scale.above:
+        st.caption(T("predictions.off_scale", count=scale.below + scale.above, low=predictions.shown(scale.low),
+                     high=predictions.shown(scale.high)))
     st.altair_chart(class_charts.first_predictions_plot(
         first, x_title=T("axis.prediction"), y_title=T("axis.students"), outcome_title=T("legend.outcome"),
-        right=T("legend.right"), wrong=T("legend.wrong"), answer_title=T("legend.answer")), width="stretch")
+        right=T("legend.right"), wrong=T("legend.wrong"), answer_title=T("legend.answer"),
+        place_title=T("legend.place"), on_scale=T("legend.on_scale"), below=T("legend.below"),
+        above=T("legend.above")), width="stretch")
     st.subheader(T("timeline.heading"))
     st.markdown(T("timeline.body"))
     st.altair_chart(class_charts.timeline(
@@ -68,39 +78,50 @@ def show_predictions(recorded: pd.DataFrame, controls: class_controls.Controls, 
         right=T("legend.right"), wrong=T("legend.wrong"), attempt_title=T("legend.attempt"),
         first=T("legend.first"), later=T("legend.later"), step_title=T("axis.step"),
         prediction_title=T("axis.prediction")), width="stretch")
-    return shown
+
+
+def save_sheet(code: str, sheet_id: str, read: tuple[bool, str | None], withhold_key: str, hold_key: str,
+               uri: str) -> None:
+    """The Save button's callback, with the class and the state its form was drawn with (`read`): what
+    became of the save is left in the session for the page to say."""
+    try:
+        saved = class_controls.save(code, sheet_id, read, st.session_state[withhold_key],
+                                    st.session_state[hold_key] or None, uri)
+    except Exception as error:  # noqa: BLE001 - a store that fails: say so, never a traceback
+        st.session_state[SAVE_OUTCOME] = redact_uri(f"{type(error).__name__}: {error}")[:300]
+    else:
+        st.session_state[SAVE_OUTCOME] = SAVED if saved else STALE
+    teacher.forget_controls()
 
 
 def show_teacher_controls(code: str, controls: class_controls.Controls, uri: str) -> None:
-    """Per sheet: release or withhold its answers, hold the class at one step; and reset the class."""
+    """Per sheet: release or withhold its answers, hold the class at one step; and reset the class. The
+    form of a sheet belongs to the class and the state it was drawn from (its widgets' keys name both):
+    another class's form, or one drawn before another teacher's change, saves nothing."""
     st.header(T("teacher.heading"))
     st.markdown(T("teacher.body"))
+    outcome = st.session_state.pop(SAVE_OUTCOME, None)
+    if outcome == STALE:
+        st.warning(T("teacher.stale"), icon="🔁")
+    elif outcome not in (None, SAVED):
+        st.error(T("teacher.store_failed"), icon="📦")
+        st.code(outcome, language=None, wrap_lines=True)
     sheets = sheet_steps(language())
     sheet_id = st.selectbox(T("w.teacher_sheet"), list(sheets), format_func=lambda i: sheets[i][0],
                             key="class_view.teacher_sheet")
     steps = sheets[sheet_id][1]
     numbers = {NO_HOLD: T("teacher.no_hold"), **{step: f"{i + 1}. {step}" for i, step in enumerate(steps)}}
-    held = controls.held_step(sheet_id)
-    st.caption(T("teacher.state_withheld") if not controls.released(sheet_id) else T("teacher.state_released"))
-    with st.form("class_view.teacher_form"):
-        withhold = st.toggle(T("w.withhold"), value=not controls.released(sheet_id),
-                             key=f"class_view.withhold.{sheet_id}")
-        hold_at = st.selectbox(T("w.hold"), list(numbers), format_func=lambda i: numbers[i],
-                               index=list(numbers).index(held) if held in numbers else 0,
-                               key=f"class_view.hold.{sheet_id}")
-        saved = st.form_submit_button(T("teacher.save"), type="primary")
-    if saved:
-        try:
-            if withhold != (not controls.released(sheet_id)):
-                class_controls.set_withheld(code, sheet_id, withhold, uri)
-            if (hold_at or None) != held:
-                class_controls.hold(code, sheet_id, hold_at or None, uri)
-        except Exception as error:  # noqa: BLE001 - a store that fails: say so, never a traceback
-            st.error(T("teacher.store_failed"), icon="📦")
-            st.code(redact_uri(f"{type(error).__name__}: {error}")[:300], language=None, wrap_lines=True)
-        else:
-            teacher.forget_controls()
-            st.rerun()
+    read = controls.of_sheet(sheet_id)
+    withheld, held = read
+    drawn = hashlib.sha256(repr((core.class_key(code), read)).encode()).hexdigest()[:12]
+    withhold_key, hold_key = f"class_view.withhold.{sheet_id}.{drawn}", f"class_view.hold.{sheet_id}.{drawn}"
+    st.caption(T("teacher.state_withheld") if withheld else T("teacher.state_released"))
+    with st.form(f"class_view.teacher_form.{drawn}"):
+        st.toggle(T("w.withhold"), value=withheld, key=withhold_key)
+        st.selectbox(T("w.hold"), list(numbers), format_func=lambda i: numbers[i],
+                     index=list(numbers).index(held) if held in numbers else 0, key=hold_key)
+        st.form_submit_button(T("teacher.save"), type="primary", on_click=save_sheet,
+                              args=(code, sheet_id, read, withhold_key, hold_key, uri))
     st.subheader(T("teacher.reset_heading"))
     st.markdown(T("teacher.reset_body"))
     if st.session_state.pop(RESET_DONE, False):
@@ -154,41 +175,86 @@ def table(frame: pd.DataFrame) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", column_config=config)
 
 
+@st.cache_data(ttl=READ_TTL_S, show_spinner=False, max_entries=64)
+def read_class(typed: str, uri: str, since_ms: int) -> core.ClassRuns:
+    """The class as the store holds it, read at most once every READ_TTL_S seconds for all of this
+    server's open Class pages of the class (each page then leaves out what its viewer may not see)."""
+    return core.read_class(typed, uri, since_ms=since_ms)
+
+
+def fingerprint(record: core.ClassRuns) -> int:
+    return hash(tuple(int(pd.util.hash_pandas_object(frame.astype(str), index=False).sum())
+                      for frame in (record.runs, record.predictions) if frame is not None))
+
+
+@st.fragment(run_every=REFRESH_S)
+def follow_class(typed: str, uri: str, seen: tuple) -> None:
+    """While the page stays open, it looks at the class every REFRESH_S seconds (through the caches of the
+    controls and of the class) and redraws as a whole when anything changed since `seen`, what it was
+    drawn with: new runs and predictions show without a click, and nothing is redrawn while nothing arrives."""
+    controls, error = teacher.controls(typed, uri)
+    try:
+        changed = error is None and (controls, fingerprint(read_class(typed, uri, controls.reset_ms))) != seen
+    except Exception:  # noqa: BLE001 - a store that fails now: keep what is shown, look again next time
+        changed = False
+    if changed:
+        st.rerun(scope="app")
+
+
 st.title(T("title"))
 st.markdown(T("intro"))
 
-typed = st.text_input(T("w.code"), value=classroom.class_code(), max_chars=core.CODE_MAX_CHARS,
+linked = core.usable_code(st.query_params.get(CODE_PARAM, ""))
+typed = st.text_input(T("w.code"), value=linked or classroom.class_code(), max_chars=core.CODE_MAX_CHARS,
                       key="class_view.code")
 st.caption(T("code_is_the_key"))
 code = core.usable_code(typed)
+if code is not None:
+    st.query_params[CODE_PARAM] = code  # a reload, or the link, opens this class again
+else:
+    st.query_params.pop(CODE_PARAM, None)
 uri = tracking_ui.usable_tracking_uri(T)
 is_teacher = teacher.key_form(T.page)
-runs, recorded, controls = None, None, class_controls.NO_CONTROLS
+record, controls = None, class_controls.NO_CONTROLS
 if not core.sanitize_code(typed):
     st.info(T("enter_code"), icon="🧑‍🏫")
 elif code is None:
     st.info(T("code_too_short", min=core.CODE_MIN_CHARS), icon="🧑‍🏫")
 elif uri is not None:
     try:
-        controls = class_controls.read_controls(typed, uri)
+        # The teacher's forms save over what they show: read afresh. Others share the cache; where it
+        # could not read the controls, the read below raises what the store says, and nothing is shown.
+        unread = not is_teacher and teacher.controls(typed, uri)[1] is not None
+        controls = class_controls.read_controls(typed, uri) if is_teacher or unread else teacher.controls(typed, uri)[0]
         if controls.reset_ms:
             st.caption(T("reset_note", when=pd.Timestamp(controls.reset_ms, unit="ms", tz="UTC").strftime(
                 "%Y-%m-%d %H:%M:%S UTC")))
-        record = core.read_class(typed, uri, since_ms=controls.reset_ms)
-        runs, recorded = record.runs, record.predictions
+        record = read_class(typed, uri, controls.reset_ms)
+        follow_class(typed, uri, (controls, fingerprint(record)))
+        st.caption(T("refreshing", seconds=REFRESH_S))
         for kind in record.capped:  # the newest `limit` runs of that kind are all that is read
             capped = "capped.training" if kind == "training" else "capped.exercise"
             st.warning(T(capped, limit=record.limit), icon="✂️")
+        if record.cut_students:
+            st.warning(T("capped.students", count=len(record.cut_students), per=core.PER_STUDENT_RUNS), icon="✂️")
     except Exception as error:  # noqa: BLE001 - an unreachable or broken store: say so, never a traceback
+        record = None
         st.error(T("store_failed"), icon="📦")
         st.code(redact_uri(f"{type(error).__name__}: {error}")[:300], language=None, wrap_lines=True)
 
 if is_teacher and code is not None and uri is not None:
     show_teacher_controls(typed, controls, uri)
 
-if runs is not None and runs.empty and (recorded is None or recorded.empty):
-    st.info(T("nothing_yet"), icon="🕳️")
-elif runs is not None:
+if record is not None:
+    # Without the key, nothing of a withheld sheet: its results and predictions tell its answers.
+    seen = record if is_teacher else core.without_sheets(record, controls.withheld)
+    runs, recorded = seen.runs, seen.predictions
+    left_out = len(seen.runs) < len(record.runs) or len(recorded) < len(record.predictions)
+    if runs.empty and recorded.empty:
+        st.info(T("nothing_yet"), icon="🕳️")
+        if left_out:
+            st.caption(T("predictions.withheld_hidden"))
+if record is not None and not (runs.empty and recorded.empty):
     notes = core.name_notes(pd.concat([runs["student"], recorded["student"]]),
                             browsers=predictions.browsers_per_name(recorded))
     st.caption(T("students", students=runs["student"].nunique(), runs=len(runs)))
@@ -196,6 +262,8 @@ elif runs is not None:
 
     st.subheader(T("completion.heading"))
     st.markdown(T("completion.body"))
+    if left_out:
+        st.caption(T("predictions.withheld_hidden"))
     table(with_notes(core.completion(runs), notes))
 
     st.subheader(T("efficiency.heading"))
@@ -212,14 +280,14 @@ elif runs is not None:
     else:
         st.caption(T("none"))
 
-    predicted = show_predictions(recorded, controls, is_teacher)
+    show_predictions(recorded, left_out)
 
     st.subheader(T("runs.heading"))
     ui = tracking_ui.mlflow_ui(T, uri)
     shown = tracking_ui.with_run_links(with_notes(runs, notes), ui, after="kind").drop(columns=["experiment_id"])
     table(shown)
     st.subheader(T("predictions.rows_heading"))
-    predicted = with_notes(predicted.drop(columns=["experiment_id"]), notes)
+    predicted = with_notes(recorded.drop(columns=["experiment_id"]), notes)
     table(predicted)
     st.download_button(T("download"), core.to_csv(predictions.with_predictions(shown, predicted)),
                        file_name="class.csv", mime="text/csv",

@@ -12,6 +12,7 @@ from labs.ui.hardware import hardware_note
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice
 from pmap_core.tracking import (
+    DIVERGED_METRIC,
     FALLBACK_TRACKING_URI,
     check_tracking_uri,
     experiments,
@@ -29,11 +30,10 @@ T = texts("experiments")
 ALL = "all"
 TABLE_COLUMNS = ["run_name", "status", "start_time", "model", "impl", "setup", "devices", "num_processes",
                  "global_batch", "scaling", "throughput", "steady_throughput", "scaling_ratio", "efficiency",
-                 "final_loss", "tags.backend",
-                 "tags.simulated", "run_id", "experiment_id"]
+                 "final_loss", DIVERGED_METRIC, "tags.backend", "tags.simulated", "run_id", "experiment_id"]
 # How the table shows its numbers (printf formats of st.column_config.NumberColumn), not raw floats.
 NUMBER_FORMATS = {"throughput": "%,.0f", "steady_throughput": "%,.0f", "scaling_ratio": "%.2f",
-                  "efficiency": "%.2f", "final_loss": "%.4g"}
+                  "efficiency": "%.2f", "final_loss": "%.4g", DIVERGED_METRIC: "%d"}
 THROUGHPUTS = ("steady_throughput", "throughput")  # the two throughputs a chart can show against D
 IMPL_COLORS = alt.Scale(domain=list(IMPLEMENTATIONS), scheme="set1")  # the same hue everywhere
 
@@ -136,7 +136,7 @@ def impl_table(table: pd.DataFrame, metric: str) -> None:
 
 def loss_curves(runs: pd.DataFrame, uri: str) -> None:
     st.subheader(T("loss.heading"))
-    trainings = runs[~runs["is_sweep"]]
+    trainings = experiments.compared_runs(runs)
     impl = trainings["impl"].map(lambda value: f" · {value}" if isinstance(value, str) else "")  # same names in each
     names = dict(zip(trainings["run_id"], trainings["run_name"] + impl + " · " + trainings["run_id"].str[:8],
                      strict=True))
@@ -189,14 +189,20 @@ elif runs is not None:
         runs = runs[runs["global_batch"] == int(batch)]
     if impl != ALL:
         runs = experiments.filter_impl(runs, impl)
-    st.caption(T("count", runs=len(runs), sweeps=int(runs["is_sweep"].sum())))
+    compared = experiments.compared_runs(runs)  # a sweep's parent sums up its runs: it is not one of them
+    st.caption(T("count", runs=len(compared), sweeps=len(runs) - len(compared)))
     if runs.empty:
         st.info(T("filtered_empty"), icon="🔎")
     else:
         ui = tracking_ui.mlflow_ui(T, uri)
-        tracking_ui.experiment_buttons(T, ui, list(zip(runs["experiment_id"], runs["run_id"], strict=True)))
+        if not compared.empty:
+            tracking_ui.experiment_buttons(T, ui, list(zip(compared["experiment_id"], compared["run_id"],
+                                                           strict=True)))
         shown = [c for c in TABLE_COLUMNS if c in runs.columns]
         runs_table(runs[shown], ui)
+        diverged = int(compared[DIVERGED_METRIC].notna().sum()) if DIVERGED_METRIC in compared else 0
+        if diverged:
+            st.caption(T("diverged", runs=diverged))
         table = experiments.scaling_table(runs)
         if table.empty:
             st.info(T("scaling.none"), icon="ℹ️")
@@ -204,5 +210,5 @@ elif runs is not None:
             scaling_charts(table)
         loss_curves(runs, uri)
 
-show_code(T, experiments.load_runs, experiments.loss_histories, experiments.scaling_table,
-             experiments.filter_impl, experiments.impl_comparison)
+show_code(T, experiments.load_runs, experiments.loss_histories, experiments.compared_runs,
+          experiments.scaling_table, experiments.filter_impl, experiments.impl_comparison)

@@ -148,6 +148,9 @@ def show_program(config: train_config.TrainConfig) -> None:
                                                       model)
         st.markdown(T("comm.explain", data=data, model=model, model_bytes=shown.bytes_on(mesh_2d.MODEL),
                       data_bytes=shown.bytes_on(mesh_2d.DATA), total=shown.comm_bytes, formula=formula))
+        gap = shown.comm_bytes - formula
+        if gap and abs(gap - mesh_2d.loss_bytes(data)) < 1e-6:  # what the formula leaves out, when it is the loss
+            st.markdown(T("comm.loss", gap=gap))
         dataframe(T, pd.DataFrame(view.collective_table(shown)))
     else:
         st.markdown(T("comm.none", data=data, model=model))
@@ -184,13 +187,25 @@ def show_run(tracked) -> None:
 
 
 def show_verdict(v: view.Verdict) -> None:
-    words = dataclasses.asdict(v)
     if v.shapes == 1:
-        st.markdown(T("verdict.one_shape", **words))
+        st.markdown(T("verdict.one_shape", winner=v.winner))
         return
-    key = ("verdict.both" if v.reason == "both" else "verdict.collectives" if v.reason == "collectives"
-           else "verdict.bytes" if v.reason == "bytes" else "verdict.neither")
-    st.markdown(T(key, **words))
+    (w_rdv, s_rdv), (w_bytes, s_bytes), (w_coll, s_coll) = (v.counts[f] for f in view.FACTORS)
+    factor = {"rendezvous": T("factor.rendezvous"), "bytes": T("factor.bytes"), "collectives": T("factor.collectives")}
+    parts = [T("verdict.head", winner=v.winner, throughput=v.throughput, speedup=v.speedup, slowest=v.slowest),
+             T("verdict.compare", slowest=v.slowest, w_bytes=w_bytes, s_bytes=s_bytes, w_coll=w_coll, s_coll=s_coll,
+               w_rdv=w_rdv, s_rdv=s_rdv)]
+    if not v.separates:
+        parts.append(T("verdict.none", winner=v.winner, slowest=v.slowest))
+    else:
+        parts.append(T("verdict.separates", factors=T("list.sep").join(factor[f] for f in v.separates)))
+    if "rendezvous" in v.separates and w_coll == s_coll:  # as many collectives: their arrays differ
+        parts.append(T("verdict.operands", w_coll=w_coll, w_rdv=w_rdv, s_rdv=s_rdv))
+    if v.simulated and v.separates:
+        parts.append(T("verdict.simulated", devices=v.devices, cores=v.cores))
+    if v.close:
+        parts.append(T("verdict.close", winner=v.winner, lead=v.lead, runner_up=v.runner_up))
+    st.markdown(" ".join(parts))
 
 
 def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
@@ -211,13 +226,19 @@ def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
     if roof.beta_bytes_per_s is None:
         st.caption(T("roofline.no_bandwidth"))
         return
-    per_device = config.global_batch / config.devices
-    regime = T("roofline.compute_bound") if per_device > roof.critical_batch_per_device else T("roofline.comm_bound")
-    bound = roof.tp_bound(config.hidden)
-    st.markdown(T("roofline.derived", flops=roof.flops_per_s, beta=roof.beta_bytes_per_s, intensity=roof.intensity,
-                  critical=roof.critical_batch_per_device, per_device=per_device, regime=regime, bound=bound,
-                  tp_regime=T("roofline.tp_ok") if bound > 2 else T("roofline.tp_bound")))
+    st.markdown(T("roofline.book", flops=roof.flops_per_s, beta=roof.beta_bytes_per_s, intensity=roof.intensity,
+                  critical=roof.critical_batch_per_device, bound=roof.tp_bound(config.hidden), hidden=config.hidden))
+    own = mesh_2d.own_bounds(roof, config.features, config.hidden)
+    st.markdown(T("roofline.own", devices=own.devices, per_sample=own.flops_per_sample, c_device=own.device_flops_per_s,
+                  critical=own.critical_batch_per_device, tp=own.tp_bound))
     if shown.prediction is not None:
+        dp = next(s for s in shown.prediction.shapes if s.model == 1)
+        words = {"compute": dp.compute_s * 1e6, "send": dp.send_s * 1e6, "comm": dp.comm_s * 1e6}
+        bound_by = {True: T("roofline.compute_bound"), False: T("roofline.comm_bound")}
+        st.markdown(T("roofline.regime", data=dp.data, per_device=config.global_batch / dp.data,
+                      regime_send=bound_by[dp.compute_s > dp.send_s], regime=bound_by[dp.compute_s > dp.comm_s],
+                      compute_bound=sum(s.compute_s > s.comm_s for s in shown.prediction.shapes),
+                      shapes=len(shown.prediction.shapes), **words))
         st.markdown(T("prediction.explain", winner=view.shape_id(*shown.prediction.winner),
                       ring=view.shape_id(*shown.prediction.ring_winner)))
         dataframe(T, pd.DataFrame(view.prediction_rows(shown.prediction)))
@@ -277,6 +298,15 @@ def show_sharding_in_types(devices: int, k: int) -> None:
                                 "per_device_shape": str(c.per_device_shape) if c.per_device_shape else "",
                                 "collectives_hlo": sent(c), "max_error": c.max_error, "error": c.error or ""}
                                for c in dot.choices]))
+    sliced = [c.out_sharding for c in dot.choices if any(h.sliced_after for h in c.collectives)]
+    if sliced:
+        st.markdown(T("dot.sliced", specs=", ".join(f"`{spec}`" for spec in sliced)))
+    unreduced = next(c for c in dot.choices if "unreduced" in c.out_sharding)
+    if unreduced.error:
+        st.markdown(T("dot.unreduced_refused"))
+        st.code(unreduced.error, language=None, wrap_lines=True)  # JAX's message, verbatim
+    else:
+        st.markdown(T("dot.unreduced_read"))
     st.markdown(T("dot.silent", silent_lhs=dot.lhs_type.replace("@X", ""), rhs=dot.rhs_type,
                   collectives=sent(dot.silent_gather)))
     st.subheader(T("axes.heading"))
@@ -313,7 +343,7 @@ st.markdown(T("intro"))
 st.latex(r"h = \tanh(x\,W_1 + b_1)\ :\ [B_X, H_Y], \qquad \text{out} = \textstyle\sum_Y h\,w_2 + b_2\ :\ [B_X]"
          r"\quad(\text{one all-reduce over } Y)")
 st.latex(r"C_\text{step} = \tfrac{2(Y-1)}{Y}\cdot\tfrac{B}{X}\cdot 4 \;+\; "
-         r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{FH}{Y} + \tfrac{2H}{Y} + 1\right)\cdot 4")
+         r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{IH}{Y} + \tfrac{2H}{Y} + 1\right)\cdot 4")
 st.caption(T("formulas"))
 hardware_note(T)
 

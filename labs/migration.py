@@ -1,5 +1,6 @@
 """pmap → shard_map → jit: one data-parallel step three ways, run live; what changes; a mesh and
-PartitionSpec picker drawn from the array's real shards; the collectives of the compiled programs."""
+PartitionSpec picker drawn from the array's real shards; the collectives of the compiled programs; the
+steps from JAX 0.10.2 to 0.12, each run on the installed JAX beside what 0.10.2 did."""
 
 import inspect
 
@@ -14,7 +15,7 @@ from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_int
 from labs.ui.visitor import guard, input_error_text
 from pmap_core import LabInputError, export, hlo
-from pmap_core.concepts import mesh_view, migration
+from pmap_core.concepts import mesh_view, migration, migration_steps
 from pmap_core.train import models
 
 T = texts("migration")
@@ -36,6 +37,12 @@ def placement(devices: int, mesh: str, spec: str, rows: int, cols: int) -> mesh_
 def hlo_report(devices: int, model: str) -> migration.HloReport:
     with heavy_jobs.heavy_job(T), st.spinner(T("compiling")):
         return migration.inspect_hlo(devices, model)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def version_step(devices: int, name: str) -> migration_steps.StepRun:
+    with heavy_jobs.heavy_job(T), st.spinner(T("steps.running")):  # a cache hit never queues
+        return migration_steps.run_step(name, devices)
 
 
 def yes_no(flag: bool) -> str:
@@ -218,6 +225,39 @@ def show_hlo(report: migration.HloReport) -> None:
             st.code(impl.hlo_text, language="text")
 
 
+def show_versions(runs: list[migration_steps.StepRun]) -> None:
+    """The steps that ran: one table beside 0.10.2's record, the count, then each step's facts and program.
+    What JAX gave is shown as plain text (a table cell or a code block), never as markdown."""
+    frame = pd.DataFrame([{"step": T(f"step.{run.name}.title"),
+                           "verdict": T("verdict.changed" if run.changed else "verdict.same"),
+                           "now": migration_steps.summary(run.facts, run.headline),
+                           "recorded": migration_steps.summary(run.recorded, run.headline),
+                           "release": T(f"step.{run.name}.release")} for run in runs])
+    dataframe(T, frame)
+    st.info(T("steps.count", changed=sum(run.changed for run in runs), total=len(runs)), icon="🧭")
+    for run in runs:
+        step = migration_steps.get_step(run.name)
+        verdict = T("verdict.changed" if run.changed else "verdict.same")
+        with st.expander(f"{T(f'step.{run.name}.title')} — {verdict}"):
+            st.markdown(T(f"step.{run.name}.body"))
+            now, then = st.columns(2)
+            now.caption(T("steps.now", version=runtime_info().jax_version))
+            now.code(migration_steps.listing(run.facts), language="text", wrap_lines=True)
+            then.caption(T("steps.recorded", version=migration_steps.RECORDED_ON))
+            then.code(migration_steps.listing(run.recorded), language="text", wrap_lines=True)
+            if run.changed:
+                st.caption(T("steps.differs"))
+                st.code("\n".join(run.differs), language="text", wrap_lines=True)
+            quote = migration_steps.CHANGELOG[run.name]
+            if quote is None:
+                st.caption(T("steps.no_changelog"))
+            else:
+                st.caption(T("steps.changelog", section=migration_steps.CHANGELOG_SECTION))
+                st.code(quote, language="text", wrap_lines=True)
+            st.caption(T("steps.program"))
+            st.code(inspect.getsource(step.program), language="python", wrap_lines=True)
+
+
 st.title(T("title"))
 st.markdown(T("intro"))
 st.caption(T("jax_version", version=runtime_info().jax_version))
@@ -248,3 +288,16 @@ st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH
 with guard(T):
     show_hlo(hlo_report(devices, model))
     show_code(T, migration.inspect_hlo, hlo.collectives)
+
+st.subheader(T("steps.heading"))
+st.markdown(T("steps.body", version=runtime_info().jax_version, devices=devices,
+              recorded=migration_steps.RECORDED_ON))
+version_runs = []
+for step_name in migration_steps.STEP_NAMES:
+    with guard(T):  # a step that fails shows its error; the others still show
+        version_runs.append(version_step(devices, step_name))
+with guard(T):
+    if version_runs:
+        show_versions(version_runs)
+    show_code(T, migration_steps.attempt, migration_steps.residuals_kept, migration_steps.run_step,
+              migration_steps.StepRun)

@@ -2,7 +2,8 @@
 with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data axis, trained,
 their bytes per axis read from the compiled program beside the formula and their loss beside data
 parallelism's; then — after a prediction — the peak memory of both compiled schedules and the step time
-against M fitted to (M + P − 1)·t_stage, where this machine can show it (`concepts.pipeline`)."""
+against M fitted to this program's lockstep model, n_F·t_f + n_B·t_b, where this machine can show it
+(`concepts.pipeline`)."""
 
 import dataclasses
 
@@ -68,9 +69,11 @@ def show_schedule(settings: pipeline.Settings) -> None:
     cols[0].metric(T("metric.bubble"), f"{counted.counted:.4f}")
     cols[1].metric(T("metric.formula"), f"{counted.formula:.4f}")
     cols[2].metric(T("metric.playbook"), f"{counted.playbook_ratio:.4f}")
-    cols[3].metric(T("metric.in_flight"), f"{counted.most_in_flight}")
+    cols[3].metric(T("metric.kept"), f"{counted.most_kept}")
+    lockstep = pipeline.slot_counts(p, m, settings.schedule)
     st.markdown(T("schedule.explain", slots=counted.slots, busy=counted.busy_per_device,
-                  idle_per_device=counted.slots - counted.busy_per_device))
+                  idle_per_device=counted.slots - counted.busy_per_device, backward_slots=lockstep.backward_slots,
+                  forward_slots=lockstep.forward_slots))
     cells = pipeline.schedule_cells(p, m, settings.schedule)
     kinds = kind_labels()
     frame = pd.DataFrame([{"slot": c.slot, "device": c.device, "kind": kinds[c.kind], "label": c.label}
@@ -79,8 +82,9 @@ def show_schedule(settings: pipeline.Settings) -> None:
                                    y_title=T("axis.device"), value_title=T("axis.kind"), title=T("chart.timeline"),
                                    text="label", by_device=True, categories=list(kinds.values())), width="stretch")
     dataframe(T, pd.DataFrame(pipeline.schedule_rows(cells)))
-    st.markdown(T("schedule.in_flight", counts=", ".join(str(n) for n in counted.in_flight),
-                  schedule_name=answer_labels()[settings.schedule], most=counted.most_in_flight, micro=m))
+    key = "schedule.kept" if p > 1 else "schedule.kept_one_stage"
+    st.markdown(T(key, counts=", ".join(str(n) for n in counted.kept),
+                  schedule_name=answer_labels()[settings.schedule], most=counted.most_kept, micro=m))
 
 
 def show_data_axis(devices: int, settings: pipeline.Settings) -> None:
@@ -151,7 +155,8 @@ def show_scaling(run: pipeline.DataAxisRun) -> None:
     if run.simulated:
         st.markdown(T("scaling.simulated", cores=run.cores, **words))
     else:
-        st.markdown(T("scaling.real", kind=info.device_kind, **words))
+        st.markdown(T("scaling.real", kind=info.device_kind))
+    st.markdown(T("scaling.pays", backward_slots=run.backward_slots, slots=run.slots, micro=run.microbatches, **words))
     if run.scaling_ratio < run.data_parallel_scaling_ratio:
         st.markdown(T("scaling.behind", times=run.data_parallel_scaling_ratio / run.scaling_ratio))
     else:
@@ -181,7 +186,7 @@ def run_measure(settings: pipeline.Settings, timed: bool, guess: str) -> None:
         memory = tuple(pipeline.peak_memory(settings))
         fit = None
         if timed:
-            ladder = pipeline.microbatch_ladder(settings.microbatches)
+            ladder = settings.ladder()
             bar.progress(0.0, text=T("progress.time", micro=ladder[0], done=1, total=len(ladder)))
 
             def on_point(point, index, total):
@@ -215,12 +220,18 @@ def show_time(measured: Measured) -> None:
     dataframe(T, pd.DataFrame([{"microbatches": p.microbatches, "global_batch": p.global_batch, "slots": p.slots,
                                 "step_time_ms": p.step_time_s * 1e3, "fit_ms": fit.fitted_s(p.microbatches) * 1e3,
                                 "compile_s": p.compile_s} for p in fit.points]))
-    ratio = fit.implied_bubble_slots
-    words = {"t_stage_ms": fit.t_stage_s * 1e3, "error": fit.worst_relative_error}
-    if ratio is None:
-        st.markdown(T("time.no_line", **words))
+    m = settings.microbatches
+    counts = pipeline.slot_counts(settings.stages, m, settings.schedule)
+    words = {"error": fit.worst_relative_error, "pair_ms": fit.t_pair_s * 1e3, "micro": m,
+             "forward_slots": counts.forward_slots, "backward_slots": counts.backward_slots,
+             "lockstep_ms": fit.fitted_s(m) * 1e3, "async_ms": fit.asynchronous_s(m) * 1e3}
+    if fit.separable:
+        gpipe, one = fit.lockstep_s(m, "gpipe"), fit.lockstep_s(m, "1f1b")
+        st.markdown(T("time.fit", t_f_ms=fit.t_forward_s * 1e3, t_b_ms=fit.t_backward_s * 1e3,
+                      gpipe_ms=gpipe * 1e3, one_ms=one * 1e3, ratio=one / gpipe, **words))
     else:
-        st.markdown(T("time.fit", ratio=ratio, idle=settings.stages - 1, **words))
+        st.markdown(T("time.fit_pair", **words))
+    st.markdown(T("time.asynchronous", **words))
     hardware_note(T)
 
 
@@ -236,12 +247,16 @@ def show_memory(measured: Measured) -> None:
                         width="stretch")
     dataframe(T, frame)
     peaks = {row.schedule: row.peak_bytes for row in rows}
+    kept = {row.schedule: row.kept for row in rows}
     stash = {row.schedule: row.stash_model_bytes for row in rows}
     verdict = pipeline.memory_verdict(rows)
-    key = ("memory.gpipe" if verdict == "gpipe" else "memory.1f1b" if verdict == "1f1b"
-           else "memory.same" if verdict == "same" else "memory.unknown")
-    saved = (peaks["gpipe"] - peaks["1f1b"]) if verdict in ("gpipe", "1f1b", "same") else 0
-    st.markdown(T(key, gpipe=peaks["gpipe"], one_f_one_b=peaks["1f1b"], saved=saved,
+    saved = peaks["gpipe"] - peaks["1f1b"] if verdict != "unknown" else 0
+    reason = pipeline.memory_reason(rows)
+    key = ("memory.gpipe" if reason == "gpipe" else "memory.1f1b" if reason == "1f1b"
+           else "memory.same_none" if reason == "same_none" else "memory.same_kept" if reason == "same_kept"
+           else "memory.same_despite" if reason == "same_despite" else "memory.unknown")
+    st.markdown(T(key, gpipe=peaks["gpipe"], one_f_one_b=peaks["1f1b"],
+                  saved=saved, gpipe_kept=kept["gpipe"], one_kept=kept["1f1b"],
                   model_saved=stash["gpipe"] - stash["1f1b"]))
     if verdict != "unknown":
         labels = answer_labels()
@@ -262,7 +277,7 @@ st.title(T("title"))
 st.markdown(T("intro"))
 st.latex(r"\frac{t_\text{bubble}}{T_\text{step}} = \frac{P-1}{M+P-1}, \qquad "
          r"\frac{t_\text{bubble}}{t_\text{ideal}} = \frac{P-1}{M}, \qquad "
-         r"T_\text{step}(M) = (M+P-1)\,t_\text{stage}")
+         r"T_\text{async}(M) = (M+P-1)(t_f + t_b), \qquad T_\text{lockstep}(M) = n_F\,t_f + n_B\,t_b")
 st.caption(T("formulas"))
 
 max_devices = runtime_info().device_count
@@ -296,8 +311,7 @@ classroom.identity_form(T.page)  # whether the guess is recorded for a class, sa
 st.caption(R("no_controls"))
 timed = False
 if settings is not None:
-    ladder = pipeline.microbatch_ladder(settings.microbatches)
-    st.markdown(T("predict.body", ladder=", ".join(str(m) for m in ladder)))
+    st.markdown(T("predict.body", ladder=", ".join(str(m) for m in settings.ladder())))
     timed = show_cores(settings.stages)
 labels = answer_labels()
 guess = st.radio(T("w.guess"), ANSWERS, format_func=lambda a: labels.get(a, a), index=None, key=GUESS,
@@ -317,5 +331,5 @@ if LAST in st.session_state:
 else:
     st.info(T("nothing_yet"), icon="👆")
 
-show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_stage_time,
+show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_slot_times,
           pipeline.time_steps, pipeline.peak_memory, pipeline.measure_data_axis)

@@ -78,7 +78,12 @@ def run_training(config: train_config.TrainConfig) -> None:
         chart_slot = st.empty()
         tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
         live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps"))
-        result = training.train(config, [tracking, live])
+        try:
+            result = training.train(config, [tracking, live])
+        except training.Diverged:  # said by the guard; the live chart keeps the losses up to that step
+            progress.empty()
+            st.session_state.pop(LAST_RUN, None)  # "Last run" below would name an older one
+            raise
         progress.empty()
         chart_slot.empty()
     st.session_state[LAST_RUN] = tracking.tracked(result)
@@ -100,7 +105,12 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls:
             chart_slot.altair_chart(loss_chart(losses), width="stretch")
 
         tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
-        sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)], impls)
+        try:
+            sweep = training.sweep(config, device_counts, [tracking, training.Progress(on_chunk, on_point)], impls)
+        except training.Diverged:
+            progress.empty()
+            st.session_state.pop(LAST_SWEEP, None)
+            raise
         progress.empty()
         chart_slot.empty()
     st.session_state[LAST_SWEEP] = tracking.tracked_sweep(sweep)
@@ -224,6 +234,15 @@ def show_impl_advice(points) -> None:
                   shortfall=(a.shortfall or 1.0) * 100), icon="💡")
 
 
+def follow_default(key: str, default: float) -> None:
+    """The number box `key` follows its default (η: the width's, `default_learning_rate`) until the visitor
+    types another value; a value typed, or given by a link, stays."""
+    shown = f"{key}.default"
+    if key in st.session_state and st.session_state[key] == st.session_state.get(shown):
+        st.session_state[key] = default
+    st.session_state[shown] = default
+
+
 # --- the page ------------------------------------------------------------------------
 
 st.title(T("title"))
@@ -237,17 +256,21 @@ with cols[0]:
     model = url_choice(T, "model", models.MODELS, DEFAULTS.model, radio=True)
     devices = url_devices(T, max_devices)
     scaling_mode = url_choice(T, "scaling", train_config.SCALING_MODES, DEFAULTS.scaling, radio=True)
-with cols[1]:
-    impl = url_choice(T, "impl", IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
-    global_batch = url_int(T, "batch", train_config.default_batch(devices), 1, MAX_BATCH, slider=False)
-    learning_rate = url_float(T, "lr", DEFAULTS.learning_rate, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01,
-                              fmt="%.4g")
-    steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
-with cols[2]:
+with cols[2]:  # before η, whose default follows the width
     hidden = url_int(T, "hidden", DEFAULTS.hidden, 1, train_config.MAX_HIDDEN, slider=False) if model == "mlp" \
         else DEFAULTS.hidden
     seed = url_int(T, "seed", DEFAULTS.seed, 0, 1_000_000, slider=False)
     compare = url_bool(T, "compare", False)
+with cols[1]:
+    impl = url_choice(T, "impl", IMPLEMENTATIONS, DEFAULTS.impl, radio=True)
+    global_batch = url_int(T, "batch", train_config.default_batch(devices), 1, MAX_BATCH, slider=False)
+    lr_default = train_config.default_learning_rate(model, hidden)
+    follow_default("training.lr", lr_default)
+    learning_rate = url_float(T, "lr", lr_default, train_config.MIN_LEARNING_RATE, train_config.MAX_LEARNING_RATE,
+                              step=0.01, fmt="%.4g")
+    if lr_default != DEFAULTS.learning_rate:
+        st.caption(T("lr_default", default=lr_default, hidden=hidden, base=train_config.BASE_WIDTH))
+    steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
                               steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,

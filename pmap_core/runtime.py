@@ -8,6 +8,7 @@ any work: the simulated CPU device count and the size of XLA's CPU worker pool.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import logging
 import os
 import threading
@@ -120,7 +121,8 @@ def configure_compilation_cache(tracking_uri: str) -> str | None:
     before its first compile; returns the folder in force, or None.
 
     JAX's own `JAX_COMPILATION_CACHE_DIR`, when set, wins and is left as it is (the tests set it for
-    every process they start). A folder that cannot be made leaves the cache off, with a warning."""
+    every process they start). A folder that cannot be made, or a missing `filelock`, leaves the cache off,
+    with one line in the log."""
     global _cache_in_force
     with _cache_lock:
         if _cache_in_force is not _NOT_YET:
@@ -133,6 +135,11 @@ def configure_compilation_cache(tracking_uri: str) -> str | None:
                     os.makedirs(folder, exist_ok=True)
             except OSError as error:
                 log.warning("JAX's compilation cache is off: %s", error)
+                folder = None
+            if folder is not None and importlib.util.find_spec("filelock") is None:
+                # JAX refuses a size-bounded cache without it, and says so only in a UserWarning per compile.
+                log.error("JAX's compilation cache is off: the `filelock` package is missing, so a restarted "
+                          "server compiles every program again (install requirements.txt: filelock)")
                 folder = None
             if folder is not None:
                 import jax

@@ -17,11 +17,18 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tests.support import ROOT, free_port, new_tracking_store, start_python
+from tests.support import (
+    READY_BUDGET_S,
+    ROOT,
+    free_port,
+    log_tail,
+    new_tracking_store,
+    start_python,
+    wait_until_answering,
+)
 
 # Debian's Chromium; PMAP_LAB_CHROMIUM points elsewhere (another distribution's path).
 CHROMIUM = os.environ.get("PMAP_LAB_CHROMIUM", "/usr/bin/chromium")
@@ -61,13 +68,10 @@ class Server:
     log_path: pathlib.Path
 
     def log_tail(self, chars: int = 3000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except OSError:
-            return ""
+        return log_tail(self.log_path, chars)
 
 
-def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120,
+def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = READY_BUDGET_S,
                  tracking_store: Callable[[pathlib.Path], str] = new_tracking_store) -> Server:
     """`streamlit run streamlit_app.py` on a free port of 127.0.0.1; returns once healthy.
 
@@ -90,19 +94,12 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = 120
     with open(log_path, "wb") as log:
         process = start_python(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=False)
     server = Server(f"http://127.0.0.1:{port}", process, log_path)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"streamlit exited with {process.returncode}:\n{server.log_tail()}")
-        try:
-            with urllib.request.urlopen(server.url + HEALTH_PATH, timeout=2) as reply:
-                if reply.status == 200:
-                    return server
-        except OSError:
-            time.sleep(0.3)
-    tail = server.log_tail()
-    stop_server(server)
-    raise RuntimeError(f"streamlit not healthy after {timeout_s:.0f} s:\n{tail}")
+    try:
+        wait_until_answering(server.url + HEALTH_PATH, process, server.log_tail, timeout_s)
+    except BaseException:
+        stop_server(server)
+        raise
+    return server
 
 
 def stop_server(server: Server, keep_folder: bool = False, timeout_s: float = 15) -> None:

@@ -20,12 +20,16 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import Any
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Ignored by git, kept between runs, and pytest's own cache folder.
 CACHE = ROOT / ".pytest_cache" / "pmap-lab"
+# How long a server a test starts may take to answer: on 2 loaded cores an `mlflow server` took over 30 s
+# (50 s to bind its port, measured) and `streamlit run` over a minute. A server that is up answers at once,
+# so a generous budget costs only the tests whose server never comes up.
+READY_BUDGET_S = 180.0
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:
@@ -152,37 +156,60 @@ def new_tracking_store(path: str | os.PathLike) -> str:
     return f"sqlite:///{path}"
 
 
-class MlflowServer:
-    """A real `mlflow server` on 127.0.0.1 over a fresh sqlite store in `folder`, in its own process group."""
+def log_tail(path: str | os.PathLike, chars: int = 3000) -> str:
+    """The end of a server's log file ("" when there is none yet)."""
+    try:
+        return pathlib.Path(path).read_text(errors="replace")[-chars:]
+    except OSError:
+        return ""
 
-    def __init__(self, folder: pathlib.Path):
+
+def wait_until_answering(url: str, process: subprocess.Popen, log: Callable[[], str],
+                         timeout_s: float = READY_BUDGET_S) -> None:
+    """Poll GET `url` until it answers 200, for up to `timeout_s`. A server that exits first, or never
+    answers, fails the wait with its own log (`log()`), which says why."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with status {process.returncode} before {url} answered; "
+                               f"its log:\n{log()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"{url} did not answer within {timeout_s:.0f} s; the server's log:\n{log()}")
+
+
+class MlflowServer:
+    """A real `mlflow server` on 127.0.0.1 over a fresh sqlite store in `folder` (or over `backend`, with
+    `env` for its secrets, e.g. PGPASSWORD), in its own process group; its output goes to
+    `folder`/mlflow-server.log."""
+
+    def __init__(self, folder: pathlib.Path, backend: str | None = None, env: Mapping[str, str] | None = None):
         self.db = pathlib.Path(folder) / "server.db"
         self.uri = f"http://127.0.0.1:{free_port()}"
-        self.process = start_python(
-            ["-m", "mlflow", "server", "--backend-store-uri", new_tracking_store(self.db),
-             "--host", "127.0.0.1", "--port", self.uri.rsplit(":", 1)[1], "--workers", "1"],
-            cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-        )
+        self.log_path = pathlib.Path(folder) / "mlflow-server.log"
+        with open(self.log_path, "wb") as log:
+            self.process = start_python(
+                ["-m", "mlflow", "server", "--backend-store-uri", backend or new_tracking_store(self.db),
+                 "--host", "127.0.0.1", "--port", self.uri.rsplit(":", 1)[1], "--workers", "1"],
+                cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT, text=False, start_new_session=True,
+            )
 
-    def wait_until_healthy(self, timeout_s: float = 120) -> None:
+    def log_tail(self, chars: int = 3000) -> str:
+        return log_tail(self.log_path, chars)
+
+    def wait_until_healthy(self, timeout_s: float = READY_BUDGET_S) -> None:
         """Until /health answers and the server has answered one request to its store: the first
         opens the store, about 10 times slower than the next (over a second here, more under load),
         which a test's 3 s reachability probe would take for a server that does not answer."""
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError("mlflow server exited")
-            try:
-                with urllib.request.urlopen(self.uri + "/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            raise TimeoutError(f"mlflow server did not answer /health within {timeout_s} s")
+        wait_until_answering(self.uri + "/health", self.process, self.log_tail, timeout_s)
         search = urllib.request.Request(self.uri + "/api/2.0/mlflow/experiments/search", data=b'{"max_results": 1}',
                                         headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(search, timeout=max(1.0, deadline - time.monotonic())) as response:
+        with urllib.request.urlopen(search, timeout=max(30.0, deadline - time.monotonic())) as response:
             response.read()
 
     def stop(self, sig: int = signal.SIGTERM) -> None:

@@ -78,7 +78,7 @@ TEXTS = {
     "w.device.a100": {"en": "NVIDIA A100 (312 TFLOP/s)", "zh": "NVIDIA A100（312 TFLOP/s）"},
     "w.device.h100": {"en": "NVIDIA H100 SXM (989 TFLOP/s)", "zh": "NVIDIA H100 SXM（989 TFLOP/s）"},
     "w.util": {"en": "Utilisation u (fraction of peak)", "zh": "利用率 u（峰值的比例）"},
-    "w.batch": {"en": "Global batch (samples)", "zh": "全局批大小（样本数）"},
+    "w.batch": {"en": "Global batch (samples)", "zh": "全局批次（样本数）"},
     "w.mode": {"en": "Scaling", "zh": "扩展方式"},
     "w.mode.strong": {"en": "strong (same global batch)", "zh": "强扩展（全局批次不变）"},
     "w.mode.weak": {"en": "weak (same batch per device)", "zh": "弱扩展（每台设备批次不变）"},

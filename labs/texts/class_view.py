@@ -4,6 +4,11 @@ TEXTS = {
         "en": "Your result is kept in this session, but your prediction could not be recorded for your class:",
         "zh": "你的结果保存在本次会话中，但你的预测无法记录到你的班级：",
     },
+    "prediction.write_limited": {
+        "en": "This page has recorded many checks in a short time: this one waits in your session and is recorded "
+              "with your next check (one every {seconds:g} s).",
+        "zh": "本页在短时间内记录了很多次核对：这一次先保存在你的会话中，随你的下一次核对一起记录（每 {seconds:g} 秒一次）。",
+    },
     "title": {"en": "Class", "zh": "班级"},
     "summary": {
         "en": "For a teacher: a class's exercise results, best scaling efficiency at each D, a throughput "
@@ -71,6 +76,17 @@ TEXTS = {
               "CSV. MLflow's own UI shows them all.",
         "zh": "这个班级的练习运行超过 {limit} 个：这里和 CSV 中只显示最新的 {limit} 个。MLflow 自带的界面会显示全部。",
     },
+    "capped.students": {
+        "en": "{count} students have more than {per} runs of a kind: only the newest {per} of each are shown here and "
+              "in the CSV, so that no name's runs push the others' out. MLflow's own UI shows them all.",
+        "zh": "有 {count} 名学生的某类运行超过 {per} 个：这里和 CSV 中只显示每人最新的 {per} 个，这样任何一个名字的运行都不会把"
+              "其他人的挤出去。MLflow 自带的界面会显示全部。",
+    },
+    "refreshing": {
+        "en": "This page looks for new runs and predictions every {seconds} s and redraws itself when they arrive. "
+              "Its link keeps the class code (never the teacher key).",
+        "zh": "本页每 {seconds} 秒查看一次新的运行和预测，有新内容时自动重绘。它的链接保留班级代码（从不包含教师密钥）。",
+    },
     "students": {"en": "{students} students, {runs} rows", "zh": "{students} 名学生，{runs} 行"},
     "completion.heading": {"en": "Exercises", "zh": "练习"},
     "completion.body": {
@@ -115,8 +131,15 @@ TEXTS = {
               "见下方的时间线和行。每一步列出：第一次预测的数量、落在该步容差以内的比例，以及最常见的错误预测。",
     },
     "predictions.withheld_hidden": {
-        "en": "The teacher withholds the answers of some sheets: their predictions show only in the teacher view.",
-        "zh": "教师暂不公布部分练习单的答案：这些练习单的预测只在教师视图中显示。",
+        "en": "The teacher withholds the answers of some sheets: their results and predictions (right or wrong tells "
+              "the answer) show only in the teacher view, and are not in the CSV.",
+        "zh": "教师暂不公布部分练习单的答案：这些练习单的结果和预测（对错即透露了答案）只在教师视图中显示，也不在 CSV 中。",
+    },
+    "predictions.off_scale": {
+        "en": "{count} first predictions lie far outside the class's spread: the axis shows {low} to {high}, and each "
+              "of them is drawn at its edge as a triangle pointing the way it lies (its value in the tooltip).",
+        "zh": "有 {count} 个第一次预测远在全班的分布之外：坐标轴显示 {low} 到 {high}，它们各自画在轴的边缘，用指向其所在方向的三角"
+              "表示（数值见提示框）。",
     },
     "predictions.step_caption": {
         "en": "{count} first predictions, {within} within tolerance of the computed answer (the dashed rule); the "
@@ -145,6 +168,10 @@ TEXTS = {
     "legend.right": {"en": "within tolerance", "zh": "容差以内"},
     "legend.wrong": {"en": "outside tolerance", "zh": "容差以外"},
     "legend.answer": {"en": "computed answer", "zh": "计算出的答案"},
+    "legend.place": {"en": "on the axis", "zh": "在轴上的位置"},
+    "legend.on_scale": {"en": "on the scale", "zh": "在刻度范围内"},
+    "legend.below": {"en": "below the scale", "zh": "低于刻度范围"},
+    "legend.above": {"en": "above the scale", "zh": "高于刻度范围"},
     "legend.attempt": {"en": "attempt", "zh": "尝试"},
     "legend.first": {"en": "first", "zh": "第一次"},
     "legend.later": {"en": "later", "zh": "之后"},
@@ -157,8 +184,26 @@ TEXTS = {
         "en": "Teacher controls are off on this server: whoever runs it sets a teacher key in {env} to turn them on.",
         "zh": "本服务器未开启教师控制：服务器管理员在 {env} 中设置教师密钥即可开启。",
     },
+    "error.teacher_key_length": {
+        "en": "pmap-lab cannot start with this teacher key: {env} must hold {low} to {high} characters, so that it "
+              "cannot be guessed. Whoever runs this server sets a longer one (docs/DEPLOY.md) or unsets it.",
+        "zh": "pmap-lab 无法以这个教师密钥启动：{env} 必须有 {low} 到 {high} 个字符，才不会被猜中。请服务器管理员设置"
+              "更长的密钥（见 docs/DEPLOY.md），或删除这个设置。",
+    },
     "teacher.key": {"en": "Teacher key", "zh": "教师密钥"},
     "teacher.wrong_key": {"en": "That is not this server's teacher key.", "zh": "这不是本服务器的教师密钥。"},
+    "teacher.key_not_drawn": {
+        "en": "What you type here is not drawn, not even as dots, so that the class does not see how long the key is. "
+              "Spaces around a pasted key do not count.",
+        "zh": "这里输入的内容不会显示，连圆点也不显示，这样全班看不出密钥有多长。粘贴的密钥首尾的空格不计。",
+    },
+    "teacher.open": {"en": "Open the teacher controls", "zh": "打开教师控制"},
+    "teacher.close": {"en": "Close the teacher controls", "zh": "关闭教师控制"},
+    "teacher.wait": {
+        "en": "Too many wrong keys: try again in {seconds} s. Each further wrong key makes the wait longer, and "
+              "the server logs every wrong try (where it came from, never what was typed).",
+        "zh": "错误的密钥太多：请在 {seconds} 秒后再试。之后每输错一次，等待时间都会变长；服务器会记录每一次错误的尝试（来自哪里，但从不记录输入的内容）。",
+    },
     "teacher.heading": {"en": "🧑‍🏫 Teacher controls", "zh": "🧑‍🏫 教师控制"},
     "teacher.body": {
         "en": "For the class with this code, on every server that shares this tracking store. Students' open "
@@ -180,6 +225,11 @@ TEXTS = {
         "zh": "当前：已公布。学生核对预测后即可看到答案和解释。",
     },
     "teacher.save": {"en": "Save for the class", "zh": "为全班保存"},
+    "teacher.stale": {
+        "en": "Not saved: this sheet's controls changed since this page read them (another tab or teacher). They "
+              "are shown again as they are now.",
+        "zh": "未保存：自本页读取以来，这张练习单的控制已被更改（另一个标签页或另一位教师）。下面重新显示它们现在的状态。",
+    },
     "teacher.store_failed": {
         "en": "The tracking store did not take the change; nothing changed for the class. What it said:",
         "zh": "跟踪存储没有接受这次更改；班级没有任何变化。它返回的信息：",

@@ -97,6 +97,15 @@ TEXTS = {
         "en": "`{name}` must be between {low} and {high} (got {value}).",
         "zh": "`{name}` 必须在 {low} 到 {high} 之间（收到 {value}）。",
     },
+    "error.diverged": {
+        "en": "Training diverged at step {step} of {steps}: from that step on the loss was no longer a finite number, "
+              "so the run stopped there. Gradient descent is stable only while η is below 2 / the loss's steepest "
+              "curvature; above it, every step overshoots the minimum by more than the last. Reduce the learning "
+              "rate η ({learning_rate:g} now), for example to {suggested:g}.",
+        "zh": "训练在第 {step} / {steps} 步发散：从这一步起损失不再是有限的数，因此运行在此停止。只有当 η 小于 2 / 损失"
+              "最陡方向的曲率时，梯度下降才稳定；超过这个界限，每一步都比上一步更远地冲过最小值。请降低学习率 η"
+              "（当前为 {learning_rate:g}），例如改为 {suggested:g}。",
+    },
     "error.too_many_devices": {
         "en": "You asked for {devices} devices, but this runtime has only {available}.",
         "zh": "你请求了 {devices} 台设备，但当前运行时只有 {available} 台。",

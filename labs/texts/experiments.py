@@ -65,7 +65,18 @@ TEXTS = {
     "w.throughput": {"en": "Throughput shown", "zh": "显示的吞吐量"},
     "w.throughput.steady_throughput": {"en": "steady", "zh": "稳态"},
     "w.throughput.throughput": {"en": "end to end", "zh": "端到端"},
-    "count": {"en": "{runs} runs shown (of which {sweeps} sweep parents).", "zh": "显示 {runs} 个运行（其中 {sweeps} 个为扫描父运行）。"},
+    "count": {
+        "en": "{runs} training runs shown, and {sweeps} sweep parents: a parent only sums up its own runs, so no "
+              "comparison here (charts, loss curves, MLflow's comparison) counts it.",
+        "zh": "显示 {runs} 个训练运行，另有 {sweeps} 个扫描父运行：父运行只汇总它自己的子运行，因此这里的任何比较"
+              "（图表、损失曲线、MLflow 中的比较）都不计入它。",
+    },
+    "diverged": {
+        "en": "{runs} of these runs diverged: their loss stopped being a finite number at the step shown under "
+              "“diverged at step”, the run stopped there and ended FAILED. A smaller learning rate trains them.",
+        "zh": "其中 {runs} 个运行发散了：它们的损失在“发散于第几步”所示的那一步不再是有限的数，运行就此停止并以 FAILED "
+              "结束。用更小的学习率即可训练。",
+    },
     "filtered_empty": {"en": "No run matches these filters.", "zh": "没有符合筛选条件的运行。"},
     "scaling.heading": {"en": "Throughput and efficiency against D, by implementation",
                         "zh": "各实现方式的吞吐量与扩展效率随 D 的变化"},
@@ -115,18 +126,20 @@ TEXTS = {
     },
     "impl.mlflow": {
         "en": "In MLflow's own UI, compare the same runs by grouping them by the param `impl`; the parent run of a "
-              "sweep with `--impl all` logs `pmap/steady_throughput`, `shard_map/steady_throughput` and "
-              "`jit/steady_throughput` (and the same for `throughput`, `scaling_ratio`, `efficiency`) with D as the "
-              "step: its metric charts are these curves against D.",
+              "sweep with `--impl all` logs `by_D/pmap/steady_throughput`, `by_D/shard_map/steady_throughput` and "
+              "`by_D/jit/steady_throughput` (and the same for `throughput`, `scaling_ratio`, `efficiency`) with D as "
+              "the step: its metric charts are these curves against D, under names no training run has.",
         "zh": "在 MLflow 自带的界面中，按参数 `impl` 分组即可比较同样的运行；用 `--impl all` 扫描时，其父运行以 D 为步记录 "
-              "`pmap/steady_throughput`、`shard_map/steady_throughput` 和 `jit/steady_throughput`（`throughput`、"
-              "`scaling_ratio`、`efficiency` 同理）：它的指标图就是这些随 D 变化的曲线。",
+              "`by_D/pmap/steady_throughput`、`by_D/shard_map/steady_throughput` 和 `by_D/jit/steady_throughput`"
+              "（`throughput`、`scaling_ratio`、`efficiency` 同理）：它的指标图就是这些随 D 变化的曲线，"
+              "用的是训练运行没有的名称。",
     },
     "loss.heading": {"en": "Loss curves", "zh": "损失曲线"},
     "loss.choose": {"en": "Runs to overlay", "zh": "要叠加比较的运行"},
     "loss.none": {"en": "Choose one or more runs to see their loss curves.", "zh": "请选择一个或多个运行以查看损失曲线。"},
     "loss.empty": {"en": "The chosen runs logged no loss values.", "zh": "所选运行没有记录损失值。"},
     "col.run_name": {"en": "run", "zh": "运行"},
+    "col.diverged_at_step": {"en": "diverged at step", "zh": "发散于第几步"},
     "col.status": {"en": "status", "zh": "状态"},
     "col.start_time": {"en": "started", "zh": "开始时间"},
     "col.model": {"en": "model", "zh": "模型"},
@@ -137,7 +150,7 @@ TEXTS = {
     "col.default_share": {"en": "{default} / fastest", "zh": "{default} / 最快"},
     "col.devices": {"en": "devices D", "zh": "设备数 D"},
     "col.num_processes": {"en": "processes P", "zh": "进程数 P"},
-    "col.global_batch": {"en": "global batch B", "zh": "全局批大小 B"},
+    "col.global_batch": {"en": "global batch B", "zh": "全局批次 B"},
     "col.scaling": {"en": "scaling", "zh": "扩展方式"},
     "col.throughput": {"en": "throughput, end to end (samples/s)", "zh": "吞吐量，端到端（样本/秒）"},
     "col.steady_throughput": {"en": "steady throughput (samples/s)", "zh": "稳态吞吐量（样本/秒）"},

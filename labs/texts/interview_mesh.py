@@ -125,7 +125,7 @@ TEXTS = {
               f"program on {_MESH_EN}: Megatron's split over model, the batch over data. Reading the replica groups "
               "of the compiled step's collectives, over which mesh axis is the gradient of w1 all-reduced?",
         "zh": f"一个 MLP（8 个输入，每台 model 设备 16 个隐藏单元，一个输出）用本实验的 tensor 程序在{_MESH_ZH}上训练："
-              "沿 model 按 Megatron 的方式切分，批次沿 data 切分。读编译后步骤中集合通信的 replica groups，w1 的梯度沿哪个"
+              "沿 model 按 Megatron 的方式切分，批次沿 data 切分。读编译后步骤中集合通信的副本组（replica groups），w1 的梯度沿哪个"
               "网格轴做全归约？",
     },
     "q.mesh_gradient_axis.explain": {

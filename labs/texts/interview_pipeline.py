@@ -21,11 +21,13 @@ TEXTS = {
         "en": "The bubble is {answer} (within {tolerance}). Stage s starts s slots after the first and the last "
               "stage finishes its forwards P − 1 slots after the first does; the backwards drain the same way. A "
               "step takes 2(M + P − 1) slots of which each device works 2M, so (P − 1)/(M + P − 1) of the step "
-              "is idle (Huang et al. 2019, GPipe; the Ultra-Scale Playbook, \"Pipeline parallelism\"). More "
+              "is idle (Huang et al. 2019, GPipe, §2.3; the Ultra-Scale Playbook, \"Pipeline parallelism\", gives it over the "
+              "ideal time instead, (P − 1)/M). More "
               f"micro-batches shrink it. {_TABLE_EN}",
         "zh": "气泡为 {answer}（容差 {tolerance}）。第 s 个阶段比第一个阶段晚 s 个时间槽开始，最后一个阶段比第一个阶段晚 P − 1 "
               "个时间槽做完前向；反向以同样的方式排空。一步共 2(M + P − 1) 个时间槽，每台设备工作 2M 个，所以一步中有 "
-              "(P − 1)/(M + P − 1) 处于空闲（Huang 等 2019，GPipe；Ultra-Scale Playbook，“Pipeline parallelism”）。"
+              "(P − 1)/(M + P − 1) 处于空闲（Huang 等 2019，GPipe，§2.3；Ultra-Scale Playbook 的“Pipeline parallelism”"
+              "给出的是它与理想时间之比 (P − 1)/M）。"
               f"微批次越多，气泡越小。{_TABLE_ZH}",
     },
     "w.question.pipeline_slots": {"en": "Pipeline: time slots of one step", "zh": "流水线：一步的时间槽数"},
@@ -51,12 +53,12 @@ TEXTS = {
     },
     "q.pipeline_bubble_1f1b.explain": {
         "en": "Counted from both tables: {answer}. Both schedules fill and drain the pipeline the same way, so "
-              "both idle (P − 1)/(M + P − 1) of the step (the Ultra-Scale Playbook, \"Pipeline parallelism\"). What "
+              "both idle (P − 1)/(M + P − 1) of the step (Huang et al. 2019, GPipe, §2.3; Narayanan et al. 2021). What "
               "1F1B buys is memory: it starts a micro-batch's backward as soon as it can, so a stage keeps fewer "
               "micro-batches' activations waiting for their backward. An interleaved schedule (several stages "
               f"per device; Narayanan et al. 2021) is what shrinks the bubble itself. {_TABLE_EN}",
         "zh": "由两张排程表数出：{answer}。两种排程以同样的方式填充和排空流水线，空闲都占一步的 (P − 1)/(M + P − 1)"
-              "（Ultra-Scale Playbook，“Pipeline parallelism”）。1F1B 换来的是内存：它尽早开始一个微批次的反向，"
+              "（Huang 等 2019，GPipe，§2.3；Narayanan 等 2021）。1F1B 换来的是内存：它尽早开始一个微批次的反向，"
               "所以一个阶段保存的、等待反向的微批次激活值更少。真正缩小气泡的是交错排程（每台设备承担多个阶段；Narayanan 等 2021）。"
               f"{_TABLE_ZH}",
     },
@@ -72,12 +74,14 @@ TEXTS = {
     "q.pipeline_kept_activations.explain": {
         "en": "At most {answer}. On stage s, 1F1B runs P − s − 1 forwards before its first backward, then "
               "alternates one forward and one backward, so the micro-batch in its pair and the next one already "
-              "arrived make P − s + 1 (counted from 0). GPipe keeps all M until the backwards begin: M grows the "
-              "memory of GPipe, not that of 1F1B (Narayanan et al. 2019, PipeDream-Flush). The lab sizes each "
+              "arrived make P − s + 1 (counted from 0); the first stage keeps none, its backward recomputing its "
+              "forward from its rows of the batch. GPipe keeps all M until the backwards begin: M grows the "
+              "memory of GPipe, not that of 1F1B (Narayanan et al. 2021, PipeDream-Flush). The lab sizes each "
               f"stage's buffers from the table, so the compiled peak shows it. {_TABLE_EN}",
         "zh": "最多 {answer} 个。在第 s 个阶段（从 0 数起），1F1B 在第一次反向之前运行 P − s − 1 次前向，然后一次前向、一次反向交替，"
-              "所以加上正在配对的微批次和已经到达的下一个，共 P − s + 1 个。GPipe 在反向开始前保存全部 M 个：M 增大的是 GPipe "
-              "的内存，而不是 1F1B 的（Narayanan 等 2019，PipeDream-Flush）。本实验按排程表确定每个阶段的缓冲区大小，"
+              "所以加上正在配对的微批次和已经到达的下一个，共 P − s + 1 个；第一个阶段不保存任何输入，它的反向从它那几行批次数据"
+              "重算前向。GPipe 在反向开始前保存全部 M 个：M 增大的是 GPipe 的内存，而不是 1F1B 的（Narayanan 等 2021，"
+              "PipeDream-Flush）。本实验按排程表确定每个阶段的缓冲区大小，"
               f"所以编译后的峰值能看出这一点。{_TABLE_ZH}",
     },
     "w.question.pipeline_micro_for_small_bubble": {"en": "Pipeline: micro-batches for a small bubble",
@@ -107,14 +111,14 @@ TEXTS = {
     },
     "q.pipeline_peak_1f1b.explain": {
         "en": "Measured: {answer}. With more micro-batches than stages, GPipe keeps every micro-batch's "
-              "activations until the backwards begin and 1F1B at most P, and the compiled programs differ by "
+              "inputs until the backwards begin and 1F1B at most P, and the compiled programs differ by "
               "exactly those activations (`train.pipeline.stash_bytes`); the rest (the stage's layers, its gradient, "
-              "the batch) is the same. With one device there is one stage: nothing waits, both keep one "
-              "micro-batch, and the peaks are equal; a pipeline of P stages needs P devices. These are the "
+              "the batch) is the same. With one device there is one stage: nothing waits, no stage receives an "
+              "input (device 0 recomputes from its rows of the batch), both keep none, and the peaks are equal; a pipeline of P stages needs P devices. These are the "
               "compiler's figures for float32 on this backend, not a GPU's.",
         "zh": "实测：{answer}。微批次多于阶段时，GPipe 在反向开始前保存每个微批次的激活值，1F1B 最多保存 P 个，"
               "两个编译后的程序恰好相差这些激活值（`train.pipeline.stash_bytes`）；其余部分（该阶段的层、它的梯度、批次）相同。"
-              "只有一台设备时只有一个阶段：没有等待，两者都只保存一个微批次，峰值相等；P 个阶段的流水线需要 P 台设备。"
+              "只有一台设备时只有一个阶段：没有等待，没有阶段会收到输入（设备 0 从它那几行批次数据重算），两者都不保存输入，峰值相等；P 个阶段的流水线需要 P 台设备。"
               "这些是编译器在这个后端上对 float32 给出的数字，不是 GPU 的。",
     },
 }

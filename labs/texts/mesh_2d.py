@@ -26,19 +26,20 @@ TEXTS = {
               "编译器会要求给出 `out_sharding=`，而不是替你猜。",
     },
     "formulas": {
-        "en": "B global batch, F inputs, H hidden width, X devices on `data`, Y on `model` (D = X·Y); a ring "
+        "en": "B global batch, I inputs, H hidden width, X devices on `data`, Y on `model` (D = X·Y); a ring "
               "all-reduce of S bytes among g devices sends 2(g−1)/g·S per device. Sources: Shoeybi et al. 2019 "
               "(Megatron-LM) §3 for the split; the JAX Scaling Book (Austin et al. 2025, Part 5 \"Training\") for "
-              "the per-layer costs of DP, FSDP, TP and FSDP+TP and for C/W.",
-        "zh": "B 为全局批次，F 为输入数，H 为隐藏宽度，X 为 `data` 上的设备数，Y 为 `model` 上的设备数（D = X·Y）；"
+              "the per-layer costs of DP, FSDP, TP and FSDP+TP and for C/W, in the book's letters (D its model width, F "
+              "its hidden width: F appears on this page only in the book's formulas).",
+        "zh": "B 为全局批次，I 为输入数，H 为隐藏宽度，X 为 `data` 上的设备数，Y 为 `model` 上的设备数（D = X·Y）；"
               "g 台设备对 S 字节做环形全归约，每台设备发送 2(g−1)/g·S。来源：切分方式见 Shoeybi 等 2019（Megatron-LM）"
               "§3；DP、FSDP、TP 和 FSDP+TP 每层的通信量以及 C/W 见 JAX Scaling Book（Austin 等 2025，第 5 部分"
-              "“Training”）。",
+              "“Training”），用书中的字母（D 为书中的模型宽度，F 为书中的隐藏宽度：本页只在书的公式中用 F）。",
     },
     "w.devices": {"en": "Devices D", "zh": "设备数 D"},
     "w.mesh": {"en": "Mesh shape (data × model)", "zh": "网格形状（data × model）"},
     "w.hidden": {"en": "Hidden width H", "zh": "隐藏宽度 H"},
-    "w.features": {"en": "Inputs F", "zh": "输入数 F"},
+    "w.features": {"en": "Inputs I", "zh": "输入数 I"},
     "w.batch": {"en": "Global batch B", "zh": "全局批次 B"},
     "w.steps": {"en": "Steps", "zh": "步数"},
     "w.lr": {"en": "Learning rate", "zh": "学习率"},
@@ -87,14 +88,20 @@ TEXTS = {
                      "zh": "每个网格轴上的集合通信，读自编译后的 HLO"},
     "comm.explain": {
         "en": "Each row is one collective of the compiled step: which devices meet (read from its replica groups, "
-              "then named by the mesh axis along which they differ) and the bytes one device sends per step on a "
+              "`replica_groups` in the HLO, then named by the mesh axis along which they differ) and the bytes one device sends per step on a "
               "ring. On {data} × {model}: {model_bytes:,.0f} bytes over model, {data_bytes:,.0f} over data, "
-              "{total:,.0f} in all; the formula 2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(FH/Y + 2H/Y + 1)·4 gives "
+              "{total:,.0f} in all; the formula 2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(IH/Y + 2H/Y + 1)·4 gives "
               "{formula:,.0f}.",
-        "zh": "每一行是编译后步骤中的一个集合通信：哪些设备一起参与（读自它的 replica groups，再按这些设备不同的那个网格轴"
-              "命名），以及每台设备每步在环上发送的字节数。在 {data} × {model} 上：model 上 {model_bytes:,.0f} 字节，"
-              "data 上 {data_bytes:,.0f} 字节，共 {total:,.0f} 字节；公式 2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(FH/Y + 2H/Y + 1)·4 "
-              "给出 {formula:,.0f}。",
+        "zh": "每一行是编译后步骤中的一个集合通信：哪些设备一起参与（读自它的副本组，即 HLO 中的 `replica_groups`，再按"
+              "这些设备不同的那个网格轴命名），以及每台设备每步在环上发送的字节数。在 {data} × {model} 上：model 上 "
+              "{model_bytes:,.0f} 字节，data 上 {data_bytes:,.0f} 字节，共 {total:,.0f} 字节；公式 2(Y−1)/Y·(B/X)·4 + "
+              "2(X−1)/X·(IH/Y + 2H/Y + 1)·4 给出 {formula:,.0f}。",
+    },
+    "comm.loss": {
+        "en": "The formula is {gap:,.0f} bytes short of what the compiled step sends: the loss, one value the same "
+              "all-reduce over data carries beside the gradient, 2(X−1)/X·4 = {gap:,.0f} bytes.",
+        "zh": "公式比编译后的步骤实际发送的少 {gap:,.0f} 字节：那是损失，同一次 data 上的全归约在梯度之外还携带的一个值，"
+              "2(X−1)/X·4 = {gap:,.0f} 字节。",
     },
     "comm.none": {
         "en": "On {data} × {model} the compiled step runs no collective among more than one device: every device "
@@ -112,22 +119,22 @@ TEXTS = {
                      "zh": "与 Scaling Book 的表格并列，按本 MLP 的尺寸计算"},
     "book.explain": {
         "en": "The book's per-layer bytes (Part 5 \"Training\", its table of takeaways) for DP, FSDP, TP and "
-              "FSDP+TP, computed with this MLP's sizes in the book's notation (B = {batch}, D = F = {features}, "
+              "FSDP+TP, computed with this MLP's sizes in the book's notation (B = {batch}, D = I = {features}, "
               "F = H = {hidden}, X = {data}, Y = {model}), in bfloat16 as the book counts and in float32 as this "
               "lab trains; then this lab's own formula, with what the compiled step sent beside it.",
         "zh": "书中 DP、FSDP、TP 和 FSDP+TP 每层的字节数（第 5 部分“Training”的要点表），按书中记号代入本 MLP 的尺寸"
-              "（B = {batch}，D = F = {features}，F = H = {hidden}，X = {data}，Y = {model}），分别按书中的 bfloat16 和本实验"
+              "（B = {batch}，D = I = {features}，F = H = {hidden}，X = {data}，Y = {model}），分别按书中的 bfloat16 和本实验"
               "训练用的 float32 计算；最后一行是本实验自己的公式，旁边是编译后步骤实际发送的字节数。",
     },
     "book.lab_row": {"en": "this lab: DP over X × TP over Y", "zh": "本实验：X 上数据并行 × Y 上张量并行"},
     "book.note": {
-        "en": "Where this MLP differs from the book's: its second weight is H values, not H×F, and its output one "
+        "en": "Where this MLP differs from the book's: its second weight is H values, not F×D, and its output one "
               "value per sample, so its activations all-reduce carries B/X values, not B·D. Its mesh is DP over X "
               "and Megatron's split over Y, not FSDP × TP: the weights are whole on every data device, so the "
               "gradient of 1/Y of them is all-reduced over data, and x is replicated over model, so nothing is "
               "gathered before the first product. The backward pass sends nothing over model because x is data "
               "(it needs no gradient). The lab counts the ring's 2(g−1)/g; the book leaves it out.",
-        "zh": "本 MLP 与书中的不同之处：它的第二个权重是 H 个值而不是 H×F，输出每个样本一个值，所以激活值的全归约传输 B/X 个值，"
+        "zh": "本 MLP 与书中的不同之处：它的第二个权重是 H 个值而不是 F×D，输出每个样本一个值，所以激活值的全归约传输 B/X 个值，"
               "而不是 B·D。它的网格是 X 上的数据并行加 Y 上 Megatron 的切分，而不是 FSDP × TP：权重在每台 data 设备上都是"
               "完整的，所以其中 1/Y 的梯度沿 data 做全归约；x 沿 model 是副本，所以第一个乘积之前不需要收集任何东西。"
               "反向传播不在 model 上发送任何数据，因为 x 是数据（不需要梯度）。本实验计入环形算法的 2(g−1)/g，书中省略了它。",
@@ -219,48 +226,46 @@ TEXTS = {
     "col.bytes_data": {"en": "over data", "zh": "data 上"},
     "col.bytes_model": {"en": "over model", "zh": "model 上"},
     "col.collectives_per_step": {"en": "collectives per step", "zh": "每步集合通信次数"},
+    "col.rendezvous_per_step": {"en": "rendezvous per step", "zh": "每步碰头次数"},
     "col.param_bytes_per_device": {"en": "parameter bytes per device", "zh": "每台设备的参数字节数"},
     "col.final_loss": {"en": "final loss", "zh": "最终损失"},
-    "verdict.both": {
-        "en": "On this machine {winner} won: {throughput:,.0f} samples/s, {speedup:.2f}× the slowest shape "
-              "({slowest}). It sent the fewest bytes ({bytes:,.0f} per step) in the fewest collectives "
-              "({collectives:g} per step): the compute is the same on every shape, so what a shape sends, and "
-              "how often its devices must meet, decided.",
-        "zh": "在本机上 {winner} 最快：{throughput:,.0f} 样本/秒，是最慢形状（{slowest}）的 {speedup:.2f} 倍。它发送的字节"
-              "最少（每步 {bytes:,.0f}），集合通信也最少（每步 {collectives:g} 次）：每种形状的计算量相同，决定快慢的是"
-              "一种形状发送多少、设备多久必须碰头一次。",
+    "verdict.head": {
+        "en": "On this machine {winner} won: {throughput:,.0f} samples/s, {speedup:.2f}× the slowest shape ({slowest}).",
+        "zh": "在本机上 {winner} 最快：{throughput:,.0f} 样本/秒，是最慢形状（{slowest}）的 {speedup:.2f} 倍。",
     },
-    "verdict.collectives": {
-        "en": "On this machine {winner} won: {throughput:,.0f} samples/s, {speedup:.2f}× the slowest shape "
-              "({slowest}), though {fewest_bytes} sent fewer bytes ({least_bytes:,.0f} per step against "
-              "{bytes:,.0f}). {winner} ran the fewest collectives ({collectives:g} per step): on simulated "
-              "devices each collective is a meeting of threads on shared cores, so how often the devices meet "
-              "weighed more than the bytes they sent.",
-        "zh": "在本机上 {winner} 最快：{throughput:,.0f} 样本/秒，是最慢形状（{slowest}）的 {speedup:.2f} 倍，尽管 "
-              "{fewest_bytes} 发送的字节更少（每步 {least_bytes:,.0f}，而它是 {bytes:,.0f}）。{winner} 的集合通信最少"
-              "（每步 {collectives:g} 次）：在模拟设备上，每次集合通信都是线程在共享核上的一次碰头，所以设备多久碰头一次"
-              "比发送的字节数更重要。",
+    "verdict.compare": {
+        "en": "Per step, against {slowest}: {w_bytes:,.0f} bytes sent against {s_bytes:,.0f}, {w_coll:g} "
+              "collective(s) against {s_coll:g}, {w_rdv:g} rendezvous against {s_rdv:g}.",
+        "zh": "每步与 {slowest} 相比：发送 {w_bytes:,.0f} 字节对 {s_bytes:,.0f}，集合通信 {w_coll:g} 次对 {s_coll:g} 次，"
+              "碰头 {w_rdv:g} 次对 {s_rdv:g} 次。",
     },
-    "verdict.bytes": {
-        "en": "On this machine {winner} won: {throughput:,.0f} samples/s, {speedup:.2f}× the slowest shape "
-              "({slowest}). It sent the fewest bytes ({bytes:,.0f} per step), though {fewest_collectives} ran "
-              "fewer collectives ({least_collectives:g} per step against {collectives:g}): here the bytes weighed "
-              "more than the meetings.",
-        "zh": "在本机上 {winner} 最快：{throughput:,.0f} 样本/秒，是最慢形状（{slowest}）的 {speedup:.2f} 倍。它发送的字节最少"
-              "（每步 {bytes:,.0f}），尽管 {fewest_collectives} 的集合通信更少（每步 {least_collectives:g} 次，而它是 "
-              "{collectives:g} 次）：在这里字节数比碰头次数更重要。",
+    "verdict.operands": {
+        "en": "Both ran {w_coll:g} collective(s) per step: the rendezvous differ by the arrays those carry, each its "
+              "own: {w_rdv:g} against {s_rdv:g}.",
+        "zh": "两者每步都运行 {w_coll:g} 次集合通信：碰头次数的差别来自这些集合通信携带的数组数，每个数组各碰头一次："
+              "{w_rdv:g} 次对 {s_rdv:g} 次。",
     },
-    "verdict.neither": {
-        "en": "On this machine {winner} won: {throughput:,.0f} samples/s, {speedup:.2f}× the slowest shape "
-              "({slowest}), though it neither sent the fewest bytes ({fewest_bytes}: {least_bytes:,.0f} per step, "
-              "against its {bytes:,.0f}) nor ran the fewest collectives ({fewest_collectives}: "
-              "{least_collectives:g}, against {collectives:g}). Differences this small are within the noise of "
-              "simulated devices sharing cores: measure again before reading much into them.",
-        "zh": "在本机上 {winner} 最快：{throughput:,.0f} 样本/秒，是最慢形状（{slowest}）的 {speedup:.2f} 倍，尽管它既不是发送"
-              "字节最少的（{fewest_bytes}：每步 {least_bytes:,.0f}，而它是 {bytes:,.0f}），也不是集合通信最少的"
-              "（{fewest_collectives}：{least_collectives:g} 次，而它是 {collectives:g} 次）。这么小的差别处在共享核的模拟"
-              "设备的噪声之内：再测一次，再下结论。",
+    "verdict.separates": {"en": "What sets them apart: {factors}.", "zh": "两者的区别：{factors}。"},
+    "verdict.none": {
+        "en": "{winner} had no fewer bytes, collectives or rendezvous than {slowest}: none of these counts explains "
+              "the order.",
+        "zh": "{winner} 的字节数、集合通信次数和碰头次数都不比 {slowest} 少：这些计数都解释不了这个快慢顺序。",
     },
+    "verdict.simulated": {
+        "en": "On these simulated devices XLA:CPU runs each array of a collective as its own rendezvous, a meeting "
+              "of the {devices} device threads on {cores} shared CPU core(s).",
+        "zh": "在这些模拟设备上，XLA:CPU 对集合通信中的每个数组各做一次碰头，即 {devices} 个设备线程在 {cores} 个共享 CPU "
+              "核心上的一次会合。",
+    },
+    "verdict.close": {
+        "en": "{winner} was only {lead:.1%} ahead of the next shape ({runner_up}): a gap this small can reverse "
+              "from one measurement to the next; measure again before reading much into it.",
+        "zh": "{winner} 只比第二快的形状（{runner_up}）快 {lead:.1%}：这么小的差距在下一次测量中可能颠倒；再测一次，再下结论。",
+    },
+    "factor.rendezvous": {"en": "fewer rendezvous", "zh": "碰头次数更少"},
+    "factor.bytes": {"en": "fewer bytes", "zh": "字节更少"},
+    "factor.collectives": {"en": "fewer collectives", "zh": "集合通信更少"},
+    "list.sep": {"en": ", ", "zh": "、"},
     "verdict.one_shape": {
         "en": "Only one shape ran ({winner}): there is nothing to compare at this D and hidden width.",
         "zh": "只运行了一种形状（{winner}）：在这个 D 和隐藏宽度下没有可比较的东西。",
@@ -278,37 +283,54 @@ TEXTS = {
     "roofline.explain": {
         "en": "C is the FLOP/s of one device, measured on a {size}² float32 matmul (FLOPs from "
               "`compiled.cost_analysis()`); W is the bandwidth β of the α-β ring model fitted to all-reduces on "
-              "the {devices} devices here. The Scaling Book: data parallelism is compute-bound while the batch "
-              "per device exceeds C/W (its values are bfloat16; a float32 value costs twice as much to send, so "
-              "here 2·C/W), and tensor parallelism while Y < F / (C/W), F the hidden width ({hidden} here). "
-              "The book's TPU v5p and H100 rows are its own figures, beside what was measured here.",
+              "the {devices} devices here. The table gives each machine's figures under the Scaling Book's rules, "
+              "which it derives for its transformer MLP: data parallelism compute-bound while the batch per "
+              "device exceeds C/W, tensor parallelism while Y < F / (C/W), F the book's hidden width (H = "
+              "{hidden} here), C/W counted in the values sent (the book's are bfloat16; a float32 value costs "
+              "twice as much to send, so 2·C/W here). The book's TPU v5p and H100 rows are its own figures.",
         "zh": "C 是单台设备的 FLOP/s，在 {size}² 的 float32 矩阵乘法上测得（FLOPs 来自 `compiled.cost_analysis()`）；"
-              "W 是对这里 {devices} 台设备上的全归约拟合 α-β 环形模型得到的带宽 β。Scaling Book：每台设备的批次大于 C/W 时"
-              "数据并行受计算限制（书中的值是 bfloat16；float32 的值发送代价加倍，所以这里是 2·C/W），Y < F / (C/W) 时张量并行"
-              "受计算限制，F 为隐藏宽度（这里为 {hidden}）。书中 TPU v5p 与 H100 两行是书中的数字，与这里实测的并列。",
+              "W 是对这里 {devices} 台设备上的全归约拟合 α-β 环形模型得到的带宽 β。表中按 Scaling Book 的规则给出每台机器的"
+              "数值，这些规则是书中为它的 Transformer MLP 推导的：每台设备的批次大于 C/W 时数据并行受计算限制，Y < F / (C/W) "
+              "时张量并行受计算限制，F 为书中的隐藏宽度（这里 H = {hidden}），C/W 按发送的值计（书中是 bfloat16；float32 的值"
+              "发送代价加倍，所以这里是 2·C/W）。书中 TPU v5p 与 H100 两行是书中的数字。",
     },
     "roofline.this_machine": {"en": "this machine (measured)", "zh": "本机（实测）"},
     "roofline.v5p": {"en": "TPU v5p, one ICI axis (the book)", "zh": "TPU v5p，一个 ICI 轴（书中数字）"},
     "roofline.h100_node": {"en": "H100 within a node, NVLink (the book)", "zh": "H100 节点内，NVLink（书中数字）"},
     "roofline.h100_beyond": {"en": "H100 beyond a node (the book)", "zh": "H100 跨节点（书中数字）"},
-    "roofline.derived": {
-        "en": "Here: C = {flops:.3g} FLOP/s, W = {beta:.3g} bytes/s, so C/W = {intensity:,.0f} FLOPs per byte and a "
-              "critical batch of {critical:,.0f} samples per device in float32; this run has {per_device:,.0f} per "
-              "device (B/D) — {regime}. The tensor-parallel bound F/(C/W) = {bound:.3g}: {tp_regime}",
-        "zh": "这里：C = {flops:.3g} FLOP/s，W = {beta:.3g} 字节/秒，所以 C/W = {intensity:,.0f} FLOPs/字节，float32 下每台设备"
-              "的临界批次为 {critical:,.0f} 个样本；本次运行每台设备 {per_device:,.0f} 个（B/D）——{regime}。张量并行的界 "
-              "F/(C/W) = {bound:.3g}：{tp_regime}",
+    "roofline.book": {
+        "en": "Here: C = {flops:.3g} FLOP/s, W = {beta:.3g} bytes/s, C/W = {intensity:,.0f} FLOPs per byte. The "
+              "book's rules, for its transformer MLP: a critical batch of 2·C/W = {critical:,.0f} samples per "
+              "device in float32, and a TP bound F/(2·C/W) = {bound:.3g} with F = H = {hidden}.",
+        "zh": "这里：C = {flops:.3g} FLOP/s，W = {beta:.3g} 字节/秒，C/W = {intensity:,.0f} FLOPs/字节。书中为它的 "
+              "Transformer MLP 给出的规则：float32 下每台设备的临界批次 2·C/W = {critical:,.0f} 个样本，张量并行界 "
+              "F/(2·C/W) = {bound:.3g}，其中 F = H = {hidden}。",
     },
-    "roofline.comm_bound": {"en": "communication-bound by this rule", "zh": "按此规则受通信限制"},
-    "roofline.compute_bound": {"en": "compute-bound by this rule", "zh": "按此规则受计算限制"},
-    "roofline.tp_bound": {
-        "en": "no model axis of more than one device keeps this MLP compute-bound here.",
-        "zh": "在这里，任何多于一台设备的 model 轴都无法让这个 MLP 保持受计算限制。",
+    "roofline.own": {
+        "en": "This MLP is not that model: its input needs no gradient, so a step does f = 4(IH + H) + H = "
+              "{per_sample:,.0f} FLOPs per sample (the book's layer does 6 per weight); its output is one value, "
+              "so the model axis all-reduces B/X values whatever H; and nothing overlaps on these devices. Derived "
+              "the same way for it, with C = {c_device:.3g} FLOP/s for each of the {devices} devices (their share "
+              "of the usable cores): data parallelism over all {devices} devices is compute-bound while B/D > "
+              "8(D−1)/D·(IH + 2H + 1)/f·C/W = {critical:,.3g}, and a model axis of Y devices while Y < 1 + "
+              "f/(8·C/W) = {tp:.3g}.",
+        "zh": "本 MLP 并不是那个模型：它的输入不需要梯度，所以一步每个样本做 f = 4(IH + H) + H = {per_sample:,.0f} 次 "
+              "FLOPs（书中的层每个权重做 6 次）；它的输出只有一个值，所以不论 H 多大，model 轴都只对 B/X 个值做全归约；而且"
+              "在这些设备上没有任何重叠。按同样的方法为它推导，{devices} 台设备每台的 C = {c_device:.3g} FLOP/s（它们分到的"
+              "可用核心）：在全部 {devices} 台设备上做数据并行时，B/D > 8(D−1)/D·(IH + 2H + 1)/f·C/W = {critical:,.3g} "
+              "才受计算限制；Y 台设备的 model 轴在 Y < 1 + f/(8·C/W) = {tp:.3g} 时受计算限制。",
     },
-    "roofline.tp_ok": {
-        "en": "a model axis of fewer devices than that keeps this MLP compute-bound here.",
-        "zh": "在这里，设备数少于它的 model 轴能让这个 MLP 保持受计算限制。",
+    "roofline.regime": {
+        "en": "On {data} × 1, B/X = {per_device:,.0f} rows per device: a step computes for {compute:.3g} µs and "
+              "sends for {send:.3g} µs at W — {regime_send} by bandwidth alone; with the latency α of each "
+              "rendezvous, as the prediction table below counts it, its communication takes {comm:.3g} µs — "
+              "{regime}. With latency counted, {compute_bound} of the {shapes} shapes are compute-bound.",
+        "zh": "在 {data} × 1 上，B/X = 每台设备 {per_device:,.0f} 行：一步计算 {compute:.3g} µs，按 W 发送 {send:.3g} µs——"
+              "只看带宽是{regime_send}；按下面预测表的算法计入每次碰头的延迟 α，通信需要 {comm:.3g} µs——{regime}。计入延迟后，"
+              "{shapes} 种形状中有 {compute_bound} 种受计算限制。",
     },
+    "roofline.comm_bound": {"en": "communication-bound", "zh": "受通信限制"},
+    "roofline.compute_bound": {"en": "compute-bound", "zh": "受计算限制"},
     "roofline.refused": {
         "en": "This machine's roofline could not be measured at this D; every shape was still trained and measured "
               "above. Why:",
@@ -322,8 +344,9 @@ TEXTS = {
     "col.flops_per_s": {"en": "C (FLOP/s)", "zh": "C（FLOP/s）"},
     "col.bandwidth_bytes_per_s": {"en": "W (bytes/s)", "zh": "W（字节/秒）"},
     "col.value_bytes": {"en": "bytes per value", "zh": "每个值的字节数"},
-    "col.critical_batch_per_device": {"en": "critical batch per device", "zh": "每台设备的临界批次"},
-    "col.tp_bound": {"en": "TP bound F/(C/W)", "zh": "张量并行界 F/(C/W)"},
+    "col.critical_batch_per_device": {"en": "the book's critical batch per device, C/W × bytes/2",
+                                      "zh": "书中每台设备的临界批次 C/W × 字节数/2"},
+    "col.tp_bound": {"en": "the book's TP bound F / (C/W × bytes/2)", "zh": "书中的张量并行界 F / (C/W × 字节数/2)"},
     "prediction.explain": {
         "en": "The roofline's prediction for each shape: the same compute on every shape; per step one all-reduce "
               "of the B/X partial outputs over model and one of the gradient of 1/Y of the weights over data, "
@@ -338,6 +361,7 @@ TEXTS = {
     "col.collectives": {"en": "all-reduces per step", "zh": "每步全归约次数"},
     "col.rendezvous": {"en": "rendezvous per step", "zh": "每步碰头次数"},
     "col.compute_us": {"en": "compute (µs)", "zh": "计算（µs）"},
+    "col.send_us": {"en": "sending at W (µs)", "zh": "按 W 发送（µs）"},
     "col.comm_us": {"en": "communication (µs)", "zh": "通信（µs）"},
     "col.step_us": {"en": "predicted step (µs)", "zh": "预测单步时间（µs）"},
     "col.ring_step_us": {"en": "ring model step (µs)", "zh": "环形模型单步时间（µs）"},
@@ -363,13 +387,28 @@ TEXTS = {
     "dot.no_error": {"en": "On this JAX the product did not raise.", "zh": "在当前 JAX 上这个乘积没有报错。"},
     "dot.choices": {
         "en": "Each valid `out_sharding`, run, with the collective the compiler inserted (read from the compiled "
-              "HLO) and the largest difference from NumPy's product. XLA's CPU backend compiles a reduce-scatter "
-              "as an all-reduce whose result each device slices (marked \"sliced\"). The unreduced result holds "
-              "partial sums, so it cannot be read as one array: JAX's message is shown; `jax.reshard` of it to "
+              "HLO) and the largest difference from NumPy's product. `jax.reshard` of the unreduced result to "
               "`P()` runs the deferred all-reduce.",
         "zh": "每个合法的 `out_sharding` 都实际运行，并列出编译器插入的集合通信（读自编译后的 HLO）以及与 NumPy 乘积的最大差。"
-              "XLA 的 CPU 后端把归约散射编译成一次全归约，再由每台设备切出自己的部分（标为 sliced）。未归约的结果持有部分和，"
-              "无法作为一个数组读出：页面显示 JAX 的报错；对它做 `jax.reshard` 到 `P()` 就运行了推迟的全归约。",
+              "对未归约的结果做 `jax.reshard` 到 `P()`，就运行了推迟的全归约。",
+    },
+    "dot.sliced": {
+        "en": "For {specs} the partitioner chose an all-reduce whose result each device then slices (marked "
+              "\"sliced\"), not a reduce-scatter: its choice for this product, not a limit of XLA:CPU, which compiles "
+              "`jax.shard_map` with `lax.psum_scatter` to a reduce-scatter (the collectives lab).",
+        "zh": "对 {specs}，分区器选择了先全归约、再由每台设备切出自己那一块（标为 sliced），而不是归约散射：这是它对这个乘积的"
+              "选择，不是 XLA:CPU 的限制——`jax.shard_map` 加 `lax.psum_scatter` 在 XLA:CPU 上编译出的就是归约散射"
+              "（见集合通信实验）。",
+    },
+    "dot.unreduced_refused": {
+        "en": "The unreduced result holds partial sums. This JAX refuses to read it as one array; its message, "
+              "verbatim (another JAX may say otherwise, or read it):",
+        "zh": "未归约的结果持有部分和。当前 JAX 拒绝把它当作一个数组读出；它的原话如下（别的 JAX 版本可能说法不同，也可能"
+              "能读出）：",
+    },
+    "dot.unreduced_read": {
+        "en": "With one device the unreduced result already holds the whole sum, and this JAX reads it as one array.",
+        "zh": "只有一台设备时，未归约的结果已经就是完整的和，当前 JAX 能把它当作一个数组读出。",
     },
     "dot.silent": {
         "en": "When a is replicated instead, {silent_lhs} @ {rhs} is not ambiguous: JAX accepts it silently and the compiled "

@@ -271,4 +271,155 @@ TEXTS = {
         "en": "As XLA compiled it, without the source tables and `metadata={…}`.",
         "zh": "XLA 编译后的原文，去掉了源码表和 `metadata={…}`。",
     },
+    # --- 5. from JAX 0.10.2 to 0.12 ------------------------------------------------------
+    "steps.heading": {"en": "5. From JAX 0.10.2 to 0.12: the steps a migration meets",
+                      "zh": "5. 从 JAX 0.10.2 到 0.12：迁移时会遇到的几步"},
+    "steps.body": {
+        "en": "Each step below is a small program that ran just now on the installed JAX, {version}; the first one "
+              "on the first D = {devices} devices. Its facts are pieces of code and what each gave here: a value, or "
+              "the exception JAX raised, with JAX's own type and message. JAX {recorded} cannot run in this process, "
+              "so the column beside is a record: what the same programs gave on JAX {recorded} under Python 3.11.7. "
+              "The release is read from JAX's changelog (its 0.11.0 section; the snapshot read ends before 0.11.1). "
+              "A step counts as changed when any fact recorded on {recorded} differs from what ran here.",
+        "zh": "下面每一步都是一个小程序，刚刚在已安装的 JAX {version} 上运行过；第一步运行在前 D = {devices} 台设备上。"
+              "它的事实是一段段代码以及每段代码在这里的结果：一个值，或者 JAX 抛出的异常（JAX 自己的类型和消息）。"
+              "JAX {recorded} 无法在本进程中运行，所以旁边那一列是一份记录：同样的程序在 Python 3.11.7 下的 JAX "
+              "{recorded} 上得到的结果。版本一列读自 JAX 的更新日志（0.11.0 一节；所读的快照止于 0.11.1 之前）。"
+              "只要在 {recorded} 上记录的某个事实与这里运行的结果不同，这一步就算作有变化。",
+    },
+    "steps.running": {"en": "Running the migration steps on the installed JAX…", "zh": "正在已安装的 JAX 上运行迁移步骤……"},
+    "steps.count": {"en": "{changed} of {total} steps behave differently from JAX 0.10.2 here.",
+                    "zh": "{total} 步中有 {changed} 步在这里的表现与 JAX 0.10.2 不同。"},
+    "col.step": {"en": "step", "zh": "步骤"},
+    "col.now": {"en": "what ran here", "zh": "这里运行的结果"},
+    "col.recorded": {"en": "recorded on JAX 0.10.2", "zh": "JAX 0.10.2 上的记录"},
+    "col.release": {"en": "release (JAX changelog)", "zh": "版本（JAX 更新日志）"},
+    "col.verdict": {"en": "verdict", "zh": "结论"},
+    "verdict.changed": {"en": "changed since 0.10.2", "zh": "自 0.10.2 起有变化"},
+    "verdict.same": {"en": "as on 0.10.2", "zh": "与 0.10.2 相同"},
+    "steps.now": {"en": "What ran here, on JAX {version}:", "zh": "在这里（JAX {version}）运行的结果："},
+    "steps.recorded": {"en": "Recorded on JAX {version} (Python 3.11.7), not run here:",
+                       "zh": "在 JAX {version}（Python 3.11.7）上的记录，未在这里运行："},
+    "steps.differs": {"en": "The facts that differ from the record:", "zh": "与记录不同的事实："},
+    "steps.changelog": {"en": "JAX's changelog, {section}, verbatim:", "zh": "JAX 更新日志 {section} 的原文："},
+    "steps.no_changelog": {
+        "en": "JAX's changelog lists no change to these in its 0.11.0 section; what 0.11.1 to 0.12 list is not in "
+              "the changelog snapshot read.",
+        "zh": "JAX 更新日志的 0.11.0 一节没有列出与此相关的变化；0.11.1 到 0.12 列出了什么不在所读的更新日志快照中。",
+    },
+    "steps.program": {"en": "The program that ran:", "zh": "运行的程序："},
+    "step.three_maps.title": {"en": "pmap, smap and shard_map side by side", "zh": "pmap、smap 与 shard_map 并列"},
+    "step.three_maps.release": {"en": "none listed in 0.11.0; pmap is jit(shard_map) since 0.8.0",
+                                "zh": "0.11.0 未列出；自 0.8.0 起 pmap 即 jit(shard_map)"},
+    "step.three_maps.body": {
+        "en": "The same doubling of two values per device, written three ways on the first D devices: `jax.pmap` on "
+              "an array of shape (D, 2), `jax.smap` and `jax.shard_map` on the array of shape (2D,) placed with "
+              "`NamedSharding(mesh, P('data'))`. `smap` maps one axis at a time and takes its mesh from "
+              "`jax.set_mesh`. Over the mesh `jax.make_mesh` gives (its axis types: `mesh.axis_types`), an Explicit "
+              "axis makes `smap` and `shard_map` check that the input is placed as their specs say, so the program "
+              "places it first. The facts: whether each name exists, the first line of pmap's docstring as the "
+              "installed JAX has it, the warnings the three calls raised, and whether the three results equal "
+              "NumPy's `2 * x`.",
+        "zh": "同一个“每台设备两个值、各乘以 2”的计算，在前 D 台设备上用三种写法写出：`jax.pmap` 作用于形状为 (D, 2) "
+              "的数组，`jax.smap` 和 `jax.shard_map` 作用于形状为 (2D,)、用 `NamedSharding(mesh, P('data'))` 放置的"
+              "数组。`smap` 一次映射一个轴，它的 mesh 来自 `jax.set_mesh`。在 `jax.make_mesh` 给出的 mesh 上"
+              "（其轴类型见 `mesh.axis_types`），Explicit 轴会让 `smap` 和 `shard_map` 检查输入是否按它们的规格放置，"
+              "所以程序先放置输入。事实包括：每个名字是否存在、已安装 JAX 中 pmap 文档字符串的第一行、三次调用发出的警告，"
+              "以及三个结果是否都等于 NumPy 的 `2 * x`。",
+    },
+    "step.remat.title": {"en": "Rematerialization: checkpoint policies, custom_remat, jax_remat3",
+                         "zh": "重计算：checkpoint 策略、custom_remat、jax_remat3"},
+    "step.remat.release": {
+        "en": "0.11.0 lists jax.custom_remat, jax.checkpoint_policies as a submodule, name-based policy classes",
+        "zh": "0.11.0 列出 jax.custom_remat、作为子模块的 jax.checkpoint_policies 以及按名字选择的策略类",
+    },
+    "step.remat.body": {
+        "en": "The 0.11.0 changelog lists `jax.custom_remat` (per-function control of rematerialization under the "
+              "`jax_remat3` implementation) and `jax.checkpoint_policies` as a submodule with name-based policy "
+              "classes such as `SaveOnlyTheseNames`. The program asks the installed JAX instead of the changelog: the "
+              "type of `jax.checkpoint_policies` and its names, the lookup of `jax.custom_remat` (a value, or JAX's "
+              "own error), and the `jax_remat3` flag read through `jax.config`. Where the two disagree, trust what "
+              "ran. It then runs `jax.checkpoint` with two policies on a layer of two matmuls and counts what the "
+              "backward pass keeps besides the inputs (`residuals_kept`, read off the jaxpr of `jax.vjp`): "
+              "`dots_saveable` keeps the outputs of the matmuls, `nothing_saveable` keeps none and computes them "
+              "again.",
+        "zh": "0.11.0 的更新日志列出了 `jax.custom_remat`（在 `jax_remat3` 实现下逐函数控制重计算）以及作为子模块的 "
+              "`jax.checkpoint_policies`，后者带有 `SaveOnlyTheseNames` 等按名字选择的策略类。程序不看更新日志，而是直接"
+              "询问已安装的 JAX：`jax.checkpoint_policies` 的类型和其中的名字、查找 `jax.custom_remat` 的结果（一个值，"
+              "或 JAX 自己的报错），以及通过 `jax.config` 读到的 `jax_remat3` 选项。两者不一致时，以运行结果为准。"
+              "随后它在一个含两次矩阵乘法的层上用两种策略运行 `jax.checkpoint`，统计反向传播除输入之外保留了多少个值"
+              "（`residuals_kept`，读自 `jax.vjp` 的 jaxpr）：`dots_saveable` 保留矩阵乘法的输出，`nothing_saveable` "
+              "一个也不保留，反向时重新计算。",
+    },
+    "step.empty.title": {"en": "jnp.empty", "zh": "jnp.empty"},
+    "step.empty.release": {"en": "0.11.0, a breaking change: uninitialized arrays",
+                           "zh": "0.11.0，破坏性变更：未初始化的数组"},
+    "step.empty.body": {
+        "en": "On 0.10.2 `jnp.empty` filled its array with zeros: its jaxpr was a `broadcast_in_dim` of 0.0 (the "
+              "record). The 0.11.0 changelog says it now gives an uninitialized array, as NumPy's does. The "
+              "program prints the jaxpr of `jnp.empty(4)` on the installed JAX, lists its primitives and looks for "
+              "that fill. Code that needs zeros calls `jnp.zeros`.",
+        "zh": "在 0.10.2 上，`jnp.empty` 会把数组填成 0：它的 jaxpr 是对 0.0 做 `broadcast_in_dim`（见记录）。"
+              "0.11.0 的更新日志说它现在像 NumPy 的一样给出未初始化的数组。程序打印 `jnp.empty(4)` 在已安装 JAX 上的 "
+              "jaxpr，列出其中的原语，并查找那次填 0。需要 0 的代码请调用 `jnp.zeros`。",
+    },
+    "step.cross.title": {"en": "jnp.cross of 2-element vectors", "zh": "两元素向量的 jnp.cross"},
+    "step.cross.release": {
+        "en": "deprecated in 0.11.0, removal announced for 0.12.0 (the 0.12 notes are not in the changelog snapshot)",
+        "zh": "0.11.0 弃用，并预告在 0.12.0 移除（0.12 的说明不在所读的更新日志快照中）",
+    },
+    "step.cross.body": {
+        "en": "On 0.10.2 `jnp.cross` of two 2-element vectors returned the number a0·b1 − a1·b0. The 0.11.0 "
+              "changelog deprecated 2-element inputs, following NumPy, and announced their removal for 0.12.0; the "
+              "table shows what the installed JAX does with them. The form that runs on both versions pads each "
+              "vector with a zero to 3 elements and takes the last component of the cross product; it is checked "
+              "against the formula computed with NumPy.",
+        "zh": "在 0.10.2 上，两个两元素向量的 `jnp.cross` 返回数 a0·b1 − a1·b0。0.11.0 的更新日志随 NumPy 一起弃用了"
+              "两元素输入，并预告在 0.12.0 移除；表中显示已安装的 JAX 如何处理它们。两个版本上都能运行的写法是：给每个"
+              "向量补一个 0 成为 3 个元素，再取叉积的最后一个分量；它与用 NumPy 按公式算出的结果对照。",
+    },
+    "step.cloud_tpu_init.title": {"en": "import jax.cloud_tpu_init", "zh": "import jax.cloud_tpu_init"},
+    "step.cloud_tpu_init.release": {"en": "0.11.0, removed (its warning on 0.10.2: deprecated in 0.8.1)",
+                                    "zh": "0.11.0 移除（它在 0.10.2 上的警告：0.8.1 起弃用）"},
+    "step.cloud_tpu_init.body": {
+        "en": "A module that did nothing: 0.10.2 imported it with a DeprecationWarning (the record), and the 0.11.0 "
+              "changelog removed it. The program imports it on the installed JAX. Delete the import: nothing "
+              "replaces it.",
+        "zh": "一个什么也不做的模块：0.10.2 导入它时会发出 DeprecationWarning（见记录），0.11.0 的更新日志把它移除了。"
+              "程序在已安装的 JAX 上导入它。删掉这条 import 即可，没有替代品。",
+    },
+    "step.core.title": {"en": "Names removed from jax.core", "zh": "从 jax.core 移除的名字"},
+    "step.core.release": {"en": "0.11.0, removed after their deprecation", "zh": "0.11.0，在弃用之后移除"},
+    "step.core.body": {
+        "en": "0.10.2 still answered `jax.core.new_jaxpr_eqn`, `jax.core.Effect` and `jax.core.check_jaxpr`, each "
+              "with a DeprecationWarning that points to `jax.extend.core` (the record); the 0.11.0 changelog removed "
+              "them with about thirty other `jax.core` names. The program looks each one up in `jax.core` on the "
+              "installed JAX, and checks that `jax.extend.core` has the same name: where it does, import it from "
+              "there.",
+        "zh": "0.10.2 仍然能找到 `jax.core.new_jaxpr_eqn`、`jax.core.Effect` 和 `jax.core.check_jaxpr`，每次都发出指向 "
+              "`jax.extend.core` 的 DeprecationWarning（见记录）；0.11.0 的更新日志把它们连同另外约三十个 `jax.core` "
+              "名字一起移除了。程序在已安装的 JAX 上逐个在 `jax.core` 中查找它们，并检查 `jax.extend.core` 中是否有同名"
+              "对象：有的话，就从那里导入。",
+    },
+    "step.inline.title": {"en": "jax.Inline for jax.jit", "zh": "用于 jax.jit 的 jax.Inline"},
+    "step.inline.release": {"en": "0.11.0, a new feature", "zh": "0.11.0，新功能"},
+    "step.inline.body": {
+        "en": "New in the 0.11.0 changelog: an enum of inlining policies for `jax.jit` (its `inline=` argument). "
+              "The program lists the members the installed JAX has and runs one `jax.jit` with "
+              "`inline=jax.Inline.AUTO`. On 0.10.2 the name did not exist (the record).",
+        "zh": "0.11.0 更新日志中的新功能：供 `jax.jit` 使用的内联策略枚举（即它的 `inline=` 参数）。程序列出已安装 JAX "
+              "中的成员，并用 `inline=jax.Inline.AUTO` 运行一次 `jax.jit`。在 0.10.2 上这个名字并不存在（见记录）。",
+    },
+    "step.python.title": {"en": "The Python interpreter", "zh": "Python 解释器"},
+    "step.python.release": {"en": "0.11.0 dropped Python 3.11", "zh": "0.11.0 不再支持 Python 3.11"},
+    "step.python.body": {
+        "en": "The 0.11.0 changelog dropped Python 3.11. A JAX release states the interpreters it accepts in its "
+              "package metadata (`Requires-Python`); the program reads it for the installed jax with "
+              "`importlib.metadata` and prints the interpreter running. An environment on Python 3.11 stays on JAX "
+              "0.10; moving to a newer JAX means a new environment on an interpreter its `Requires-Python` accepts.",
+        "zh": "0.11.0 的更新日志不再支持 Python 3.11。每个 JAX 版本在包元数据中写明它接受的解释器（`Requires-Python`）；"
+              "程序用 `importlib.metadata` 读出已安装 jax 的这一项，并打印正在运行的解释器。Python 3.11 上的环境只能"
+              "停留在 JAX 0.10；升级到更新的 JAX，需要在其 `Requires-Python` 接受的解释器上新建环境。",
+    },
 }
+

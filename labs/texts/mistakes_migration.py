@@ -67,6 +67,41 @@ TEXTS = {
               "之后 `jax.typeof` 会在类型中显示分片方式（`placed_type`），输出与 NumPy 的一致。"
               "正如 JAX 的报错所说，也可以省略 `in_specs`，由 shard_map 从参数中读取分片规格。",
     },
+    "w.entry.mesh_constructors": {"en": "jax.make_mesh in place of jax.sharding.Mesh: other axis types",
+                                  "zh": "用 jax.make_mesh 代替 jax.sharding.Mesh：轴类型不同"},
+    "entry.mesh_constructors.what": {
+        "en": "Replacing `jax.sharding.Mesh(np.array(jax.local_devices()), ('data',))` with "
+              "`jax.make_mesh((n,), ('data',))`, as code moved to the newer constructor does, and keeping the "
+              "`jax.shard_map` call that ran over the old mesh: `in_specs=P('data')` on a NumPy batch.",
+        "zh": "像改用较新构造方式的代码那样，把 `jax.sharding.Mesh(np.array(jax.local_devices()), ('data',))` 换成 "
+              "`jax.make_mesh((n,), ('data',))`，却保留原先在旧 mesh 上能运行的 `jax.shard_map` 调用："
+              "对一个 NumPy 批次使用 `in_specs=P('data')`。",
+    },
+    "entry.mesh_constructors.why": {
+        "en": "The two constructors do not give the same mesh axes. `jax.sharding.Mesh(...)` gives Auto axes "
+              "(`Mesh_axis_types` in the fix), `jax.make_mesh` gives Explicit ones unless told otherwise "
+              "(`make_mesh_axis_types`). Over Auto axes shard_map moves the batch as `in_specs` says, and the call "
+              "runs (`output_over_Mesh`); over Explicit axes it checks the batch's sharding against `in_specs` "
+              "instead, and refuses the unsharded NumPy batch with the message above. Nothing in the call "
+              "changed, only the constructor; the entry on `in_specs` is the same refusal seen from the input.",
+        "zh": "两种构造方式给出的网格轴并不相同。`jax.sharding.Mesh(...)` 给出 Auto 轴（修正写法中的 "
+              "`Mesh_axis_types`），`jax.make_mesh` 在未另行指定时给出 Explicit 轴（`make_mesh_axis_types`）。"
+              "在 Auto 轴上，shard_map 会按 `in_specs` 搬运批次，调用能运行（`output_over_Mesh`）；在 Explicit "
+              "轴上，它改为把批次的分片方式与 `in_specs` 对照，拒绝未分片的 NumPy 批次，报错见上。调用本身"
+              "什么也没变，变的只是构造方式；关于 `in_specs` 的条目是从输入一侧看到的同一种拒绝。",
+    },
+    "entry.mesh_constructors.fix": {
+        "en": "Say which axis types the code was written for: "
+              "`jax.make_mesh((n,), ('data',), axis_types=(AxisType.Auto,))` gives the old mesh's Auto axes "
+              "(`make_mesh_auto_axis_types`), and the same call runs and equals NumPy's result "
+              "(`output_over_make_mesh_auto`, computed here). Or keep the Explicit axes and place the batch as "
+              "`in_specs` says first, as the entry on `in_specs` shows. Read `mesh.axis_types` whenever a mesh "
+              "comes from code you did not write.",
+        "zh": "写明代码所针对的轴类型：`jax.make_mesh((n,), ('data',), axis_types=(AxisType.Auto,))` 给出与旧 "
+              "mesh 相同的 Auto 轴（`make_mesh_auto_axis_types`），同样的调用就能运行，结果与 NumPy 的一致"
+              "（`output_over_make_mesh_auto`，此处实算）。也可以保留 Explicit 轴，先按 `in_specs` 放置批次，"
+              "如关于 `in_specs` 的条目所示。mesh 来自别人写的代码时，先读一读 `mesh.axis_types`。",
+    },
     "w.entry.nested_pmap": {"en": "Nested pmap", "zh": "嵌套的 pmap"},
     "entry.nested_pmap.what": {
         "en": "Two pmaps, one inside the other, to map a 2-D array over the devices (an outer and an inner "

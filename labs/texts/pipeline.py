@@ -17,30 +17,37 @@ TEXTS = {
               "activations go forward to the next stage and their gradients back to the previous one with "
               "`lax.ppermute` inside `jax.shard_map`. At the start and the end of every step some stages have "
               "nothing to do: that idle time is the bubble. GPipe (Huang et al. 2019) runs every forward, then "
-              "every backward; 1F1B (PipeDream, Narayanan et al. 2019/2021) alternates one forward and one "
-              "backward once the pipeline is full. Both take 2(M + P − 1) time slots, so their bubble is the "
-              "same; 1F1B finishes each micro-batch's backward sooner, so a stage keeps the activations of at "
-              "most P micro-batches instead of M.",
+              "every backward, the last micro-batch's first; 1F1B (PipeDream-Flush, Narayanan et al. 2021) "
+              "alternates one forward and one backward once the pipeline is full. Both take 2(M + P − 1) time "
+              "slots, so their bubble is the same; 1F1B finishes each micro-batch's backward sooner, so a stage "
+              "keeps the inputs of at most P micro-batches instead of M.",
         "zh": "张量并行切分每一层；流水线并行让每台设备拿到完整的若干层。MLP 的 L 层（一个 tanh 层，然后是残差层 "
               "h + tanh(hW + b)/L，它们让 η = 0.1 的 SGD 在层数加深时保持稳定，最后是输出层）被切成 P 个阶段，每个阶段 L/P 层，"
               "阶段 s 位于 `stage` 网格轴上的设备 s。一个阶段必须等前一阶段做完才能处理一批数据，所以全局批次被切成 M 个"
               "微批次：阶段 1 处理微批次 0 的同时，阶段 0 已经在处理微批次 1。激活值用 `jax.shard_map` 中的 "
               "`lax.ppermute` 前传给下一阶段，它们的梯度回传给上一阶段。每一步的开头和结尾，总有一些阶段无事可做：这段空闲"
-              "时间就是气泡。GPipe（Huang 等 2019）先做完所有前向，再做所有反向；1F1B（PipeDream，Narayanan 等 "
-              "2019/2021）在流水线填满后一次前向、一次反向交替进行。两者都用 2(M + P − 1) 个时间槽，所以气泡相同；1F1B "
-              "更早做完每个微批次的反向，因此一个阶段最多保存 P 个微批次的激活值，而不是 M 个。",
+              "时间就是气泡。GPipe（Huang 等 2019）先做完所有前向，再做所有反向，最后一个微批次的反向最先做；1F1B"
+              "（PipeDream-Flush，Narayanan 等 2021）在流水线填满后一次前向、一次反向交替进行。两者都用 2(M + P − 1) 个"
+              "时间槽，所以气泡相同；1F1B 更早做完每个微批次的反向，因此一个阶段最多保存 P 个微批次的输入，而不是 M 个。",
     },
     "formulas": {
-        "en": "P stages, M micro-batches, one time unit per forward and per backward of one micro-batch on one stage. "
-              "Sources: Huang et al. 2019 (GPipe) §2.2, the bubble O((P − 1)/(M + P − 1)) of the step and the "
-              "re-materialization (a stage keeps only its input per micro-batch); Narayanan et al. 2019 "
-              "(PipeDream) and 2021 (PipeDream-Flush), 1F1B; the Ultra-Scale Playbook (Tazi et al., Hugging Face, "
-              "2025), \"Pipeline parallelism\": the bubble over the ideal time, (p − 1)/m, and 1F1B's p "
-              "micro-batches of activations; the Scaling Book (Austin et al. 2025), Part 5 \"Training\", "
-              "\"Pipelining\".",
-        "zh": "P 个阶段，M 个微批次，一个阶段对一个微批次的一次前向或一次反向各占一个时间单位。来源：Huang 等 2019"
-              "（GPipe）§2.2，气泡占一步的 O((P − 1)/(M + P − 1))，以及重计算（一个阶段对每个微批次只保存它的输入）；"
-              "Narayanan 等 2019（PipeDream）与 2021（PipeDream-Flush），1F1B；Ultra-Scale Playbook（Tazi 等，"
+        "en": "P stages, M micro-batches, one time unit per forward and per backward of one micro-batch on one stage; "
+              "t_f and t_b the time of a forward and of a backward (with the forward it recomputes). T_async is "
+              "the papers' step, each device starting its next work as soon as its input arrives; T_lockstep is "
+              "this program's, which runs the table slot by slot, every slot ending with every device's ppermute, "
+              "so a slot lasts its slowest work: n_B slots hold a backward, n_F only forwards, counted from the "
+              "table. Sources: Huang et al. 2019 (GPipe) §2.3, the bubble O((P − 1)/(M + P − 1)) of the step, the "
+              "backwards in reverse and the re-materialization (a stage keeps only its input per micro-batch); "
+              "Narayanan et al. 2021 (PipeDream-Flush), 1F1B (its order first in PipeDream, Narayanan et al. "
+              "2019); the Ultra-Scale Playbook (Tazi et al., Hugging Face, 2025), \"Pipeline parallelism\": the "
+              "bubble over the ideal time, (p − 1)/m, and 1F1B's p micro-batches of activations; the Scaling Book "
+              "(Austin et al. 2025), Part 5 \"Training\", \"Pipelining\".",
+        "zh": "P 个阶段，M 个微批次，一个阶段对一个微批次的一次前向或一次反向各占一个时间单位；t_f 与 t_b 分别是一次前向"
+              "和一次反向（含它重算的前向）的时间。T_async 是论文中的一步：每台设备一收到输入就开始下一份工作；T_lockstep "
+              "是本程序的一步：它逐个时间槽执行排程表，每个时间槽都以所有设备的 ppermute 结束，所以一个时间槽持续到其中"
+              "最慢的工作做完：n_B 个时间槽含有反向，n_F 个只有前向，均数自排程表。来源：Huang 等 2019（GPipe）§2.3，"
+              "气泡占一步的 O((P − 1)/(M + P − 1))、反向按逆序进行，以及重计算（一个阶段对每个微批次只保存它的输入）；"
+              "Narayanan 等 2021（PipeDream-Flush），1F1B（这种顺序最早见于 PipeDream，Narayanan 等 2019）；Ultra-Scale Playbook（Tazi 等，"
               "Hugging Face，2025）“Pipeline parallelism”：气泡与理想时间之比 (p − 1)/m，以及 1F1B 保存 p 个微批次的"
               "激活值；Scaling Book（Austin 等 2025）第 5 部分“Training”中的“Pipelining”。",
     },
@@ -83,19 +90,33 @@ TEXTS = {
     "schedule.explain": {
         "en": "Counted from the table the compiled step follows (`schedule_table`): {slots} time slots per step, "
               "each device busy in {busy} of them (M forwards, M backwards) and idle in {idle_per_device}. F3 is "
-              "the forward of micro-batch 3, B3 its backward.",
+              "the forward of micro-batch 3, B3 its backward. The compiled step runs the table in lockstep, so a "
+              "slot lasts as long as its slowest work: {backward_slots} of the {slots} slots hold a backward and "
+              "{forward_slots} only forwards (n_B and n_F).",
         "zh": "数自编译后的步骤所遵循的表（`schedule_table`）：每步 {slots} 个时间槽，每台设备在其中 {busy} 个时间槽忙碌"
-              "（M 次前向、M 次反向），{idle_per_device} 个时间槽空闲。F3 表示微批次 3 的前向，B3 表示它的反向。",
+              "（M 次前向、M 次反向），{idle_per_device} 个时间槽空闲。F3 表示微批次 3 的前向，B3 表示它的反向。编译后的"
+              "步骤逐槽同步地执行排程表，所以一个时间槽持续到其中最慢的工作做完：{slots} 个时间槽中有 {backward_slots} "
+              "个含有反向，{forward_slots} 个只有前向（n_B 与 n_F）。",
     },
     "metric.bubble": {"en": "Bubble (counted)", "zh": "气泡（数出）"},
     "metric.formula": {"en": "(P − 1)/(M + P − 1)", "zh": "(P − 1)/(M + P − 1)"},
     "metric.playbook": {"en": "Idle over busy, (P − 1)/M", "zh": "空闲与忙碌之比 (P − 1)/M"},
-    "metric.in_flight": {"en": "Most micro-batches kept", "zh": "最多保存的微批次数"},
-    "schedule.in_flight": {
-        "en": "Micro-batches whose activations each device keeps at most (forward run, backward not yet), by "
-              "device: {counts}. {schedule_name} keeps at most {most} of the {micro} micro-batches on one device.",
-        "zh": "每台设备最多保存激活值的微批次数（已做前向、尚未做反向），按设备列出：{counts}。{schedule_name} 在一台设备上"
-              "最多保存 {micro} 个微批次中的 {most} 个。",
+    "metric.kept": {"en": "Most micro-batches' inputs kept", "zh": "最多保存的微批次输入数"},
+    "schedule.kept": {
+        "en": "Micro-batches kept: the inputs (the activations the previous stage sent) a device holds at once, "
+              "from their arrival to its backward, at most, by device: {counts}. Device 0 keeps none: its "
+              "backward recomputes its forward from its rows of the batch. {schedule_name} keeps at most {most} of "
+              "the {micro} micro-batches on one device.",
+        "zh": "保存的微批次：一台设备同时持有的输入（上一个阶段发来的激活值），从到达起直到它自己的反向，按设备列出最多"
+              "个数：{counts}。设备 0 不保存任何输入：它的反向从它那几行批次数据重算前向。{schedule_name} 在一台设备上最多"
+              "保存 {micro} 个微批次中的 {most} 个。",
+    },
+    "schedule.kept_one_stage": {
+        "en": "Micro-batches kept: {counts}. With one stage no device receives an input: device 0's backward "
+              "recomputes its forward from its rows of the batch, so {schedule_name} keeps {most} of the {micro} "
+              "micro-batches' inputs.",
+        "zh": "保存的微批次：{counts}。只有一个阶段时，没有设备会收到输入：设备 0 的反向从它那几行批次数据重算前向，所以 "
+              "{schedule_name} 保存 {micro} 个微批次输入中的 {most} 个。",
     },
     "chart.timeline": {"en": "Who runs what, in each time slot", "zh": "每个时间槽中谁在运行什么"},
     "axis.slot": {"en": "time slot", "zh": "时间槽"},
@@ -236,11 +257,17 @@ TEXTS = {
               "字节：流水线每步要等待 {collectives:g} 次，而数据并行只等待 {flat_collectives:g} 次。",
     },
     "scaling.real": {
-        "en": "On real devices ({kind}) a collective-permute is one transfer between neighbouring devices; what the "
-              "step pays beyond the unsplit model's is the bubble, (P − 1)/(M + P − 1), and its {collectives:g} "
-              "collectives per step.",
-        "zh": "在真实设备（{kind}）上，一次 collective-permute 是相邻设备之间的一次传输；一步比未切分的模型多付出的，是气泡 "
-              "(P − 1)/(M + P − 1) 和每步 {collectives:g} 次集合通信。",
+        "en": "On real devices ({kind}) a collective-permute is one transfer between neighbouring devices.",
+        "zh": "在真实设备（{kind}）上，一次 collective-permute 是相邻设备之间的一次传输。",
+    },
+    "scaling.pays": {
+        "en": "What the step pays beyond the unsplit model's: the bubble, (P − 1)/(M + P − 1) of the table; a "
+              "forward recomputed in every backward (each stage runs 2 × {micro} forwards where the unsplit model "
+              "runs {micro}); in lockstep each slot's slowest work ({backward_slots} of the {slots} slots last a "
+              "backward); and its {collectives:g} collectives per step.",
+        "zh": "一步比未切分的模型多付出的：气泡，占排程表的 (P − 1)/(M + P − 1)；每次反向都重算一次前向（每个阶段运行 "
+              "2 × {micro} 次前向，而未切分的模型只运行 {micro} 次）；逐槽同步下每个时间槽最慢的工作（{slots} 个时间槽中有 "
+              "{backward_slots} 个持续一次反向）；以及每步 {collectives:g} 次集合通信。",
     },
     "scaling.behind": {
         "en": "Here the pipeline's S is 1/{times:.3g} of data parallelism's.",
@@ -258,20 +285,20 @@ TEXTS = {
     "predict.body": {
         "en": "The same P, M and sizes, compiled once with each schedule: which compiled program needs fewer bytes "
               "at its peak on one device? Then the measurement times a step at M = {ladder} micro-batches of b rows "
-              "(P fixed) and fits it to (M + P − 1)·t_stage.",
+              "(P fixed) and fits it to this program's lockstep model, n_F·t_f + n_B·t_b.",
         "zh": "相同的 P、M 和尺寸，分别用两种排程各编译一次：哪个编译后的程序在单台设备上的峰值字节数更少？随后测量会在 "
-              "M = {ladder} 个、每个 b 行的微批次上（P 不变）为一步计时，并拟合为 (M + P − 1)·t_stage。",
+              "M = {ladder} 个、每个 b 行的微批次上（P 不变）为一步计时，并拟合本程序的逐槽同步模型 n_F·t_f + n_B·t_b。",
     },
     "predict.first": {"en": "Make a prediction first; then Measure opens.", "zh": "请先做出预测，随后才能点击测量。"},
     "cores.short": {
         "en": "This machine cannot show the bubble in time: its {devices} simulated devices share {cores} CPU "
               "core(s), fewer than the {stages} stages, so the stages' work of one slot runs at most {cores} at a "
-              "time, not all at once, and a step's time is no longer (M + P − 1)·t_stage. The page shows what it "
+              "time, not all at once, and a step's time is no longer n_F·t_f + n_B·t_b. The page shows what it "
               "can: the schedule above, counted, and the peak memory of both schedules, compiled. On a real "
               "accelerator with a device for each stage, or with P ≤ {cores} here, the same page measures the "
               "step time.",
         "zh": "本机无法在时间上展示气泡：它的 {devices} 台模拟设备共享 {cores} 个 CPU 核心，少于 {stages} 个阶段，所以一个"
-              "时间槽中各阶段的工作最多同时运行 {cores} 个，而不是全部同时运行，一步的时间也就不再是 (M + P − 1)·t_stage。"
+              "时间槽中各阶段的工作最多同时运行 {cores} 个，而不是全部同时运行，一步的时间也就不再是 n_F·t_f + n_B·t_b。"
               "本页展示它能展示的：上面数出的排程，以及两种排程编译后的峰值内存。在每个阶段都有一台设备的真实加速器上，"
               "或在这里取 P ≤ {cores}，同一页面会测量单步时间。",
     },
@@ -295,20 +322,39 @@ TEXTS = {
     "progress.time": {"en": "Timing M = {micro} ({done} of {total})…", "zh": "正在为 M = {micro} 计时（{done}/{total}）……"},
     "time.heading": {"en": "Step time against M (P = {stages})", "zh": "单步时间与 M 的关系（P = {stages}）"},
     "time.fit": {
-        "en": "Least squares through the model T(M) = (M + P − 1)·t_stage: t_stage = {t_stage_ms:.4g} ms, the "
-              "furthest point {error:.0%} off the fitted line. A free line T = a + b·M gives a/b = {ratio:.2f} "
-              "idle stage-times per step; the model's bubble is P − 1 = {idle} of them. Where the two agree, the "
-              "bubble shows in time; the furthest point says how far this machine's timings are from the model.",
-        "zh": "按模型 T(M) = (M + P − 1)·t_stage 做最小二乘：t_stage = {t_stage_ms:.4g} ms，偏离拟合线最远的点相差 "
-              "{error:.0%}。自由直线 T = a + b·M 给出每步 a/b = {ratio:.2f} 个空闲的阶段时间；模型中的气泡是其中 "
-              "P − 1 = {idle} 个。两者一致时，气泡就体现在时间上；偏离最远的点说明本机的计时与模型相差多少。",
+        "en": "Least squares through this program's lockstep model T(M) = n_F·t_f + n_B·t_b, the slots counted "
+              "from the table at each M: t_f = {t_f_ms:.4g} ms, t_b = {t_b_ms:.4g} ms (a backward, with the "
+              "forward it recomputes), the furthest point {error:.0%} off the model. At M = {micro} the table has "
+              "{forward_slots} forward slots and {backward_slots} backward ones: {lockstep_ms:.4g} ms. With these "
+              "times this program's GPipe step takes {gpipe_ms:.4g} ms and its 1F1B step {one_ms:.4g} ms, "
+              "{ratio:.2f}× GPipe's: 1F1B's forwards share slots with other stages' backwards, so they last a "
+              "backward.",
+        "zh": "按本程序的逐槽同步模型 T(M) = n_F·t_f + n_B·t_b 做最小二乘，各个 M 的时间槽数自排程表：t_f = "
+              "{t_f_ms:.4g} ms，t_b = {t_b_ms:.4g} ms（一次反向，含它重算的前向），偏离模型最远的点相差 {error:.0%}。"
+              "M = {micro} 时排程表有 {forward_slots} 个前向时间槽、{backward_slots} 个反向时间槽：{lockstep_ms:.4g} ms。"
+              "用这两个时间，本程序的 GPipe 一步为 {gpipe_ms:.4g} ms，1F1B 一步为 {one_ms:.4g} ms，是 GPipe 的 "
+              "{ratio:.2f} 倍：1F1B 的前向与其他阶段的反向共用时间槽，所以要持续一次反向的时间。",
     },
-    "time.no_line": {
-        "en": "Least squares through the model T(M) = (M + P − 1)·t_stage: t_stage = {t_stage_ms:.4g} ms, the "
-              "furthest point {error:.0%} off the fitted line. A free line T = a + b·M needs a step time that "
-              "grows with M at two M or more; these measurements give none.",
-        "zh": "按模型 T(M) = (M + P − 1)·t_stage 做最小二乘：t_stage = {t_stage_ms:.4g} ms，偏离拟合线最远的点相差 "
-              "{error:.0%}。自由直线 T = a + b·M 需要至少两个 M 上随 M 增长的单步时间；这些测量没有给出。",
+    "time.fit_pair": {
+        "en": "Least squares through this program's lockstep model T(M) = n_F·t_f + n_B·t_b, the slots counted "
+              "from the table at each M: these points cannot tell t_f from t_b (every M has as many forward slots "
+              "as backward ones, or only one M was timed), so only their sum is fitted: t_f + t_b = {pair_ms:.4g} "
+              "ms, the furthest point {error:.0%} off the model. At M = {micro}: {forward_slots} forward slots, "
+              "{backward_slots} backward ones, {lockstep_ms:.4g} ms. Timing 1F1B, whose slots are mostly "
+              "backward ones, tells the two apart.",
+        "zh": "按本程序的逐槽同步模型 T(M) = n_F·t_f + n_B·t_b 做最小二乘，各个 M 的时间槽数自排程表：这些点无法区分 "
+              "t_f 与 t_b（每个 M 的前向时间槽与反向时间槽一样多，或者只测了一个 M），所以只拟合它们的和：t_f + t_b = "
+              "{pair_ms:.4g} ms，偏离模型最远的点相差 {error:.0%}。M = {micro} 时：{forward_slots} 个前向时间槽、"
+              "{backward_slots} 个反向时间槽，{lockstep_ms:.4g} ms。为 1F1B 计时（它的时间槽大多含有反向）就能把两者分开。",
+    },
+    "time.asynchronous": {
+        "en": "The papers' figure is another model: in their asynchronous schedules a device starts its next work "
+              "as soon as its input arrives, so GPipe and 1F1B alike take (M + P − 1)(t_f + t_b) (GPipe §2.3; "
+              "PipeDream-Flush): {async_ms:.4g} ms at M = {micro} with the fitted times, against this program's "
+              "{lockstep_ms:.4g} ms in lockstep.",
+        "zh": "论文中的数字是另一个模型：在它们的异步排程中，每台设备一收到输入就开始下一份工作，所以 GPipe 与 1F1B 都是 "
+              "(M + P − 1)(t_f + t_b)（GPipe §2.3；PipeDream-Flush）：用拟合出的时间，M = {micro} 时为 {async_ms:.4g} ms，"
+              "而本程序逐槽同步为 {lockstep_ms:.4g} ms。",
     },
     "time.skipped": {
         "en": "Step time not measured: {cores} CPU core(s) for {stages} stages (see above).",
@@ -319,7 +365,7 @@ TEXTS = {
     "axis.step_time": {"en": "step time (ms)", "zh": "单步时间（ms）"},
     "axis.series": {"en": "series", "zh": "曲线"},
     "series.measured": {"en": "measured", "zh": "实测"},
-    "series.fit": {"en": "(M + P − 1)·t_stage", "zh": "(M + P − 1)·t_stage"},
+    "series.fit": {"en": "lockstep model n_F·t_f + n_B·t_b", "zh": "逐槽同步模型 n_F·t_f + n_B·t_b"},
     "col.microbatches": {"en": "M", "zh": "M"},
     "col.global_batch": {"en": "global batch", "zh": "全局批次"},
     "col.slots": {"en": "slots per step", "zh": "每步时间槽数"},
@@ -331,11 +377,13 @@ TEXTS = {
         "en": "Each schedule's program at P = {stages}, M = {micro}, b = {rows}, H = {hidden}, compiled (not run): "
               "the bytes one device needs at its peak, read from `memory_analysis()` (arguments + outputs − "
               "aliased + temporaries), measured in float32 on this machine's compiler. The model beside it counts "
-              "only the stage inputs a device keeps for its backwards (GPipe's re-materialization): its most "
-              "micro-batches in flight × b × H × 4 bytes.",
+              "only the stage inputs a device keeps for its backwards (GPipe's re-materialization): the most "
+              "micro-batches kept on one device × b × H × 4 bytes (device 0 keeps none: it recomputes from its "
+              "rows of the batch).",
         "zh": "每种排程在 P = {stages}、M = {micro}、b = {rows}、H = {hidden} 下的程序，只编译不运行：一台设备在峰值时需要的"
               "字节数，读自 `memory_analysis()`（实参 + 输出 − 别名 + 临时缓冲），以 float32 在本机的编译器上测得。旁边的"
-              "模型只计算一台设备为反向保存的阶段输入（GPipe 的重计算）：最多同时在途的微批次数 × b × H × 4 字节。",
+              "模型只计算一台设备为反向保存的阶段输入（GPipe 的重计算）：一台设备最多保存的微批次数 × b × H × 4 字节"
+              "（设备 0 不保存：它从自己那几行批次数据重算）。",
     },
     "memory.gpipe": {
         "en": "Here GPipe's program peaks at fewer bytes: {gpipe:,} against 1F1B's {one_f_one_b:,}.",
@@ -347,13 +395,28 @@ TEXTS = {
         "zh": "这里 1F1B 的程序峰值字节数更少：{one_f_one_b:,}，而 GPipe 为 {gpipe:,}，少 {saved:,} 字节；模型中保存的"
               "激活值相差 {model_saved:,} 字节。",
     },
-    "memory.same": {
-        "en": "Here both programs peak at the same {gpipe:,} bytes ({one_f_one_b:,}), and the model's stashes differ "
-              "by {model_saved:,} bytes: where that is 0 (M ≤ P), 1F1B keeps as many micro-batches as GPipe; where it "
-              "is not, this compiled step does not turn 1F1B's smaller stash into a smaller peak.",
-        "zh": "这里两个程序的峰值字节数相同，都是 {gpipe:,}（{one_f_one_b:,}），而模型中保存的激活值相差 {model_saved:,} "
-              "字节：相差为 0 时（M ≤ P），1F1B 与 GPipe 保存同样多的微批次；不为 0 时，这个编译后的步骤没有把 1F1B "
-              "较少的激活值变成较小的峰值。",
+    "memory.same_none": {
+        "en": "Here both programs peak at the same {gpipe:,} bytes ({one_f_one_b:,}): with one stage no device "
+              "receives an input, device 0's backward recomputes its forward from its rows of the batch, so "
+              "neither schedule keeps any ({gpipe_kept} and {one_kept}); the model's stashes differ by "
+              "{model_saved:,} bytes.",
+        "zh": "这里两个程序的峰值字节数相同，都是 {gpipe:,}（{one_f_one_b:,}）：只有一个阶段时没有设备会收到输入，设备 0 "
+              "的反向从它那几行批次数据重算前向，所以两种排程都不保存任何输入（{gpipe_kept} 与 {one_kept}）；模型中保存"
+              "的激活值相差 {model_saved:,} 字节。",
+    },
+    "memory.same_kept": {
+        "en": "Here both programs peak at the same {gpipe:,} bytes ({one_f_one_b:,}), and both keep as many "
+              "micro-batches' inputs ({gpipe_kept} and {one_kept}): with M ≤ P, 1F1B's pipeline never holds more "
+              "than GPipe's; the model's stashes differ by {model_saved:,} bytes.",
+        "zh": "这里两个程序的峰值字节数相同，都是 {gpipe:,}（{one_f_one_b:,}），两者保存的微批次输入也一样多（{gpipe_kept} "
+              "与 {one_kept}）：M ≤ P 时，1F1B 的流水线保存的不会比 GPipe 的多；模型中保存的激活值相差 {model_saved:,} 字节。",
+    },
+    "memory.same_despite": {
+        "en": "Here both programs peak at the same {gpipe:,} bytes ({one_f_one_b:,}), though 1F1B keeps fewer "
+              "micro-batches' inputs ({one_kept} against {gpipe_kept}, {model_saved:,} bytes in the model): this "
+              "compiled step does not turn 1F1B's smaller stash into a smaller peak.",
+        "zh": "这里两个程序的峰值字节数相同，都是 {gpipe:,}（{one_f_one_b:,}），尽管 1F1B 保存的微批次输入更少（{one_kept} "
+              "对 {gpipe_kept}，模型中相差 {model_saved:,} 字节）：这个编译后的步骤没有把 1F1B 较少的激活值变成较小的峰值。",
     },
     "memory.unknown": {
         "en": "This backend reports no memory figures for a compiled program ({gpipe}, {one_f_one_b}).",
@@ -366,7 +429,7 @@ TEXTS = {
     "col.peak_bytes": {"en": "peak bytes (measured)", "zh": "峰值字节（实测）"},
     "col.temp_bytes": {"en": "temporaries", "zh": "临时缓冲"},
     "col.argument_bytes": {"en": "arguments", "zh": "实参"},
-    "col.in_flight": {"en": "micro-batches kept", "zh": "保存的微批次数"},
+    "col.kept": {"en": "micro-batches kept", "zh": "保存的微批次数"},
     "col.stash_model_bytes": {"en": "stash (model)", "zh": "保存的激活值（模型）"},
     "outcome": {
         "en": "You predicted {guess}; on this machine: {answer}.",
@@ -386,10 +449,10 @@ TEXTS = {
         "zh": "{stages} 个阶段需要 {stages} 台设备（每台设备一个阶段），而 D 为 {devices}：请选择 P ≤ D。",
     },
     "error.pipeline_rows_not_divisible": {
-        "en": "The global batch M·b splits evenly over the {stages} devices only when b is a multiple of {stages}; "
-              "got b = {rows}, try {suggestion}.",
-        "zh": "只有当 b 是 {stages} 的倍数时，全局批次 M·b 才能平均分到 {stages} 台设备上；收到 b = {rows}，"
-              "可以试试 {suggestion}。",
+        "en": "The global batch M·b = {batch} does not split evenly over the {stages} devices (the compiled step "
+              "takes it split over them); try b = {suggestion}.",
+        "zh": "全局批次 M·b = {batch} 不能平均分到 {stages} 台设备上（编译后的步骤把它切分到这些设备上）；可以试试 "
+              "b = {suggestion}。",
     },
     "error.too_much_work": {
         "en": "One timed call would need {work:,} multiply-adds, over this page's limit of {limit:,}. Use fewer "

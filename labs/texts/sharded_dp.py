@@ -82,7 +82,7 @@ TEXTS = {
     "w.accum": {"en": "Accumulation steps K", "zh": "累积步数 K"},
     "w.accum.help": {"en": "Micro-batches per device per step (gradient accumulation).",
                      "zh": "每台设备每步的微批次数（梯度累积）。"},
-    "w.batch": {"en": "Global batch B", "zh": "全局批大小 B"},
+    "w.batch": {"en": "Global batch B", "zh": "全局批次 B"},
     "w.steps": {"en": "Steps", "zh": "步数"},
     "w.hidden": {"en": "MLP hidden width (model size)", "zh": "MLP 隐藏层宽度（模型规模）"},
     "w.features": {"en": "Input features", "zh": "输入特征数"},

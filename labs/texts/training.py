@@ -27,6 +27,12 @@ TEXTS = {
     "w.batch": {"en": "Global batch B", "zh": "全局批次 B"},
     "w.lr": {"en": "Learning rate η", "zh": "学习率 η"},
     "w.steps": {"en": "Steps", "zh": "训练步数"},
+    "lr_default": {
+        "en": "The default η for width {hidden} is {default:g}: past width {base} it falls as 1/width, because with "
+              "this MLP's standard initialization the largest η that trains without diverging falls that way.",
+        "zh": "宽度 {hidden} 的默认 η 为 {default:g}：宽度超过 {base} 后它按 1/宽度 缩小，因为在这个 MLP 的标准初始化下，"
+              "不发散的最大 η 正是这样随宽度下降的。",
+    },
     "w.hidden": {"en": "Hidden width (model size)", "zh": "隐藏层宽度（模型规模）"},
     "w.seed": {"en": "Seed", "zh": "随机种子"},
     "per_device": {

@@ -13,13 +13,20 @@ RIGHT_COLOR, WRONG_COLOR, ANSWER_COLOR = "#2ca02c", "#d62728", "#1f77b4"
 
 
 def first_predictions_plot(first: pd.DataFrame, *, x_title: str, y_title: str, outcome_title: str,
-                           right: str, wrong: str, answer_title: str) -> alt.Chart:
+                           right: str, wrong: str, answer_title: str, place_title: str, on_scale: str,
+                           below: str, above: str) -> alt.Chart:
     """A dot plot of one step's first predictions (one dot each, stacked where equal) with a rule at each
-    computed answer: on a number line when every prediction and answer is a number, else one column per value."""
-    values, answers = predictions.as_numbers(first["prediction"]), first["answer"].drop_duplicates()
-    numbers = values is not None and predictions.as_numbers(answers) is not None
+    computed answer: on a number line when every prediction and answer is a number, else one column per
+    value. The number line spans the class's own spread (`predictions.step_scale`): a prediction off it is
+    drawn at its edge as a triangle pointing the way it lies, its value in the tooltip."""
+    scale, answers = predictions.step_scale(first), first["answer"].drop_duplicates()
+    numbers = scale is not None
+    values = predictions.as_numbers(first["prediction"]) if numbers else first["prediction"].astype(str)
+    places = values.map(scale.where) if numbers else pd.Series(0, index=first.index)
     dots = pd.DataFrame({
-        "value": values if numbers else first["prediction"].astype(str),
+        "value": values.clip(scale.low, scale.high) if numbers else values,
+        "prediction": first["prediction"].astype(str),
+        "place": places.map({-1: below, 0: on_scale, 1: above}),
         "outcome": first["result"].map(lambda r: right if r >= 1 else wrong),
     })
     dots["n"] = dots.groupby("value").cumcount() + 1
@@ -27,12 +34,15 @@ def first_predictions_plot(first: pd.DataFrame, *, x_title: str, y_title: str, o
                           "what": answer_title})
     kind = "quantitative" if numbers else "nominal"
     x = alt.X(field="value", type=kind, title=x_title,
-              scale=alt.Scale(zero=False, padding=24) if numbers else alt.Undefined)
-    points = alt.Chart(dots).mark_circle(size=120, opacity=0.85).encode(
+              scale=alt.Scale(domain=[scale.low, scale.high], zero=False, padding=24) if numbers else alt.Undefined)
+    points = alt.Chart(dots).mark_point(size=120, opacity=0.85, filled=True).encode(
         x=x, y=alt.Y(field="n", type="quantitative", title=y_title, axis=alt.Axis(tickMinStep=1)),
         color=alt.Color(field="outcome", type="nominal", title=outcome_title,
                         scale=alt.Scale(domain=[right, wrong], range=[RIGHT_COLOR, WRONG_COLOR])),
-        tooltip=[alt.Tooltip(field="value", type=kind, title=x_title),
+        shape=alt.Shape(field="place", type="nominal", title=place_title,
+                        scale=alt.Scale(domain=[on_scale, below, above],
+                                        range=["circle", "triangle-left", "triangle-right"])),
+        tooltip=[alt.Tooltip(field="prediction", type="nominal", title=x_title),
                  alt.Tooltip(field="outcome", type="nominal", title=outcome_title)])
     rule = alt.Chart(rules).mark_rule(color=ANSWER_COLOR, strokeWidth=3, strokeDash=[6, 3]).encode(
         x=alt.X(field="value", type=kind),

@@ -23,6 +23,7 @@ from labs.ui import classroom, teacher
 from labs.ui.i18n import texts
 from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
+from pmap_core.validation import Budget
 
 INTERVIEW_SHEET = "interview"  # the Interview questions' predictions are recorded as a sheet of this id
 RUNS_KEY = "classroom.runs"          # (sheet id, class code, name) -> the run its results go to
@@ -37,6 +38,15 @@ SEEN_KEY = "classroom.seen"          # {(sheet id, step id)} whose answer this s
 # timeout) goes ahead without its turn: a dead store costs each student their own timeout, not the class's.
 _WRITES = threading.Lock()
 WRITE_WAIT_S = 10.0
+# Writes to the class's store one session may make: WRITE_BURST at once, then one every WRITE_EVERY_S
+# seconds (a student checks far slower). A client scripting checks and renames cannot flood the class's
+# runs; an attempt over the budget waits in the session and goes with the next write that fits.
+WRITE_BURST, WRITE_EVERY_S = 30, 3.0
+BUDGET_KEY = "classroom.write_budget"
+
+
+def _may_write() -> bool:
+    return st.session_state.setdefault(BUDGET_KEY, Budget(WRITE_BURST, WRITE_EVERY_S)).take()
 
 
 @contextlib.contextmanager
@@ -107,6 +117,8 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
     if attempt <= predictions.MAX_ATTEMPTS:
         waiting.update([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made, after)])
     runs = st.session_state.setdefault(RUNS_KEY, {})
+    if not _may_write():
+        return Recorded(False, attempt, made, T("prediction.write_limited", seconds=WRITE_EVERY_S))
     try:
         with _turn():
             runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=dict(waiting))
@@ -124,7 +136,7 @@ def open_run(sheet_id: str) -> None:
     tags = classroom.tags()
     runs = st.session_state.setdefault(RUNS_KEY, {})
     key = (sheet_id, tags.get("class_code"), tags.get("student"))
-    if not tags or key in runs:
+    if not tags or key in runs or not _may_write():
         return
     try:
         with _turn():

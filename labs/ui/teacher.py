@@ -1,50 +1,149 @@
-"""The teacher's key and the class's controls, as every page of a class reads them.
+"""The teacher key and the class's controls, as every page of a class reads them.
 
-The key is set in the server's environment (`PMAP_LAB_TEACHER_KEY`), typed into a password field of
-the Class page (never read from a link), and compared with `hmac.compare_digest`. Without it set on
-the server, or without the right key typed, no teacher control shows. The controls themselves live in
-the tracking store (`pmap_core.tracking.class_controls`), shared by every app server of the class, and
-are read through a cache of a few seconds, so a class of students rerunning its pages reads them a few
-times a minute, not on every rerun.
+The key is set in the server's environment (`PMAP_LAB_TEACHER_KEY`, TEACHER_KEY_MIN_CHARS characters
+or more: the app refuses to start with a shorter one), typed into a form of the Class page (never read
+from a link; what is typed is not drawn, not even as one dot per character), stripped of the whitespace a
+paste brings, and compared with `hmac.compare_digest`. Wrong keys cost time: after a few, each session
+and each client address waits longer before its next try is even compared, and every wrong key is logged
+(where it came from, never what was typed). A right key opens the controls for the session; the session
+keeps a digest of the key, never the key. The controls themselves live in the tracking store
+(`pmap_core.tracking.class_controls`), shared by every app server of the class, and are read through a
+cache of a few seconds, so a class of students rerunning its pages reads them a few times a minute, not
+on every rerun.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
+import ipaddress
+import logging
+import math
 import os
 
 import streamlit as st
 
 from labs.ui.i18n import texts
 from pmap_core.tracking import class_controls, redact_uri
+from pmap_core.validation import (
+    TEACHER_KEY_ENV,
+    TEACHER_KEY_MAX_CHARS,
+    TEACHER_KEY_MIN_CHARS,
+    Backoff,
+    LabInputError,
+    check_teacher_key,
+)
 
 T = texts("class_view")  # the key field's texts live with the Class page
-TEACHER_KEY_ENV = "PMAP_LAB_TEACHER_KEY"
 CONTROLS_TTL_S = 3  # how stale a student's view of the controls may be
 FOLLOW_EVERY_S = 5  # how often an open student page looks at them without a click
+SESSION_FREE_TRIES, CLIENT_FREE_TRIES = 3, 10  # wrong keys before each further one makes the next wait
+OPENED = "teacher.opened"  # session state: the digest of the key this session typed right
+log = logging.getLogger("pmap_lab")
+# Streamlit draws a password field's characters as dots, one per character: the field's text and caret
+# are made transparent instead, so a screen seen by the class never shows how long the key is.
+HIDE_TYPED = "<style>.st-key-{key} input {{color: transparent; caret-color: transparent;}}</style>"
+
+__all__ = ["TEACHER_KEY_ENV", "configured_key", "controls", "follow", "forget_controls", "key_form",
+           "key_matches", "refuse_bad_key"]
 
 
 def configured_key() -> str:
-    return os.environ.get(TEACHER_KEY_ENV, "").strip()
+    """The server's teacher key ("" when none is set, or when it is refused as too short or too long)."""
+    try:
+        return check_teacher_key(os.environ.get(TEACHER_KEY_ENV, ""))
+    except LabInputError:
+        return ""
 
 
 def key_matches(typed: str) -> bool:
-    """Whether `typed` is the server's teacher key (never when none is set)."""
+    """Whether `typed` (surrounding whitespace stripped) is the server's teacher key (never when none is set)."""
     key = configured_key()
-    return bool(key) and hmac.compare_digest(typed.encode("utf-8"), key.encode("utf-8"))
+    return bool(key) and hmac.compare_digest(typed.strip().encode("utf-8"), key.encode("utf-8"))
+
+
+@st.cache_resource(show_spinner=False)
+def _log_refusal(message: str) -> bool:
+    log.error("%s: the app refuses to start until it is changed (docs/DEPLOY.md, Teacher controls)", message)
+    return True
+
+
+def refuse_bad_key() -> None:
+    """Every page stops here, with one line in both languages (and once in the server's log), while the
+    server's teacher key is shorter than TEACHER_KEY_MIN_CHARS characters: a short key is guessed."""
+    try:
+        check_teacher_key(os.environ.get(TEACHER_KEY_ENV, ""))
+    except LabInputError as error:
+        _log_refusal(str(error))
+        st.error(T("error.teacher_key_length", env=TEACHER_KEY_ENV, low=TEACHER_KEY_MIN_CHARS,
+                        high=TEACHER_KEY_MAX_CHARS), icon="🛑")
+        st.code(str(error), language=None, wrap_lines=True)  # a length, never the key
+        st.stop()
+
+
+@st.cache_resource(show_spinner=False)
+def _client_tries() -> Backoff:
+    """Wrong keys per client address, for every session of this server process."""
+    return Backoff(free=CLIENT_FREE_TRIES)
+
+
+def client_address() -> str:
+    """Where a try comes from: the connection's address, or, when that is a proxy on this host (nginx in
+    docs/DEPLOY.md), the address the proxy appended last to X-Forwarded-For (one a client cannot forge)."""
+    address = st.context.ip_address  # None for a connection from this host (Streamlit's own rule)
+    if address is None:
+        address, local = "127.0.0.1", True
+    elif isinstance(address, str):
+        try:
+            local = ipaddress.ip_address(address).is_loopback
+        except ValueError:
+            local = False
+    else:
+        return "unknown"  # a test harness's session has no connection
+    if local:
+        forwarded = str(st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
+        forwarded = "".join(ch for ch in forwarded if ch.isprintable())[:64]  # it reaches the log
+        return forwarded or address
+    return address
+
+
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
 def key_form(page: str) -> bool:
-    """The teacher key's password field; whether the right key is typed. Nothing shows where the server
-    has no key but one line saying so."""
-    if not configured_key():
+    """The teacher key's form; whether this session has typed the right key. Nothing shows where the
+    server has no key but one line saying so."""
+    key = configured_key()
+    if not key:
         st.caption(T("teacher.not_configured", env=TEACHER_KEY_ENV))
         return False
-    typed = st.text_input(T("teacher.key"), type="password", key=f"{page}.teacher_key", max_chars=200)
-    if typed and not key_matches(typed):
-        st.warning(T("teacher.wrong_key"), icon="🔑")
+    if hmac.compare_digest(st.session_state.get(OPENED, ""), _digest(key)):
+        if st.button(T("teacher.close"), key=f"{page}.teacher_close"):
+            del st.session_state[OPENED]
+            st.rerun()
+        return True
+    field = f"{page}.teacher_key"
+    st.html(HIDE_TYPED.format(key=field.replace(".", "-")))
+    with st.form(f"{page}.teacher_form", clear_on_submit=True, border=False):
+        typed = st.text_input(T("teacher.key"), type="password", key=field, help=T("teacher.key_not_drawn"))
+        tried = st.form_submit_button(T("teacher.open"), key=f"{page}.teacher_open")
+    if not tried or not typed.strip():
         return False
-    return bool(typed)
+    session = st.session_state.setdefault(f"{page}.teacher_tries", Backoff(free=SESSION_FREE_TRIES))
+    client, clients = client_address(), _client_tries()
+    wait_s = max(session.wait_s("session"), clients.wait_s(client))
+    if wait_s > 0:  # not even compared: a guess in the wait tells nothing
+        st.warning(T("teacher.wait", seconds=math.ceil(wait_s)), icon="⏳")
+        return False
+    if key_matches(typed):
+        session.succeeded("session")
+        st.session_state[OPENED] = _digest(key)
+        st.rerun()  # the form and its field go; the controls show
+    failures = session.failed("session"), clients.failed(client)
+    log.warning("a wrong teacher key from %s (%d from this session, %d from this address)", client, *failures)
+    st.warning(T("teacher.wrong_key"), icon="🔑")
+    return False
 
 
 @st.cache_data(ttl=CONTROLS_TTL_S, show_spinner=False, max_entries=256)

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from pmap_core import versions
-from pmap_core.cli import bench, export, launch, training
+from pmap_core.cli import bench, export, launch, store, training
 from pmap_core.runtime import configure_runtime
 from pmap_core.validation import LabInputError
 
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text(versions.running()),
                         help="show the running JAX and Python beside the versions the lab was verified on")
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (training, bench, launch, export):
+    for module in (training, bench, launch, export, store):
         module.register(commands)
     return parser
 

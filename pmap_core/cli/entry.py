@@ -13,6 +13,8 @@ import pathlib
 import sys
 import tomllib
 
+from pmap_core.validation import TEACHER_KEY_ENV, LabInputError, check_teacher_key
+
 # The folder holding pmap_core: the repository, or site-packages once installed.
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 APP_SCRIPT = ROOT / "streamlit_app.py"
@@ -57,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
     if not argv or argv[0] == APP_COMMAND:
         if not APP_SCRIPT.is_file():
             print(f"error: the app is not installed with this package ({APP_SCRIPT} is missing)", file=sys.stderr)
+            return 2
+        try:  # a teacher key short enough to guess: refuse to serve (the app says the same on every page)
+            check_teacher_key(os.environ.get(TEACHER_KEY_ENV, ""))
+        except LabInputError as error:
+            print(f"error: {error}; set a longer one or unset it (docs/DEPLOY.md, Teacher controls)", file=sys.stderr)
             return 2
         command = app_command(argv[1:])
         sys.stdout.flush()

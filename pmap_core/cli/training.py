@@ -18,8 +18,20 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from mlflow.tracking import MlflowClient
+
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
-from pmap_core.tracking import NullTracker, RunTracker, check_tracking_uri, per_host, redact_uri, tracking_uri
+from pmap_core.tracking import (
+    NullTracker,
+    RunTracker,
+    check_tracking_uri,
+    mlflow_ui_url,
+    per_host,
+    redact_uri,
+    run_link,
+    store_uri,
+    tracking_uri,
+)
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
@@ -72,8 +84,10 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--global-batch", type=int, default=None,
         help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH}; default: {d.global_batch}, or the "
              "multiple of D nearest to it)")
-    add("--learning-rate", type=float, default=d.learning_rate,
-        help=f"η (up to {train_config.MAX_LEARNING_RATE:g})")
+    add("--learning-rate", type=float, default=None,
+        help=f"η (up to {train_config.MAX_LEARNING_RATE:g}; default: {train_config.BASE_LEARNING_RATE:g}, times "
+             f"{train_config.BASE_WIDTH}/--hidden for an MLP wider than {train_config.BASE_WIDTH}, so wide MLPs stay "
+             "stable). A run whose loss stops being finite stops there and exits with status 2")
     add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
     add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
     add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
@@ -98,10 +112,13 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
         help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
     add("--accum-steps", type=int, default=d.accum_steps,
-        help=f"K micro-batches per step, one gradient collective per K (1–{train_config.MAX_ACCUM_STEPS}); "
-             "the global batch must split into D × K equal micro-batches")
+        help=f"K micro-batches per step (1–{train_config.MAX_ACCUM_STEPS}): dp and zero1 run the gradient's "
+             "collective once per K, zero2 reduce-scatters each micro-batch's gradient, zero3 gathers and "
+             "reduce-scatters each layer per micro-batch; the global batch must split into D × K equal micro-batches")
     add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
-        help="dtype the gradient collective sends (bfloat16 halves its bytes)")
+        help="dtype of the gradient's collectives (dp: the all-reduce; zero1/zero2: the reduce-scatters; zero3: "
+             "each layer's backward reduce-scatter): bfloat16 halves their bytes in the program JAX emits, but "
+             "XLA:CPU compiles them back to float32, so on CPU devices the compiled step sends as many bytes")
     add("--precision", choices=train_config.PRECISIONS, default=d.precision,
         help="float32, or mixed: bfloat16 params and gradients, an fp32 master copy and fp32 Adam moments")
     add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
@@ -234,10 +251,23 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
     return summary
 
 
+def mlflow_run_url(tracked: Any) -> str | None:
+    """The run's page in MLflow's UI, made as the app makes its "Open in MLflow" links (PMAP_LAB_MLFLOW_UI_URL,
+    the Model-training view); None for a run in the fallback store (the UI shows the class store)."""
+    if tracked.fell_back_to or not tracked.run_id:
+        return None
+    try:
+        experiment = MlflowClient(store_uri(tracked.tracking_uri)).get_run(tracked.run_id).info.experiment_id
+    except Exception:  # noqa: BLE001 - a store that stopped answering: no link, the run id is printed
+        return None
+    return run_link(mlflow_ui_url(tracked.tracking_uri), experiment, tracked.run_id)
+
+
 def _tracking_fields(tracked: Any, info: distributed.ProcessInfo) -> dict[str, Any]:
     logged = info.is_leader and tracked.tracking_uri != NullTracker.active_uri
     return {
         "run_id": tracked.run_id if logged else None,
+        "mlflow_run_url": mlflow_run_url(tracked) if logged else None,
         "tracking_uri": redact_uri(tracked.tracking_uri) if logged else None,
         "fell_back_to": tracked.fell_back_to,
         "logging_s": tracked.logging_s,

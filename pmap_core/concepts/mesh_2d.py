@@ -8,11 +8,11 @@ Sources, cited next to every figure they give:
   "How to Parallelize a Transformer for Training" (`training.md`: the per-layer table, C/W, Y < F/(C/W))
   and Part 12 "How to Think About GPUs" (`gpus.md`: the H100 figures);
 - Megatron-LM: Shoeybi et al. 2019, §3 (the column/row split of an MLP);
-- JAX's documentation: "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`: the
-  ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
-  "Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-  all-reduce per step). Every example here runs on the installed JAX (verified on 0.12.0.1); what it prints is
-  returned as it printed it.
+- JAX's documentation (jax-ml/jax, `docs/new_docs/`, first shipped in JAX 0.11.0): "Distributed arrays and
+  automatic parallelization" (`docs/new_docs/201/sharding.md`: the ambiguous `jnp.dot`, `auto_axes`/
+  `explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and "Autodiff and sharding"
+  (`docs/new_docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one all-reduce per step). Every
+  example here runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as it printed it.
 """
 
 from __future__ import annotations
@@ -119,6 +119,12 @@ _HOW_THIS_MLP_DIFFERS = (
     "gradient). The lab counts the ring's 2(n−1)/n; the book drops it.")
 
 
+def loss_bytes(data: int) -> float:
+    """What a device sends for the loss, one float32 the gradient's all-reduce over `data` devices carries
+    beside the weights (`GRADIENT_OPERANDS`): 2(X−1)/X·4; `analytic.tensor_comm_bytes_per_step` leaves it out."""
+    return 2 * (data - 1) / data * VALUE_BYTES
+
+
 def scaling_book_rows(batch: int, features: int, hidden: int, data: int, model: int,
                       measured_bytes: float | None = None) -> list[dict[str, Any]]:
     """The Scaling Book's per-layer communication (Part 5, the table of "Takeaways": DP, FSDP, TP,
@@ -141,7 +147,7 @@ def scaling_book_rows(batch: int, features: int, hidden: int, data: int, model: 
     lab = analytic.tensor_comm_bytes_per_step(batch, features, hidden, data, model, VALUE_BYTES)
     rows.append({
         "strategy": "this lab: DP over X × TP over Y",
-        "formula": "2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(DF/Y + 2F/Y + 1)·4",
+        "formula": "2(Y−1)/Y·(B/X)·4 + 2(X−1)/X·(IH/Y + 2H/Y + 1)·4",
         "sharding": "x[B_X, D], w1[D, F_Y], b1[F_Y], w2[F_Y], b2: one all-reduce of B/X outputs over Y, "
                     "the gradient of 1/Y of the weights over X",
         "source": "Shoeybi et al. 2019 §3 (Megatron's split); pmap_core.costs.analytic.tensor_comm_bytes_per_step",
@@ -174,6 +180,8 @@ class MeshSweep:
     config: TrainConfig
     runs: tuple[MeshRun, ...]
     skipped: tuple[tuple[int, int], ...]  # shapes of D whose model axis does not divide the hidden width
+    simulated: bool = True                # where it ran: simulated CPU devices sharing `cores`, or devices
+    cores: int = 1
 
     @property
     def sweep(self) -> loop.SweepResult:
@@ -235,7 +243,8 @@ def sweep_meshes(config: TrainConfig, on_run: Callable[[loop.SweepPoint, int, in
             done.append(MeshRun(run.mesh_data, run.mesh_model, point, tuple(collective_rows(program))))
             for callback in watchers:
                 callback.point_done(point, index, len(runs))
-        outcome = MeshSweep(runs[0], tuple(done), skipped)
+        runtime = describe_runtime()
+        outcome = MeshSweep(runs[0], tuple(done), skipped, runtime.simulated, runtime.physical_cores)
         for callback in watchers:
             callback.sweep_ended(outcome.sweep)
         return outcome
@@ -272,13 +281,14 @@ class Roofline:
 
     @property
     def critical_batch_per_device(self) -> float | None:
-        """The per-device batch below which data parallelism is communication-bound. The book's C/W
-        counts 2-byte values; a value of `value_bytes` bytes costs value_bytes/2 times as much to send
-        (float32: 2·C/W)."""
+        """The Scaling Book's rule, for its transformer MLP: the per-device batch below which data parallelism
+        is communication-bound. The book's C/W counts 2-byte values; a value of `value_bytes` bytes costs
+        value_bytes/2 times as much to send (float32: 2·C/W). This MLP's own: `own_bounds`."""
         return self.intensity * self.value_bytes / 2 if self.intensity else None
 
     def tp_bound(self, hidden: int) -> float | None:
-        """The book's tensor-parallel bound: compute-bound while Y < F / (C/W), F = the hidden width."""
+        """The book's tensor-parallel rule, for its transformer MLP: compute-bound while Y < F / (C/W), F the
+        hidden width, C/W in the values sent (float32: F / (2·C/W)). This MLP's own: `own_bounds`."""
         critical = self.critical_batch_per_device
         return hidden / critical if critical else None
 
@@ -366,6 +376,7 @@ class ShapePrediction:
     data: int
     model: int
     compute_s: float      # the step's FLOPs / (C × the devices' usable cores): the same for every shape
+    send_s: float         # bandwidth alone: Σ 2(g−1)/g·bytes/β (what the book's rules weigh against compute)
     ring_comm_s: float    # the ring model per collective: Σ 2(g−1)·α + 2(g−1)/g·bytes/β
     comm_s: float         # the same with one latency term per rendezvous (see `predicted_winner`)
     comm_bytes: float     # bytes one device sends per step (`analytic.tensor_comm_bytes_per_step`)
@@ -398,6 +409,45 @@ class Prediction:
         """The shape the plain ring model (one latency per collective, as the book prices it) picks."""
         best = min(self.shapes, key=lambda s: (s.ring_step_s, s.comm_bytes))
         return best.data, best.model
+
+
+def usable_flops_per_s(roofline: Roofline, devices: int) -> float:
+    """C of one device as a step on `devices` devices sees it: simulated devices share the machine's usable
+    cores (C × min(D, cores) / D), real ones each have their own."""
+    if not roofline.simulated:
+        return roofline.flops_per_s
+    return roofline.flops_per_s * describe_runtime().hardware_ceiling(devices) / devices
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnBounds:
+    """This MLP's bounds, derived the way the Scaling Book derives its own (a step's FLOPs on a device against
+    the bytes its all-reduces send at W, no overlap), for the MLP x[B, I] · w1[I, H] → tanh → · w2[H]."""
+
+    devices: int
+    flops_per_sample: float        # 4(IH + H) + H: forward 2(IH + H), backward the same plus B·H; x needs none
+    device_flops_per_s: float      # `usable_flops_per_s`
+    critical_batch_per_device: float  # data parallelism over all D devices is compute-bound above it
+    tp_bound: float                # a model axis of Y devices is compute-bound while Y < this
+
+
+def own_bounds(roofline: Roofline, features: int, hidden: int) -> OwnBounds | None:
+    """This MLP's critical batch and model-axis bound on `roofline.devices` devices (None without a W):
+    data parallelism over X = D sends 2(X−1)/X·4·(IH + 2H + 1) bytes per step (the gradient) against
+    (B/X)·f FLOPs per device, f = 4(IH + H) + H, so it is compute-bound while B/X > 8(X−1)/X·(IH + 2H + 1)/f ·
+    C/W; a model axis of Y all-reduces the B/X outputs, 2(Y−1)/Y·4·B/X bytes, against (B/X)·f/Y FLOPs, so it is
+    compute-bound while Y − 1 < f/(8·C/W). C is a device's usable share (`usable_flops_per_s`). Where the book
+    differs: its weights are D×F twice and its input needs a gradient (6 FLOPs per weight and sample, the
+    backward's 4 weighed against the all-reduce), its TP all-reduces B·D activations, not B values."""
+    if roofline.beta_bytes_per_s is None:
+        return None
+    devices = roofline.devices
+    f = step_flops(1, features, hidden)
+    c = usable_flops_per_s(roofline, devices)
+    intensity = c / roofline.beta_bytes_per_s
+    weights = features * hidden + 2 * hidden + 1
+    critical = 2 * (devices - 1) / devices * VALUE_BYTES * weights / f * intensity
+    return OwnBounds(devices, f, c, critical, 1 + f / (2 * VALUE_BYTES * intensity))
 
 
 def step_flops(batch: int, features: int, hidden: int) -> float:
@@ -441,7 +491,7 @@ def predicted_winner(roofline: Roofline, shapes: Sequence[tuple[int, int]], size
         send = sum(2 * (g - 1) / g * values * VALUE_BYTES / beta for g, values, _ in parts)
         meets = [(g, operands if roofline.simulated else 1) for g, _, operands in parts]
         rows.append(ShapePrediction(
-            data, model, compute, send + sum(2 * (g - 1) * alpha for g, _, _ in parts),
+            data, model, compute, send, send + sum(2 * (g - 1) * alpha for g, _, _ in parts),
             send + sum(n * 2 * (g - 1) * alpha for g, n in meets),
             analytic.tensor_comm_bytes_per_step(batch, features, hidden, data, model), len(parts),
             sum(n for _, n in meets)))

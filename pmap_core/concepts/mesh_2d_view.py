@@ -112,8 +112,16 @@ def collective_table(view: ProgramView) -> list[dict[str, Any]]:
 
 
 def collectives_per_step(run: mesh_2d.MeshRun) -> float:
-    """Collectives one step runs among more than one device: each is a meeting of every device in it."""
+    """Collectives one step runs among more than one device."""
     return sum(row.runs_per_step for row in run.collectives if row.group_size > 1)
+
+
+def rendezvous_per_step(run: mesh_2d.MeshRun, simulated: bool) -> float:
+    """How often a step's devices meet: on simulated CPU devices once per array a collective carries (XLA:CPU
+    runs each operand of a tuple all-reduce as its own rendezvous, `mesh_2d.predicted_winner`), elsewhere
+    once per collective."""
+    return sum(row.runs_per_step * (len(row.shapes) if simulated else 1)
+               for row in run.collectives if row.group_size > 1)
 
 
 def sweep_rows(sweep: mesh_2d.MeshSweep) -> list[dict[str, Any]]:
@@ -128,6 +136,7 @@ def sweep_rows(sweep: mesh_2d.MeshSweep) -> list[dict[str, Any]]:
                      "step_time_us": run.result.steady_step_time_s * 1e6,
                      "comm_bytes_per_step": f.comm_bytes_per_step, "bytes_data": by_axis[mesh_2d.DATA],
                      "bytes_model": by_axis[mesh_2d.MODEL], "collectives_per_step": collectives_per_step(run),
+                     "rendezvous_per_step": rendezvous_per_step(run, sweep.simulated),
                      "param_bytes_per_device": f.param_bytes_per_device, "final_loss": run.result.final_loss})
     return rows
 
@@ -138,41 +147,47 @@ def bytes_by_axis_rows(sweep: mesh_2d.MeshSweep) -> list[dict[str, Any]]:
             for row in sweep_rows(sweep) for index, axis in enumerate(AXES)]
 
 
+CLOSE = 0.05  # the winner less than 5% ahead of the next shape: a gap a re-measurement can reverse
+FACTORS = ("rendezvous", "bytes", "collectives")  # what can set two shapes apart, per step
+
+
 @dataclasses.dataclass(frozen=True)
 class Verdict:
-    """Which shape won on this machine, and what set it apart, from what ran."""
+    """Which shape won on this machine, the slowest, and what sets the two apart, from what ran."""
 
     winner: str
     throughput: float
     slowest: str
     speedup: float                # the winner's throughput over the slowest shape's
-    bytes: float                  # what the winner sent per step
-    fewest_bytes: str             # the shape that sent the fewest bytes
-    least_bytes: float
-    collectives: float            # collectives per step of the winner
-    fewest_collectives: str
-    least_collectives: float
-    reason: str                   # "both", "collectives", "bytes" or "neither"
+    runner_up: str                # the next fastest shape ("" with one shape)
+    lead: float                   # the winner's throughput over the runner-up's, minus 1
+    counts: dict[str, tuple[float, float]]   # per factor: (the winner's per step, the slowest's)
+    separates: tuple[str, ...]    # the factors of FACTORS in which the winner had fewer than the slowest
     shapes: int
+    simulated: bool
+    cores: int
+    devices: int
+
+    @property
+    def close(self) -> bool:
+        return self.shapes > 1 and self.lead < CLOSE
 
 
 def verdict(sweep: mesh_2d.MeshSweep) -> Verdict:
-    rows = sweep_rows(sweep)
-    best = max(rows, key=lambda r: r["steady_throughput"])
-    worst = min(rows, key=lambda r: r["steady_throughput"])
-    fewest_bytes = min(rows, key=lambda r: (r["comm_bytes_per_step"], r["collectives_per_step"]))
-    fewest_meets = min(rows, key=lambda r: (r["collectives_per_step"], r["comm_bytes_per_step"]))
-    least_bytes = best["comm_bytes_per_step"] <= fewest_bytes["comm_bytes_per_step"] * 1.001
-    least_meets = best["collectives_per_step"] <= fewest_meets["collectives_per_step"]
-    reason = {(True, True): "both", (False, True): "collectives", (True, False): "bytes"}.get(
-        (least_bytes, least_meets), "neither")
+    rows = sorted(sweep_rows(sweep), key=lambda r: -r["steady_throughput"])
+    best, worst = rows[0], rows[-1]
+    second = rows[1] if len(rows) > 1 else best
+    names = {"rendezvous": "rendezvous_per_step", "bytes": "comm_bytes_per_step", "collectives": "collectives_per_step"}
+    counts = {factor: (best[column], worst[column]) for factor, column in names.items()}
+    separates = tuple(f for f in FACTORS if counts[f][0] < counts[f][1] * (0.999 if f == "bytes" else 1))
     return Verdict(best["shape"], best["steady_throughput"], worst["shape"],
-                   best["steady_throughput"] / worst["steady_throughput"], best["comm_bytes_per_step"],
-                   fewest_bytes["shape"], fewest_bytes["comm_bytes_per_step"], best["collectives_per_step"],
-                   fewest_meets["shape"], fewest_meets["collectives_per_step"], reason, len(rows))
+                   best["steady_throughput"] / worst["steady_throughput"], second["shape"] if len(rows) > 1 else "",
+                   best["steady_throughput"] / second["steady_throughput"] - 1, counts, separates, len(rows),
+                   sweep.simulated, sweep.cores, sweep.config.devices)
 
 
 def prediction_rows(prediction: mesh_2d.Prediction) -> list[dict[str, Any]]:
     return [{"shape": shape_id(s.data, s.model), "comm_bytes": s.comm_bytes, "collectives": s.collectives,
-             "rendezvous": s.rendezvous, "compute_us": s.compute_s * 1e6, "comm_us": s.comm_s * 1e6,
+             "rendezvous": s.rendezvous, "compute_us": s.compute_s * 1e6, "send_us": s.send_s * 1e6,
+             "comm_us": s.comm_s * 1e6,
              "step_us": s.step_s * 1e6, "ring_step_us": s.ring_step_s * 1e6} for s in prediction.shapes]

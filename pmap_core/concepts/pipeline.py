@@ -4,7 +4,8 @@ bytes from each compiled program's `memory_analysis()` (`train.footprint`).
 
     schedule_cells(P, M, schedule)      the schedule as records: (device, slot, micro-batch, kind)
     bubble(P, M, schedule)              the idle share of the table, beside (P − 1)/(M + P − 1) and (P − 1)/M
-    measure_step_times(settings, Ms)    step time against M at fixed P, fitted to (M + P − 1)·t_stage
+    measure_step_times(settings, Ms)    step time against M at fixed P, fitted to this program's lockstep
+                                        model n_F·t_f + n_B·t_b (slots counted from the table)
     peak_memory(settings)               GPipe against 1F1B: each compiled program's peak bytes
     data_axis(D, P, …)                  what a data axis adds when D ≥ 2P: the formula's figures (the prediction)
     measure_data_axis(D, settings)      the data × stage pipeline trained: its bytes per step on each mesh axis
@@ -12,13 +13,18 @@ bytes from each compiled program's `memory_analysis()` (`train.footprint`).
 
 Sources, cited next to every figure they give:
 - GPipe: Huang et al. 2019, "GPipe: Efficient Training of Giant Neural Networks using Pipeline
-  Parallelism" (NeurIPS), §2.2: M micro-batches over K stages leave a bubble of O((K − 1)/(M + K − 1));
-  each stage keeps its input per micro-batch and recomputes the rest in the backward (re-materialization).
-- PipeDream-1F1B: Narayanan et al. 2019, "PipeDream: Generalized Pipeline Parallelism for DNN Training"
-  (SOSP), and Narayanan et al. 2021, "Memory-Efficient Pipeline-Parallel DNN Training" (ICML,
-  PipeDream-Flush): one forward, one backward, the same bubble as GPipe, at most P micro-batches in flight.
+  Parallelism" (NeurIPS), §2.3: M micro-batches over K stages leave a bubble of O((K − 1)/(M + K − 1)) of
+  the step; each stage keeps its input per micro-batch and recomputes the rest in the backward
+  (re-materialization); the backwards run in reverse, the last micro-batch's first.
+- 1F1B: Narayanan et al. 2021, "Memory-Efficient Pipeline-Parallel DNN Training" (ICML, PipeDream-Flush):
+  one forward, one backward, the same bubble as GPipe, at most P micro-batches in flight; the 1F1B order
+  comes from Narayanan et al. 2019, "PipeDream: Generalized Pipeline Parallelism for DNN Training" (SOSP).
 - The Ultra-Scale Playbook (Tazi et al., Hugging Face, 2025), "Pipeline parallelism": the bubble as a share
   of the ideal time, (p − 1)/m; 1F1B stores the activations of p micro-batches instead of m.
+These are asynchronous schedules (a device starts its next work as soon as its input arrives): one step takes
+(M + P − 1)(t_f + t_b). This lab's program runs the table in lockstep (every slot ends with every device's
+ppermute), so a slot lasts its slowest work: n_F·t_f + n_B·t_b, counted from the table
+(`train.pipeline.slot_counts`); the two are shown apart, each labelled.
 - The Scaling Book (Austin et al. 2025), Part 5 "How to Parallelize a Transformer for Training",
   "Pipelining"; the ring all-reduce of a data axis, 2(X − 1)/X of the bytes per device.
 - The ring all-reduce: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
@@ -52,8 +58,8 @@ MAX_ROWS = 1024            # rows of one micro-batch the page may ask for
 STEPS = 16                 # training steps inside one timed call
 REPEATS = 7                # timed calls per M (their median is the figure)
 MAX_WORK = 1_000_000_000   # forward multiply-adds of one timed call (STEPS × M·b × the MLP's per sample)
-GPIPE = "Huang et al. 2019 (GPipe), §2.2"
-ONE_F_ONE_B = "Narayanan et al. 2019 (PipeDream), 2021 (PipeDream-Flush)"
+GPIPE = "Huang et al. 2019 (GPipe), §2.3"
+ONE_F_ONE_B = "Narayanan et al. 2021 (PipeDream-Flush)"
 PLAYBOOK = "Ultra-Scale Playbook (Tazi et al. 2025), \"Pipeline parallelism\""
 SCALING_BOOK = "Scaling Book (Austin et al. 2025), Part 5 \"Training\""
 RING = "Patarasuk and Yuan 2009 (ring all-reduce)"
@@ -95,15 +101,12 @@ def schedule_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
     return [rows[d] for d in sorted(rows)]
 
 
-def in_flight(cells: Sequence[Cell]) -> list[int]:
-    """Per device: the most micro-batches whose forward it ran and whose backward it has not yet run —
-    the stage inputs it keeps for its backwards (GPipe: M; 1F1B: at most P − s on stage s)."""
-    most: dict[int, int] = {}
-    held: dict[int, int] = {}
-    for cell in sorted(cells, key=lambda c: (c.slot, c.device)):
-        held[cell.device] = held.get(cell.device, 0) + {"forward": 1, "backward": -1, "idle": 0}[cell.kind]
-        most[cell.device] = max(most.get(cell.device, 0), held[cell.device])
-    return [most[d] for d in sorted(most)]
+def kept(stages: int, microbatches: int, schedule: str) -> list[int]:
+    """Per device: the most micro-batches' inputs it keeps at once for its backwards, from their arrival to
+    their backward (`train.pipeline.held`, the one meaning of "micro-batches kept" in the lab): device 0 none
+    (its backward recomputes its forward from its rows of the batch); GPipe M on every other; 1F1B P − s + 1
+    on stage s ≥ 1, at most M."""
+    return train_pipeline.held(train_pipeline.schedule_table(stages, microbatches, schedule), "activations")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,7 +120,7 @@ class Bubble:
     busy_per_device: int       # 2M: each device's forwards and backwards
     idle_cells: int            # (device, slot) cells in which a device waits
     counted: float             # idle cells / all cells (train.pipeline.bubble_fraction)
-    in_flight: tuple[int, ...]
+    kept: tuple[int, ...]      # per device, the most micro-batches' inputs kept at once (`kept`)
 
     @property
     def cells(self) -> int:
@@ -125,7 +128,7 @@ class Bubble:
 
     @property
     def formula(self) -> float:
-        """(P − 1)/(M + P − 1): the share of the step (GPipe §2.2; the Playbook)."""
+        """(P − 1)/(M + P − 1): the share of the step (GPipe §2.3)."""
         return (self.stages - 1) / (self.microbatches + self.stages - 1)
 
     @property
@@ -134,8 +137,8 @@ class Bubble:
         return self.idle_cells / (self.busy_per_device * self.stages)
 
     @property
-    def most_in_flight(self) -> int:
-        return max(self.in_flight)
+    def most_kept(self) -> int:
+        return max(self.kept)
 
 
 def bubble(stages: int, microbatches: int, schedule: str) -> Bubble:
@@ -143,7 +146,7 @@ def bubble(stages: int, microbatches: int, schedule: str) -> Bubble:
     table = train_pipeline.schedule_table(stages, microbatches, schedule)
     return Bubble(stages, microbatches, schedule, len(table), 2 * microbatches,
                   sum(c.kind == "idle" for c in cells), train_pipeline.bubble_fraction(table),
-                  tuple(in_flight(cells)))
+                  tuple(kept(stages, microbatches, schedule)))
 
 
 # --- the settings ------------------------------------------------------------------------------------
@@ -161,6 +164,10 @@ class Settings:
     rows: int
     hidden: int
     features: int = FEATURES
+
+    def ladder(self) -> list[int]:
+        """The M a step-time measurement visits (`microbatch_ladder`)."""
+        return microbatch_ladder(self.microbatches, self.rows, self.stages)
 
     def config(self, microbatches: int | None = None, schedule: str | None = None,
                steps: int = STEPS, replicas: int = 1) -> TrainConfig:
@@ -193,11 +200,11 @@ def check_settings(devices: int, stages: int, layers: int, microbatches: int, sc
         raise LabInputError("unknown_schedule", "schedule must be one of {options}, got {value!r}",
                             options=", ".join(SCHEDULES), value=schedule)
     rows = check_int("rows", rows, 1, MAX_ROWS)
-    if rows % stages:
+    if microbatches * rows % stages:  # the compiled step takes the global batch M·b split over its P devices
         raise LabInputError("pipeline_rows_not_divisible",
-                            "the global batch M·b splits evenly over the {stages} devices only when b is a multiple "
-                            "of {stages}; got b = {rows}, try {suggestion}", stages=stages, rows=rows,
-                            suggestion=-(-rows // stages) * stages)
+                            "the global batch M·b = {batch} does not split evenly over the {stages} devices; "
+                            "try b = {suggestion}", stages=stages, rows=rows, batch=microbatches * rows,
+                            suggestion=next(r for r in range(rows, rows + stages) if microbatches * r % stages == 0))
     check_int("global_batch", microbatches * rows, 1, MAX_BATCH)
     hidden = check_int("hidden", hidden, 1, MAX_HIDDEN)
     work = STEPS * microbatches * rows * models.multiply_adds_per_sample("mlp", FEATURES, hidden, layers)
@@ -210,15 +217,27 @@ def check_settings(devices: int, stages: int, layers: int, microbatches: int, sc
     return settings
 
 
-def microbatch_ladder(most: int) -> list[int]:
-    """The M a measurement visits: 1, 2, 4, … below `most`, then `most` itself."""
+def microbatch_ladder(most: int, rows: int = 1, stages: int = 1) -> list[int]:
+    """The M a measurement visits: 1, 2, 4, … below `most`, then `most` itself; only those whose global
+    batch M·rows splits evenly over the `stages` devices (`most` is checked already)."""
     counts = [1]
     while counts[-1] * 2 < most:
         counts.append(counts[-1] * 2)
-    return sorted({*counts, most})
+    return sorted({*(m for m in counts if m * rows % stages == 0), most})
 
 
 # --- step time against M -----------------------------------------------------------------------------
+
+
+def slot_counts(stages: int, microbatches: int, schedule: str) -> train_pipeline.SlotCounts:
+    """The table's slots by their slowest work (`train.pipeline.slot_counts`)."""
+    return train_pipeline.slot_counts(train_pipeline.schedule_table(stages, microbatches, schedule))
+
+
+def asynchronous_s(stages: int, microbatches: int, t_forward_and_backward: float) -> float:
+    """The papers' step time, (M + P − 1)(t_f + t_b), GPipe's and 1F1B's alike (GPipe §2.3; PipeDream-Flush):
+    each device starts its next work as soon as its input arrives, so a forward never waits for a backward."""
+    return (microbatches + stages - 1) * t_forward_and_backward
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,24 +245,28 @@ class StepPoint:
     microbatches: int
     global_batch: int
     slots: int               # 2(M + P − 1)
+    forward_slots: int       # n_F: slots whose slowest work is a forward (counted from the table)
+    backward_slots: int      # n_B: slots in which some device runs a backward
     step_time_s: float       # median seconds of one timed call / its steps
     compile_s: float
 
 
 @dataclasses.dataclass(frozen=True)
 class StepFit:
-    """Step time against M at fixed P and micro-batch size, fitted two ways: through the model
-    T(M) = (M + P − 1)·t_stage (least squares in t_stage; GPipe §2.2), and as a free line T = a + b·M.
-    Where the bubble shows in time, a/b is P − 1 (the model's line); where the devices' work runs one
-    after another on too few cores, T grows as M·P·t and a/b falls towards 0."""
+    """Step time against M at fixed P and micro-batch size, fitted to this program's own model. It runs the
+    table in lockstep (each slot ends with every device's ppermute), so a slot lasts its slowest work and
+    T(M) = n_F(M)·t_f + n_B(M)·t_b, n_F and n_B counted from the table (`slot_counts`), t_b a backward with the
+    forward it recomputes. Under GPipe n_F = n_B = M + P − 1, so only t_f + t_b can be fitted; under 1F1B
+    (n_F = P, n_B = 2M + P − 2) both can, given two M. The papers' asynchronous figure is apart:
+    `asynchronous_s`."""
 
     stages: int
     rows: int
     schedule: str
     points: tuple[StepPoint, ...]
-    t_stage_s: float
-    intercept_s: float | None      # a: None with fewer than two M
-    slope_s: float | None          # b
+    t_forward_s: float | None      # t_f: None where the points cannot tell it from t_b
+    t_backward_s: float | None     # t_b
+    t_pair_s: float                # t_f + t_b
     cores: int                     # CPUs this process may run on (os.sched_getaffinity)
     simulated: bool                # CPU devices sharing those cores
 
@@ -252,14 +275,26 @@ class StepFit:
         return shows_bubble_in_time(self.stages, self.cores, self.simulated)
 
     @property
-    def implied_bubble_slots(self) -> float | None:
-        """a/b: the idle stage-times the free line says a step carries (P − 1 in the model)."""
-        if self.slope_s is None or self.slope_s <= 0:  # one M, or a line that does not rise: no reading
-            return None
-        return self.intercept_s / self.slope_s
+    def separable(self) -> bool:
+        return self.t_forward_s is not None
 
     def fitted_s(self, microbatches: int) -> float:
-        return (microbatches + self.stages - 1) * self.t_stage_s
+        """The lockstep model's step time at M, with the fitted times."""
+        counts = slot_counts(self.stages, microbatches, self.schedule)
+        if self.separable:
+            return counts.step_time(self.t_forward_s, self.t_backward_s)
+        return (counts.forward_slots + counts.backward_slots) * self.t_pair_s / 2
+
+    def lockstep_s(self, microbatches: int, schedule: str) -> float | None:
+        """This program's step under `schedule` at M with the fitted t_f and t_b (None where they are not
+        separable and the schedule's slots are not pairs)."""
+        counts = slot_counts(self.stages, microbatches, schedule)
+        if self.separable:
+            return counts.step_time(self.t_forward_s, self.t_backward_s)
+        return counts.forward_slots * self.t_pair_s if counts.forward_slots == counts.backward_slots else None
+
+    def asynchronous_s(self, microbatches: int) -> float:
+        return asynchronous_s(self.stages, microbatches, self.t_pair_s)
 
     @property
     def worst_relative_error(self) -> float:
@@ -281,16 +316,18 @@ def shows_bubble_in_time(stages: int, cores: int, simulated: bool) -> bool:
     return not simulated or cores >= stages
 
 
-def fit_stage_time(points: Sequence[StepPoint], stages: int) -> tuple[float, float | None, float | None]:
-    """(t_stage, a, b): the least-squares t in T = (M + P − 1)·t, and the least-squares line T = a + b·M."""
-    n = np.array([p.microbatches + stages - 1 for p in points], dtype=float)
+def fit_slot_times(points: Sequence[StepPoint]) -> tuple[float | None, float | None, float]:
+    """(t_f, t_b, t_f + t_b): least squares of T = n_F·t_f + n_B·t_b over the points. Where the counts cannot
+    tell the two apart (n_F = n_B at every point, GPipe; or one point) or the fit makes one negative, only
+    their sum: T = (n_F + n_B)·(t_f + t_b)/2, the mean slot's time doubled."""
+    counts = np.array([[p.forward_slots, p.backward_slots] for p in points], dtype=float)
     seconds = np.array([p.step_time_s for p in points], dtype=float)
-    t_stage = float(n @ seconds / (n @ n))
-    m = np.array([p.microbatches for p in points], dtype=float)
-    if len(set(m.tolist())) < 2:
-        return t_stage, None, None
-    slope, intercept = np.polyfit(m, seconds, 1)
-    return t_stage, float(intercept), float(slope)
+    if np.linalg.matrix_rank(counts) == 2:
+        (t_f, t_b), *_ = np.linalg.lstsq(counts, seconds, rcond=None)
+        if t_f > 0 and t_b > 0:
+            return float(t_f), float(t_b), float(t_f + t_b)
+    slots = counts.sum(axis=1)
+    return None, None, float(2 * (slots @ seconds) / (slots @ slots))
 
 
 def time_steps(settings: Settings, microbatches: int, steps: int = STEPS, repeats: int = REPEATS) -> StepPoint:
@@ -302,23 +339,24 @@ def time_steps(settings: Settings, microbatches: int, steps: int = STEPS, repeat
     data = models.make_data("mlp", config.global_batch, settings.features, config.seed)
     inputs = program.place(params, data, config.learning_rate)
     timing = time_call(program.run, *inputs, repeats=repeats, warmup=1)
+    counts = slot_counts(settings.stages, microbatches, settings.schedule)
     return StepPoint(microbatches, config.global_batch, 2 * (microbatches + settings.stages - 1),
-                     timing.median_s / steps, program.compile_s)
+                     counts.forward_slots, counts.backward_slots, timing.median_s / steps, program.compile_s)
 
 
 def measure_step_times(settings: Settings, microbatch_counts: Sequence[int] | None = None,
                        on_point: Callable[[StepPoint, int, int], None] | None = None,
                        repeats: int = REPEATS) -> StepFit:
-    """Step time at each M (default: `microbatch_ladder(settings.microbatches)`) at fixed P and rows."""
-    counts = list(microbatch_counts or microbatch_ladder(settings.microbatches))
+    """Step time at each M (default: `settings.ladder()`) at fixed P and rows, fitted (`fit_slot_times`)."""
+    counts = list(microbatch_counts or settings.ladder())
     points = []
     for index, m in enumerate(counts):
         points.append(time_steps(settings, m, repeats=repeats))
         if on_point is not None:
             on_point(points[-1], index, len(counts))
-    t_stage, intercept, slope = fit_stage_time(points, settings.stages)
+    t_f, t_b, pair = fit_slot_times(points)
     runtime = describe_runtime()
-    return StepFit(settings.stages, settings.rows, settings.schedule, tuple(points), t_stage, intercept, slope,
+    return StepFit(settings.stages, settings.rows, settings.schedule, tuple(points), t_f, t_b, pair,
                    physical_cores(), runtime.simulated)
 
 
@@ -328,14 +366,14 @@ def measure_step_times(settings: Settings, microbatch_counts: Sequence[int] | No
 @dataclasses.dataclass(frozen=True)
 class MemoryRow:
     """One schedule's compiled program: its peak bytes on one device (arguments + outputs − aliased +
-    temporaries), the temporaries alone, and the stage inputs its table keeps in flight."""
+    temporaries), the temporaries alone, and the most stage inputs a device keeps (`kept`)."""
 
     schedule: str
     peak_bytes: int | None
     temp_bytes: int
     argument_bytes: int
-    in_flight: int              # most micro-batches in flight on a device (stage 0), from the table
-    stash_model_bytes: int      # in_flight · rows · H · 4: the stage inputs kept for the backward
+    kept: int                   # the most micro-batches' inputs a device keeps at once (`kept`)
+    stash_model_bytes: int      # kept · rows · H · 4: the stage inputs kept for the backwards
 
 
 def peak_memory(settings: Settings) -> list[MemoryRow]:
@@ -345,7 +383,7 @@ def peak_memory(settings: Settings) -> list[MemoryRow]:
         config = settings.config(schedule=schedule, steps=1)
         program = programs.build(config.program_spec(1))
         memory = compiled_memory(program.compiled)
-        held = max(in_flight(schedule_cells(settings.stages, settings.microbatches, schedule)))
+        held = max(kept(settings.stages, settings.microbatches, schedule))
         rows.append(MemoryRow(schedule, peak_bytes(memory), memory.get("temp_size_in_bytes", 0),
                               memory.get("argument_size_in_bytes", 0), held,
                               held * settings.rows * settings.hidden * VALUE_BYTES))
@@ -361,6 +399,19 @@ def memory_verdict(rows: Sequence[MemoryRow]) -> str:
     if peaks["gpipe"] == peaks["1f1b"]:
         return "same"
     return min(peaks, key=peaks.get)
+
+
+def memory_reason(rows: Sequence[MemoryRow]) -> str:
+    """`memory_verdict`, and where the peaks are the same, why: "same_none" (one stage: no device receives an
+    input, device 0 recomputes from its rows of the batch), "same_kept" (both keep as many inputs: M ≤ P), or
+    "same_despite" (1F1B keeps fewer, and the compiled peak does not show it)."""
+    verdict = memory_verdict(rows)
+    if verdict != "same":
+        return verdict
+    kept = {row.schedule: row.kept for row in rows}
+    if kept["gpipe"] == kept["1f1b"]:
+        return "same_none" if kept["gpipe"] == 0 else "same_kept"
+    return "same_despite"
 
 
 # --- data parallelism on a second axis ---------------------------------------------------------------
@@ -443,6 +494,7 @@ class DataAxisRun:
     global_batch: int                 # X · M · rows
     steps: int
     slots: int                        # time slots of one step, counted from `schedule_table`: 2(M + P − 1)
+    backward_slots: int               # of them, those in which some device runs a backward (`slot_counts`)
     data_bytes: float                 # all-reduce over the data axis (each stage's gradient, and the loss)
     data_shapes: tuple[str, ...]      # the arrays that all-reduce carries
     data_reductions: float            # all-reduces over the data axis per step
@@ -556,6 +608,7 @@ def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
     return DataAxisRun(
         axis, settings.microbatches, settings.rows, settings.hidden, config.global_batch, steps,
         len(train_pipeline.schedule_table(settings.stages, settings.microbatches, settings.schedule)),
+        slot_counts(settings.stages, settings.microbatches, settings.schedule).backward_slots,
         per_step("all-reduce", train_pipeline.DATA_AXIS, lambda r: r.ring_bytes),
         tuple(shape for r in data for shape in r.collective.shapes),
         per_step("all-reduce", train_pipeline.DATA_AXIS, lambda r: 1),

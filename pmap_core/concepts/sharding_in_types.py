@@ -3,11 +3,11 @@ ambiguous contraction it refuses and each `out_sharding` that settles it, `auto_
 `x.sharding` against `jax.typeof(x).sharding`, and gradient accumulation with `reduced` weights. Pure:
 what the mesh_2d lab's "Sharding in types" section runs.
 
-Sources: JAX's documentation, "Distributed arrays and automatic parallelization" (`docs/201/sharding.md`:
-the ambiguous `jnp.dot`, `auto_axes`/`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and
-"Autodiff and sharding" (`docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one
-all-reduce per step). Every example runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as
-it printed it.
+Sources: JAX's documentation (jax-ml/jax, `docs/new_docs/`, first shipped in JAX 0.11.0), "Distributed arrays
+and automatic parallelization" (`docs/new_docs/201/sharding.md`: the ambiguous `jnp.dot`, `auto_axes`/
+`explicit_axes`, `x.sharding` against `jax.typeof(x).sharding`) and "Autodiff and sharding"
+(`docs/new_docs/301/sharding-ad.md`: `reduced`/`unreduced`, accumulation with one all-reduce per step). Every
+example runs on the installed JAX (verified on 0.12.0.1); what it prints is returned as it printed it.
 """
 
 from __future__ import annotations
@@ -108,9 +108,11 @@ def ambiguous_dot(devices: int) -> AmbiguousDot:
     """The docs' ambiguous contraction `f32[8,4@X] @ f32[4@X,16]` on a one-axis Explicit mesh of
     `devices` devices (shapes grown to multiples of D where needed, `_shapes`): the error JAX raises,
     verbatim, then each `out_sharding=` it asks for, run and read from its compiled HLO — P() (an
-    all-reduce), P('X', None) and P(None, 'X') (a reduce-scatter on either axis: XLA:CPU compiles it as
-    an all-reduce whose result each device slices, `sliced_after`), P(unreduced={'X'}) (no collective
-    at all; the sum waits), and `jax.reshard` of that unreduced result to P() (the all-reduce, later).
+    all-reduce), P('X', None) and P(None, 'X') (a reduce-scatter on either axis, which the partitioner
+    writes here as an all-reduce whose result each device slices, `sliced_after`: its choice for this dot, as
+    `shard_map` with `psum_scatter` compiles to a reduce-scatter on XLA:CPU), P(unreduced={'X'}) (no
+    collective at all; the sum waits, and reading it as one array is JAX's to refuse, `error`), and
+    `jax.reshard` of that unreduced result to P() (the all-reduce, later).
     Also `f32[8,k] @ f32[k@X,16]`, which JAX accepts silently with an all-gather."""
     mesh = _mesh(devices)
     rows, inner, cols = _shapes(mesh.size)

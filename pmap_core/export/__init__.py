@@ -25,7 +25,7 @@ from pmap_core.export.multiprocess import multiprocess_export
 from pmap_core.export.notebook import check_language, notebook_json
 from pmap_core.export.notes import LANGUAGES
 from pmap_core.export.sharded import mesh_2d_export, sharded_dp_export
-from pmap_core.export.templating import SCRIPT_MAX_DEVICES, Exported, fill, header, script_devices, shown
+from pmap_core.export.templating import SCRIPT_MAX_DEVICES, Exported, cli_command, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
 from pmap_core.train import models
 from pmap_core.train.programs import IMPLEMENTATIONS
@@ -117,8 +117,14 @@ def training_export(config: train_config.TrainConfig, chunk: int | None = None) 
         learning_rate=repr(float(config.learning_rate)), seed=config.seed, model_code=model_code.rstrip() + "\n",
         impl_code=impl_code.rstrip() + "\n",
     )
+    options = {"model": config.model, "devices": config.devices, "impl": config.impl,
+               "global-batch": config.global_batch, "learning-rate": config.learning_rate, "steps": config.steps,
+               "seed": config.seed}
+    if config.model == "mlp":
+        options |= {"hidden": config.hidden, "features": config.features}
     return Exported("training", script, {**settings, "settings": shown(settings), "chunk": chunk,
-                                         "per_device": config.per_device_batch})
+                                         "per_device": config.per_device_batch,
+                                         "command": cli_command("train", options)})
 
 
 def training_script(config: train_config.TrainConfig, chunk: int | None = None) -> str:
@@ -214,7 +220,7 @@ def _training_from(settings: dict[str, str]) -> Exported:
     s = _take(settings, "training", {
         "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl),
         "batch": (int, train_config.default_batch(devices)),
-        "lr": (float, d.learning_rate), "steps": (int, d.steps), "hidden": (int, d.hidden),
+        "lr": (float, None), "steps": (int, d.steps), "hidden": (int, d.hidden),  # None: the width's default η
         "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
     return training_export(train_config.TrainConfig(
         model=s["model"], devices=s["devices"], impl=s["impl"], global_batch=s["batch"], learning_rate=s["lr"],

@@ -6,7 +6,7 @@ same run (the rows it read, the loss per step, the parameters). Only jax and num
 
 from __future__ import annotations
 
-from pmap_core.export.templating import Exported, fill, shown
+from pmap_core.export.templating import Exported, cli_command, fill, shown
 from pmap_core.runtime import MIN_WORKER_THREADS
 from pmap_core.train import config as train_config
 from pmap_core.train import launch, models
@@ -37,6 +37,10 @@ def multiprocess_export(processes: int, per_process: int, impl: str, global_batc
         dataset_size=dataset_size, steps=config.steps, learning_rate=repr(float(config.learning_rate)),
         seed=config.seed, threads=max(MIN_WORKER_THREADS, 2 * per_process), true_w=models.TRUE_W,
         true_b=models.TRUE_B, noise=models.NOISE)
+    command = cli_command("launch", {"processes": processes, "devices-per-process": per_process}, "train", {
+        "model": "linear", "impl": impl, "global-batch": config.global_batch, "dataset-size": dataset_size,
+        "steps": config.steps, "learning-rate": config.learning_rate, "seed": config.seed})
     return Exported("multiprocess", script, {**settings, "settings": shown(settings), "devices": devices,
+                                             "command": command,
                                              "rows": config.global_batch // processes,
                                              "steps_per_epoch": dataset_size // config.global_batch})

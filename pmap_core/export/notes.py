@@ -45,10 +45,10 @@ NOTES: dict[str, dict[str, str]] = {
     },
     "training.intro": {
         "en": "Exported from pmap-lab with the settings the lab ran ({settings}). The code uses only jax and "
-              "numpy and prints the final loss and every parameter: the numbers the lab and "
-              "`python -m pmap_core train` show for the same settings.",
+              "numpy and prints the final loss and every parameter: the numbers the lab shows, and so does "
+              "`{command}`.",
         "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。代码只用 jax 和 numpy，最后打印最终损失和每个参数："
-              "与相同设置下实验页面和 `python -m pmap_core train` 显示的数值一致。",
+              "与实验页面显示的数值一致，也与 `{command}` 打印的一致。",
     },
     "training.settings": {
         "en": "**Settings.** The global batch of {batch} samples is cut into {devices} blocks of {per_device} rows, "
@@ -94,9 +94,9 @@ NOTES: dict[str, dict[str, str]] = {
     },
     "training.result": {
         "en": "**Result.** The final loss and every parameter, read from device 0's copy. Compare them with the "
-              "lab or with `python -m pmap_core train` at the same settings.",
-        "zh": "**结果。** 最终损失和每个参数，读自设备 0 上的副本。可与相同设置下的实验页面或 "
-              "`python -m pmap_core train` 比较。",
+              "lab or with what `{command}` prints.",
+        "zh": "**结果。** 最终损失和每个参数，读自设备 0 上的副本。可与实验页面或 "
+              "`{command}` 打印的结果比较。",
     },
     # --- the collectives lab ---------------------------------------------------------------
     "collectives.title": {
@@ -180,9 +180,9 @@ NOTES: dict[str, dict[str, str]] = {
     "sharded_dp.intro": {
         "en": "Exported from pmap-lab with the settings the lab ran ({settings}). ZeRO / FSDP written with only jax "
               "and numpy under `jax.shard_map`; it prints the final loss and every parameter, the numbers "
-              "`python -m pmap_core train --strategy {strategy}` prints for the same settings.",
+              "`{command}` prints.",
         "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。只用 jax 和 numpy 在 `jax.shard_map` 下实现 ZeRO / FSDP；"
-              "它打印最终损失和每个参数，与相同设置下 `python -m pmap_core train --strategy {strategy}` 打印的数值一致。",
+              "它打印最终损失和每个参数，与 `{command}` 打印的数值一致。",
     },
     "sharded_dp.settings": {
         "en": "**Settings.** The global batch of {batch} samples gives each device {per_device} rows, in {accum} "
@@ -228,9 +228,9 @@ NOTES: dict[str, dict[str, str]] = {
     },
     "sharded_dp.result": {
         "en": "**Result.** The final loss and every parameter (the fp32 master copy under mixed precision), "
-              "gathered whole. Compare them with `python -m pmap_core train --strategy {strategy}` at the same settings.",
+              "gathered whole. Compare them with what `{command}` prints.",
         "zh": "**结果。** 最终损失和每个参数（混合精度下为 fp32 主副本），已收集为完整数组。可与相同设置下的 "
-              "`python -m pmap_core train --strategy {strategy}` 比较。",
+              "`{command}` 打印的结果比较。",
     },
     # --- the 2-D mesh lab ------------------------------------------------------------------
     "mesh_2d.title": {
@@ -240,9 +240,9 @@ NOTES: dict[str, dict[str, str]] = {
     "mesh_2d.intro": {
         "en": "Exported from pmap-lab with the settings the lab ran ({settings}). Tensor parallelism with data "
               "parallelism, written in JAX's explicit sharding mode; it prints the final loss and every parameter, "
-              "the numbers `python -m pmap_core train --mesh data={data},model={model}` prints for the same settings.",
+              "the numbers `{command}` prints.",
         "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。张量并行与数据并行，以 JAX 的显式分片模式编写；"
-              "它打印最终损失和每个参数，与相同设置下 `python -m pmap_core train --mesh data={data},model={model}` 打印的数值一致。",
+              "它打印最终损失和每个参数，与 `{command}` 打印的数值一致。",
     },
     "mesh_2d.rerun": {
         "en": "Run the cells in order, from the top (*Run all*). To try another mesh, set `MESH_DATA` and `MESH_MODEL` "
@@ -287,10 +287,10 @@ NOTES: dict[str, dict[str, str]] = {
         "en": "Exported from pmap-lab with the settings the lab ran ({settings}). The notebook starts {processes} "
               "Python processes on this machine; each simulates {per_process} CPU device(s), they join one group "
               "with `jax.distributed` and train on all {devices} devices as one. Process 0 prints what "
-              "`python -m pmap_core launch` prints for the same run: the rows it read, the loss per step, the parameters.",
+              "`{command}` prints for the same run: the rows it read, the loss per step, the parameters.",
         "zh": "从 pmap-lab 导出，设置与实验运行时相同（{settings}）。本 notebook 在本机启动 {processes} 个 Python 进程；"
               "每个进程模拟 {per_process} 个 CPU 设备，它们用 `jax.distributed` 组成一个组，在全部 {devices} 个设备上作为一个整体训练。"
-              "进程 0 打印的内容与同一次运行中 `python -m pmap_core launch` 打印的一致：它读取的行、每步的损失和参数。",
+              "进程 0 打印的内容与同一次运行中 `{command}` 打印的一致：它读取的行、每步的损失和参数。",
     },
     "multiprocess.rerun": {
         "en": "Run the cells in order, from the top (*Run all*). The processes run on the CPU, whatever "
@@ -329,10 +329,8 @@ NOTES: dict[str, dict[str, str]] = {
     },
     "multiprocess.run": {
         "en": "**Run.** Compare process 0's `losses` and `params` with "
-              "`python -m pmap_core launch --processes {processes} --devices-per-process {per_process} train ...` "
-              "at the same settings, or with one process of {devices} devices: they are the same.",
+              "`{command}`, or with one process of {devices} devices: they are the same.",
         "zh": "**运行。** 把进程 0 的 `losses` 和 `params` 与相同设置下的 "
-              "`python -m pmap_core launch --processes {processes} --devices-per-process {per_process} train ...` "
-              "比较，或与单个进程、{devices} 个设备的运行比较：结果相同。",
+              "`{command}` 的输出比较，或与单个进程、{devices} 个设备的运行比较：结果相同。",
     },
 }

@@ -1,13 +1,14 @@
 """The sharded-DP (ZeRO) lab and the 2-D mesh lab as standalone scripts: their training with the chosen
 strategy, or on the chosen data × model mesh, written with only jax and numpy. With the same settings
-each prints the final loss that `python -m pmap_core train --strategy …` (or `--mesh data=X,model=Y`) prints."""
+each prints the final loss that `python -m pmap_core train --strategy …` (or `--mesh data=X,model=Y`) prints
+with the same settings: the notebook names that command in full (`cli_command`)."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from pmap_core.concepts import sharded_dp
-from pmap_core.export.templating import Exported, fill, header, script_devices, shown
+from pmap_core.export.templating import Exported, cli_command, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
 from pmap_core.train import models
 from pmap_core.train.programs import SHARDED_STATE_IMPL, TENSOR_IMPL
@@ -66,8 +67,14 @@ def sharded_dp_export(config: train_config.TrainConfig, chunk: int | None = None
         grad_dtype=config.grad_dtype, accum_steps=config.accum_steps, global_batch=config.global_batch,
         steps=config.steps, chunk=chunk, learning_rate=repr(float(config.learning_rate)), seed=config.seed,
         model_code=_model_code(config))
+    command = cli_command("train", {
+        "model": "mlp", "strategy": config.strategy, "optimizer": config.optimizer, "precision": config.precision,
+        "grad-dtype": config.grad_dtype, "devices": config.devices, "accum-steps": config.accum_steps,
+        "global-batch": config.global_batch, "steps": config.steps, "hidden": config.hidden,
+        "features": config.features, "learning-rate": config.learning_rate, "seed": config.seed})
     return Exported("sharded_dp", script, {**settings, "settings": shown(settings), "chunk": chunk,
-                                           "micro": config.micro_batch, "per_device": config.per_device_batch})
+                                           "micro": config.micro_batch, "per_device": config.per_device_batch,
+                                           "command": command})
 
 
 def mesh_2d_export(config: train_config.TrainConfig, chunk: int | None = None) -> Exported:
@@ -84,7 +91,11 @@ def mesh_2d_export(config: train_config.TrainConfig, chunk: int | None = None) -
         mesh_data=config.mesh_data, mesh_model=config.mesh_model, strategy=config.strategy,
         global_batch=config.global_batch, steps=config.steps, chunk=chunk,
         learning_rate=repr(float(config.learning_rate)), seed=config.seed, model_code=_model_code(config))
-    return Exported("mesh_2d", script, {**settings, "settings": shown(settings), "chunk": chunk,
+    command = cli_command("train", {
+        "model": "mlp", "mesh": f"data={config.mesh_data},model={config.mesh_model}", "strategy": config.strategy,
+        "global-batch": config.global_batch, "steps": config.steps, "hidden": config.hidden,
+        "features": config.features, "learning-rate": config.learning_rate, "seed": config.seed})
+    return Exported("mesh_2d", script, {**settings, "settings": shown(settings), "chunk": chunk, "command": command,
                                         "devices": config.devices, "data": config.mesh_data,
                                         "model": config.mesh_model, "rows": config.global_batch // config.mesh_data,
                                         "cols": config.hidden // config.mesh_model})

@@ -40,6 +40,17 @@ def header(title: str, settings: Mapping[str, object], devices: int, lab: str) -
                 threads=max(MIN_WORKER_THREADS, 2 * devices), jax_verified=VERIFIED_JAX).rstrip() + "\n"
 
 
+def cli_command(*parts: str | Mapping[str, object]) -> str:
+    """`python -m pmap_core <command> --option value …` (a part is a word, or options by name): the CLI's run
+    of what an export runs, every setting that shapes the model named, so that the command a notebook gives
+    for comparison runs as written and prints the same final loss (tests/system/test_export_notebooks.py
+    runs it)."""
+    words = ["python -m pmap_core"]
+    for part in parts:
+        words += [part] if isinstance(part, str) else [f"--{name} {value}" for name, value in part.items()]
+    return " ".join(words)
+
+
 def script_devices(devices: object) -> int:
     """A script's device count: 1 to SCRIPT_MAX_DEVICES, whatever this process has."""
     return check_int("devices", devices, 1, SCRIPT_MAX_DEVICES)

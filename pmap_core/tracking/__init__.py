@@ -17,6 +17,7 @@ import pathlib
 import re
 import socket
 import sqlite3
+import ssl
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -32,6 +33,7 @@ FALLBACK_TRACKING_URI = "sqlite:///mlflow-fallback.db"
 EXPERIMENT = "pmap-lab"
 
 FINISHED, FAILED, KILLED = "FINISHED", "FAILED", "KILLED"
+DIVERGED_METRIC = "diverged_at_step"  # a FAILED training run's first step whose loss was not a finite number
 REACHABILITY_TIMEOUT_S = 3.0
 LOCK_PROBE_TIMEOUT_S = 1.0  # how long a store may stay locked before the runs go to the fallback
 # The drivers SQLAlchemy needs for each database scheme MLflow accepts (the app installs none of them).
@@ -316,6 +318,15 @@ def database_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> b
     return True
 
 
+def _mlflow_tls() -> ssl.SSLContext:
+    """TLS as MLflow's client does it: MLFLOW_TRACKING_INSECURE_TLS (no check, a test's own certificate) or
+    MLFLOW_TRACKING_SERVER_CERT_PATH (a CA bundle), so the probe reaches what MLflow's writes reach."""
+    context = ssl.create_default_context(cafile=os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH") or None)
+    if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").strip().lower() == "true":
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    return context
+
+
 def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> bool:
     """For an http(s) server, whether /health answers within `timeout_s`; for a database server, whether
     its port answers (`database_reachable`); True for local stores."""
@@ -329,7 +340,7 @@ def server_reachable(uri: str, timeout_s: float = REACHABILITY_TIMEOUT_S) -> boo
         credentials = f"{urllib.parse.unquote(parts.username)}:{urllib.parse.unquote(parts.password or '')}"
         request.add_header("Authorization", "Basic " + base64.b64encode(credentials.encode()).decode())
     try:
-        with urllib.request.urlopen(request, timeout=timeout_s):
+        with urllib.request.urlopen(request, timeout=timeout_s, context=_mlflow_tls()):
             return True
     except urllib.error.HTTPError:
         return True  # it answered (a proxy may guard /health); the writes will tell if it works

@@ -3,7 +3,8 @@ for a sweep (or per data × model shape, for a sweep of the meshes of one D).
 
 The page and the CLI pass a `TrackingCallback` to `train.loop.train` / `train.loop.sweep`; it writes
 each chunk's losses as they arrive (so an interrupted run keeps what it learned), the figures when
-the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped.
+the run ends, and ends every run it started: FINISHED, FAILED on an error, KILLED when stopped. A run
+whose loss stopped being finite ends FAILED with the metric `diverged_at_step`.
 Tracking never costs the user the training: if even the fallback store fails, the training goes on,
 and `error` says what was not recorded.
 """
@@ -19,10 +20,10 @@ from typing import Any
 
 import jax
 
-from pmap_core.tracking import FINISHED, RunTracker, redact_uri, runtime_tags, status_after
+from pmap_core.tracking import DIVERGED_METRIC, FINISHED, RunTracker, redact_uri, runtime_tags, status_after
 from pmap_core.train import pipeline
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.loop import Callback, ScalingResult, SweepPoint, SweepResult, TrainResult
+from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
 from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
 
 log = logging.getLogger(__name__)
@@ -60,9 +61,40 @@ def point_metrics(point: SweepPoint) -> dict[str, float]:
     return scaling_metrics(point.scaling_ratio, point.efficiency, point.hardware_ceiling, point.baseline_throughput)
 
 
+# What sets a run apart besides its model, D and B, where it differs from TrainConfig's defaults (the plain
+# replicated SGD step), each as a short label in the run's name.
+_NAMED_SETTINGS = (("optimizer", str), ("strategy", str), ("accum_steps", "K{}".format),
+                   ("grad_dtype", "{}-grads".format), ("precision", str), ("layers", "L{}".format),
+                   ("scaling", str))
+_PLAIN = TrainConfig()
+
+
+def setup_name(config: TrainConfig) -> str:
+    """The settings a run's name shows after its model and implementation: "adam-zero2", "4x2" (a tensor
+    run's data × model mesh), "P4-M8-1f1b" (a pipeline's stages, micro-batches and schedule), or ""."""
+    parts = [label(getattr(config, field)) for field, label in _NAMED_SETTINGS
+             if getattr(config, field) != getattr(_PLAIN, field)]
+    if config.impl == TENSOR_IMPL:
+        parts.append(f"{config.mesh_data}x{config.mesh_model}")
+    if config.impl == PIPELINE_IMPL:
+        parts += [f"P{config.pipeline_stages}", f"M{config.microbatches}", config.schedule]
+    return "-".join(parts)
+
+
 def run_name(config: TrainConfig) -> str:
-    mesh = f"-{config.mesh_data}x{config.mesh_model}" if config.impl == TENSOR_IMPL else ""
-    return f"{config.model}-D{config.devices}-B{config.global_batch}{mesh}"
+    """"mlp-jit-adam-zero2-D8-B256": what tells the run apart from the others in MLflow's lists."""
+    return "-".join(part for part in (config.model, config.impl, setup_name(config),
+                                      f"D{config.devices}", f"B{config.global_batch}") if part)
+
+
+def sweep_name(config: TrainConfig, runs: Sequence[TrainConfig]) -> str:
+    """A sweep's parent: "sweep-mlp-pmap-strong", "sweep-linear-pmap+shard_map+jit-strong", or for the
+    shapes of one D "sweep-meshes-mlp-D8-B256"."""
+    if is_mesh_sweep(runs):
+        return f"sweep-meshes-{config.model}-D{config.devices}-B{config.global_batch}"
+    impls = "+".join(dict.fromkeys(run.impl for run in runs))
+    setup = setup_name(dataclasses.replace(config, scaling=_PLAIN.scaling))
+    return "-".join(part for part in ("sweep", config.model, impls, setup, config.scaling) if part)
 
 
 def is_mesh_sweep(runs: Sequence[TrainConfig]) -> bool:
@@ -70,9 +102,14 @@ def is_mesh_sweep(runs: Sequence[TrainConfig]) -> bool:
     return bool(runs) and all(run.impl == TENSOR_IMPL and run.devices == runs[0].devices for run in runs)
 
 
-# A mesh sweep's parent draws these against the model axis's size (step = mesh_model).
+# A sweep's parent is no training run: it draws its children's figures as curves, under names of its own
+# so that no comparison of runs (MLflow's, the Experiments page's) takes it for one. Against D (step = D;
+# "by_D/pmap/…" once per implementation when it compares them), or for the shapes of one D against the
+# model axis's size (step = mesh_model).
+SWEEP_CURVES = ("throughput", "steady_throughput", "scaling_ratio", "efficiency")
 MESH_CURVES = ("throughput", "steady_throughput", "steady_step_time_s", "comm_bytes_per_step",
                "param_bytes_per_device")
+BY_DEVICES, BY_MODEL_AXIS = "by_D/", "by_model_axis/"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,12 +180,12 @@ class TrackingCallback(Callback):
         self._mesh_sweep = is_mesh_sweep(runs)
         params = {**run_params(config), "impl": ",".join(self._sweep_impls),
                   "device_counts": ",".join(str(d) for d in dict.fromkeys(run.devices for run in runs))}
-        name, tags = f"sweep-{config.model}-{config.scaling}", {**self.tags, "sweep": "true"}
+        tags = {**self.tags, "sweep": "true"}
         if self._mesh_sweep:
             params["meshes"] = ",".join(f"{run.mesh_data}x{run.mesh_model}" for run in runs)
-            name, tags["sweep_over"] = f"sweep-meshes-{config.model}-D{config.devices}", "meshes"
+            tags["sweep_over"] = "meshes"
         with self._writing():
-            self._parent = self._start(name, params, tags)
+            self._parent = self._start(sweep_name(config, runs), params, tags)
 
     def run_started(self, config: TrainConfig) -> None:
         if self.error:
@@ -178,17 +215,14 @@ class TrackingCallback(Callback):
         with self._writing():
             self.tracker.log_metrics(self._open[-1], point_metrics(point))
             self._end(FINISHED)
-            if self._mesh_sweep:  # the parent's curves against the model axis's size (step = mesh_model)
-                figures = result_metrics(point.result)
-                curves = {name: figures[name] for name in MESH_CURVES if name in figures}
+            figures = {**result_metrics(point.result), **point_metrics(point)}
+            if self._mesh_sweep:
+                curves = {f"{BY_MODEL_AXIS}{name}": figures[name] for name in MESH_CURVES if name in figures}
                 self.tracker.log_metrics(self._open[-1], curves, step=point.result.config.mesh_model)
                 return
-            # The parent's curves against D (step = D); one set per implementation when it compares them.
-            prefix = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
-            self.tracker.log_metrics(self._open[-1], {
-                f"{prefix}{name}": value for name, value in (
-                    ("throughput", point.result.throughput), ("steady_throughput", point.result.steady_throughput),
-                    ("scaling_ratio", point.scaling_ratio), ("efficiency", point.efficiency))}, step=point.devices)
+            impl = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
+            curves = {f"{BY_DEVICES}{impl}{name}": figures[name] for name in SWEEP_CURVES}
+            self.tracker.log_metrics(self._open[-1], curves, step=point.devices)
 
     def sweep_ended(self, sweep: SweepResult) -> None:
         if self.error:
@@ -199,6 +233,8 @@ class TrackingCallback(Callback):
     def stopped(self, error: BaseException) -> None:
         if self._open and not self.error:
             with self._writing():
+                if isinstance(error, Diverged) and self._open[-1] != self._parent:  # a sweep's parent only ends
+                    self.tracker.log_metrics(self._open[-1], {DIVERGED_METRIC: error.step})
                 self._end(status_after(error))
 
     def _store_id(self, run_id: str | None) -> str | None:

@@ -37,6 +37,10 @@ class Controls:
     def held_step(self, sheet_id: str) -> str | None:
         return self.held.get(sheet_id) or None
 
+    def of_sheet(self, sheet_id: str) -> tuple[bool, str | None]:
+        """What a teacher's form for one sheet shows and saves: withheld or not, and the step held (or None)."""
+        return not self.released(sheet_id), self.held_step(sheet_id)
+
 
 NO_CONTROLS = Controls()
 
@@ -87,6 +91,23 @@ def set_withheld(code: str, sheet_id: str, withheld: bool, uri: str | None = Non
 def hold(code: str, sheet_id: str, step_id: str | None, uri: str | None = None) -> None:
     """Hold the class at one step of a sheet (None lets every student choose again)."""
     _set(code, HOLD_TAG + sheet_id, step_id or "", uri)
+
+
+def save(code: str, sheet_id: str, read: tuple[bool, str | None], withhold: bool, step_id: str | None,
+         uri: str | None = None) -> bool:
+    """Save one sheet's controls as a teacher's form set them (`withhold`, the step held), but only over
+    the state the form was drawn with (`read`, `Controls.of_sheet`): when the store holds another one (a
+    teacher in another tab or on another server changed it since, or the form belongs to another
+    class), nothing is written and False is returned, so that no form overwrites a state it never showed.
+    The store has no compare-and-set: two saves within one read of each other can still cross."""
+    stored = read_controls(code, uri).of_sheet(sheet_id)
+    if stored != tuple(read):
+        return False
+    if withhold != stored[0]:
+        set_withheld(code, sheet_id, withhold, uri)
+    if (step_id or None) != stored[1]:
+        hold(code, sheet_id, step_id or None, uri)
+    return True
 
 
 def reset(code: str, uri: str | None = None, at_ms: int | None = None) -> int:

@@ -20,7 +20,7 @@ import os
 import re
 import time
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -36,7 +36,9 @@ STUDENT_KEY_TAG = "student_key"  # the digest of the name's skeleton: runs under
 BROWSER_TAG = predictions.BROWSER_TAG  # a digest telling apart the browsers that record under one name
 EXERCISE_EXPERIMENT = "pmap-lab-worksheets"  # apart from the training runs the Experiments page compares
 STEP_METRIC = "step."  # + step id: 1 right, 0 wrong
-MAX_RUNS = 5000
+MAX_RUNS = 5000  # runs of a kind the Class page reads for a class …
+PER_STUDENT_RUNS = 300  # … of which at most these of one student (one run per sheet and session)
+SCAN_FACTOR = 2  # … among the class's newest SCAN_FACTOR·MAX_RUNS
 RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_batch", "scaling", "impl",
                "devices", "steady_throughput", "efficiency", "run_id", "experiment_id", "start_time"]
 _PLAIN_CODE = re.compile(r"[a-z0-9-]+")
@@ -254,38 +256,57 @@ def name_browsers(code: str, student: str, uri: str | None = None, limit: int = 
 class ClassRuns(NamedTuple):
     """What the Class page shows: the rows of `class_runs`, and the kinds of run ("exercise",
     "training") of which the class has more than `limit`: only the newest `limit` of those are read;
-    and every prediction recorded on the exercise runs (`predictions.rows`: first ones marked)."""
+    and every prediction recorded on the exercise runs (`predictions.rows`: first ones marked); the
+    students of whom only the newest PER_STUDENT_RUNS runs of a kind are read."""
 
     runs: pd.DataFrame
     capped: tuple[str, ...]
     limit: int
     predictions: pd.DataFrame | None = None
+    cut_students: tuple[str, ...] = ()  # students with more than PER_STUDENT_RUNS runs of a kind: their newest shown
 
 
-def _search(client: Any, experiment: str, code: str, limit: int) -> tuple[list, bool]:
-    """The class's newest `limit` runs in `experiment`, and whether it has more."""
+def _search(client: Any, experiment: str, code: str, limit: int, per_student: int) -> tuple[list, bool, set]:
+    """The class's newest runs in `experiment`: at most `per_student` of each student (by the name the
+    runs carry) and `limit` in all, read from the newest SCAN_FACTOR·`limit`; whether the class has more
+    than were kept, and the students who have more than `per_student`. A cap per student, not only for the
+    class: one name's flood of runs leaves every other student's newest runs in view."""
     found = client.get_experiment_by_name(experiment)
     if found is None:
-        return [], False
+        return [], False, set()
+    scan = SCAN_FACTOR * limit
     runs = {}
     for filter_string in _class_filters(code):
-        for run in client.search_runs([found.experiment_id], filter_string=filter_string, max_results=limit + 1,
+        for run in client.search_runs([found.experiment_id], filter_string=filter_string, max_results=scan + 1,
                                       order_by=["attributes.start_time DESC"]):
             runs[run.info.run_id] = run
     newest = sorted(runs.values(), key=lambda run: run.info.start_time or 0, reverse=True)
     code = sanitize_code(code)  # a digest is not the code: the tag must name the class itself
-    mine = [run for run in newest[:limit] if sanitize_code(run.data.tags.get(CLASS_TAG, "")) == code]
-    return mine, len(newest) > limit
+    mine = [run for run in newest[:scan] if sanitize_code(run.data.tags.get(CLASS_TAG, "")) == code]
+    kept, counts, cut, more = [], {}, set(), len(newest) > scan
+    for run in mine:
+        student = run.data.tags.get(STUDENT_TAG, "")
+        counts[student] = counts.get(student, 0) + 1
+        if counts[student] > per_student:
+            cut.add(student)
+        elif len(kept) < limit:
+            kept.append(run)
+        else:
+            more = True
+    return kept, more, cut
 
 
-def read_class(code: str, uri: str | None = None, limit: int | None = None, since_ms: int = 0) -> ClassRuns:
+def read_class(code: str, uri: str | None = None, limit: int | None = None, since_ms: int = 0,
+               per_student: int | None = None) -> ClassRuns:
     """Every run of the class, one row per training run and one per exercise step answered
     (RUN_COLUMNS), and where the class has more runs than `limit` (MAX_RUNS) of a kind, which kinds;
-    with `since_ms` (when the class was last reset), only what was recorded from then on."""
+    of each student at most `per_student` (PER_STUDENT_RUNS) runs of a kind; with `since_ms` (when the
+    class was last reset), only what was recorded from then on."""
     limit = MAX_RUNS if limit is None else limit
+    per_student = PER_STUDENT_RUNS if per_student is None else per_student
     client = _client(uri)
     rows = []
-    exercises, more_exercises = _search(client, EXERCISE_EXPERIMENT, code, limit)
+    exercises, more_exercises, cut = _search(client, EXERCISE_EXPERIMENT, code, limit, per_student)
     recorded = predictions.rows(exercises, since_ms, same_name=skeleton)
     exercises = [run for run in exercises if (run.info.start_time or 0) >= since_ms]
     for run in exercises:
@@ -294,7 +315,7 @@ def read_class(code: str, uri: str | None = None, limit: int | None = None, sinc
                 "experiment_id": run.info.experiment_id, "start_time": run.info.start_time}
         rows += [{**base, "step": key[len(STEP_METRIC):], "result": value}
                  for key, value in sorted(run.data.metrics.items()) if key.startswith(STEP_METRIC)]
-    trainings, more_trainings = _search(client, EXPERIMENT, code, limit)
+    trainings, more_trainings, cut_trainings = _search(client, EXPERIMENT, code, limit, per_student)
     for run in (run for run in trainings if (run.info.start_time or 0) >= since_ms):
         params, metrics = run.data.params, run.data.metrics
         if run.data.tags.get("sweep") == "true" or "steady_throughput" not in metrics:
@@ -311,7 +332,19 @@ def read_class(code: str, uri: str | None = None, limit: int | None = None, sinc
         frame[name] = frame[name].astype("Int64")
     frame = frame.sort_values(["student", "kind", "start_time"], kind="stable").reset_index(drop=True)
     capped = tuple(kind for kind, more in (("exercise", more_exercises), ("training", more_trainings)) if more)
-    return ClassRuns(frame, capped, limit, recorded)
+    return ClassRuns(frame, capped, limit, recorded, tuple(sorted(cut | cut_trainings)))
+
+
+def without_sheets(record: ClassRuns, sheets: Collection[str]) -> ClassRuns:
+    """The class as a page without the teacher key sees it: nothing of the sheets in `sheets` (those
+    withheld), neither their results nor their predictions, since both tell the answers."""
+    if not sheets:
+        return record
+    runs = record.runs[~record.runs["sheet"].isin(list(sheets))].reset_index(drop=True)
+    recorded = record.predictions
+    if recorded is not None:
+        recorded = recorded[~recorded["sheet"].isin(list(sheets))].reset_index(drop=True)
+    return record._replace(runs=runs, predictions=recorded)
 
 
 def class_runs(code: str, uri: str | None = None) -> pd.DataFrame:
@@ -361,14 +394,16 @@ def leaderboard(runs: pd.DataFrame, settings: str) -> pd.DataFrame:
 
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)  # what a spreadsheet reads as a number
 
 
 def csv_safe(value: object) -> object:
     """A text a spreadsheet could run as a formula gets a leading quote: one that starts like a formula
     ("=HYPERLINK(…)", also in full width: "＝"), or with anything a spreadsheet may trim in front of
-    one (a space of any kind, a line break, a control or zero-width character). Values written
-    straight to the store never went through `sanitize`, so any of these may be there."""
-    if not isinstance(value, str) or not value:
+    one (a space of any kind, a line break, a control or zero-width character). A plain number ("-5",
+    "+2.5e3") is no formula and stays as it is. Values written straight to the store never went
+    through `sanitize`, so any of these may be there."""
+    if not isinstance(value, str) or not value or PLAIN_NUMBER.fullmatch(value):
         return value
     first = value[0]
     if (unicodedata.normalize("NFKC", first).startswith(FORMULA_STARTS) or first.isspace()

@@ -7,9 +7,11 @@ the store, so what the page shows is what MLflow's own UI shows
 Training runs come in three implementations (the param `impl`: pmap, shard_map, jit). Runs recorded
 before that param existed were all pmap and count as pmap (`LEGACY_IMPL`); a sweep that compares
 implementations has a parent whose `impl` lists them ("pmap,shard_map,jit") and a child per
-implementation and D. Only the plain replicated SGD step (`setup` "sgd · dp") exists in all three;
-runs with another optimizer, strategy, accumulation or gradient dtype (jit only) are told apart by
-their `setup` and left out of `impl_comparison`.
+implementation and D. A sweep's parent is no training run: its figures are its children's, so its
+typed figure columns stay empty and every comparison here leaves it out (`compared_runs`). Only the
+plain replicated SGD step (`setup` "sgd · dp") exists in all three; runs with another optimizer,
+strategy, accumulation or gradient dtype (jit only) are told apart by their `setup` and left out of
+`impl_comparison`.
 """
 
 from __future__ import annotations
@@ -19,19 +21,20 @@ from typing import Any
 
 import pandas as pd
 
-from pmap_core.tracking import EXPERIMENT, store_uri, stored_count, tracking_uri, ui_command
+from pmap_core.tracking import DIVERGED_METRIC, EXPERIMENT, store_uri, stored_count, tracking_uri, ui_command
 from pmap_core.train.advice import DEFAULT_IMPL, advise_at
 
-__all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "experiment_of", "filter_impl", "impl_comparison",
-           "impls_of", "load_runs", "loss_histories", "scaling_table", "setup_label", "sweep_runs", "ui_command"]
+__all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "compared_runs", "experiment_of", "filter_impl",
+           "impl_comparison", "impls_of", "load_runs", "loss_histories", "scaling_table", "setup_label", "sweep_runs",
+           "ui_command"]
 
 RUN_COLUMNS = ["run_id", "experiment_id", "run_name", "status", "start_time", "duration_s", "parent_run_id", "is_sweep",
                "lab", "model", "impl", "setup", "devices", "num_processes", "global_batch", "scaling", "throughput",
-               "steady_throughput", "scaling_ratio", "efficiency", "final_loss"]
+               "steady_throughput", "scaling_ratio", "efficiency", "final_loss", DIVERGED_METRIC]
 # Typed copies of the most used params and metrics, next to every "params.*"/"metrics.*"/"tags.*" column.
 _INT_PARAMS = ("devices", "global_batch")
 _TEXT_PARAMS = ("model", "scaling")
-_METRICS = ("throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss")
+_METRICS = ("throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss", DIVERGED_METRIC)
 # A training run without the `impl` param was recorded before it existed, when every run was pmap.
 LEGACY_IMPL = "pmap"
 # The training state's settings (TrainConfig) and their values in the plain replicated SGD step;
@@ -105,8 +108,8 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
         # Runs of one process recorded before `num_processes` existed carry `processes` (or nothing).
         row["num_processes"] = stored_count(data.params.get("num_processes") or data.params.get("processes")) or (
             1 if training else None)
-        for name in _METRICS:
-            row[name] = data.metrics.get(name)
+        for name in _METRICS:  # a sweep's parent recorded before its curves had names of their own held D = max's
+            row[name] = None if row["is_sweep"] else data.metrics.get(name)
         row.update({f"params.{k}": v for k, v in data.params.items()})
         row.update({f"metrics.{k}": v for k, v in data.metrics.items()})
         row.update({f"tags.{k}": v for k, v in data.tags.items() if not k.startswith("mlflow.")})
@@ -140,6 +143,11 @@ def loss_histories(run_ids: Sequence[str], uri: str | None = None, key: str = "l
     return pd.concat(frames, ignore_index=True).sort_values(["run_id", "step"], ignore_index=True)
 
 
+def compared_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The training runs among `runs`: what a comparison takes (a sweep's parent only sums up its children)."""
+    return runs if runs.empty else runs[~runs["is_sweep"].astype(bool)]
+
+
 def scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     """Both throughputs, S(D) and E(D) against D for finished training runs (sweep parents left out)."""
     columns = ["run_id", "run_name", "model", "impl", "setup", "scaling", "global_batch", "devices", "throughput",
@@ -148,7 +156,7 @@ def scaling_table(runs: pd.DataFrame) -> pd.DataFrame:
     if runs.empty:
         return pd.DataFrame(columns=columns)
     training = runs["model"].notna() & runs["devices"].notna()  # other labs log other kinds of runs
-    finished = runs[training & (runs["status"] == "FINISHED") & ~runs["is_sweep"] & runs["throughput"].notna()]
+    finished = compared_runs(runs[training & (runs["status"] == "FINISHED") & runs["throughput"].notna()])
     present = [c for c in columns if c in finished.columns]
     return finished[present].sort_values(["model", "global_batch", "impl", "devices"], ignore_index=True)
 

@@ -46,7 +46,6 @@ from pmap_core.tracking import (
     REACHABILITY_TIMEOUT_S,
     RunContext,
     absolute_sqlite_uri,
-    database_reachable,
     redact_uri,
     server_reachable,
     store_dialect,
@@ -58,8 +57,11 @@ from pmap_core.tracking import (
 log = logging.getLogger(__name__)
 
 # MLflow's defaults retry an unreachable server for about four minutes per call.
-# These make a dead server known within seconds; the user can still override them.
-HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5"}
+# These make a dead server known within seconds; the user can still override them. MLflow also prints
+# its own links to a server's runs on stdout (no Model-training view, the server's address rather than
+# PMAP_LAB_MLFLOW_UI_URL): the lab makes its own (`run_link`).
+HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "5",
+                     "MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT": "true"}
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
 MAX_PARAMS_PER_BATCH = 100
 MOVED_TO_TAG = "pmap_lab.moved_to"  # on a run a failed store was left with: "<fallback uri> <run id there>"
@@ -68,8 +70,9 @@ EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 # A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
 # lock is gone, if it goes within this time; otherwise everything moves to the fallback store.
 LOCKED_RETRY_WAIT_S = 5.0
-# A write that failed on a database server (PostgreSQL restarted, a connection dropped) is tried again
-# while the server answers within this time; otherwise everything moves to the fallback store.
+# A write that failed on a database server (PostgreSQL restarted, a connection dropped), directly or behind
+# a tracking server (which answers 5xx meanwhile), is tried again while the server answers within this
+# time; otherwise everything moves to the fallback store.
 DATABASE_RETRY_WAIT_S = 10.0
 DATABASE_RETRY_PAUSE_S = 0.5
 
@@ -325,8 +328,8 @@ class Tracker(RunContext):
         except Exception as error:
             if self.fell_back_to is not None or getattr(error, "error_code", None) == "INVALID_PARAMETER_VALUE":
                 raise  # nowhere left to go, or a write no store would take
-            if store_dialect(self.uri) in DB_DRIVERS:
-                error = self._retry_on_database(write, error)
+            if store_dialect(self.uri) in DB_DRIVERS or self._server_error(error):
+                error = self._retry_on_server(write, error)
                 if error is None:
                     return
             elif "locked" in str(error) and not store_locked(self.uri, LOCKED_RETRY_WAIT_S):
@@ -338,21 +341,29 @@ class Tracker(RunContext):
             self._fall_back(redact_uri(f"{type(error).__name__}: {error}")[:300])
             write()
 
-    def _retry_on_database(self, write: Callable[[], None], error: Exception) -> Exception | None:
-        """Try a write that failed on a database server again, each time its port answers, for up to
-        DATABASE_RETRY_WAIT_S (a restart takes seconds; the pool reconnects); None once it is written,
-        else the last error. Writes run in the background: the training goes on meanwhile."""
+    def _server_error(self, error: Exception) -> bool:
+        """Whether a tracking server answered a write with an error of its own side (5xx: its database
+        restarting, say) and still answers: worth waiting for. A server that is gone is left at once."""
+        status = error.get_http_status_code() if isinstance(error, MlflowException) else 500
+        return (self.uri.startswith(("http://", "https://")) and status >= 500
+                and server_reachable(self.uri, REACHABILITY_TIMEOUT_S))
+
+    def _retry_on_server(self, write: Callable[[], None], error: Exception) -> Exception | None:
+        """Try a write that failed on a database server, or on a tracking server in front of one, again
+        each time the server answers, for up to DATABASE_RETRY_WAIT_S (a restart takes seconds; the pool
+        reconnects); None once it is written, else the last error. Writes run in the background: the
+        training goes on meanwhile."""
         deadline = time.monotonic() + DATABASE_RETRY_WAIT_S
         while time.monotonic() < deadline:
             time.sleep(DATABASE_RETRY_PAUSE_S)
-            if not database_reachable(self.uri, min(REACHABILITY_TIMEOUT_S, max(0.1, deadline - time.monotonic()))):
+            if not server_reachable(self.uri, min(REACHABILITY_TIMEOUT_S, max(0.1, deadline - time.monotonic()))):
                 continue
             try:
                 write()
                 return None
             except Exception as again:  # noqa: BLE001 - tried again until the deadline, then the fallback
                 error = again
-        log.info("tracking: %s did not take a write for %g s: %s", redact_uri(self.uri), DATABASE_RETRY_WAIT_S,
+        log.warning("tracking: %s did not take a write for %g s: %s", redact_uri(self.uri), DATABASE_RETRY_WAIT_S,
                  redact_uri(str(error))[:300])
         return error
 
@@ -360,7 +371,8 @@ class Tracker(RunContext):
         """Switch to the local fallback store and replay every run written so far."""
         self.fell_back_to = self.fallback_uri
         self.fallback_reason = reason
-        log.info("tracking: %s failed (%s); runs go to %s", redact_uri(self.uri), reason, self.fallback_uri)
+        # WARNING: the app server's log shows it (Streamlit leaves our loggers to Python's last resort).
+        log.warning("tracking: %s failed (%s); runs go to %s", redact_uri(self.uri), reason, self.fallback_uri)
         self._client = None
         self._experiment_id = None
         with self._lock:

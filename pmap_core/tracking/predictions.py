@@ -22,6 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 
 PREDICTION_TAG = "prediction."  # + step id + "." + attempt number
@@ -193,3 +194,58 @@ def as_numbers(values: pd.Series) -> pd.Series | None:
 def with_predictions(runs: pd.DataFrame, recorded: pd.DataFrame) -> pd.DataFrame:
     """A class's rows, then its predictions' (what the Class page's CSV holds): one table, the columns of both."""
     return pd.concat([runs, recorded], ignore_index=True) if len(recorded) else runs
+
+
+OUTLIER_MADS = 10.0  # how far from the class's median prediction the scale reaches, in (scaled) median deviations
+
+
+class Scale(NamedTuple):
+    """The range of a dot plot of one step's predictions, and how many predictions lie below and above it."""
+
+    low: float
+    high: float
+    below: int
+    above: int
+
+    def where(self, value: float) -> int:
+        """-1 below the range, 1 above it, 0 on it."""
+        return -1 if value < self.low else 1 if value > self.high else 0
+
+
+def plot_scale(values: pd.Series, answers: pd.Series) -> Scale:
+    """The range that shows a class's predictions against the computed answers: every answer, and the
+    class's own spread (OUTLIER_MADS median absolute deviations, scaled to a standard deviation, each
+    side of the median prediction; the median's size when most predictions agree), never wider than the
+    values reach. The median and its deviation ignore a few outliers, whatever their size: one 1e12,
+    ±1.7e308 or ±inf lies off the range, to be drawn at its edge and counted, instead of squeezing the
+    class into one pixel or taking the axis away."""
+    predicted = np.asarray(values, dtype=float)
+    answered = np.asarray(answers, dtype=float)
+    finite = predicted[np.isfinite(predicted)]
+    answered = answered[np.isfinite(answered)]
+    everything = np.concatenate([finite, answered])
+    if not len(everything):
+        return Scale(-1.0, 1.0, int((predicted < -1).sum()), int((predicted > 1).sum()))
+    if len(finite):
+        with np.errstate(over="ignore", invalid="ignore"):  # 1.7e308 - (-1.7e308) is inf: off the range anyway
+            median = float(np.median(finite))
+            deviation = float(np.median(np.abs(finite - median)))
+        reach = min(OUTLIER_MADS * 1.4826 * deviation, 1e300) or max(abs(median), 1.0)
+        low, high = median - reach, median + reach
+        if len(answered):
+            low, high = min(low, float(answered.min())), max(high, float(answered.max()))
+        inside = everything[(everything >= low) & (everything <= high)]
+        low, high = (float(inside.min()), float(inside.max())) if len(inside) else (median, median)
+    else:
+        low, high = float(answered.min()), float(answered.max())
+    if not high / 2 - low / 2 > 0:  # one value: a range around it
+        pad = max(abs(low) / 10, 1.0)
+        low, high = low - pad, high + pad
+    return Scale(low, high, int((predicted < low).sum()), int((predicted > high).sum()))
+
+
+def step_scale(first: pd.DataFrame) -> Scale | None:
+    """The dot plot's range for one step's first predictions (`plot_scale`), or None where a prediction
+    or an answer is not a number (then each value is a column of its own)."""
+    values, answers = as_numbers(first["prediction"]), as_numbers(first["answer"].drop_duplicates())
+    return None if values is None or answers is None else plot_scale(values, answers)

@@ -15,12 +15,16 @@ Two throughputs, each with its own name everywhere (page, MLflow, CLI JSON, READ
   program — what the program sustains once warm.
 The scaling ratio S(D) = steady_throughput(D) / steady_throughput(1), measured in this process on
 the same model and data; efficiency E(D) = S(D) / D (README, "Training from the command line").
+
+A run whose loss stops being a finite number raises `Diverged` at the first chunk where it did: the
+host reads every chunk's losses anyway, so watching them costs no collective on the devices.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -30,12 +34,25 @@ import numpy as np
 
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, plan_run, sweep_configs
+from pmap_core.train.config import TrainConfig, plan_run, steadier_learning_rate, sweep_configs
 from pmap_core.train.footprint import Footprint, measure
 from pmap_core.train.program import ParallelProgram
 from pmap_core.train.programs import compiles_in_this_thread
+from pmap_core.validation import LabInputError
 
 STEADY_REPEATS = 3  # timed calls behind each steady-state median
+
+
+class Diverged(LabInputError):
+    """The loss stopped being a finite number at `step` (1-based): the steps were too large for the model.
+    `losses` are the finite ones before it; the message says which η to try instead."""
+
+    def __init__(self, config: TrainConfig, step: int, losses: Sequence[float]):
+        self.step, self.losses = step, tuple(losses)
+        super().__init__("diverged", "training diverged at step {step} of {steps}: the loss stopped being a finite "
+                         "number; reduce learning_rate ({learning_rate:g} now), e.g. to {suggested:g}",
+                         step=step, steps=config.steps, learning_rate=config.learning_rate,
+                         suggested=steadier_learning_rate(config))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,9 +216,14 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         start = time.perf_counter()
         carry, chunk_losses = jax.block_until_ready(compiled[n].run(carry, x, y, lr))
         call_times.append(time.perf_counter() - start)
-        losses.extend(float(v) for v in first.step_losses(chunk_losses))
-        for callback in callbacks:
-            callback.chunk_done(len(losses), list(losses))
+        new = [float(v) for v in first.step_losses(chunk_losses)]
+        finite = next((i for i, v in enumerate(new) if not math.isfinite(v)), len(new))
+        losses.extend(new[:finite])  # callbacks never see a loss that is not a number
+        if finite:
+            for callback in callbacks:
+                callback.chunk_done(len(losses), list(losses))
+        if finite < len(new):
+            raise Diverged(config, len(losses) + 1, losses)
 
     # Steady state: the warm full-length calls of the run itself, topped up with repeats of the
     # same program on the same placed inputs (their results are discarded).

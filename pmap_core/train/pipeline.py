@@ -4,9 +4,10 @@ global batch into M micro-batches, and a schedule that says, for every device an
 micro-batch's forward or backward it runs, or that it waits. A `ParallelProgram`
 (`PipelineProgram`), registered as impl "pipeline".
 
-    schedule_table(P, M, "gpipe")     every forward, then every backward (Huang et al. 2019, GPipe)
+    schedule_table(P, M, "gpipe")     every forward, then every backward, the last micro-batch's first
+                                      (Huang et al. 2019, GPipe, §2.3)
     schedule_table(P, M, "1f1b")      P − s − 1 forwards on stage s, then one forward, one backward
-                                      (Narayanan et al. 2019, PipeDream-Flush), so fewer micro-batches wait
+                                      (Narayanan et al. 2021, PipeDream-Flush), so fewer micro-batches wait
 
 The compiled step follows the table slot by slot, inside `jax.shard_map` over the `stage` axis: in each
 slot every device looks up its own entry, runs its stage's forward or backward (or nothing), and then
@@ -20,8 +21,11 @@ SGD step on its own layers: the same gradients as data parallelism over the same
 schedule.
 
 With one time unit per forward and per backward, both schedules take 2(M + P − 1) slots, of which each
-device is busy 2M: the bubble is (P − 1)/(M + P − 1) of the step (the Ultra-Scale Playbook, "pipeline
-parallelism"), counted here from the table (`bubble_fraction`).
+device is busy 2M: the bubble is (P − 1)/(M + P − 1) of the step (GPipe §2.3; the Ultra-Scale Playbook,
+"Pipeline parallelism", gives it over the ideal time, (P − 1)/M), counted here from the table
+(`bubble_fraction`). That is the papers' asynchronous model. This program runs the table in lockstep: every
+slot ends with the ppermutes of every device, so a slot lasts as long as its slowest work, a backward (which
+recomputes its forward) wherever one device runs one (`slot_counts`).
 """
 
 from __future__ import annotations
@@ -69,8 +73,8 @@ def stage_order(stages: int, microbatches: int, schedule: str, stage: int) -> li
     """The work of one stage, in the order it runs it."""
     forwards = [Slot(FORWARD, m) for m in range(microbatches)]
     backwards = [Slot(BACKWARD, m) for m in range(microbatches)]
-    if schedule == "gpipe":
-        return forwards + backwards
+    if schedule == "gpipe":  # the backwards in reverse: the last micro-batch's forward is the freshest (§2.3)
+        return forwards + backwards[::-1]
     if schedule != "1f1b":
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     warmup = min(stages - stage - 1, microbatches)
@@ -119,6 +123,28 @@ def schedule_bubble(stages: int, microbatches: int, schedule: str) -> float:
     return bubble_fraction(schedule_table(stages, microbatches, schedule))
 
 
+@dataclasses.dataclass(frozen=True)
+class SlotCounts:
+    """The slots of a table by their slowest work: in lockstep a slot lasts as long as the slowest device's
+    work in it, so one step takes forward_slots · t_f + backward_slots · t_b (t_b a backward, which
+    recomputes the forward: more than t_f)."""
+
+    forward_slots: int      # slots whose slowest work is a forward (no device runs a backward)
+    backward_slots: int     # slots in which at least one device runs a backward
+
+    def step_time(self, t_forward: float, t_backward: float) -> float:
+        return self.forward_slots * t_forward + self.backward_slots * t_backward
+
+
+def slot_counts(table: list[list[Slot]]) -> SlotCounts:
+    """Counted from the table: GPipe M + P − 1 of each; 1F1B (P ≥ 2) P forward slots and 2M + P − 2 backward
+    ones, its forwards sharing slots with other stages' backwards."""
+    backward = sum(any(slot.kind == BACKWARD for slot in row) for row in table)
+    forward = sum(any(slot.kind == FORWARD for slot in row) for row in table) - sum(
+        any(slot.kind == FORWARD for slot in row) and any(slot.kind == BACKWARD for slot in row) for row in table)
+    return SlotCounts(forward, backward)
+
+
 def slot_of(table: list[list[Slot]], kind: int, stage: int, micro: int) -> int:
     """The time slot in which `stage` runs `kind` of micro-batch `micro`."""
     return next(t for t, row in enumerate(table) if row[stage] == Slot(kind, micro))
@@ -127,8 +153,9 @@ def slot_of(table: list[list[Slot]], kind: int, stage: int, micro: int) -> int:
 def held(table: list[list[Slot]], kept: str) -> list[int]:
     """[stage]: the most micro-batches a stage keeps at once. kept "activations": a stage's input, from the
     end of the slot in which the previous stage sent it to the slot of the stage's own backward (the first
-    stage reads its rows of the batch: none); "cotangents": the gradient of its output, from the end of
-    the next stage's backward to its own backward (the last stage: none)."""
+    stage keeps none: its backward recomputes its forward from its rows of the batch); "cotangents": the
+    gradient of its output, from the end of the next stage's backward to its own backward (the last stage:
+    none). This is what "micro-batches kept" means everywhere in the lab."""
     stages, micro = len(table[0]), len({slot.micro for row in table for slot in row} - {-1})
     most = []
     for s in range(stages):
@@ -145,10 +172,11 @@ def held(table: list[list[Slot]], kept: str) -> list[int]:
 def stash_slots(table: list[list[Slot]]) -> tuple[int, int]:
     """(activation slots, cotangent slots) of every stage's buffers: the most any stage keeps at once (one
     compiled program runs on every stage, so every stage has the same buffers). GPipe keeps all M
-    inputs until the first backward; 1F1B at most P − s + 1 on stage s (its P − s − 1 warm-up forwards, the
-    micro-batch in its forward-backward pair, and the next one already arrived). Micro-batch m sits in slot
-    m mod K: a stage works its micro-batches in order, so the K it keeps are consecutive, and the one
-    whose backward frees a slot is read before the slot's new arrival is written."""
+    inputs until the first backward; 1F1B at most P − s + 1 on stage s ≥ 1 (its P − s − 1 warm-up forwards,
+    the micro-batch in its forward-backward pair, and the next one already arrived). Micro-batch m sits in
+    slot m mod K: GPipe keeps all M (K = M, one slot each); 1F1B works its micro-batches in order, so the K
+    it keeps are consecutive; and the one whose backward frees a slot is read before the slot's new arrival
+    is written."""
     return max(1, *held(table, "activations")), max(1, *held(table, "cotangents"))
 
 
@@ -160,7 +188,7 @@ class ScheduleSummary:
     busy: int               # of them, the slots each device works: 2M
     idle: int               # idle cells of the whole table (devices × slots)
     bubble_fraction: float  # idle / all cells: (P − 1)/(M + P − 1)
-    kept: int               # the most micro-batches' inputs a stage keeps at once (`stash_slots`)
+    kept: int               # the most micro-batches' inputs a stage keeps at once (`held`; none with one stage)
 
 
 def schedule_summary(stages: int, microbatches: int, schedule: str) -> ScheduleSummary:

@@ -69,7 +69,7 @@ def test_the_page_draws_the_schedule_and_measures_after_a_prediction(context, la
         assert not page.locator('[data-testid="stAlertContentError"]').count(), shot
         shown = main.inner_text()
         assert TEXTS["memory.heading"][lang] in shown, shot
-        assert "t_stage = " in shown, shot  # the fit, from what ran (P = 2: a core per stage here)
+        assert "t_f" in shown and "(M + P − 1)(t_f + t_b)" in shown, shot  # the fits, from what ran (P = 2)
     finally:
         page.close()
 

@@ -5,14 +5,19 @@ through the other process once the one holding the session stops."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import os
 import pathlib
 import secrets
+import shlex
 import shutil
+import signal
 import ssl
 import subprocess
+import sys
 import time
+import urllib.error
 import urllib.request
 from urllib.parse import parse_qsl, urlsplit
 
@@ -27,6 +32,8 @@ OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
 CONF = ROOT / "deploy" / "nginx.conf"
 BASE_PATH = "pmap-lab"  # the `location` of deploy/nginx.conf and the app's server.baseUrlPath
 COOKIE_SECRET = secrets.token_hex(16)  # the same in both processes, as DEPLOY.md says
+MLFLOW_USER, MLFLOW_PASSWORD = "teacher", secrets.token_urlsafe(12)  # the proxy's password for MLflow
+MLFLOW_UNIT = ROOT / "deploy" / "mlflow.service"
 
 
 def proxy_missing_reason() -> str | None:
@@ -45,14 +52,18 @@ if _missing and not bs.in_ci():
 
 # What the test changes in deploy/nginx.conf, as exact text: each must appear once, so a reworded
 # configuration fails here instead of quietly running something else.
-def rendered_conf(app_ports: tuple[int, int], proxy_port: int, cert: pathlib.Path, key: pathlib.Path) -> str:
+def rendered_conf(app_ports: tuple[int, int], proxy_port: int, cert: pathlib.Path, key: pathlib.Path,
+                  http_port: int, mlflow_port: int, htpasswd: pathlib.Path) -> str:
     text = CONF.read_text()
     for old, new in (
         ("server 127.0.0.1:8501;", f"server 127.0.0.1:{app_ports[0]};"),
         ("server 127.0.0.1:8502;", f"server 127.0.0.1:{app_ports[1]};"),
         ("listen 443 ssl;", f"listen 127.0.0.1:{proxy_port} ssl;"),
+        ("listen 80;", f"listen 127.0.0.1:{http_port};"),
         ("/etc/ssl/certs/pmap-lab.pem;", f"{cert};"),
         ("/etc/ssl/private/pmap-lab.key;", f"{key};"),
+        ("proxy_pass http://127.0.0.1:5000;", f"proxy_pass http://127.0.0.1:{mlflow_port};"),
+        ("/etc/nginx/pmap-lab-mlflow.htpasswd;", f"{htpasswd};"),
     ):
         assert text.count(old) == 1, f"deploy/nginx.conf should hold {old!r} once"
         text = text.replace(old, new)
@@ -118,16 +129,23 @@ def stop_process(process: subprocess.Popen) -> None:
             process.wait(timeout=20)
 
 
-def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int]) -> tuple[subprocess.Popen, str]:
-    """nginx with deploy/nginx.conf on a free port; returns it and the address of the app behind it."""
+def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int], mlflow_port: int | None = None,
+                http_port: int | None = None) -> tuple[subprocess.Popen, str]:
+    """nginx with deploy/nginx.conf on a free port (and plain http on `http_port`), MLflow behind it on
+    `mlflow_port` with the password MLFLOW_PASSWORD for MLFLOW_USER; returns it and the app's address."""
     folder.mkdir()
     cert, key = folder / "proxy.pem", folder / "proxy.key"
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True, timeout=60)
+    hashed = subprocess.run([OPENSSL, "passwd", "-apr1", MLFLOW_PASSWORD], check=True, capture_output=True,
+                            text=True, timeout=60).stdout.strip()
+    htpasswd = folder / "mlflow.htpasswd"  # what `htpasswd -c` writes
+    htpasswd.write_text(f"{MLFLOW_USER}:{hashed}\n")
     port = free_port()
     site = folder / "pmap-lab.conf"
-    site.write_text(rendered_conf(app_ports, port, cert, key))
+    site.write_text(rendered_conf(app_ports, port, cert, key, http_port or free_port(), mlflow_port or free_port(),
+                                  htpasswd))
     conf = folder / "nginx.conf"
     conf.write_text(main_conf(folder, site))
     checked = subprocess.run([NGINX, "-t", "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(conf)],
@@ -256,3 +274,103 @@ def test_the_app_through_nginx_under_a_sub_path(tmp_path):
             app.stop()
         if nginx is not None:
             stop_process(nginx)
+
+
+# --- MLflow behind the proxy ------------------------------------------------------------------
+
+
+def mlflow_execstart(store: str, port: int) -> list[str]:
+    """deploy/mlflow.service's ExecStart, run by this interpreter's MLflow on `store` and `port`; nginx passes
+    the visitor's host name, here 127.0.0.1 (each change must appear once, as in rendered_conf)."""
+    (line,) = [line for line in MLFLOW_UNIT.read_text().splitlines() if line.startswith("ExecStart=")]
+    command = line.removeprefix("ExecStart=")
+    for old, new in (("/srv/pmap-lab/venv/bin/mlflow ", f"{sys.executable} -m mlflow "),
+                     ("postgresql+psycopg2://pmaplab@127.0.0.1:5432/mlflow", store),
+                     ("--port 5000", f"--port {port}"),
+                     ("pmap-lab.example.edu,127.0.0.1:5000", f"127.0.0.1,127.0.0.1:{port}")):
+        assert command.count(old) == 1, f"deploy/mlflow.service's ExecStart should hold {old!r} once"
+        command = command.replace(old, new)
+    return shlex.split(command)
+
+
+def _status(url: str, password: str | None = None) -> tuple[int, str | None]:
+    """The status of GET `url` through the proxy (its certificate not checked), redirects not followed, and
+    the Location it gave."""
+    unverified = ssl.create_default_context()
+    unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE
+
+    class Stay(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    opener = urllib.request.build_opener(Stay, urllib.request.HTTPSHandler(context=unverified))
+    request = urllib.request.Request(url)
+    if password is not None:
+        request.add_header("Authorization", "Basic " + base64.b64encode(f"{MLFLOW_USER}:{password}".encode()).decode())
+    try:
+        with opener.open(request, timeout=30) as reply:
+            return reply.status, reply.headers.get("Location")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers.get("Location")
+
+
+def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
+    """deploy/mlflow.service's server (under /mlflow/, --static-prefix) behind deploy/nginx.conf: a password
+    guards it, a run written through the proxy opens from the app's "Open in MLflow" link (the proxy's
+    address, the Model-training view) in Chromium, and http and / redirect to the app."""
+    if _missing:
+        pytest.fail(f"CI=true but the proxy test cannot run: {_missing}")
+    from mlflow.tracking import MlflowClient
+
+    from pmap_core.tracking import mlflow_ui_url, run_link
+    from pmap_core.tracking.mlflow_backend import Tracker
+
+    port, http_port = free_port(), free_port()
+    mlflow = start_python(mlflow_execstart(new_tracking_store(tmp_path / "mlflow.db"), port)[1:], cwd=tmp_path,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    nginx = None
+    context = None
+    try:
+        nginx, base = start_nginx(tmp_path / "nginx", (free_port(), free_port()), mlflow_port=port,
+                                  http_port=http_port)
+        proxy = base.removesuffix(f"/{BASE_PATH}/")
+        deadline = time.monotonic() + 300  # 20-40 s here, more under load
+        while _status(f"{proxy}/mlflow/health", MLFLOW_PASSWORD)[0] != 200:
+            assert mlflow.poll() is None and time.monotonic() < deadline, "mlflow server did not answer /mlflow/health"
+            time.sleep(0.5)
+
+        assert _status(f"http://127.0.0.1:{http_port}/pmap-lab/collectives?op=psum") == (
+            301, "https://127.0.0.1/pmap-lab/collectives?op=psum")
+        assert _status(f"{proxy}/") == (302, f"{proxy}/pmap-lab/")
+        assert _status(f"{proxy}/mlflow/")[0] == 401 and _status(f"{proxy}/mlflow/", "wrong")[0] == 401
+        assert _status(f"{proxy}/mlflow/", MLFLOW_PASSWORD)[0] == 200
+
+        # A student's run through the proxy, with the password (MLflow sends it as basic authentication).
+        monkeypatch.setenv("MLFLOW_TRACKING_INSECURE_TLS", "true")  # the test's own certificate
+        authenticated = proxy.replace("https://", f"https://{MLFLOW_USER}:{MLFLOW_PASSWORD}@") + "/mlflow"
+        tracker = Tracker(authenticated, fallback_uri=new_tracking_store(tmp_path / "fallback.db"))
+        with tracker.run("proxied-run", {"devices": 2}) as run_id:
+            tracker.log_series(run_id, "loss", [1.0, 0.5, 0.25])
+        assert tracker.fell_back_to is None, tracker.fallback_reason
+        experiment = MlflowClient(authenticated).get_run(run_id).info.experiment_id
+
+        monkeypatch.setenv("PMAP_LAB_MLFLOW_UI_URL", f"{proxy}/mlflow")
+        link = run_link(mlflow_ui_url(authenticated), experiment, run_id)
+        assert link == f"{proxy}/mlflow/#/experiments/{experiment}/runs/{run_id}?workflowType=machine_learning"
+        context = bs.shared_browser().new_context(
+            viewport=bs.VIEWPORT, ignore_https_errors=True,
+            http_credentials={"username": MLFLOW_USER, "password": MLFLOW_PASSWORD})
+        page = context.new_page()
+        page.goto(link)
+        page.get_by_text("proxied-run").first.wait_for(timeout=180_000)  # the run's page, drawn by MLflow's UI
+        shot = bs.save_screenshot(page, "proxy-mlflow-run")
+        assert urlsplit(page.url).path == "/mlflow/", (page.url, shot)
+        assert "workflowType=machine_learning" in page.url, (page.url, shot)
+    finally:
+        if context is not None:
+            context.close()
+        if nginx is not None:
+            stop_process(nginx)
+        if mlflow.poll() is None:
+            os.killpg(mlflow.pid, signal.SIGTERM)
+            mlflow.wait(timeout=30)

@@ -1,10 +1,10 @@
 """The pipeline lab's core (`pmap_core.concepts.pipeline`): the schedule as records, cell for cell the table
 the compiled step follows; the bubble counted from it against (P − 1)/(M + P − 1) and the Playbook's
-(P − 1)/M; the micro-batches each device keeps (GPipe M, 1F1B P − s); the settings refused by name; the
-least-squares fits against NumPy's; the peak bytes of both compiled schedules against their
-memory_analysis; the step time measured at each M of the ladder; the data axis a D ≥ 2P allows, and the
-data × stage pipeline trained: its bytes per mesh axis against the ring formula worked out by hand, its final
-loss against the unsplit model's on one device, at D = 3, 4, 5 and 6 (P = 1, 2, 3)."""
+(P − 1)/M; the micro-batches' inputs each device keeps (device 0 none, then GPipe M, 1F1B P − s + 1); the
+settings refused by name; the lockstep fit against NumPy's least squares; the peak bytes of both compiled
+schedules against their memory_analysis; the step time measured at each M of the ladder; the data axis a
+D ≥ 2P allows, and the data × stage pipeline trained: its bytes per mesh axis against the ring formula
+worked out by hand, its final loss against the unsplit model's on one device, at D = 3, 4, 5 and 6 (P = 1, 2, 3)."""
 
 import dataclasses
 
@@ -46,15 +46,19 @@ def test_the_bubble_counted_is_the_formulas(stages, micro, schedule):
     assert counted.counted == pytest.approx((stages - 1) / (micro + stages - 1)) == pytest.approx(counted.formula)
     assert counted.counted == train_pipeline.schedule_bubble(stages, micro, schedule)
     assert counted.playbook_ratio == pytest.approx((stages - 1) / micro)
-    expected = [micro] * stages if schedule == "gpipe" else [min(stages - s, micro) for s in range(stages)]
-    assert list(counted.in_flight) == expected
-    assert counted.most_in_flight == (micro if schedule == "gpipe" else min(stages, micro))
+    # One meaning of "kept" everywhere: inputs held from arrival to backward. Device 0 keeps none (its backward
+    # recomputes from its rows of the batch); the interview and sheet 10 ask for the second stage's.
+    expected = [0] + ([micro] * (stages - 1) if schedule == "gpipe"
+                      else [min(stages - s + 1, micro) for s in range(1, stages)])
+    assert list(counted.kept) == expected == train_pipeline.held(
+        train_pipeline.schedule_table(stages, micro, schedule), "activations")
+    assert counted.most_kept == (0 if stages == 1 else micro if schedule == "gpipe" else min(stages, micro))
 
 
 @pytest.mark.parametrize("args, code", [
     ((2, 4, 4, 8, "gpipe", 8, 32), "pipeline_stages_over_devices"),
     ((4, 4, 6, 8, "gpipe", 8, 32), "layers_not_divisible"),
-    ((4, 4, 4, 8, "gpipe", 6, 32), "pipeline_rows_not_divisible"),
+    ((4, 4, 4, 3, "gpipe", 6, 32), "pipeline_rows_not_divisible"),
     ((4, 4, 4, 8, "zigzag", 8, 32), "unknown_schedule"),
     ((4, 4, 4, 65, "gpipe", 8, 32), "out_of_range"),
     ((4, 4, 4, 64, "gpipe", 1028, 32), "out_of_range"),   # b past MAX_ROWS
@@ -79,10 +83,19 @@ def test_the_work_of_one_timed_call_is_bounded():
     assert refused.value.params == {"work": pipeline.STEPS * 64 * 1024 * per_sample, "limit": pipeline.MAX_WORK}
 
 
-def test_the_rows_refusal_suggests_the_next_multiple():
+def test_the_rows_refusal_suggests_the_next_b_that_splits():
     with pytest.raises(LabInputError) as refused:
         pipeline.check_settings(3, 3, 3, 4, "1f1b", 4, 16, available=8)
-    assert refused.value.params == {"stages": 3, "rows": 4, "suggestion": 6}
+    assert refused.value.params == {"stages": 3, "rows": 4, "batch": 16, "suggestion": 6}
+
+
+def test_a_global_batch_that_splits_over_the_stages_is_not_refused_for_b():
+    # M = 2, b = 2, P = 4: the global batch of 4 rows splits over the 4 devices, and it trains; the ladder
+    # leaves out M = 1, whose 2 rows would not.
+    settings = pipeline.check_settings(4, 4, 4, 2, "gpipe", 2, 16, available=8)
+    assert settings.config().global_batch == 4 and settings.ladder() == [2]
+    assert pipeline.microbatch_ladder(8, 2, 4) == [2, 4, 8]
+    assert pipeline.peak_memory(settings)[0].peak_bytes
 
 
 @pytest.mark.parametrize("devices, stages", [(1, 1), (3, 3), (8, 4)])
@@ -100,35 +113,44 @@ def test_the_microbatch_ladder(most, ladder):
     assert pipeline.microbatch_ladder(most) == ladder
 
 
-def _points(stages: int, seconds: dict[int, float]) -> list[pipeline.StepPoint]:
-    return [pipeline.StepPoint(m, m, 2 * (m + stages - 1), t, 0.0) for m, t in seconds.items()]
+def _points(stages: int, schedule: str, seconds: dict[int, float]) -> list[pipeline.StepPoint]:
+    counts = {m: pipeline.slot_counts(stages, m, schedule) for m in seconds}
+    return [pipeline.StepPoint(m, m, 2 * (m + stages - 1), counts[m].forward_slots, counts[m].backward_slots, t, 0.0)
+            for m, t in seconds.items()]
 
 
-def test_a_step_time_of_the_model_is_fitted_exactly():
-    stages, t = 4, 1e-3
-    points = _points(stages, {m: (m + stages - 1) * t for m in (1, 2, 4, 8)})
-    t_stage, intercept, slope = pipeline.fit_stage_time(points, stages)
-    assert t_stage == pytest.approx(t) and slope == pytest.approx(t) and intercept == pytest.approx(3 * t)
-    fit = pipeline.StepFit(stages, 8, "gpipe", tuple(points), t_stage, intercept, slope, 8, True)
-    assert fit.implied_bubble_slots == pytest.approx(stages - 1) and fit.worst_relative_error == pytest.approx(0)
+def test_the_lockstep_model_of_1f1b_is_fitted_exactly_and_is_not_the_papers():
+    # A slot lasts its slowest work: 1F1B at P = 4 costs P·t_f + (2M + P − 2)·t_b, not (M + P − 1)(t_f + t_b).
+    stages, t_f, t_b = 4, 1e-3, 2.5e-3
+    seconds = {m: stages * t_f + (2 * m + stages - 2) * t_b for m in (1, 2, 4, 8)}
+    points = _points(stages, "1f1b", seconds)
+    fitted = pipeline.fit_slot_times(points)
+    assert fitted == (pytest.approx(t_f), pytest.approx(t_b), pytest.approx(t_f + t_b))
+    fit = pipeline.StepFit(stages, 8, "1f1b", tuple(points), *fitted, 8, True)
+    assert fit.separable and fit.worst_relative_error == pytest.approx(0, abs=1e-9)
+    assert fit.asynchronous_s(8) == pytest.approx(11 * (t_f + t_b))
+    assert fit.fitted_s(8) == pytest.approx(seconds[8]) and fit.fitted_s(8) > fit.asynchronous_s(8)
+    assert fit.lockstep_s(8, "gpipe") == pytest.approx(11 * (t_f + t_b))
+    assert 1.2 < fit.lockstep_s(8, "1f1b") / fit.lockstep_s(8, "gpipe") < 1.3
 
 
-def test_the_fits_are_numpys_least_squares():
+def test_gpipe_fits_only_the_sum_of_a_forward_and_a_backward():
+    stages, pair = 4, 3e-3
+    points = _points(stages, "gpipe", {m: (m + stages - 1) * pair for m in (1, 2, 4, 8)})
+    t_f, t_b, fitted = pipeline.fit_slot_times(points)
+    assert (t_f, t_b) == (None, None) and fitted == pytest.approx(pair)
+    fit = pipeline.StepFit(stages, 8, "gpipe", tuple(points), t_f, t_b, fitted, 8, True)
+    assert not fit.separable and fit.worst_relative_error == pytest.approx(0, abs=1e-9)
+    assert fit.lockstep_s(8, "1f1b") is None and fit.lockstep_s(8, "gpipe") == pytest.approx(11 * pair)
+
+
+def test_the_fit_is_numpys_least_squares():
     stages = 3
     seconds = {1: 0.9e-3, 2: 1.6e-3, 4: 1.9e-3, 8: 4.1e-3, 16: 7.0e-3}
-    t_stage, intercept, slope = pipeline.fit_stage_time(_points(stages, seconds), stages)
-    m, y = np.array(list(seconds)), np.array(list(seconds.values()))
-    (t,), *_ = np.linalg.lstsq((m + stages - 1.0)[:, None], y, rcond=None)
-    (b, a), *_ = np.linalg.lstsq(np.stack([m, np.ones_like(m)], axis=1).astype(float), y, rcond=None)
-    assert (t_stage, intercept, slope) == (pytest.approx(t), pytest.approx(a), pytest.approx(b))
-
-
-def test_one_m_or_a_falling_line_gives_no_reading_of_the_bubble():
-    t_stage, intercept, slope = pipeline.fit_stage_time(_points(2, {4: 5e-3}), 2)
-    assert t_stage == pytest.approx(1e-3) and intercept is None and slope is None
-    falling = _points(2, {1: 4e-3, 2: 3e-3})
-    fit = pipeline.StepFit(2, 8, "gpipe", tuple(falling), *pipeline.fit_stage_time(falling, 2), 8, True)
-    assert fit.slope_s < 0 and fit.implied_bubble_slots is None
+    points = _points(stages, "1f1b", seconds)
+    counts = np.array([[p.forward_slots, p.backward_slots] for p in points], float)
+    (t_f, t_b), *_ = np.linalg.lstsq(counts, np.array(list(seconds.values())), rcond=None)
+    assert pipeline.fit_slot_times(points)[:2] == (pytest.approx(t_f), pytest.approx(t_b))
 
 
 @pytest.mark.parametrize("stages, cores, simulated, shows", [
@@ -149,8 +171,10 @@ def test_the_peak_bytes_are_each_compiled_programs_memory_analysis(stages, micro
         assert row.peak_bytes == (stats.argument_size_in_bytes + stats.output_size_in_bytes
                                   - stats.alias_size_in_bytes + stats.temp_size_in_bytes)
         assert row.temp_bytes == stats.temp_size_in_bytes
-        kept = micro if row.schedule == "gpipe" else min(stages, micro)
-        assert (row.in_flight, row.stash_model_bytes) == (kept, kept * settings.rows * settings.hidden * 4)
+        kept = 0 if stages == 1 else micro if row.schedule == "gpipe" else min(stages, micro)
+        assert (row.kept, row.stash_model_bytes) == (kept, kept * settings.rows * settings.hidden * 4)
+    if stages == 1:  # nothing kept, nothing saved: the page blames no compiler
+        assert pipeline.memory_reason(rows) == "same_none"
     peaks = {row.schedule: row.peak_bytes for row in rows}
     verdict = pipeline.memory_verdict(rows)
     assert verdict == ("same" if peaks["gpipe"] == peaks["1f1b"] else min(peaks, key=peaks.get))
@@ -176,11 +200,12 @@ def test_the_step_time_is_measured_at_each_m_and_fitted(stages):
     assert [(p.microbatches, p.global_batch, p.slots) for p in fit.points] == [
         (m, m * stages, 2 * (m + stages - 1)) for m in (1, 2, 4)]
     assert all(p.step_time_s > 0 for p in fit.points)
-    assert (fit.t_stage_s, fit.intercept_s, fit.slope_s) == pipeline.fit_stage_time(fit.points, stages)
+    assert [(p.forward_slots, p.backward_slots) for p in fit.points] == [
+        (c.forward_slots, c.backward_slots) for c in (pipeline.slot_counts(stages, m, "1f1b") for m in (1, 2, 4))]
+    assert (fit.t_forward_s, fit.t_backward_s, fit.t_pair_s) == pipeline.fit_slot_times(fit.points)
     rows = fit.chart_rows()
     assert [r["series"] for r in rows] == ["measured", "fit"] * 3
-    assert [r["step_time_ms"] for r in rows[1::2]] == pytest.approx([(m + stages - 1) * fit.t_stage_s * 1e3
-                                                                      for m in (1, 2, 4)])
+    assert [r["step_time_ms"] for r in rows[1::2]] == pytest.approx([fit.fitted_s(m) * 1e3 for m in (1, 2, 4)])
 
 
 def _stage_params(features: int, hidden: int, layers: int, stages: int) -> list[int]:

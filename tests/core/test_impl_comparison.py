@@ -71,7 +71,8 @@ def test_the_frame_holds_every_implementation_with_mlflows_values(store):
     assert parent["is_sweep"] and parent["impl"] == ALL_THREE
     assert experiments.impls_of(parent["impl"]) == IMPLEMENTATIONS
     for impl in IMPLEMENTATIONS:  # the parent's curves against D, one set per implementation
-        history = {m.step: m.value for m in client.get_metric_history(tracked.run_id, f"{impl}/steady_throughput")}
+        history = {m.step: m.value for m in client.get_metric_history(tracked.run_id,
+                                                                      f"by_D/{impl}/steady_throughput")}
         assert history == {d: client.get_run(children_by_impl(tracked)[impl, d][0]).data.metrics["steady_throughput"]
                            for d in (1, 2)}
 

@@ -220,6 +220,21 @@ def test_with_bandwidth_alone_the_prediction_is_the_shape_that_sends_fewest_byte
         assert shape.comm_s == pytest.approx(shape.comm_bytes / 1e9, rel=0.01)  # the loss's 4 bytes aside
 
 
+@pytest.mark.parametrize("devices", [3, 8])
+def test_this_mlps_own_bounds_are_where_its_compute_meets_its_sending(devices):
+    # The book's 2·C/W and F/(2·C/W) are for its transformer MLP; this MLP's are where its own predicted compute
+    # equals its bytes sent at W: on D × 1 (the gradient over data) and on 1 × D (the B outputs over model).
+    roof = mesh_2d.Roofline(1e10, 128, 1.0, 1.0, 2e9, 1e-6, "given", devices, 2, True)
+    own = mesh_2d.own_bounds(roof, 8, 32)
+    assert own.flops_per_sample == 4 * (8 * 32 + 32) + 32
+    batch = 60 * devices
+    dp, tp = mesh_2d.predicted_winner(roof, [(devices, 1), (1, devices)], (batch, 8, 32)).shapes
+    assert dp.compute_s / dp.send_s == pytest.approx((batch / devices) / own.critical_batch_per_device)
+    assert tp.compute_s / tp.send_s == pytest.approx((own.tp_bound - 1) / (devices - 1))
+    assert own.critical_batch_per_device != pytest.approx(roof.critical_batch_per_device)
+    assert own.tp_bound != pytest.approx(roof.tp_bound(32))
+
+
 def test_with_latency_alone_the_prediction_counts_hops_or_rendezvous():
     shapes, sizes = mesh_2d.mesh_shapes(8, 32), (256, 8, 32)
     ring = mesh_2d.predicted_winner(_roof(1e-5, 1e30, False), shapes, sizes)
@@ -262,13 +277,25 @@ def test_the_ambiguous_dot_raises_then_every_out_sharding_runs_with_its_collecti
         assert all(found == [] for found in kinds.values())
         return
     assert kinds[replicated.label] == kinds[deferred.label] == [("all-reduce", False)]
-    # XLA:CPU compiles a reduce-scatter result as an all-reduce each device then slices.
+    # For this dot the partitioner writes the reduce-scatter as an all-reduce each device then slices; XLA:CPU
+    # itself compiles a reduce-scatter (test_psum_scatter_compiles_to_a_reduce_scatter_on_this_backend).
     assert kinds[on_rows.label] == kinds[on_cols.label] == [("all-reduce", True)]
     assert kinds[dot.silent_gather.label] == [("all-gather", False)]
     # JAX 0.10.2 raised "NotImplementedError: device_indices_map doesn't work with unreduced. Please file a
     # bug …"; 0.12 refuses to read an unreduced array with a runtime error that names the sharding.
     assert unreduced.error == ("JaxRuntimeError: INVALID_ARGUMENT: Unreduced sharding does not support "
                                "UniqueIndexDomains: sharding={unreduced}")
+
+
+def test_psum_scatter_compiles_to_a_reduce_scatter_on_this_backend():
+    from jax.sharding import NamedSharding
+
+    mesh = jax.make_mesh((4,), ("X",), devices=jax.devices()[:4])
+    x = jax.device_put(np.ones(16, np.float32), NamedSharding(mesh, P("X")))
+    scatter = jax.jit(jax.shard_map(lambda v: jax.lax.psum_scatter(v, "X", tiled=True), mesh=mesh,
+                                    in_specs=P("X"), out_specs=P("X")))
+    kinds = [c.kind for c in hlo.collectives(scatter.lower(x).compile().as_text())]
+    assert kinds == ["reduce-scatter"]
 
 
 @pytest.mark.parametrize("devices", COUNTS)

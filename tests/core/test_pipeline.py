@@ -31,17 +31,17 @@ def _table(text: str) -> list[list[Slot]]:
 
 @pytest.mark.parametrize("stages, micro, schedule, expected", [
     (2, 2, "gpipe", """
-        F0 F1 .  .  B0 B1
-        .  F0 F1 B0 B1 .
+        F0 F1 .  .  B1 B0
+        .  F0 F1 B1 B0 .
     """),
     (2, 2, "1f1b", """
         F0 F1 .  B0 .  B1
         .  F0 B0 F1 B1 .
     """),
     (3, 2, "gpipe", """
-        F0 F1 .  .  .  .  B0 B1
-        .  F0 F1 .  .  B0 B1 .
-        .  .  F0 F1 B0 B1 .  .
+        F0 F1 .  .  .  .  B1 B0
+        .  F0 F1 .  .  B1 B0 .
+        .  .  F0 F1 B1 B0 .  .
     """),
     (3, 3, "1f1b", """
         F0 F1 F2 .  .  B0 .  B1 .  B2
@@ -64,6 +64,30 @@ def test_every_table_does_each_piece_of_work_once_in_two_m_plus_p_minus_one_slot
         work = sorted((slot.kind, slot.micro) for row in table if (slot := row[s]).kind != IDLE)
         assert work == sorted((kind, m) for kind in (FORWARD, BACKWARD) for m in range(micro))
     assert bubble_fraction(table) == pytest.approx((stages - 1) / (micro + stages - 1))
+
+
+def test_gpipe_runs_its_backwards_in_reverse_the_last_micro_batch_first():
+    # GPipe §2.3: the last micro-batch's forward ends the forward pass, so its backward starts the backward one.
+    table = schedule_table(4, 8, "gpipe")
+    for s in range(4):
+        backwards = [row[s].micro for row in table if row[s].kind == BACKWARD]
+        assert backwards == list(range(7, -1, -1))
+    assert pipeline.held(table, "activations") == [0, 8, 8, 8]  # stage 0 recomputes from its rows of the batch
+    assert pipeline.held(table, "cotangents") == [1, 1, 1, 0]
+
+
+@pytest.mark.parametrize("stages, micro, gpipe, one_f_one_b", [
+    (4, 8, (11, 11), (4, 18)), (2, 8, (9, 9), (2, 16)), (3, 2, (4, 4), (3, 5)), (1, 4, (4, 4), (4, 4))])
+def test_lockstep_slots_are_counted_by_their_slowest_work(stages, micro, gpipe, one_f_one_b):
+    # In lockstep a slot lasts its slowest work: under 1F1B the forwards share slots with backwards, so
+    # 18 of its 22 slots (P = 4, M = 8) last a backward, against GPipe's 11: P·t_f + (2M + P − 2)·t_b.
+    for schedule, expected in (("gpipe", gpipe), ("1f1b", one_f_one_b)):
+        counts = pipeline.slot_counts(schedule_table(stages, micro, schedule))
+        assert (counts.forward_slots, counts.backward_slots) == expected
+        assert sum(expected) == 2 * (micro + stages - 1)
+    one, g = (pipeline.slot_counts(schedule_table(4, 8, s)) for s in ("1f1b", "gpipe"))
+    for t_b in (2.0, 3.0):  # a backward recomputes its forward: 2–3 forwards' time
+        assert 1.2 <= one.step_time(1.0, t_b) / g.step_time(1.0, t_b) <= 1.33
 
 
 def test_one_f_one_b_keeps_at_most_p_micro_batches_in_flight():

@@ -6,6 +6,7 @@ fix's result agrees with a reference computed here with NumPy or the shape rules
 
 import functools
 import importlib
+import inspect
 
 import jax
 import numpy as np
@@ -15,7 +16,8 @@ from pmap_core.practice import pitfalls
 from pmap_core.practice.pitfalls import entries, migration
 
 N = jax.local_device_count()
-MIGRATION = ("committed_input", "shard_map_in_specs", "nested_pmap", "pmap_shmap_merge_flag", "device_put_sharded")
+MIGRATION = ("committed_input", "shard_map_in_specs", "mesh_constructors", "nested_pmap", "pmap_shmap_merge_flag",
+             "device_put_sharded")
 
 
 @functools.cache
@@ -39,6 +41,8 @@ def test_the_migration_entries_are_registered_once_with_texts_in_both_languages(
                                        "arg sharding: SingleDeviceSharding(device=CpuDevice(id=0)")),
     ("shard_map_in_specs", "ValueError", ("in_specs passed to shard_map: P('data',) does not match the specs of "
                                           "the input: P(None,)", "jax.reshard")),
+    ("mesh_constructors", "ValueError", ("in_specs passed to shard_map: P('data',) does not match the specs of "
+                                         "the input: P(None,)",)),
     ("nested_pmap", "ValueError", ("The context mesh AbstractMesh('outer'", "axis_types=(Manual,)",
                                    "should match the mesh passed to shard_map Mesh('inner'")),
     ("pmap_shmap_merge_flag", "AttributeError", ("Unrecognized config option: jax_pmap_shmap_merge",)),
@@ -67,6 +71,25 @@ def test_in_specs_fix_places_the_batch_and_an_auto_mesh_still_reshards():
     assert fix["output_spec"] == "P('data',)"
     np.testing.assert_array_equal(fix["output"], np.arange(2.0 * N) * 2)
     np.testing.assert_array_equal(fix["auto_axes_output"], np.arange(2.0 * N) * 2)
+
+
+def test_the_two_mesh_constructors_give_other_axis_types_and_the_same_call_runs_over_auto_axes():
+    """jax.sharding.Mesh(...) is Auto, jax.make_mesh is Explicit: the call the mistake makes over make_mesh
+    runs over Mesh(...) and over make_mesh(axis_types=Auto), and gives NumPy's result."""
+    from jax.sharding import AxisType, Mesh
+
+    fix = run("mesh_constructors").fix.values
+    assert fix["Mesh_axis_types"] == str(Mesh(np.array(jax.local_devices()), ("data",)).axis_types) == "(Auto,)"
+    assert fix["make_mesh_axis_types"] == str((AxisType.Explicit,)) == "(Explicit,)"
+    assert fix["make_mesh_auto_axis_types"] == "(Auto,)"
+    for key in ("output_over_Mesh", "output_over_make_mesh_auto"):
+        np.testing.assert_array_equal(fix[key], np.arange(2.0 * N) * 2, err_msg=key)
+    # A lesson of its own: the in_specs entry's mistake uses make_mesh too, but never shows Mesh(...).
+    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    assert "jax.sharding.Mesh" not in " ".join(table[f"entry.shard_map_in_specs.{p}"]["en"] for p in ("what", "why"))
+    assert "jax.sharding.Mesh(" in table["entry.mesh_constructors.what"]["en"]
+    assert "Mesh(" not in inspect.getsource(migration.in_specs_mistake)
+    assert "jax.make_mesh(" in inspect.getsource(migration.mesh_constructors_mistake)
 
 
 def test_nested_pmap_fix_is_one_shard_map_over_a_2d_mesh_equal_to_numpy():

@@ -4,6 +4,7 @@ import shutil
 import threading
 import time
 
+import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -71,18 +72,42 @@ def test_a_sweep_is_a_parent_run_with_one_child_per_device_count(store):
     children = [client.get_run(run_id) for run_id in tracked.child_run_ids]
     assert [c.data.params["devices"] for c in children] == ["1", "2", "4"]
     assert all(c.data.tags["mlflow.parentRunId"] == tracked.run_id for c in children)
-    by_devices = {m.step: m.value for m in client.get_metric_history(tracked.run_id, "scaling_ratio")}
+    by_devices = {m.step: m.value for m in client.get_metric_history(tracked.run_id, "by_D/scaling_ratio")}
     assert by_devices == pytest.approx({p.devices: p.scaling_ratio for p in tracked.sweep.points})
+    # The parent carries no figure of a child as its own: no name of its metrics is a training run's.
+    parent = client.get_run(tracked.run_id)
+    assert parent.data.metrics and not set(parent.data.metrics) & set(children[-1].data.metrics)
+    assert parent.info.run_name == "sweep-linear-pmap-strong"
+    assert [c.info.run_name for c in children] == ["linear-pmap-D1-B32", "linear-pmap-D2-B32", "linear-pmap-D4-B32"]
 
     runs = experiments.load_runs(store)
     assert set(tracked.child_run_ids) <= set(runs["run_id"])
     assert experiments.sweep_runs(runs, tracked.run_id)["devices"].tolist() == [1, 2, 4]
     table = experiments.scaling_table(runs)
     assert tracked.run_id not in set(table["run_id"])  # the parent holds no single D
+    assert tracked.run_id not in set(experiments.compared_runs(runs)["run_id"])
+    parent_row = runs[runs["run_id"] == tracked.run_id].iloc[0]
+    assert all(pd.isna(parent_row[name]) for name in ("throughput", "steady_throughput", "scaling_ratio"))
     curves = experiments.loss_histories(tracked.child_run_ids[:2], store)
     assert curves.groupby("run_id").size().tolist() == [20, 20]
     only_mlp = experiments.load_runs(store, model="mlp")
     assert only_mlp.empty
+
+
+def test_run_names_tell_apart_the_implementation_strategy_mesh_and_pipeline():
+    import dataclasses
+
+    from pmap_core.tracking.callback import run_name
+
+    base = TrainConfig(model="mlp", devices=8, global_batch=256)
+    runs = [base, dataclasses.replace(base, impl="shard_map"), dataclasses.replace(base, impl="jit"),
+            dataclasses.replace(base, impl="jit", optimizer="adam", strategy="zero2"),
+            dataclasses.replace(base, impl="tensor", mesh_model=2),
+            dataclasses.replace(base, impl="pipeline", layers=8, pipeline_stages=4, microbatches=8, schedule="1f1b"),
+            dataclasses.replace(base, scaling="weak")]
+    assert [run_name(config) for config in runs] == [
+        "mlp-pmap-D8-B256", "mlp-shard_map-D8-B256", "mlp-jit-D8-B256", "mlp-jit-adam-zero2-D8-B256",
+        "mlp-tensor-4x2-D8-B256", "mlp-pipeline-L8-P4-M8-1f1b-D8-B256", "mlp-pmap-weak-D8-B256"]
 
 
 def test_runs_of_other_labs_do_not_break_the_tables(store):

@@ -35,7 +35,8 @@ def references(runtime: int) -> dict[str, float | str]:
         "param_bytes": 4 * local,
         "bytes_model": 2 * (y - 1) / y * BATCH / x * 4,
         "bytes_data": 2 * (x - 1) / x * (local + 1) * 4,  # the gradient's all-reduce carries the loss too
-        "book_tp": 2 * (4 * BATCH * FEATURES + 4 * BATCH * FEATURES),  # 4BD + 4BD in bfloat16, doubled
+        # What the compiled step sends over both axes, beside the book's 4BD + 4BD (30,720 B on every mesh).
+        "book_tp": 2 * (y - 1) / y * BATCH / x * 4 + 2 * (x - 1) / x * (local + 1) * 4,
         "ambiguous_error": "ShardingTypeError",
         "reduced_all_reduces": 1.0 if d > 1 else 0.0,
     }
@@ -61,3 +62,9 @@ def test_every_step_is_answered_at_each_device_count_as_the_references_say(runti
             shown = worksheets.shown(answer)
             assert shown in step.say(step.explain, lang, answer=shown)
             assert "{" not in step.say(step.question, lang)
+
+
+def test_the_book_tp_step_depends_on_the_run():
+    answers = {runtime: worksheets.compute_answer(SHEET.at(runtime).step("book_tp")) for runtime in (1, 3, 8)}
+    assert answers[1] == 0 and len(set(answers.values())) == 3
+    assert all(answer < 2 * (4 * BATCH * FEATURES + 4 * BATCH * FEATURES) for answer in answers.values())

@@ -34,3 +34,19 @@ def test_the_answers_at_each_device_count_are_the_rules(devices):
 def test_the_saving_is_what_the_two_compiled_programs_differ_by():
     compared = pipeline.compiled_peaks(stages=2, layers=4, microbatches=6, rows=10, hidden=16)
     assert compared.saved == compared.gpipe - compared.one_f_one_b == compared.stash_saved == 4 * 10 * 16 * (6 - 2)
+
+
+@pytest.mark.parametrize("devices", [1, 3, 8])
+def test_the_saving_explained_is_the_answer_at_each_device_count(devices):
+    # The explanation's G and K are the most inputs a stage keeps (the lab's one meaning of "kept"): at one
+    # stage none under either schedule, so the formula gives the answer, 0, and not 4 × 12 × 32 × 7.
+    step = SHEET.at(devices).step("peak_saved_here")
+    d = step.values["devices"]
+    gpipe, one = (pipeline.schedule_summary(d, 8, s).kept for s in ("gpipe", "1f1b"))
+    said = step.say(step.explain, "en", answer="·")
+    assert (gpipe, one) == ((0, 0) if d == 1 else (8, min(8, d)))
+    assert "G = 8" in said and "K = min(8, P)" in said and "G = K = 0 and nothing is saved" in said
+    assert "8 − min(8, P)" not in said
+    assert worksheets.compute_answer(step, None) == 4 * 12 * 32 * (gpipe - one)
+    kept = SHEET.at(devices).step("one_f_one_b_kept")
+    assert "the first stage keeps none" in kept.say(kept.explain, "en", answer="4")

@@ -30,6 +30,7 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv(teacher.TEACHER_KEY_ENV, KEY)
     teacher.forget_controls()
+    teacher._client_tries.clear()  # wrong keys of another test's sessions are not this one's
     yield uri
     teacher.forget_controls()
 
@@ -52,7 +53,8 @@ def class_page(key: str | None = None, lang: str = "en"):
     at = open_lab("class_view", lang=lang)
     at.text_input(key="class_view.code").set_value(CODE).run()
     if key is not None:
-        at.text_input(key="class_view.teacher_key").set_value(key).run()
+        at.text_input(key="class_view.teacher_key").set_value(key)
+        at.button(key="class_view.teacher_open").click().run()
     assert_clean(at) if key in (None, KEY) else None
     return at
 

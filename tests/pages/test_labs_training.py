@@ -146,6 +146,54 @@ def test_experiments_filters_by_model_and_batch(tracked_runs):
     assert at.selectbox(key="experiments.batch").value == "all"
 
 
+def test_a_diverging_run_says_at_which_step_and_the_experiments_page_shows_it(store):
+    at = open_lab("training", lr=10, steps=40, batch=32, devices=2)
+    at.button(key="training.train").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [e.value for e in at.error]
+    assert any("diverged at step 16 of 40" in e and "for example to 0.1" in e for e in said), said
+    everything = " ".join(e.value for kind in (at.error, at.warning, at.success, at.info, at.markdown, at.caption)
+                          for e in kind)
+    assert "averaged" not in everything  # the replicas were never compared: the run stopped first
+    assert "training.last_run" not in at.session_state and not metrics(at)
+
+    runs = experiments.load_runs(store)
+    failed = runs[runs["status"] == "FAILED"]
+    assert len(failed) == 1 and failed["diverged_at_step"].iloc[0] == 16
+    assert len(experiments.loss_histories(list(failed["run_id"]), store)) == 15  # every finite loss, no more
+    at = open_lab("experiments")
+    assert_clean(at)
+    table = at.dataframe[0].value
+    row = table[table["run_id"] == failed["run_id"].iloc[0]].iloc[0]
+    assert row["status"] == "FAILED" and row["diverged_at_step"] == 16
+    assert any("1 of these runs diverged" in c.value for c in at.caption)
+
+
+def test_the_learning_rate_follows_the_width_until_one_is_typed(store):
+    at = open_lab("training", model="mlp")
+    lr = at.number_input(key="training.lr")
+    assert lr.value == 0.1
+    at.number_input(key="training.hidden").set_value(256).run()
+    assert at.number_input(key="training.lr").value == 0.0125
+    assert any("default η for width 256 is 0.0125" in c.value for c in at.caption)
+    at.number_input(key="training.lr").set_value(0.05).run()
+    at.number_input(key="training.hidden").set_value(1024).run()
+    assert at.number_input(key="training.lr").value == 0.05  # typed: it stays
+    at = open_lab("training", model="mlp", hidden=1024)
+    assert at.number_input(key="training.lr").value == 0.003125
+    at = open_lab("training", model="mlp", hidden=1024, lr=0.1)  # a link's η stays what the link says
+    assert at.number_input(key="training.lr").value == 0.1
+
+
+def test_experiments_count_sweep_parents_apart_and_give_them_no_figures(tracked_runs):
+    at = open_lab("experiments")
+    assert_clean(at)
+    assert any(c.value.startswith("5 training runs shown, and 1 sweep parents") for c in at.caption)
+    table = at.dataframe[0].value
+    parent = table[table["run_name"].str.startswith("sweep-")].iloc[0]
+    assert parent[["throughput", "steady_throughput", "scaling_ratio", "efficiency", "final_loss"]].isna().all()
+
+
 def test_training_bad_inputs_are_explained(store):
     at = open_lab("training", batch=63)
     assert not at.exception

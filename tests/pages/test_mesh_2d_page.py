@@ -9,6 +9,9 @@ from conftest import SESSION_TRACKING_URI, assert_clean, open_lab
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from pmap_core.concepts import mesh_2d
+from pmap_core.concepts import mesh_2d_view as view
+
 TINY = {"devices": 4, "hidden": 16, "features": 4, "batch": 32, "steps": 10}
 
 
@@ -56,8 +59,21 @@ def test_the_page_renders_the_shapes_that_fit_each_d(devices, lang):
         assert at.button(key="mesh_2d.sweep").disabled
     if devices == 3:
         assert ("only the shapes 3x1, 1x3" if lang == "en" else "只有形状 3x1, 1x3") in said
+    # The 6 bytes (at 4x2) the formula leaves out are the loss, and the page says so where there are any.
+    loss = 2 * (data - 1) / data * 4
+    assert (f"The formula is {loss:,.0f} bytes short" in said) == (lang == "en" and data > 1 and model > 1)
+    # One letter, one width: I the inputs, H the hidden width; F only in the book's formulas.
+    assert "F inputs" not in said and ("I inputs" in said if lang == "en" else "I 为输入数" in said)
     # Sharding in types: JAX's own message, verbatim, in a code block (never translated).
     assert any("Contracting dimensions are sharded" in c.value for c in at.code)
+    # The reduce-scatter written as all-reduce + slice is the partitioner's choice for this dot, said only where it
+    # happened; reading the unreduced result is this JAX's refusal, its message verbatim (none at D = 1).
+    assert "compiles a reduce-scatter as an all-reduce" not in said
+    sliced = "not a limit of XLA:CPU" in said if lang == "en" else "不是 XLA:CPU 的限制" in said
+    assert sliced == (devices > 1)
+    refused = any("Unreduced sharding does not support" in c.value for c in at.code)
+    assert refused == (devices > 1)
+    assert ("already holds the whole sum" in said) == (devices == 1 and lang == "en")
     # The hardware note: these devices are simulated.
     assert ("simulated" if lang == "en" else "模拟") in said
 
@@ -118,10 +134,35 @@ def test_every_shape_is_measured_tracked_charted_and_judged(page):
     assert f"On this machine {winner} won" in said
     assert "You predicted 1x4;" in said and f"on this machine {winner} was fastest" in said
     assert ("Your prediction was right." in said) == (winner == "1x4")
+    # The verdict counts what the table has, winner against slowest, and names only the counts that differ.
+    rows = {r["shape"]: r for r in view.sweep_rows(sweep)}
+    slowest = min(by_shape, key=by_shape.get)
+    w, s = rows[winner], rows[slowest]
+    assert (f"{w['comm_bytes_per_step']:,.0f} bytes sent against {s['comm_bytes_per_step']:,.0f}, "
+            f"{w['collectives_per_step']:g} collective(s) against {s['collectives_per_step']:g}, "
+            f"{w['rendezvous_per_step']:g} rendezvous against {s['rendezvous_per_step']:g}") in said
+    assert ("fewer rendezvous" in said) == (w["rendezvous_per_step"] < s["rendezvous_per_step"])
+    assert ("fewer collectives" in said) == (w["collectives_per_step"] < s["collectives_per_step"])
+    verdict = view.verdict(sweep)
+    assert ("measure again before reading much into it" in said) == verdict.close
+    assert ("On these simulated devices XLA:CPU" in said) == bool(verdict.separates)  # simulated here
     # The roofline: this machine beside the book's three, and its own figures measured (D = 4 has collectives).
     roof = next(d.value for d in page.dataframe if "machine" in d.value)
     assert len(roof) == 4 and np.isfinite(roof["flops_per_s"]).all()
     assert shown.roofline.beta_bytes_per_s and shown.prediction is not None
+    # The book's TP bound is printed as what it is, F/(2·C/W) in float32; the regime is read from the same
+    # compute and communication the prediction table shows.
+    book = shown.roofline
+    assert f"F/(2·C/W) = {16 / book.critical_batch_per_device:.3g}" in said
+    dp = next(p for p in shown.prediction.shapes if p.model == 1)
+    regime = "compute-bound" if dp.compute_s > dp.comm_s else "communication-bound"
+    assert (f"its communication takes {dp.comm_s * 1e6:.3g} µs — {regime}. With latency counted, "
+            f"{sum(p.compute_s > p.comm_s for p in shown.prediction.shapes)} of the 3 shapes") in said
+    table = next(d.value for d in page.dataframe if "send_us" in d.value)
+    assert table["compute_us"][0] == pytest.approx(dp.compute_s * 1e6) and table["comm_us"][0] == pytest.approx(
+        dp.comm_s * 1e6)
+    own = mesh_2d.own_bounds(book, 4, 16)
+    assert f"f/(8·C/W) = {own.tp_bound:.3g}" in said
 
 
 def test_the_chinese_page_shows_the_same_runs(page):

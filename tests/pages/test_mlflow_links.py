@@ -63,13 +63,16 @@ def test_the_experiments_page_links_each_run_the_experiment_and_a_comparison(tra
         assert link == f"{UI}/#/experiments/{experiment}/runs/{run_id}?workflowType=machine_learning"
     buttons = link_buttons(at)
     assert buttons["All runs in MLflow"] == f"{UI}/#/experiments/{experiment}/runs?workflowType=machine_learning"
-    label = f"Compare the {len(runs)} runs shown in MLflow"
-    assert compared(buttons[label]) == list(table["run_id"])
+    parents = set(runs.loc[runs["is_sweep"], "run_id"])
+    assert len(parents) == 1 and parents <= set(table["run_id"])  # listed, never compared: it sums up its runs
+    trainings = [run_id for run_id in table["run_id"] if run_id not in parents]
+    label = f"Compare the {len(trainings)} runs shown in MLflow"
+    assert compared(buttons[label]) == trainings
 
     at = open_lab("experiments", model="linear")  # a filter narrows the comparison to the runs shown
-    shown = at.dataframe[0].value
-    assert 1 < len(shown) < len(runs)
-    assert compared(link_buttons(at)[f"Compare the {len(shown)} runs shown in MLflow"]) == list(shown["run_id"])
+    shown = [run_id for run_id in at.dataframe[0].value["run_id"] if run_id not in parents]
+    assert 1 < len(shown) < len(runs) - 1
+    assert compared(link_buttons(at)[f"Compare the {len(shown)} runs shown in MLflow"]) == shown
 
 
 def test_the_class_page_links_each_row(tmp_path, monkeypatch, ui):

@@ -22,7 +22,7 @@ from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train import programs
 from pmap_core.train.footprint import compiled_memory, peak_bytes
 
-SMALL = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16}
+SMALL = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16, "schedule": "1f1b"}
 
 
 def frames_of(at):
@@ -39,7 +39,7 @@ def metric(at, label: str) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("devices", [1, 2, 4, 8])
+@pytest.mark.parametrize("devices", [1, 2, 3, 8])
 def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     at = open_lab("pipeline", lang=lang, devices=devices)
     assert_clean(at)
@@ -63,6 +63,18 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     assert metric(at, TEXTS["metric.formula"][lang]) == f"{bubble:.4f}"
     assert metric(at, TEXTS["metric.playbook"][lang]) == f"{(stages - 1) / micro:.4f}"
     said = texts_of(at)
+    # Micro-batches kept: inputs held from arrival to backward, the interview's and sheet 10's meaning;
+    # device 0 keeps none (it recomputes from its rows of the batch).
+    kept = train_pipeline.held(table, "activations")
+    assert kept == [0] + [micro] * (stages - 1)
+    assert metric(at, TEXTS["metric.kept"][lang]) == str(max(kept))
+    assert (", ".join(map(str, kept)) + (". Device 0 keeps none" if stages > 1 else ". With one stage")
+            if lang == "en" else ", ".join(map(str, kept))) in said
+    # In lockstep a slot lasts its slowest work: the counts on the page are the table's.
+    lockstep = train_pipeline.slot_counts(table)
+    assert (f"{lockstep.backward_slots} of the {len(table)} slots hold a backward and {lockstep.forward_slots} "
+            "only forwards" if lang == "en"
+            else f"{len(table)} 个时间槽中有 {lockstep.backward_slots} 个含有反向") in said
     if devices == 1:
         assert ("one stage holds every layer" if lang == "en" else "一个阶段持有全部层") in said
     if devices >= 2 * stages:  # D = 8, P = 4: two pipelines side by side
@@ -83,7 +95,9 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
 @pytest.mark.parametrize("query, says", [
     ({"devices": 2, "stages": 4}, "4 stages need 4 devices (one stage per device), and D is 2"),
     ({"devices": 4, "stages": 4, "layers": 6}, "6 layers do not split evenly into 4 stages"),
-    ({"devices": 4, "stages": 4, "rows": 6}, "b is a multiple of 4; got b = 6, try 8"),
+    ({"devices": 4, "stages": 4, "microbatches": 3, "rows": 6},
+     "The global batch M·b = 18 does not split evenly over the 4 devices (the compiled step takes it split over "
+     "them); try b = 8."),
     ({"devices": 8, "stages": 8, "layers": 16, "microbatches": 64, "rows": 1024, "hidden": 1024},
      "over this page's limit of 1,000,000,000"),
 ])
@@ -92,6 +106,13 @@ def test_settings_that_do_not_fit_say_which(query, says):
     assert not at.exception
     assert any(says in e.value for e in at.error), [e.value for e in at.error]
     assert at.button(key="pipeline.measure").disabled
+
+
+def test_a_global_batch_that_splits_over_the_stages_is_not_refused():
+    at = open_lab("pipeline", devices=4, stages=4, microbatches=2, rows=2)  # M·b = 4 rows on 4 devices: it trains
+    assert_clean(at)
+    assert not at.error
+    assert "M = 2 micro-batches" in texts_of(at)
 
 
 def test_a_link_past_the_bounds_is_refused_with_a_warning():
@@ -129,7 +150,7 @@ def test_the_peak_bytes_are_the_compiled_programs_own(page):
     for _, row in shown.iterrows():
         assert row["peak_bytes"] == _reference_peak(settings, row["schedule"])
     # The stash the model counts: GPipe keeps all M micro-batches, 1F1B at most P.
-    assert list(shown["in_flight"]) == [4, 2]
+    assert list(shown["kept"]) == [4, 2]
     assert list(shown["stash_model_bytes"]) == [4 * 4 * 16 * 4, 2 * 4 * 16 * 4]
     bars = next(f for f in frames_of(page) if "peak_bytes" in f)
     assert sorted(bars["peak_bytes"]) == sorted(shown["peak_bytes"])
@@ -140,27 +161,36 @@ def test_the_peak_bytes_are_the_compiled_programs_own(page):
     assert ("Your prediction was right." in said) == (verdict == "1f1b")
     peak_config = settings.config(steps=1)
     assert peak_bytes(compiled_memory(programs.build(peak_config.program_spec(1)).compiled)) == \
-        shown["peak_bytes"][0]
+        shown["peak_bytes"][train_pipeline.SCHEDULES.index(settings.schedule)]
 
 
-def test_step_time_against_m_is_fitted_to_m_plus_p_minus_one(page):
+def test_step_time_against_m_is_fitted_to_the_lockstep_model(page):
     fit = page.session_state["pipeline.last"].fit
     assert fit is not None  # P = 2 on this runtime: the machine can show the bubble
     table = next(d.value for d in page.dataframe if "step_time_ms" in d.value)
     assert list(table["microbatches"]) == [1, 2, 4]
     assert list(table["global_batch"]) == [4, 8, 16] and list(table["slots"]) == [4, 6, 10]
-    # The fit, again: least squares of T = (M + P − 1)·t over what the table shows.
-    n = np.array(table["microbatches"]) + 1.0
-    (t,), *_ = np.linalg.lstsq(n[:, None], np.array(table["step_time_ms"]), rcond=None)
-    assert fit.t_stage_s * 1e3 == pytest.approx(t)
-    np.testing.assert_allclose(table["fit_ms"], n * t)
-    line = next(f for f in frames_of(page) if "step_time_ms" in f and "series" in f)
-    assert len(line) == 6 and set(line["series"]) == {"measured", "(M + P − 1)·t_stage"}
+    # The fit, again: least squares of T = n_F·t_f + n_B·t_b over what the table shows, the slots counted
+    # from 1F1B's tables (P = 2: n_F = 2, n_B = 2M).
+    counts = np.array([[2, 2], [2, 4], [2, 8]], float)
+    (t_f, t_b), *_ = np.linalg.lstsq(counts, np.array(table["step_time_ms"]), rcond=None)
     said = texts_of(page)
-    assert f"t_stage = {t:.4g} ms" in said
-    if fit.implied_bubble_slots is not None:
-        ratio = fit.implied_bubble_slots
-        assert f"a/b = {ratio:.2f} idle stage-times per step; the model's bubble is P − 1 = 1" in said
+    if fit.separable:
+        assert (fit.t_forward_s * 1e3, fit.t_backward_s * 1e3) == (pytest.approx(t_f), pytest.approx(t_b))
+        np.testing.assert_allclose(table["fit_ms"], counts @ [t_f, t_b])
+        gpipe, one = (fit.lockstep_s(4, s) * 1e3 for s in ("gpipe", "1f1b"))
+        assert gpipe == pytest.approx(5 * (t_f + t_b)) and one == pytest.approx(2 * t_f + 8 * t_b)
+        assert (f"t_f = {t_f:.4g} ms, t_b = {t_b:.4g} ms" in said and f"GPipe step takes {gpipe:.4g} ms and its "
+                f"1F1B step {one:.4g} ms, {one / gpipe:.2f}× GPipe's" in said)
+    else:  # noise made one of them negative: only the sum is fitted, and the page says so
+        assert f"t_f + t_b = {fit.t_pair_s * 1e3:.4g} ms" in said
+    assert f"At M = 4 the table has 2 forward slots and 8 backward ones: {fit.fitted_s(4) * 1e3:.4g} ms" in said or \
+        f"At M = 4: 2 forward slots, 8 backward ones, {fit.fitted_s(4) * 1e3:.4g} ms" in said
+    # The papers' asynchronous figure is apart, labelled, from the same fitted times.
+    assert (f"(M + P − 1)(t_f + t_b) (GPipe §2.3; PipeDream-Flush): {5 * fit.t_pair_s * 1e3:.4g} ms at M = 4 "
+            f"with the fitted times, against this program's {fit.fitted_s(4) * 1e3:.4g} ms in lockstep") in said
+    line = next(f for f in frames_of(page) if "step_time_ms" in f and "series" in f)
+    assert len(line) == 6 and set(line["series"]) == {"measured", "lockstep model n_F·t_f + n_B·t_b"}
 
 
 def test_the_chinese_page_shows_the_same_measurement(page):
@@ -169,7 +199,9 @@ def test_the_chinese_page_shows_the_same_measurement(page):
     assert_clean(page)
     fit = page.session_state["pipeline.last"].fit
     said = texts_of(page)
-    assert f"t_stage = {fit.t_stage_s * 1e3:.4g} ms" in said and "你的预测是 1F1B" in said
+    shown = f"t_f = {fit.t_forward_s * 1e3:.4g} ms" if fit.separable else f"t_f + t_b = {fit.t_pair_s * 1e3:.4g} ms"
+    assert shown in said and "你的预测是 1F1B" in said
+    page.session_state["lang"] = "en"
 
 
 def test_too_few_cores_measure_the_memory_and_say_why_not_the_time():
@@ -238,6 +270,10 @@ def test_d4_p2_trains_two_pipelines_and_shows_each_axis_bytes_beside_the_formula
     assert f"S = {run.scaling_ratio:.3g} on 4 devices" in said
     assert "a step has 10 slots (2(M + P − 1)); the compiled step runs 20 collective-permutes per step and 2" in said
     assert f"22 collectives, {run.step_s / 22 * 1e6:.3g} µs of the step per collective" in said
+    # What the step pays: the recomputed forward and, in lockstep, the slots that last a backward (GPipe, M = 4,
+    # P = 2: 5 of 10), counted from the table.
+    assert ("a forward recomputed in every backward (each stage runs 2 × 4 forwards where the unsplit model runs "
+            "4); in lockstep each slot's slowest work (5 of the 10 slots last a backward)") in said
     runtime = describe_runtime()
     if runtime.simulated:
         assert f"rendezvous of the 4 device threads on {runtime.physical_cores} CPU core(s)" in said

@@ -24,3 +24,18 @@ def test_mistakes_page_in_chinese_shows_the_nested_pmap_entry(lab):
     at = lab("mistakes", lang="zh", entry="nested_pmap")
     assert_clean(at)
     assert at.subheader[0].value == "嵌套的 pmap"
+
+
+def test_mistakes_page_shows_the_two_mesh_constructors_and_the_refusal_in_jax_s_words(lab):
+    at = lab("mistakes", entry="mesh_constructors")
+    assert_clean(at)
+    assert at.subheader[0].value == "jax.make_mesh in place of jax.sharding.Mesh: other axis types"
+    at.button(key="mistakes.run").click().run()
+    assert_clean(at)
+    code = texts_of(at.code)
+    assert "in_specs passed to shard_map: P('data',) does not match the specs of the input: P(None,)" in code
+    assert "Mesh_axis_types: (Auto,)" in code and "make_mesh_axis_types: (Explicit,)" in code
+    assert f"JAX {jax.__version__}" in texts_of(at.success)
+    zh = lab("mistakes", lang="zh", entry="mesh_constructors")
+    assert_clean(zh)
+    assert zh.subheader[0].value == "用 jax.make_mesh 代替 jax.sharding.Mesh：轴类型不同"

@@ -3,6 +3,8 @@
 import contextlib
 import dataclasses
 import json
+import math
+import shlex
 import sqlite3
 
 import pytest
@@ -11,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from pmap_core.cli.commands import build_parser, main
 from pmap_core.cli.training import make_tracker
 from pmap_core.train.distributed import ProcessInfo
-from tests.support import new_tracking_store, run_python
+from tests.support import ROOT, new_tracking_store, run_python
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
 
@@ -95,3 +97,41 @@ def test_train_json_reports_the_bytes_of_a_sharded_strategy(tmp_path):
     for key in ("param_bytes_per_device", "grad_bytes_per_device", "opt_bytes_per_device", "comm_bytes_per_step"):
         assert result[key] > 0, key
     assert result["param_bytes_per_device"] < result["opt_bytes_per_device"]  # Adam: two moments per parameter
+
+
+def finite_runs(out: str) -> list[float]:
+    """The final losses of the runs one JSON object on stdout reports (a train's, or each of a sweep's)."""
+    result = json.loads(out)
+    return [run["final_loss"] for run in result.get("runs", [result])]
+
+
+@pytest.mark.parametrize("model", [[], ["--model", "mlp"]], ids=["default-model", "mlp"])
+def test_a_wide_model_trains_at_the_default_learning_rate(capfd, model):
+    """At η = 0.1 the MLP of width 256 ended at a loss of NaN, with exit status 0."""
+    status = main(["train", "--hidden", "256", "--json", "--no-tracking", *model])
+    out, err = capfd.readouterr()
+    assert status == 0, err
+    assert all(math.isfinite(loss) for loss in finite_runs(out)) and json.loads(out)["replicas_identical"]
+
+
+def test_the_readmes_sweep_example_ends_at_finite_losses(capfd):
+    line = next(line for line in (ROOT / "README.md").read_text().splitlines() if "pmap_core sweep --model mlp" in line)
+    args = shlex.split(line.partition("#")[0])
+    status = main([*args[args.index("pmap_core") + 1:], "--json", "--no-tracking"])
+    out, err = capfd.readouterr()
+    assert status == 0, err
+    losses = finite_runs(out)
+    assert len(losses) == 4 and all(math.isfinite(loss) for loss in losses), losses
+
+
+def test_a_diverging_run_exits_non_zero_with_one_line_naming_the_step(capfd, tmp_path):
+    store = new_tracking_store(tmp_path / "mlflow.db")
+    status = main(["train", "--learning-rate", "10", "--tracking-uri", store])
+    out, err = capfd.readouterr()
+    assert status == 2 and out == ""
+    named = [line for line in err.splitlines() if "diverged" in line]
+    assert named == ["error: training diverged at step 16 of 300: the loss stopped being a finite number; "
+                     "reduce learning_rate (10 now), e.g. to 0.1"], err
+    client = MlflowClient(store)
+    (run,) = client.search_runs([client.get_experiment_by_name("pmap-lab").experiment_id])
+    assert run.info.status == "FAILED" and run.data.metrics["diverged_at_step"] == 16

@@ -72,3 +72,15 @@ def test_the_cache_folder_its_setting_and_jaxs_own_variable(tmp_path):
                        keep_jax_variables=True)
     assert jaxs["folder"] == jaxs["jax"] == str(tmp_path / "jax")
     assert not (tmp_path / "jaxs" / COMPILATION_CACHE_FOLDER).exists()
+
+
+def test_without_filelock_the_cache_is_off_and_the_server_log_says_so(tmp_path):
+    """JAX refuses its size-bounded cache without `filelock` (only a UserWarning per compile): the app
+    turns the cache off and says why in one line of the log, rather than running with an empty folder."""
+    store = tmp_path / "store"
+    store.mkdir()
+    done = run_python(["-c", "import sys; sys.modules['filelock'] = None  # not installed\n" + CONFIGURE,
+                       f"sqlite:///{store / 'mlflow.db'}"], cwd=tmp_path, drop=JAX_CACHE_VARIABLES, check=True)
+    assert json.loads(done.stdout.splitlines()[-1])["folder"] is None
+    said = [line for line in done.stderr.splitlines() if "compilation cache is off" in line]
+    assert len(said) == 1 and "filelock" in said[0], done.stderr[-2000:]

@@ -1,13 +1,16 @@
 """Exported notebooks: the script's own code in cells, each after its text in the page's language; run by
-nbclient in a fresh kernel (jax and numpy only, simulated CPU devices) they print the CLI's numbers.
+nbclient in a fresh kernel (jax and numpy only, simulated CPU devices) they print what the commands they give
+for comparison print, run as written.
 
 Executing a notebook costs a kernel start and a JAX import: one notebook per exportable lab, all of them
 run at once in child processes while this process computes the references."""
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+import shlex
 import string
 
 import nbformat
@@ -34,28 +37,18 @@ EVERY_CELL = [
     ("multiprocess", {"impl": "pmap"}),
 ]
 
-# One notebook per lab, at device counts other than 8 (odd ones among them), and the CLI's command for it.
+# One notebook per lab, at device counts other than 8 (odd ones among them). The references are the commands
+# the notebooks themselves give for comparison, run as written.
 EXECUTED = {
-    "training": (["model=mlp", "devices=3", "impl=shard_map", "batch=48", "steps=40", "hidden=16", "lr=0.1",
-                  "seed=3"],
-                 ["--model", "mlp", "--devices", "3", "--impl", "shard_map", "--global-batch", "48", "--steps", "40",
-                  "--hidden", "16", "--learning-rate", "0.1", "--seed", "3"]),
-    "sharded_dp": (["strategy=zero3", "optimizer=adam", "precision=mixed", "devices=5", "accum=2", "batch=60",
-                    "steps=30", "hidden=16", "features=8"],
-                   ["--model", "mlp", "--strategy", "zero3", "--optimizer", "adam", "--precision", "mixed",
-                    "--devices", "5", "--accum-steps", "2", "--global-batch", "60", "--steps", "30", "--hidden", "16",
-                    "--features", "8", "--learning-rate", "0.01"]),
-    "mesh_2d": (["mesh=2x2", "hidden=12", "batch=64", "steps=30"],
-                ["--model", "mlp", "--mesh", "data=2,model=2", "--hidden", "12", "--features", "8",
-                 "--global-batch", "64", "--steps", "30", "--learning-rate", "0.1"]),
-    "collectives": (["op=psum_scatter_tiled", "devices=3", "size=6"], None),
-    "migration": (["devices=5", "per_device=2"], None),
-    "multiprocess": (["processes=3", "per_process=1", "impl=shard_map", "batch=12", "size=48", "steps=6"], None),
+    "training": ["model=mlp", "devices=3", "impl=shard_map", "batch=48", "steps=40", "hidden=16", "lr=0.1", "seed=3"],
+    "sharded_dp": ["strategy=zero3", "optimizer=adam", "precision=mixed", "devices=5", "accum=2", "batch=60",
+                   "steps=30", "hidden=16", "features=8"],
+    "mesh_2d": ["mesh=2x2", "hidden=12", "batch=64", "steps=30"],
+    "collectives": ["op=psum_scatter_tiled", "devices=3", "size=6"],
+    "migration": ["devices=5", "per_device=2"],
+    "multiprocess": ["processes=3", "per_process=1", "impl=shard_map", "batch=12", "size=48", "steps=6"],
 }
-# The multi-process notebook's reference: the CLI's own group of the same processes and settings.
-LAUNCH = ["-m", "pmap_core", "launch", "--processes", "3", "--devices-per-process", "1", "train", "--model", "linear",
-          "--impl", "shard_map", "--global-batch", "12", "--dataset-size", "48", "--steps", "6", "--learning-rate",
-          "0.3", "--json", "--no-tracking"]
+CLI = "python -m pmap_core "
 
 # A child Python that runs one notebook with nbclient in a fresh kernel of this interpreter: the kernel is
 # declared in a temporary JUPYTER_PATH, so no kernel needs to be installed on the machine.
@@ -123,9 +116,15 @@ def test_the_cli_writes_a_notebook_in_the_language_asked(capsys):
     assert book.metadata.kernelspec.name == "python3"
 
 
-def _cli_json(capsys, argv: list[str]) -> dict:
-    assert main(["train", "--json", "--no-tracking", *argv]) == 0
-    return json.loads(capsys.readouterr().out)
+def commands_in(book) -> list[str]:
+    """The commands a notebook's texts give for comparison (`python -m pmap_core …` code spans)."""
+    return [span for cell in book.cells if cell.cell_type == "markdown" for span in CODE_SPAN.findall(cell.source)
+            if span.startswith(CLI)]
+
+
+def printed_values(text: str) -> dict[str, str]:
+    """The `key: value` lines a CLI command prints (its result without --json)."""
+    return dict(re.findall(r"^(\w+): (.*)$", text, re.M))
 
 
 def _printed(book) -> str:
@@ -134,17 +133,29 @@ def _printed(book) -> str:
                    if out.get("name") == "stdout")
 
 
-def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
-    paths = {}
-    for lab, (settings, _) in EXECUTED.items():
+def test_executed_notebooks_print_what_their_own_commands_print(tmp_path, capsys):
+    """Each notebook runs in a fresh kernel, and each comparison command it gives runs as written (the CLI's
+    words after `python -m pmap_core`; a launch in a child, as it starts processes): the final loss, and the
+    multi-process group's rows, losses and parameters, are the notebook's."""
+    paths, commands = {}, {}
+    for lab, settings in EXECUTED.items():
         assert main(["export", lab, *settings, "--format", "ipynb"]) == 0
         paths[lab] = tmp_path / f"{lab}.ipynb"
         paths[lab].write_text(capsys.readouterr().out)
+        commands[lab] = commands_in(nbformat.read(paths[lab], as_version=4))
+        assert main(["export", lab, *settings, "--format", "ipynb", "--lang", "zh"]) == 0
+        assert commands_in(nbformat.reads(capsys.readouterr().out, as_version=4)) == commands[lab]
+    assert {lab for lab, found in commands.items() if found} == {"training", "sharded_dp", "mesh_2d", "multiprocess"}
     # As in a learner's Jupyter: no path to this repository, no device setting of ours.
     processes = {lab: start_python(RUN_NOTEBOOK, cwd=tmp_path, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"),
                                    env={"NOTEBOOK": str(path)}) for lab, path in paths.items()}
-    launched = start_python(LAUNCH)
-    references = {lab: _cli_json(capsys, argv) for lab, (_, argv) in EXECUTED.items() if argv}
+    (launch,) = set(commands.pop("multiprocess"))
+    launched = start_python(shlex.split(launch.removeprefix("python ")), cwd=tmp_path)
+    references = {}
+    for lab, found in commands.items():
+        for command in set(found):
+            assert main(shlex.split(command.removeprefix(CLI))) == 0, command
+            references[lab] = printed_values(capsys.readouterr().out)
     outputs = {}
     for lab, process in processes.items():
         _, err = process.communicate(timeout=280)
@@ -155,7 +166,7 @@ def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
         devices = reference["devices"]
         assert outputs[lab].startswith(f"running on {devices} simulated CPU device(s)\n"), outputs[lab][:200]
         loss, params = _training_output(outputs[lab])
-        np.testing.assert_allclose(loss, reference["final_loss"], rtol=1e-5, err_msg=lab)
+        np.testing.assert_allclose(loss, float(reference["final_loss"]), rtol=1e-5, err_msg=lab)
         assert set(params) == {"w1", "b1", "w2", "b2"}, lab
 
     run = collectives.run_collective("psum_scatter_tiled", 3, 6)
@@ -168,7 +179,8 @@ def test_executed_notebooks_print_the_clis_numbers(tmp_path, capsys):
 
     out, err = launched.communicate(timeout=280)
     assert launched.returncode == 0, err[-3000:]
-    group = json.loads(out)
+    group = {key: ast.literal_eval(value) for key, value in printed_values(out).items()
+             if key in ("rows", "losses", "params")}
     printed = dict(re.findall(r"^\[process 0\] (\w+): (.*)$", outputs["multiprocess"], re.M))
     assert printed["num_processes"] == "3" and printed["replicas_identical"] == "True"
     assert json.loads(printed["rows"]) == group["rows"]  # process 0 read the same samples, step by step

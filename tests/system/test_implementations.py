@@ -95,7 +95,7 @@ def test_a_sweep_of_every_implementation_compares_each_with_its_own_one_device_r
     children = [client.get_run(run_id) for run_id in tracked.child_run_ids]
     assert [c.data.params["impl"] for c in children] == [p.result.config.impl for p in result.points]
     for impl in IMPLEMENTATIONS:  # one curve against D per implementation on the parent
-        history = client.get_metric_history(tracked.run_id, f"{impl}/steady_throughput")
+        history = client.get_metric_history(tracked.run_id, f"by_D/{impl}/steady_throughput")
         assert sorted(m.step for m in history) == [1, 2]
 
 

@@ -32,6 +32,9 @@ if jax.device_count() > 1:
     shown = at.session_state["mesh_2d.last_sweep"]
     found["swept"] = [f"{r.data}x{r.model}" for r in shown.sweep.runs]
     found["verdict"] = [m.value for m in at.markdown if "On this machine" in m.value]
+    dp = next(p for p in shown.prediction.shapes if p.model == 1)
+    found["regime"] = [m.value for m in at.markdown if "by bandwidth alone" in m.value]
+    found["dp"] = [dp.compute_s * 1e6, dp.comm_s * 1e6]
 print(json.dumps(found))
 """
 
@@ -56,3 +59,7 @@ def test_three_devices_train_and_measure_both_shapes(runs):
     assert "only the shapes 3x1, 1x3" in three["said"]["en"]
     assert three["trained"] == ["1", "3"]
     assert three["swept"] == ["3x1", "1x3"] and len(three["verdict"]) == 1
+    # The regime is read from the compute and communication the prediction table shows on the same screen.
+    (regime,), (compute_us, comm_us) = three["regime"], three["dp"]
+    expected = "compute-bound" if compute_us > comm_us else "communication-bound"
+    assert f"its communication takes {comm_us:.3g} µs — {expected}." in regime

@@ -44,9 +44,10 @@ def test_every_shape_of_eight_devices_is_a_child_run_of_one_parent(tmp_path):
             assert child.data.metrics[name] == pytest.approx(run[name]), name
         # what the JSON lists of the compiled step's collectives adds up to the logged bytes
         assert sum(c["bytes_per_step"] for c in run["collectives"]) == pytest.approx(run["comm_bytes_per_step"])
-    # the parent draws each figure against the size of the model axis
+    # the parent draws each figure against the size of the model axis, under names no training run has
+    assert not set(parent.data.metrics) & set(children[0].data.metrics)
     for name in ("steady_throughput", "comm_bytes_per_step", "param_bytes_per_device"):
-        history = {m.step: m.value for m in client.get_metric_history(result["run_id"], name)}
+        history = {m.step: m.value for m in client.get_metric_history(result["run_id"], f"by_model_axis/{name}")}
         assert history == pytest.approx({run["mesh_model"]: run[name] for run in result["runs"]}), name
 
 

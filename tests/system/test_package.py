@@ -13,17 +13,21 @@ import contextlib
 import json
 import os
 import pathlib
+import shlex
 import shutil
 import signal
 import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 
 import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 
+from benchmarks.bench_restart import JAX_CACHE_VARIABLES
+from pmap_core.runtime import COMPILATION_CACHE_FOLDER
 from tests.support import ROOT, free_port, new_tracking_store, python_env, run_coroutine
 
 # What `pip install .` would not read, left out of the copy it installs from (the copy keeps the
@@ -109,42 +113,34 @@ def test_pmap_lab_help_and_train_run_from_the_installed_package(installed, tmp_p
     assert "Traceback" not in refused.stderr
 
 
-def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
-    from benchmarks.load_protocol import ProtocolSession
-
-    port = free_port()
-    env = installed_env(installed, {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "runs.db")})
-    log = tmp_path / "server.log"
+@contextlib.contextmanager
+def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str], command: list[str] | None = None,
+                  health: str = "/_stcore/health") -> Iterator[tuple[str, list[str]]]:
+    """`pmap-lab app` of the environment in `cwd`, with JAX's own cache variables left out (the app decides
+    where its cache goes, as in a deployment); yields its address and its command line once it answers
+    /_stcore/health, and stops it with SIGTERM, as a restart does."""
+    port = int(command[command.index("--server.port") + 1]) if command else free_port()
+    command = command or [str(bin_dir / "pmap-lab"), "app", "--server.port", str(port)]
+    environ = {name: value for name, value in installed_env(bin_dir, env).items() if name not in JAX_CACHE_VARIABLES}
+    log = cwd / f"server-{port}.log"
     with log.open("wb") as output:
-        server = subprocess.Popen([str(installed / "pmap-lab"), "app", "--server.port", str(port)], cwd=tmp_path,
-                                  env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(command, cwd=cwd, env=environ, stdout=output, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline and server.poll() is None:
-            with contextlib.suppress(OSError), urllib.request.urlopen(url + "/_stcore/health", timeout=2) as reply:
+            with contextlib.suppress(OSError), urllib.request.urlopen(url + health, timeout=2) as reply:
                 if reply.read() == b"ok":
                     break
             time.sleep(0.3)
         else:
-            pytest.fail(f"pmap-lab did not answer /_stcore/health (exit status {server.poll()}):\n"
+            pytest.fail(f"pmap-lab did not answer {health} (exit status {server.poll()}):\n"
                         f"{log.read_text(errors='replace')[-3000:]}")
         # The installed router and the lab's settings (the installed copy of .streamlit/config.toml).
         command = psutil.Process(server.pid).cmdline()
-        assert str(installed.parent) in " ".join(command) and "streamlit_app.py" in " ".join(command)
-        assert "--server.enableXsrfProtection=true" in command and "--client.showErrorDetails=none" in command
-
-        async def open_pages() -> list[str]:
-            session = ProtocolSession(type("Server", (), {"url": url})(), "package")
-            try:
-                await session.connect()
-                await asyncio.wait_for(session.open("home"), 180)
-                await asyncio.wait_for(session.open("worksheet"), 180)
-            finally:
-                await session.close()
-            return session.errors
-
-        assert run_coroutine(open_pages()) == []
+        assert str(bin_dir.parent) in " ".join(command) and "streamlit_app.py" in " ".join(command)
+        yield url, command
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
@@ -153,3 +149,88 @@ def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
             except subprocess.TimeoutExpired:
                 os.killpg(server.pid, signal.SIGKILL)
                 server.wait(timeout=30)
+
+
+def open_pages(url: str, pages: list[str]) -> list[str]:
+    """One session opens `pages` in turn over Streamlit's protocol; the errors it saw."""
+    from benchmarks.load_protocol import ProtocolSession
+
+    async def opened() -> list[str]:
+        session = ProtocolSession(type("Server", (), {"url": url})(), "package")
+        try:
+            await session.connect()
+            for page in pages:
+                await asyncio.wait_for(session.open(page), 180)
+        finally:
+            await session.close()
+        return session.errors
+
+    return run_coroutine(opened())
+
+
+def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
+    env = {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "runs.db")}
+    with installed_app(installed, tmp_path, env) as (url, command):
+        assert "--server.enableXsrfProtection=true" in command and "--client.showErrorDetails=none" in command
+        assert open_pages(url, ["home", "worksheet"]) == []
+
+
+def _cache_stamps(folder: pathlib.Path) -> dict[str, bytes]:
+    """Each compiled program in the cache and its last read (`<key>-atime`, rewritten on every hit)."""
+    return {path.name: path.with_name(path.name.replace("-cache", "-atime")).read_bytes()
+            for path in folder.glob("*-cache")}
+
+
+def test_a_restarted_installed_server_reads_its_compilation_cache(installed, tmp_path):
+    """The warm restart from the install DEPLOY.md documents: the first start fills `.jax-cache` beside
+    the sqlite store, and the second start reads what the first wrote instead of compiling it."""
+    env = {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "mlflow.db")}
+    cache = tmp_path / COMPILATION_CACHE_FOLDER
+    with installed_app(installed, tmp_path, env) as (url, _):
+        assert open_pages(url, ["collectives"]) == []
+    written = _cache_stamps(cache)
+    logs = "".join(path.read_text(errors="replace") for path in tmp_path.glob("server-*.log"))
+    assert written, f"the installed server wrote nothing to {cache}:\n{logs[-3000:]}"
+
+    with installed_app(installed, tmp_path, env) as (url, _):
+        assert open_pages(url, ["collectives"]) == []
+    read = _cache_stamps(cache)
+    assert set(read) == set(written), "the restarted server compiled the same page's programs again"
+    assert all(read[name] != written[name] for name in written), "the restarted server did not read every program"
+
+
+def _unit(name: str, srv: pathlib.Path, bin_dir: pathlib.Path) -> str:
+    """deploy/<name> for this test's host: the package's environment for /srv/pmap-lab/venv, `srv` for the
+    rest of /srv/pmap-lab (each must appear, as written)."""
+    text = (ROOT / "deploy" / name).read_text()
+    assert "/srv/pmap-lab/venv/bin/" in text and "WorkingDirectory=/srv/pmap-lab\n" in text, name
+    return text.replace("/srv/pmap-lab/venv", str(bin_dir.parent)).replace("/srv/pmap-lab", str(srv))
+
+
+def test_the_service_units_verify_and_the_apps_execstart_serves_its_sub_path(installed, tmp_path):
+    """deploy/pmap-lab@.service and deploy/mlflow.service pass `systemd-analyze verify` against the installed
+    package, and the app unit's ExecStart, run as written (its Environment= lines, %i a free port), serves
+    the app under /pmap-lab/."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        pytest.skip("systemd-analyze not found (the units are checked where systemd is installed)")
+    port = free_port()
+    units = tmp_path / "units"
+    units.mkdir()
+    for env_file in ("app.env", "mlflow.env"):
+        (tmp_path / env_file).write_text("")
+    app_unit = _unit("pmap-lab@.service", tmp_path, installed)
+    (units / f"pmap-lab@{port}.service").write_text(app_unit)
+    (units / "mlflow.service").write_text(_unit("mlflow.service", tmp_path, installed))
+    for unit in units.iterdir():
+        done = subprocess.run([analyze, "verify", str(unit)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0 and unit.name not in done.stderr, (unit.name, done.stderr)
+
+    service = dict(line.split("=", 1) for line in app_unit.split("[Service]")[1].split("[")[0].splitlines()
+                   if "=" in line and not line.startswith("#") and not line.startswith("Environment="))
+    env = dict(line.removeprefix("Environment=").split("=", 1) for line in app_unit.splitlines()
+               if line.startswith("Environment="))
+    command = shlex.split(service["ExecStart"].replace("%i", str(port)))
+    assert command[1:3] == ["app", "--server.port"] and "--server.baseUrlPath" in command
+    with installed_app(installed, tmp_path, env, command=command, health="/pmap-lab/_stcore/health") as (url, _):
+        assert open_pages(url + "/pmap-lab", ["home"]) == []

@@ -21,7 +21,7 @@ from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import loop
 from pmap_core.train.config import TrainConfig
-from tests.support import free_port, new_tracking_store, run_coroutine, start_python
+from tests.support import MlflowServer, free_port, new_tracking_store, run_coroutine, start_python
 
 TRAINERS = 8
 
@@ -284,3 +284,43 @@ def test_a_database_restart_mid_run_keeps_the_run_in_postgresql(postgres, postgr
     client = MlflowClient(store_uri(postgres_store))
     assert client.get_run(tracked.run_id).info.status == FINISHED
     np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
+
+
+@pytest.fixture
+def server_on_postgres(postgres, postgres_store, tmp_path):
+    """DEPLOY.md's recommended set-up: one `mlflow server` on the PostgreSQL store (only it holds the password,
+    in PGPASSWORD); yields the server and the store's own URI."""
+    backend = store_uri(postgres_store.replace(f":{postgres.password}@", "@"))  # the password in PGPASSWORD
+    server = MlflowServer(tmp_path, backend=backend, env={"PGPASSWORD": postgres.password})
+    try:
+        server.wait_until_healthy(timeout_s=300)  # 21-36 s to start here, more under load
+        yield server, postgres_store
+    finally:
+        server.stop()
+
+
+def test_a_database_restart_behind_an_mlflow_server_keeps_the_run_in_postgresql(
+        postgres, server_on_postgres, tmp_path, monkeypatch):
+    """App servers -> one `mlflow server` -> PostgreSQL, and PostgreSQL restarts in the middle of a run: the
+    tracking server answers with errors meanwhile, the writes are tried again until it takes them, and the
+    run ends FINISHED in the class store with every loss (none of it in the fallback store)."""
+    server, database_uri = server_on_postgres
+    monkeypatch.setattr(mlflow_backend, "DATABASE_RETRY_WAIT_S", 120.0)  # a loaded test machine restarts slowly
+    restarts = RestartsTheDatabase(postgres, at_step=20, down_s=1.0)
+    fallback = tmp_path / "fallback.db"
+    tracker = Tracker(server.uri, fallback_uri=new_tracking_store(fallback))
+    tracking = TrackingCallback(tracker)
+    try:
+        tracked = tracking.tracked(loop.train(TrainConfig(devices=2, global_batch=32, steps=40, chunk=5),
+                                              [restarts, tracking], measure_scaling=False))
+    finally:
+        if restarts.restart is not None:
+            restarts.restart.join(timeout=180)
+        if not postgres.running():
+            postgres.resume()
+    assert restarts.restart is not None
+    assert tracked.fell_back_to is None and tracked.error is None, tracked.fell_back_to
+    for client in (MlflowClient(server.uri), MlflowClient(store_uri(database_uri))):  # the server and its tables
+        assert client.get_run(tracked.run_id).info.status == FINISHED
+        np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
+    assert runs_of(MlflowClient(f"sqlite:///{fallback}")) == []

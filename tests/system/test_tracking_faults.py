@@ -5,18 +5,20 @@ reached with them."""
 import base64
 import contextlib
 import http.server
+import json
 import threading
 import time
 
 import pytest
 from mlflow.tracking import MlflowClient
 
-from pmap_core.tracking import server_reachable, store_locked
+from pmap_core.tracking import EXPERIMENT, server_reachable, store_locked
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker
+from pmap_core.tracking.moving import MOVED_FROM_TAG
 from pmap_core.train.loop import Progress, train
 from tests.core.test_tracking_stores import SMALL, fresh_store, losses_of
-from tests.support import hold_lock
+from tests.support import free_port, hold_lock, run_python
 
 
 @contextlib.contextmanager
@@ -84,6 +86,37 @@ def test_a_store_locked_too_long_mid_run_moves_the_run_and_closes_the_one_left_b
     old = MlflowClient(store).get_run(left_behind)
     assert old.info.status == "FAILED"
     assert old.data.tags[MOVED_TO_TAG] == f"{fallback} {tracked.run_id}"
+
+    # Once the store works again, the administrator moves the run back: whole, FINISHED, in place of the
+    # partial copy (deleted); moving again copies nothing twice.
+    move = ["-m", "pmap_core", "store", "move-fallback", "--from", fallback, "--json"]
+    first = json.loads(run_python(move, env={"MLFLOW_TRACKING_URI": store}, check=True).stdout)
+    assert (first["moved"], first["already_moved"], first["partial_copies_deleted"]) == (1, 0, 1)
+    (moved,) = first["runs"]
+    assert moved["fallback_run_id"] == tracked.run_id
+    back = MlflowClient(store).get_run(moved["run_id"])
+    assert back.info.status == "FINISHED" and back.data.params == run.data.params
+    assert back.data.tags[MOVED_FROM_TAG] == tracked.run_id and MOVED_TO_TAG not in back.data.tags
+    assert [(m.step, m.value) for m in losses_of(store, moved["run_id"])] == [
+        (m.step, m.value) for m in losses_of(fallback, tracked.run_id)]
+    assert MlflowClient(store).get_run(left_behind).info.lifecycle_stage == "deleted"
+    again = json.loads(run_python([*move, "--to", store], check=True).stdout)
+    assert (again["moved"], again["already_moved"], again["partial_copies_deleted"]) == (0, 1, 0)
+    experiment = MlflowClient(store).get_experiment_by_name(EXPERIMENT).experiment_id
+    assert [r.info.run_id for r in MlflowClient(store).search_runs([experiment])] == [moved["run_id"]]
+
+
+def test_a_fallback_is_one_line_in_the_server_log(tmp_path):
+    """DEPLOY.md promises a line in the app server's log when runs go to the fallback store (Streamlit
+    leaves the lab's loggers to Python's last resort, which prints warnings and errors), without the
+    URI's credentials."""
+    fallback = fresh_store(tmp_path / "fallback.db")
+    gone = f"http://student:s3cret@127.0.0.1:{free_port()}"
+    done = run_python(["-c", "import sys\nfrom pmap_core.tracking.mlflow_backend import Tracker\n"
+                             "Tracker(sys.argv[1], fallback_uri=sys.argv[2])", gone, fallback], check=True)
+    said = [line for line in done.stderr.splitlines() if "runs go to" in line]
+    assert len(said) == 1 and fallback in said[0] and "did not answer" in said[0], done.stderr[-2000:]
+    assert "s3cret" not in done.stderr
 
 
 def test_a_store_locked_at_the_start_goes_to_the_fallback_within_seconds(tmp_path):

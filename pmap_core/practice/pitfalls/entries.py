@@ -93,6 +93,15 @@ def _in_specs_claim(mistake: Captured, fix: Captured) -> bool:
             and _close(f["auto_axes_output"], f["numpy"]))
 
 
+def _mesh_constructors_claim(mistake: Captured, fix: Captured) -> bool:
+    # The same call runs over Mesh(...) (Auto) and is refused over make_mesh (Explicit) unless asked for Auto.
+    f = fix.values or {}
+    return (_raises_with("ValueError", "does not match the specs of the input")(mistake, fix)
+            and f["Mesh_axis_types"] == f["make_mesh_auto_axis_types"] == "(Auto,)"
+            and f["make_mesh_axis_types"] == "(Explicit,)"
+            and _close(f["output_over_Mesh"], f["numpy"]) and _close(f["output_over_make_mesh_auto"], f["numpy"]))
+
+
 def _nested_pmap_claim(mistake: Captured, fix: Captured) -> bool:
     return (_raises_with("ValueError", "should match the mesh passed to shard_map")(mistake, fix)
             and _close(fix.values["output"], fix.values["numpy"]))
@@ -210,6 +219,8 @@ PITFALLS = (
     Pitfall("committed_input", RAISES, mg.committed_input_mistake, mg.committed_input_fix, _committed_input_claim,
             harmless=_same_output),
     Pitfall("shard_map_in_specs", RAISES, mg.in_specs_mistake, mg.in_specs_fix, _in_specs_claim),
+    Pitfall("mesh_constructors", RAISES, mg.mesh_constructors_mistake, mg.mesh_constructors_fix,
+            _mesh_constructors_claim),
     Pitfall("nested_pmap", RAISES, mg.nested_pmap_mistake, mg.nested_pmap_fix, _nested_pmap_claim,
             helpers=(mg.grid,)),
     Pitfall("pmap_shmap_merge_flag", RAISES, mg.merge_flag_mistake, mg.merge_flag_fix, _merge_flag_claim,

@@ -66,6 +66,35 @@ def in_specs_fix() -> dict[str, Any]:
             "auto_axes_output": np.asarray(resharded)}
 
 
+# --- two mesh constructors, two axis types ----------------------------------------------
+
+def mesh_constructors_mistake() -> dict[str, Any]:
+    n = jax.local_device_count()
+    batch = np.arange(2.0 * n)  # a host batch, as a data loader returns it
+    # This call ran over `jax.sharding.Mesh(np.array(jax.local_devices()), ('data',))`; only the mesh is new:
+    mesh = jax.make_mesh((n,), (DATA_AXIS,), devices=jax.local_devices())
+    double = jax.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P(DATA_AXIS), out_specs=P(DATA_AXIS))
+    return {"output": double(batch)}
+
+
+def mesh_constructors_fix() -> dict[str, Any]:
+    from jax.sharding import AxisType, Mesh
+
+    n = jax.local_device_count()
+    batch = np.arange(2.0 * n)
+    old = Mesh(np.array(jax.local_devices()), (DATA_AXIS,))  # the constructor the call was written for
+    new = jax.make_mesh((n,), (DATA_AXIS,), devices=jax.local_devices())
+    # Ask make_mesh for the axis type the call was written for, instead of taking its default:
+    auto = jax.make_mesh((n,), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=jax.local_devices())
+
+    def double(mesh):
+        return jax.shard_map(lambda v: v * 2, mesh=mesh, in_specs=P(DATA_AXIS), out_specs=P(DATA_AXIS))
+
+    return {"Mesh_axis_types": str(old.axis_types), "make_mesh_axis_types": str(new.axis_types),
+            "make_mesh_auto_axis_types": str(auto.axis_types), "output_over_Mesh": np.asarray(double(old)(batch)),
+            "output_over_make_mesh_auto": np.asarray(double(auto)(batch)), "numpy": batch * 2}
+
+
 # --- nested pmap ----------------------------------------------------------------
 
 def grid(devices: int) -> tuple[int, int]:

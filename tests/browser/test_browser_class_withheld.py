@@ -1,0 +1,128 @@
+"""A withheld sheet in Chromium against `streamlit run`: three students predict on a sheet, the teacher
+withholds it from the Class page, and a Class page opened without the key (from the link that keeps the
+class code) shows no right or wrong of that sheet anywhere: not in its tables, not in the CSV it
+downloads. The page redraws by itself when a student's prediction arrives; the teacher key's field draws
+nothing of what is typed, not even its length."""
+
+import csv
+import io
+import pathlib
+
+import browser_support as bs
+import pytest
+from test_browser_class_predictions import open_controls, server_uri, type_into
+
+from pmap_core.tracking import class_controls, classroom, predictions
+
+if reason := bs.chromium_missing_reason():
+    pytestmark = pytest.mark.skip(reason=reason)
+
+KEY = "the withheld sheet's teacher key"
+CODE = "withheld-class"
+SHEET, STEP = "1_shards", "pad_per_device"  # 3 is right
+STUDENTS = (("Ada", "3"), ("Grace", "2"), ("Alan", "2"))
+VISITOR = "203.0.113.7"  # the address a proxy on the server's host says the visitor has
+
+
+def received(page) -> list[bytes]:
+    """Every message the server sends the page over its websocket, from now on, as it arrives: the tables'
+    cells are drawn on a canvas, so what reached the page is read here (Arrow keeps text as UTF-8 bytes)."""
+    frames: list[bytes] = []
+
+    def listen(socket) -> None:
+        socket.on("framereceived", lambda payload: frames.append(
+            payload if isinstance(payload, bytes) else payload.encode("utf-8")))
+
+    page.on("websocket", listen)
+    return frames
+
+
+def holds(frames: list[bytes], text: str) -> bool:
+    return any(text.encode("utf-8") in frame for frame in frames)
+
+
+def released(uri: str, student: str) -> None:
+    """A right prediction of `student` on a sheet the teacher has not withheld, as the Worksheet records it."""
+    tags = dict([predictions.prediction_tag("psum_value", 1, 6.0, 6.0, True)])
+    classroom.record_exercise("2_collectives", {"psum_value": True}, classroom.class_tags(student, CODE), uri=uri,
+                              attempts=tags)
+
+
+def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
+    server = bs.start_server({"PMAP_LAB_TEACHER_KEY": KEY})
+    contexts = []
+    try:
+        browser = bs.shared_browser()
+        for name, guess in STUDENTS:
+            contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+            page = contexts[-1].new_page()
+            bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet=SHEET, step=STEP))
+            type_into(page, "worksheet.student", name)
+            type_into(page, "worksheet.class_code", CODE)
+            type_into(page, f"worksheet.{SHEET}.{STEP}.guess", guess)
+            page.locator(".st-key-worksheet-check button").click()
+            bs.wait_ready(page, rerun=True)
+            page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=60_000)
+        uri = server_uri(server)
+        assert len(classroom.read_class(CODE, uri).predictions) == 3
+
+        # The teacher withholds the sheet from the Class page.
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+        teacher = contexts[-1].new_page()
+        to_teacher = received(teacher)
+        bs.open_app_page(teacher, bs.page_url(server, "class-view", lang="en"))
+        type_into(teacher, "class_view.code", CODE)
+        open_controls(teacher, KEY)
+        teacher.get_by_text("Withhold the answers and explanations of this sheet").click()
+        teacher.get_by_role("button", name="Save for the class").click()
+        bs.wait_ready(teacher, rerun=True)
+        assert class_controls.read_controls(CODE, uri).withheld == {SHEET}
+        assert holds(to_teacher, f"{SHEET}/{STEP}")  # the teacher's Exercises table: the sheet's column
+
+        released(uri, "Grace")  # and Grace's prediction on a sheet that is not withheld
+
+        # A page without the key, opened from the link that keeps the code.
+        # As through nginx on this host (docs/DEPLOY.md), which appends the address it saw.
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT, accept_downloads=True,
+                                            extra_http_headers={"X-Forwarded-For": f"198.51.100.7, {VISITOR}"}))
+        visitor = contexts[-1].new_page()
+        to_visitor = received(visitor)
+        bs.open_app_page(visitor, bs.page_url(server, "class-view", lang="en", code=CODE))
+        main = visitor.locator(bs.MAIN)
+        main.get_by_text("not in the CSV").first.wait_for(timeout=60_000)
+        assert visitor.locator(".st-key-class_view-code input").input_value() == CODE
+        assert holds(to_visitor, "Grace") and holds(to_visitor, "psum_value")  # the released sheet reached the page …
+        assert not holds(to_visitor, SHEET) and not holds(to_visitor, STEP)  # … nothing of the withheld sheet
+        with visitor.expect_download(timeout=60_000) as download:
+            visitor.locator(".st-key-class_view-download button").click()
+        rows = list(csv.reader(io.StringIO(pathlib.Path(download.value.path()).read_text(encoding="utf-8"))))
+        assert len(rows) > 1 and not [row for row in rows if any(SHEET in cell or STEP in cell for cell in row)], rows
+        assert not bs.exception_texts(visitor), bs.exception_texts(visitor)
+
+        # Another prediction on the released sheet arrives: the open page shows it without a click.
+        main.get_by_text("1 students, 1 rows").wait_for(timeout=30_000)
+        released(uri, "Alan")
+        main.get_by_text("2 students, 2 rows").wait_for(timeout=60_000)
+        assert holds(to_visitor, "Alan") and not holds(to_visitor, SHEET)
+
+        # The key's field: what is typed is not drawn, so 5 characters and 30 look the same.
+        field = visitor.locator(".st-key-class_view-teacher_key input")
+        field.fill("12345")
+        short = field.screenshot(animations="disabled", caret="initial")
+        field.fill("x" * 30)
+        # The caret is drawn too: it would show where the text ends.
+        assert field.screenshot(animations="disabled", caret="initial") == short
+        assert field.evaluate("e => getComputedStyle(e).color") == "rgba(0, 0, 0, 0)"
+        assert "/200" not in visitor.locator(".st-key-class_view-teacher_key").inner_text()
+        visitor.get_by_role("button", name="Open the teacher controls").click()
+        bs.wait_ready(visitor, rerun=True)
+        assert field.input_value() == ""  # a tried key does not stay in the field
+        assert visitor.get_by_text("not this server's teacher key").count()
+        # The server's log names where the wrong key came from, never what was typed.
+        logged = f"a wrong teacher key from {VISITOR} (1 from this session, 1 from this address)"
+        assert logged in server.log_tail(20_000) and "x" * 30 not in server.log_tail(20_000)
+        bs.save_screenshot(visitor, "class-withheld-visitor")
+    finally:
+        for context in contexts:
+            context.close()
+        bs.stop_server(server)
