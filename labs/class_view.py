@@ -146,11 +146,12 @@ def show_teacher_controls(code: str, controls: class_controls.Controls, uri: str
 def note_text(note: core.NameNote) -> str:
     if note.blank:
         return T("name.blank")
+    shared = T("name.browsers", browsers=note.browsers) if note.browsers > 1 else ""
     if note.lookalike and note.letters:
-        return T("name.lookalike", letters="; ".join(note.letters))
+        return "; ".join(filter(None, (T("name.lookalike", letters="; ".join(note.letters)), shared)))
     if note.lookalike:
-        return T("name.lookalike_plain")
-    return ""
+        return "; ".join(filter(None, (T("name.lookalike_plain"), shared)))
+    return shared
 
 
 def with_notes(frame: pd.DataFrame, notes: dict[str, core.NameNote]) -> pd.DataFrame:
@@ -268,7 +269,8 @@ if record is not None:
         if left_out:
             st.caption(T("predictions.withheld_hidden"))
 if record is not None and not (runs.empty and recorded.empty):
-    notes = core.name_notes(pd.concat([runs["student"], recorded["student"]]))
+    notes = core.name_notes(pd.concat([runs["student"], recorded["student"]]),
+                            browsers=predictions.browsers_per_name(recorded))
     st.caption(T("students", students=runs["student"].nunique(), runs=len(runs)))
     st.caption(T("plain_text_note"))
 

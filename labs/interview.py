@@ -10,10 +10,12 @@ from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice
 from labs.ui.visitor import guard, literal
+from pmap_core.practice import scoring
 from pmap_core.practice.quiz import registry as quiz
 from pmap_core.tracking import class_controls, tracking_uri
 
 T = texts("interview")
+R = texts("classroom")
 RESULTS_KEY = "interview.results"  # question id -> {"prediction", "answer", "correct", "time_ms", ...} for this session
 SHEET = predicting.INTERVIEW_SHEET  # how a class records these questions: a sheet, one step per question
 
@@ -30,12 +32,13 @@ def shown(value) -> str:
 
 st.title(T("title"))
 st.markdown(T("intro"))
+classroom.identity_form(T.page)
 
 results = st.session_state.setdefault(RESULTS_KEY, {})
 controls = class_controls.NO_CONTROLS
 if classroom.class_code():  # the class's teacher may withhold the answers, hold a question, reset the class
     controls, _ = teacher.controls(classroom.class_code(), tracking_uri())
-    reset_at = predicting.new_reset(classroom.class_code(), controls, SHEET)
+    reset_at = predicting.new_reset(classroom.class_code(), controls, [SHEET])
     for old in [q for q, r in results.items() if reset_at and r.get("time_ms", 0) < reset_at]:
         del results[old]
 score, progress, reset = st.columns([1, 2, 1])
@@ -49,9 +52,7 @@ if reset.button(T("reset"), key="interview.reset"):
 
 ids = quiz.question_ids()
 held = controls.held_step(SHEET)
-if held in ids:
-    st.session_state[f"{T.page}.question"] = held
-chosen = url_choice(T, "question", ids, ids[0])
+chosen = url_choice(T, "question", ids, ids[0], held=held)
 if held in ids:
     st.info(T("held"), icon="🧑‍🏫")
 question = quiz.get_question(chosen)
@@ -60,16 +61,22 @@ st.subheader(T(f"w.question.{chosen}"))
 st.markdown(T(f"q.{chosen}.text", n=n, tolerance=f"{question.tolerance:.0%}"))
 
 ready = {"on_change": predicting.open_run, "args": (SHEET,)}  # the check that follows is one write
-if question.kind == quiz.CHOICE:
-    prediction = st.radio(T("your_prediction"), quiz.options(chosen), key=f"interview.{chosen}.guess",
+if question.kind == quiz.CHOICE:  # empty until the student chooses, in an order of this browser's own
+    order = scoring.choice_order(quiz.options(chosen), f"{classroom.browser()}/{SHEET}/{chosen}")
+    prediction = st.radio(T("your_prediction"), order, index=None, key=f"interview.{chosen}.guess",
                           horizontal=True, **ready)
 else:
-    prediction = st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g",
+    prediction = st.number_input(T("your_prediction"), value=None, step=1.0, format="%g",
                                  key=f"interview.{chosen}.guess", **ready)
 if question.heavy:
     st.caption(T("heavy_note"))
+if prediction is None:
+    st.caption(R("give_prediction"))
 
-if st.button(T("check"), key="interview.check", type="primary"):
+checked = st.button(T("check"), key="interview.check", type="primary")
+if checked and prediction is None:  # nothing is checked, shown or recorded that the student did not give
+    st.warning(R("give_prediction"), icon="✍️")
+elif checked:
     with guard(T):
         answer = cached_answer(chosen)
         correct = quiz.is_correct(chosen, prediction, answer)
@@ -77,14 +84,18 @@ if st.button(T("check"), key="interview.check", type="primary"):
         # With a class code, recorded for the class before the answer shows: the rerun below shows it.
         done = predicting.record_attempt(SHEET, chosen, prediction, answer, correct, so_far)
         results[chosen] = {"prediction": prediction, "answer": answer, "correct": correct, "time_ms": done.time_ms,
-                           "recorded": done.recorded, "record_error": done.error}
+                           "recorded": done.recorded, "record_error": done.error, "no_code": done.no_code,
+                           "after_answer": done.after_answer}
         st.rerun()
 
 if chosen in results:
-    predicting.show_record(results[chosen].get("recorded", False), results[chosen].get("record_error"))
+    kept = results[chosen]
+    predicting.show_record(kept.get("recorded", False), kept.get("record_error"), kept.get("no_code", False),
+                           kept.get("after_answer", False))
 if chosen in results and not controls.released(SHEET):
     st.info(T("withheld", prediction=literal(shown(results[chosen]["prediction"]))), icon="🙈")
 elif chosen in results:
+    predicting.saw_answer(SHEET, chosen)  # from now on this browser's records of the question say so
     result = results[chosen]
     words = {"prediction": shown(result["prediction"]), "answer": shown(result["answer"])}
     if result["correct"]:

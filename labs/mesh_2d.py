@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, predicting
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -28,6 +28,7 @@ from pmap_core.train import tensor
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
 
 T = texts("mesh_2d")
+R = texts("classroom")
 LAST_RUN = "mesh_2d.last_run"      # session state: TrackedTraining of the last Train
 LAST_SWEEP = "mesh_2d.last_sweep"  # session state: SweepShown of the last Measure
 GUESS = "mesh_2d.guess"            # the learner's prediction (a shape id), before measuring
@@ -267,9 +268,10 @@ def show_sweep(shown: SweepShown) -> None:
             st.success(T("outcome.right"), icon="🎯")
         else:
             st.info(T("outcome.wrong", winner=v.winner), icon="🔎")
+        predicting.saw_answer(T.page, PREDICT_STEP)  # from now on this browser's guesses say so
         recorded = st.session_state.get(RECORDED)
         if recorded is not None:
-            predicting.show_record(recorded.recorded, recorded.error)
+            predicting.show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
     if sweep.skipped:
         st.caption(T("skipped", devices=sweep.config.devices, hidden=sweep.config.hidden,
                      shapes=", ".join(view.shape_id(*s) for s in sweep.skipped)))
@@ -388,6 +390,8 @@ if config is not None:
         show_program(config)
 
 st.header(T("predict.heading"))
+classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
+st.caption(R("no_controls"))
 st.markdown(T("predict.body"))
 guess = None
 if devices == 1:

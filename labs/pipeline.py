@@ -10,7 +10,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, predicting
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -21,6 +21,7 @@ from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES
 
 T = texts("pipeline")
+R = texts("classroom")
 LAST = "pipeline.last"      # session state: Measured of the last Measure click
 GUESS = "pipeline.guess"    # the learner's prediction, before measuring
 RECORDED = "pipeline.recorded"  # session state: what became of the guess's record for the class
@@ -264,9 +265,10 @@ def show_memory(measured: Measured) -> None:
             st.success(T("outcome.right"), icon="🎯")
         else:
             st.info(T("outcome.wrong", answer=labels[verdict]), icon="🔎")
+        predicting.saw_answer(T.page, PREDICT_STEP)  # from now on this browser's guesses say so
         recorded = st.session_state.get(RECORDED)
         if recorded is not None:
-            predicting.show_record(recorded.recorded, recorded.error)
+            predicting.show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
 
 
 # --- the page ------------------------------------------------------------------------------------------
@@ -305,6 +307,8 @@ if settings is not None:
         show_data_axis(devices, settings)
 
 st.header(T("predict.heading"))
+classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
+st.caption(R("no_controls"))
 timed = False
 if settings is not None:
     st.markdown(T("predict.body", ladder=", ".join(str(m) for m in settings.ladder())))

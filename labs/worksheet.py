@@ -11,12 +11,14 @@ from labs.ui import classroom, predicting, teacher
 from labs.ui.blocks import dataframe
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import language, texts
+from labs.ui.links import url_choice
 from labs.ui.visitor import guard, literal
 from pmap_core import LabInputError
-from pmap_core.practice import worksheets
+from pmap_core.practice import scoring, worksheets
 from pmap_core.tracking import class_controls, predictions, tracking_uri
 
 T = texts("worksheet")
+R = texts("classroom")
 # sheet id -> step id -> {"prediction", "answer", "correct", "attempt", "time_ms", "recorded", "record_error"}
 RESULTS_KEY = "worksheet.results"
 LAST_SWEEP = "training.last_sweep"  # the training lab keeps the session's latest sweep here
@@ -36,38 +38,19 @@ def cached_answer(sheet_id: str, step_id: str, devices: int) -> float | str:
         return worksheets.compute_answer(cached_sheets(devices)[0][sheet_id].step(step_id))
 
 
-def url_choice(name: str, options: list[str], labels: dict[str, str], held: str | None = None) -> str:
-    """A choice kept in the link whose labels come from the sheets, not from the text tables; `held`:
-    the one option the teacher holds the class at (the choice is then fixed to it)."""
-    key = f"{T.page}.{name}"
-    if key in st.session_state and st.session_state[key] not in options:
-        st.session_state[key] = options[0]  # a step of the sheet shown before
-    if held in options:
-        st.session_state[key] = held
-    if key not in st.session_state:
-        raw = st.query_params.get(name)
-        if raw is not None and raw not in options:
-            st.warning(T("url_value_ignored", name=name, value=literal(raw)))
-        st.session_state[key] = raw if raw in options else options[0]
-    value = st.selectbox(T(f"w.{name}"), options, format_func=lambda option: labels.get(option, option), key=key,
-                         disabled=held in options)
-    st.query_params[name] = value
-    return value
-
-
 def student_sweep() -> worksheets.MeasuredSweep | None:
     tracked = st.session_state.get(LAST_SWEEP)
     return worksheets.measured_sweep(tracked.sweep) if tracked is not None else None
 
 
-def class_controls_now() -> class_controls.Controls:
+def class_controls_now(sheet_ids: list[str]) -> class_controls.Controls:
     """The teacher's controls of the student's class (none without a class code); a reset since this
     session last looked clears what the session kept from before it."""
     code = classroom.class_code()
     if not code:
         return class_controls.NO_CONTROLS
     controls, _ = teacher.controls(code, tracking_uri())
-    reset_at = predicting.new_reset(code, controls, "worksheets")
+    reset_at = predicting.new_reset(code, controls, sheet_ids)
     if reset_at:
         for kept in st.session_state.setdefault(RESULTS_KEY, {}).values():
             for old in [step for step, result in kept.items() if result.get("time_ms", 0) < reset_at]:
@@ -75,17 +58,28 @@ def class_controls_now() -> class_controls.Controls:
     return controls
 
 
+def held_sheet(sheet_ids: list[str], controls: class_controls.Controls) -> str | None:
+    """The sheet a teacher holds the class at, wherever the student is: the one shown when it is held,
+    else the first held one."""
+    held = [sheet_id for sheet_id in sheet_ids if controls.held_step(sheet_id)]
+    shown = st.session_state.get(f"{T.page}.sheet", st.query_params.get("sheet"))
+    return shown if shown in held else held[0] if held else None
+
+
 def prediction_widget(sheet_id: str, step: worksheets.Step, lang: str):
+    """The step's predict box, empty until the student gives a value (None till then); a choice step's
+    options in an order of this browser's own."""
     key = f"worksheet.{sheet_id}.{step.id}.guess"
     ready = {"on_change": predicting.open_run, "args": (sheet_id,)}  # the check that follows is one write
     if step.kind == worksheets.CHOICE:
         labels = {c["id"]: step.say(c, lang) for c in step.choices}
-        return st.radio(T("your_prediction"), step.choice_ids(), format_func=lambda c: labels.get(c, c),
+        order = scoring.choice_order(step.choice_ids(), f"{classroom.browser()}/{sheet_id}/{step.id}")
+        return st.radio(T("your_prediction"), order, format_func=lambda c: labels.get(c, c), index=None,
                         key=key, horizontal=True, **ready)
     if step.kind == worksheets.SHAPE:
         return st.text_input(T("your_prediction"), key=key, max_chars=worksheets.MAX_PREDICTION_CHARS,
-                             placeholder="(4, 2)", help=T("shape_help"), **ready)
-    return st.number_input(T("your_prediction"), value=0.0, step=1.0, format="%g", key=key, **ready)
+                             placeholder="(4, 2)", help=T("shape_help"), **ready).strip() or None
+    return st.number_input(T("your_prediction"), value=None, step=1.0, format="%g", key=key, **ready)
 
 
 def show_record(result: dict) -> None:
@@ -98,6 +92,10 @@ def show_record(result: dict) -> None:
         st.caption(T("recorded"))
     elif result.get("attempt", 0) > predictions.MAX_ATTEMPTS:
         st.caption(T("attempts_not_recorded", limit=predictions.MAX_ATTEMPTS))
+    elif result.get("no_code"):
+        st.caption(R("not_recorded"))
+    if result.get("after_answer") and (result.get("recorded") or result.get("record_error")):
+        st.caption(R("after_answer"))
 
 
 def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
@@ -111,18 +109,22 @@ def show_sweep(sweep: worksheets.MeasuredSweep) -> None:
 st.title(T("title"))
 st.markdown(T("intro"))
 classroom.identity_form(T.page)
-controls = class_controls_now()
 
 lang = language()
 available = runtime_info().device_count
 sheets, broken = cached_sheets(available)
+controls = class_controls_now(list(sheets))
 for error in broken:  # the sheet's file and what is wrong with it, as plain text; the other sheets still work
     st.error(T("error.bad_worksheet", where=literal(error.params["where"]), problem=literal(error.params["problem"])),
              icon="⚠️")
 if not sheets:
     st.info(T("no_sheets"), icon="📭")
     st.stop()
-sheet_id = url_choice("sheet", list(sheets), {i: s.title[lang] for i, s in sheets.items()})
+titles = {i: s.title[lang] for i, s in sheets.items()}
+holding = held_sheet(list(sheets), controls)
+sheet_id = url_choice(T, "sheet", list(sheets), next(iter(sheets)), labels=titles, held=holding)
+if holding is not None:
+    st.info(R("held_sheet", sheet=titles[holding]), icon="🧑‍🏫")
 sheet = sheets[sheet_id]
 st.markdown(sheet.intro[lang])
 
@@ -140,8 +142,8 @@ if reset.button(T("reset"), key="worksheet.reset"):
     st.rerun()
 
 held = controls.held_step(sheet_id)
-step_id = url_choice("step", [s.id for s in sheet.steps],
-                     {i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers}, held=held)
+step_id = url_choice(T, "step", [s.id for s in sheet.steps], sheet.steps[0].id,
+                     labels={i: T("step_option", number=numbers[i], mark=marks[i]) for i in numbers}, held=held)
 if held in numbers:
     st.info(T("held", number=numbers[held]), icon="🧑‍🏫")
 step = sheet.step(step_id)
@@ -164,7 +166,12 @@ sweep = student_sweep() if step.needs_sweep else None
 if step.needs_sweep and sweep is None:
     st.info(T("needs_sweep"), icon="📈")
 
-if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None):
+if prediction is None:
+    st.caption(R("give_prediction"))
+checked = st.button(T("check"), key="worksheet.check", type="primary", disabled=step.needs_sweep and sweep is None)
+if checked and prediction is None:  # nothing is checked, shown or recorded that the student did not give
+    st.warning(R("give_prediction"), icon="✍️")
+elif checked:
     with guard(T):
         answer = (worksheets.compute_answer(step, sweep) if step.needs_sweep
                   else cached_answer(sheet_id, step_id, available))
@@ -178,13 +185,15 @@ if st.button(T("check"), key="worksheet.check", type="primary", disabled=step.ne
             # Recorded for the class before the answer shows: the rerun below is what shows it.
             done = predicting.record_attempt(sheet_id, step_id, shown, answer, correct, so_far)
             results[step_id] = {"prediction": shown, "answer": answer, "correct": correct, "attempt": done.attempt,
-                                "time_ms": done.time_ms, "recorded": done.recorded, "record_error": done.error}
+                                "time_ms": done.time_ms, "recorded": done.recorded, "record_error": done.error,
+                                "no_code": done.no_code, "after_answer": done.after_answer}
             st.rerun()  # the step list shows the new mark
 
 if step_id in results and not released:
     st.info(T("withheld", prediction=literal(worksheets.shown(results[step_id]["prediction"]))), icon="🙈")
     show_record(results[step_id])
 elif step_id in results:
+    predicting.saw_answer(sheet_id, step_id)  # from now on this browser's records of the step say so
     result = results[step_id]
     words = {"prediction": literal(worksheets.shown(result["prediction"])),
              "answer": literal(worksheets.shown(result["answer"]))}

@@ -25,7 +25,8 @@ APP = os.path.join(ROOT, "streamlit_app.py")
 # The session's throwaway MLflow store, which tests/conftest.py names before any test module is imported.
 SESSION_TRACKING_URI = os.environ.get("MLFLOW_TRACKING_URI", "")
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "heavy_slots", "lab", "one_slot", "open_lab"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "give_prediction", "heavy_slots", "lab",
+           "one_slot", "open_lab"]
 
 
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
@@ -46,6 +47,17 @@ def assert_clean(at: AppTest) -> None:
     """No exception and no error box on the page."""
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
+
+
+def give_prediction(at: AppTest, key: str) -> AppTest:
+    """A guess in the predict box `key` — the first choice shown, or 0 — and the page run again: the
+    check button waits for a value."""
+    radios = [radio for radio in at.radio if radio.key == key]
+    if radios:
+        radios[0].set_value(radios[0].options[0])
+    else:
+        at.number_input(key=key).set_value(0.0)
+    return at.run()
 
 
 @pytest.fixture

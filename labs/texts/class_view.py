@@ -44,6 +44,10 @@ TEXTS = {
         "en": "looks like another name of the class; told apart by {letters}",
         "zh": "与本班另一个名字看起来相同；区别在于 {letters}",
     },
+    "name.browsers": {
+        "en": "recorded from {browsers} browsers: browser 2 and on took a name another browser used first",
+        "zh": "来自 {browsers} 个浏览器的记录：第 2 个及以后的浏览器用了另一个浏览器先用的名字",
+    },
     "name.lookalike_plain": {
         "en": "looks like another name of the class; this one has only plain letters",
         "zh": "与本班另一个名字看起来相同；这个名字只含普通字母",
@@ -153,6 +157,8 @@ TEXTS = {
     "col.answer": {"en": "computed answer", "zh": "计算出的答案"},
     "col.attempt": {"en": "attempt", "zh": "第几次尝试"},
     "col.first": {"en": "first", "zh": "第一次"},
+    "col.after_answer": {"en": "made after seeing the answer", "zh": "看过答案之后"},
+    "col.browser": {"en": "browser (1: the first under this name)", "zh": "浏览器（1：最先用这个名字的）"},
     "col.prediction": {"en": "prediction", "zh": "预测"},
     "axis.prediction": {"en": "prediction", "zh": "预测"},
     "axis.students": {"en": "students", "zh": "学生数"},

@@ -7,7 +7,7 @@ session-state key carries the page's prefix; the URL uses the plain name
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import streamlit as st
@@ -41,7 +41,7 @@ def link_names(param: str) -> set[str]:
 
 
 def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
-                draw: Callable[[str, bool], Any], to_url: Callable[[Any], str] = str) -> Any:
+                draw: Callable[[str, bool], Any], to_url: Callable[[Any], str] = str, held: Any = None) -> Any:
     """The setting `name`: drawn with `draw(key, disabled)`, its value kept in the link.
 
     A teacher's link may lock it (`lock=name`: drawn disabled, the link's value) or hide it
@@ -50,7 +50,9 @@ def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
     """
     key = f"{T.page}.{name}"
     hidden, locked = name in link_names("hide"), name in link_names("lock")
-    if hidden or locked:
+    if held is not None:  # the teacher's hold comes before the link's lock and hide
+        value = draw(key, True)
+    elif hidden or locked:
         value = _from_url(T, name, parse, default)  # the link decides, whatever this session had
         if locked and not hidden:
             st.session_state[key] = value
@@ -97,9 +99,16 @@ def url_float(T: Texts, name: str, default: float, low: float, high: float, *,
 
 
 def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
-               radio: bool = False, horizontal: bool = True) -> str:
-    """One of `options` (language-free ids); each shows as T("w.<name>.<option>") when defined."""
+               radio: bool = False, horizontal: bool = True, labels: Mapping[str, str] | None = None,
+               held: str | None = None) -> str:
+    """One of `options` (language-free ids); each shows as T("w.<name>.<option>") when defined, or as
+    `labels` gives it (labels that come from elsewhere: a worksheet's titles). `held`: the option a
+    teacher holds the class at, which the choice is fixed to, drawn disabled, whatever the link says.
+    A value kept from options shown before (another sheet's step) becomes the default."""
     options = list(options)
+    key = f"{T.page}.{name}"
+    if key in st.session_state and st.session_state[key] not in options:
+        st.session_state[key] = default
 
     def parse(raw: str) -> str:
         if raw not in options:
@@ -109,16 +118,20 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
     def draw(key: str, disabled: bool) -> str:
         # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
         # outside the script) must not fall back to another language.
-        labels = {option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
+        shown = dict(labels) if labels is not None else {
+            option: T(f"w.{name}.{option}") if T.has(f"w.{name}.{option}") else option for option in options}
 
         def label(option: str) -> str:
-            return labels.get(option, option)  # AppTest may pass a label back: it stays itself
+            return shown.get(option, option)  # AppTest may pass a label back: it stays itself
 
         if radio:
             return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal,
                             disabled=disabled)
         return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key, disabled=disabled)
 
+    if held in options:
+        st.session_state[key] = held
+        return _url_widget(T, name, parse, default, lambda key, _: draw(key, True), held=held)
     return _url_widget(T, name, parse, default, draw)
 
 

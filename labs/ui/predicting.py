@@ -2,18 +2,24 @@
 predict box (the Worksheet, the Interview questions, the 2-D mesh and pipeline labs' guesses) records each press of its
 check button through `record_attempt`, with the session's attempt number at that step, in the same write
 as the results; a predict box's `open_run` opens the sheet's run as the student types, so that a class
-pressing check at once makes one short write each."""
+pressing check at once makes one short write each.
+
+Every page that shows a step's answer says so (`saw_answer`): from then on this session's records of
+the step, and those of every tab of the same browser on this server, are marked as made after seeing
+it, whatever class code or name they are made under, so no first prediction can be faked by looking
+first with no code, another code, another name or another tab. (Another browser, or one that clears
+its cookies, cannot be linked: the marks go as far as the browser's identity does.)"""
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import streamlit as st
 
-from labs.ui import classroom
+from labs.ui import classroom, teacher
 from labs.ui.i18n import texts
 from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
@@ -24,6 +30,7 @@ RUNS_KEY = "classroom.runs"          # (sheet id, class code, name) -> the run i
 ATTEMPTS_KEY = "classroom.attempts"  # (class code, sheet id, step id) -> attempts recorded in this session
 RESETS_KEY = "classroom.resets"      # (class code, "interview" or "worksheets") -> the reset applied
 PENDING_KEY = "classroom.pending"    # (sheet id, class code, name) -> attempts' tags not yet recorded
+SEEN_KEY = "classroom.seen"          # {(sheet id, step id)} whose answer this session has been shown
 # One write to the class's store at a time in this process: a class's checks at the same moment queue
 # here, each holding one connection for one short write, instead of crowding the store's connection
 # pool and its write lock (30 at once exhausted a sqlite store's pool of 15 and waited out its 30 s).
@@ -55,16 +62,38 @@ def _turn() -> Iterator[None]:
 
 
 T = texts("class_view")  # what a page says of a recorded prediction lives with the Class page
+R = texts("classroom")
+
+
+@st.cache_resource(show_spinner=False)
+def _answers_seen() -> predictions.AnswersSeen:
+    """The browsers this server has shown answers to, shared by all its sessions."""
+    return predictions.AnswersSeen()
+
+
+def saw_answer(sheet_id: str, step_id: str) -> None:
+    """The page shows this step's answer now: this browser's later records of the step say so."""
+    st.session_state.setdefault(SEEN_KEY, set()).add((sheet_id, step_id))
+    _answers_seen().saw(classroom.browser(), sheet_id, step_id)
+
+
+def seen(sheet_id: str, step_id: str) -> bool:
+    """Whether this session, or another tab of this browser, was shown the step's answer."""
+    return (sheet_id, step_id) in st.session_state.get(SEEN_KEY, ()) or \
+        _answers_seen().has_seen(classroom.browser(), sheet_id, step_id)
 
 
 class Recorded(NamedTuple):
     """What became of one attempt: recorded for the class or not (no code, or past MAX_ATTEMPTS), its
-    number, when it was made, and what went wrong when the store failed."""
+    number, when it was made, what went wrong when the store failed, whether there was no class code,
+    and whether it was made after this browser had been shown the answer."""
 
     recorded: bool
     attempt: int
     time_ms: int
     error: str | None = None
+    no_code: bool = False
+    after_answer: bool = False
 
 
 def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, correct: bool,
@@ -75,8 +104,10 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
     made = predictions.now_ms()
     tags = classroom.tags()
     if not tags:
-        return Recorded(False, 0, made)
+        return Recorded(False, 0, made, no_code=True)
     code = tags["class_code"]
+    new_reset(code, teacher.controls(code, tracking_uri())[0], [sheet_id])  # a reset since the page last looked
+    after = seen(sheet_id, step_id)
     counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
     attempt = counted.get((code, sheet_id, step_id), 0) + 1
     counted[(code, sheet_id, step_id)] = attempt
@@ -84,7 +115,7 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
     # Attempts a failing store did not take wait here and go with the next write: none is lost.
     waiting = st.session_state.setdefault(PENDING_KEY, {}).setdefault(key, {})
     if attempt <= predictions.MAX_ATTEMPTS:
-        waiting.update([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made)])
+        waiting.update([predictions.prediction_tag(step_id, attempt, prediction, answer, correct, made, after)])
     runs = st.session_state.setdefault(RUNS_KEY, {})
     if not _may_write():
         return Recorded(False, attempt, made, T("prediction.write_limited", seconds=WRITE_EVERY_S))
@@ -92,9 +123,10 @@ def record_attempt(sheet_id: str, step_id: str, prediction: Any, answer: Any, co
         with _turn():
             runs[key] = record_exercise(sheet_id, results, tags, run_id=runs.get(key), attempts=dict(waiting))
     except Exception as error:  # noqa: BLE001 - the result stays in the session whatever the store does
-        return Recorded(False, attempt, made, redact_uri(f"{type(error).__name__}: {error}")[:300])
+        return Recorded(False, attempt, made, redact_uri(f"{type(error).__name__}: {error}")[:300],
+                        after_answer=after)
     waiting.clear()
-    return Recorded(attempt <= predictions.MAX_ATTEMPTS, attempt, made)
+    return Recorded(attempt <= predictions.MAX_ATTEMPTS, attempt, made, after_answer=after)
 
 
 def open_run(sheet_id: str) -> None:
@@ -113,33 +145,37 @@ def open_run(sheet_id: str) -> None:
         pass
 
 
-def new_reset(code: str, controls: class_controls.Controls, sheets: str) -> int:
-    """When the teacher has reset the class since this page (`sheets`: "interview" for the Interview
-    questions, "worksheets" for the sheets) last looked in this session, the reset's time, and its attempts
-    and runs for the class are forgotten (what follows starts again at attempt 1, in a new run);
-    otherwise 0. The page drops the results it keeps from before that time."""
+def new_reset(code: str, controls: class_controls.Controls, sheets: Collection[str]) -> int:
+    """When the teacher has reset the class since this session last looked at any of `sheets` (sheet ids:
+    "interview" for the Interview questions, a lab's own for its guess), the reset's time, and the
+    session's attempts and runs of those sheets for the class are forgotten (what follows starts again at
+    attempt 1, in a new run, which the class's Exercises count); otherwise 0. The page drops the results
+    it keeps from before that time."""
     applied = st.session_state.setdefault(RESETS_KEY, {})
-    if not code or controls.reset_ms <= applied.get((code, sheets), 0):
+    fresh = {sheet for sheet in sheets if controls.reset_ms > applied.get((code, sheet), 0)}
+    if not code or not fresh:
         return 0
-    applied[(code, sheets)] = controls.reset_ms
-
-    def mine(sheet_id: str) -> bool:
-        return (sheet_id == INTERVIEW_SHEET) == (sheets == INTERVIEW_SHEET)
-
+    for sheet in fresh:
+        applied[(code, sheet)] = controls.reset_ms
     counted = st.session_state.setdefault(ATTEMPTS_KEY, {})
-    for key in [k for k in counted if k[0] == code and mine(k[1])]:
+    for key in [k for k in counted if k[0] == code and k[1] in fresh]:
         del counted[key]
     for kept in (st.session_state.setdefault(RUNS_KEY, {}), st.session_state.setdefault(PENDING_KEY, {})):
-        for key in [k for k in kept if k[1] == code and mine(k[0])]:
+        for key in [k for k in kept if k[1] == code and k[0] in fresh]:
             del kept[key]
     return controls.reset_ms
 
 
-def show_record(recorded: bool, error: str | None) -> None:
-    """Whether a check's prediction reached the class: a caption when it did; when the store failed,
-    what it said (the result itself stays in the session)."""
+def show_record(recorded: bool, error: str | None, no_code: bool = False, after_answer: bool = False) -> None:
+    """Whether a check's prediction reached the class: a caption when it did (and when it is marked as
+    made after seeing the answer); when the store failed, what it said (the result itself stays in the
+    session); with no class code, that nothing was recorded."""
     if error:
         st.warning(T("prediction.record_failed"), icon="📦")
         st.code(error, language=None, wrap_lines=True)
     elif recorded:
         st.caption(T("prediction.recorded"))
+    elif no_code:
+        st.caption(R("not_recorded"))
+    if after_answer and (recorded or error):
+        st.caption(R("after_answer"))

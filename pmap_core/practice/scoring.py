@@ -8,6 +8,7 @@ a choice counts when it is the answer; a shape counts when what the student type
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from collections.abc import Sequence
@@ -46,3 +47,9 @@ def is_correct(kind: str, prediction: Any, answer: Any, tolerance: float = 0.0) 
         raise LabInputError("not_a_number", "{name} must be a finite number, got {value!r}",
                             name="prediction", value=prediction)
     return abs(float(prediction) - float(answer)) <= tolerance * abs(float(answer)) + 1e-9
+
+
+def choice_order(options: Sequence[str], seed: str) -> list[str]:
+    """`options` in an order of their own for each `seed` (a student's browser and the step), the same
+    every time: the right choice is not always the first one shown, and a page drawn again keeps its order."""
+    return sorted(options, key=lambda option: hashlib.sha256(f"{seed}\0{option}".encode()).hexdigest())

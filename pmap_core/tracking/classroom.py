@@ -7,7 +7,10 @@ it is folded (case and width: "CS101", "cs101" and "ＣＳ１０１" are one cla
 CODE_MIN_CHARS characters. Runs are found by `class_key`, a digest of the code, so user text reaches a
 search filter only as a code of plain letters, digits and dashes (to find runs recorded before codes
 were folded), and no quoting of user text is ever needed. Names are no key: two students may share
-one, and `name_notes` marks blank names and names that differ but look alike.
+one. Code points that draw as nothing are removed from names, and names are compared by what they
+draw as (UTS #39's skeleton, `skeleton`); each run carries the digest of its browser (`BROWSER_TAG`),
+so `name_notes` marks blank names, names that differ but look alike, and names recorded from more
+than one browser, and `name_browsers` tells a page whether another browser took a name first.
 """
 
 from __future__ import annotations
@@ -29,6 +32,8 @@ from pmap_core.tracking import EXPERIMENT, FINISHED, mlflow_backend, predictions
 NAME_MAX_CHARS, CODE_MAX_CHARS = 40, 24
 CODE_MIN_CHARS = 3  # a shorter code is too easy to hit by chance, or by a typo
 CLASS_TAG, STUDENT_TAG, CLASS_KEY_TAG = "class_code", "student", "class_key"
+STUDENT_KEY_TAG = "student_key"  # the digest of the name's skeleton: runs under names drawn alike are found together
+BROWSER_TAG = predictions.BROWSER_TAG  # a digest telling apart the browsers that record under one name
 EXERCISE_EXPERIMENT = "pmap-lab-worksheets"  # apart from the training runs the Experiments page compares
 STEP_METRIC = "step."  # + step id: 1 right, 0 wrong
 MAX_RUNS = 5000  # runs of a kind the Class page reads for a class …
@@ -38,17 +43,43 @@ RUN_COLUMNS = ["student", "kind", "sheet", "step", "result", "model", "global_ba
                "devices", "steady_throughput", "efficiency", "run_id", "experiment_id", "start_time"]
 _PLAIN_CODE = re.compile(r"[a-z0-9-]+")
 REMOVED_CATEGORIES = ("C", "Zl", "Zp")  # control, format, unassigned, private use; line and paragraph separators
-# Greek and Cyrillic letters drawn like Latin ones (a subset of Unicode's confusables, for names).
-LOOKALIKES = str.maketrans(
-    "АВЕЅІЈКМНОРСТХУҮԚԜӀаеорсухѕіјԁһԛԝӏүΑΒΕΖΗΙΚΜΝΟΡΤΥΧαικνορυχ",
-    "ABESIJKMHOPCTXYYQWIaeopcyxsijdhqwlyABEZHIKMNOPTYXaikvopux",
-)
+# Code points that draw as nothing. Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt;
+# those of category C go with REMOVED_CATEGORIES anyway), and U+2800 BRAILLE PATTERN BLANK, which is no
+# default-ignorable but draws as a blank: "Bob" + U+034F, U+FE0F or U+3164 draws as "Bob".
+INVISIBLE_RANGES = ((0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+                    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x2800, 0x2800),
+                    (0x3164, 0x3164), (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8),
+                    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF))
+# Letters drawn like others, each to its prototype: the entries of Unicode's confusables.txt (UTS #39,
+# "Unicode Security Mechanisms", version 14.0.0) whose source is ASCII, Latin (U+0100-U+02AF), Greek,
+# Cyrillic or a Latin small capital (U+1D00-U+1D2B) and whose prototype is ASCII letters or digits.
+# Fullwidth and mathematical letters are folded by NFKD before the table is read.
+CONFUSABLES = {
+    **dict(zip("ƧϨȜƷЗӠƼбȣȢɑαаΑАƄЬΒВᴄϲсϹСԁеҽΕЕſϜɡƍԌһΗНıɪɩιͺіӏϳјͿЈΚК|1IƖǀΙІӀΜϺМΝᴏᴑοσо0ΟОρϱрΡРԛᴦгƦƽѕЅΤТᴜʋ"
+                   "υᴠνѵѴɯᴡѡԝԜхΧХɣʏγуүΥϒУҮᴢΖ",
+                   "2233335688aaaAAbbBBcccCCdeeEEfFggGhHHiiiiiiijjJJKKllllllllMMMNoooooOOOpppPPqrrRssSTTuuu"
+                   "vvvVwwwwWxXXyyyyyYYYYzZ", strict=True)),
+    "ӕ": "ae", "Ӕ": "AE", "Ы": "bl", "ǳ": "dz", "ʣ": "dz", "ǲ": "Dz", "Ǳ": "DZ", "ĳ": "ij", "ǉ": "lj", "Ĳ": "lJ",
+    "ǈ": "Lj", "Ǉ": "LJ", "ǁ": "ll", "Ю": "lO", "ʪ": "ls", "ʫ": "lz", "ǌ": "nj", "ǋ": "Nj", "Ǌ": "NJ", "œ": "oe",
+    "Œ": "OE", "m": "rn", "ʦ": "ts",
+    # Beyond the file: U+0185 LATIN SMALL LETTER TONE SIX is a prototype of its own there (U+044C
+    # CYRILLIC SMALL LETTER SOFT SIGN maps to it), yet common fonts draw "Boƅ" as "Bob".
+    "ƅ": "b", "ь": "b",
+}
+_CONFUSABLES = str.maketrans(CONFUSABLES)
+
+
+def invisible(ch: str) -> bool:
+    code = ord(ch)
+    return any(low <= code <= high for low, high in INVISIBLE_RANGES)
 
 
 def sanitize(text: object, max_chars: int) -> str:
     """`text` without control, format or unassigned characters and line breaks (U+2028 and U+2029
-    too), bidi overrides and zero-width marks, surrounding spaces stripped, cut to `max_chars`."""
-    kept = "".join(ch for ch in str(text) if not unicodedata.category(ch).startswith(REMOVED_CATEGORIES))
+    too), bidi overrides and zero-width marks, nor any code point that draws as nothing (INVISIBLE_RANGES:
+    a name of Hangul fillers only is blank), surrounding spaces stripped, cut to `max_chars`."""
+    kept = "".join(ch for ch in str(text)
+                   if not unicodedata.category(ch).startswith(REMOVED_CATEGORIES) and not invisible(ch))
     return kept.strip()[:max_chars].strip()
 
 
@@ -79,7 +110,8 @@ def class_tags(student: str, code: str) -> dict[str, str]:
     code = usable_code(code)
     if code is None:
         return {}
-    return {CLASS_TAG: code, STUDENT_TAG: sanitize_name(student), CLASS_KEY_TAG: class_key(code)}
+    return {CLASS_TAG: code, STUDENT_TAG: sanitize_name(student), CLASS_KEY_TAG: class_key(code),
+            STUDENT_KEY_TAG: student_key(student)}
 
 
 def class_filter(code: str) -> str:
@@ -102,39 +134,53 @@ def _class_filters(typed: str) -> list[str]:
 
 class NameNote(NamedTuple):
     """What a page says beside a student's name: it is blank, or it looks like another name of the
-    class; `letters` are its characters that make the difference ("А U+0410 CYRILLIC CAPITAL LETTER A")."""
+    class; `letters` are its characters that make the difference ("А U+0410 CYRILLIC CAPITAL LETTER A");
+    `browsers`: how many browsers recorded under it, where more than one did (a taken name)."""
 
     blank: bool = False
     lookalike: bool = False
     letters: tuple[str, ...] = ()
+    browsers: int = 0
 
 
-def _skeleton(text: str) -> str:
-    return unicodedata.normalize("NFKC", text).translate(LOOKALIKES)
+def skeleton(text: str) -> str:
+    """What `text` draws as, for comparing names (UTS #39's skeleton: decompose, map each character to its
+    prototype, decompose again; NFKD also folds fullwidth and mathematical letters): "Bɑb", "Boƅ", "Ｂob"
+    and "Bob" share one, "Bob" and "bob" do not. Invisible code points are left out."""
+    visible = "".join(ch for ch in str(text) if not invisible(ch))
+    return unicodedata.normalize("NFD", unicodedata.normalize("NFKD", visible).translate(_CONFUSABLES))
+
+
+def student_key(name: str) -> str:
+    """What a name's runs are found by (hex digits only): the digest of its skeleton; "" for a blank name."""
+    shape = skeleton(sanitize_name(name)).strip()
+    return class_key(shape) if shape else ""
 
 
 def _described(chars: str) -> tuple[str, ...]:
     return tuple(f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip() for ch in dict.fromkeys(chars))
 
 
-def name_notes(names: object) -> dict[str, NameNote]:
-    """A note for each distinct name of `names`: blank ones, and names that differ but look alike
-    (same letters once width is folded and Greek and Cyrillic lookalikes are read as Latin: "Anna"
-    and "Аnna"). Names are what students typed; the code is the class's only key, so two students
-    may also share one name, which no note can tell apart."""
+def name_notes(names: object, browsers: Mapping[str, int] | None = None) -> dict[str, NameNote]:
+    """A note for each distinct name of `names`: blank ones (nothing visible: "", or Hangul fillers
+    only), names that differ but look alike (one skeleton: "Anna" and "Аnna", "Bob" and "Bɑb"), and
+    names that `browsers` says more than one browser recorded under. Names are what students typed; the
+    code is the class's only key, so two students may also share one name: the browsers tell them apart."""
     distinct = list(dict.fromkeys("" if name is None else str(name) for name in names))  # type: ignore[attr-defined]
     groups: dict[str, list[str]] = {}
     for name in distinct:
-        if name.strip():
-            groups.setdefault(_skeleton(name), []).append(name)
-    notes = {name: NameNote(blank=not name.strip()) for name in distinct}
+        if skeleton(name).strip():
+            groups.setdefault(skeleton(name), []).append(name)
+    shared = {name: count for name, count in (browsers or {}).items() if count > 1}
+    notes = {name: NameNote(blank=not skeleton(name).strip(), browsers=shared.get(name, 0)) for name in distinct}
     for group in groups.values():
         if len(group) < 2:
             continue
         for name in group:
-            changed = "".join(ch for ch in name if _skeleton(ch) != ch)
+            changed = "".join(ch for ch in name
+                              if not ch.isascii() and unicodedata.normalize("NFC", skeleton(ch)) != ch)
             outside = changed or "".join(ch for ch in name if not ch.isascii())
-            notes[name] = NameNote(lookalike=True, letters=_described(outside))
+            notes[name] = notes[name]._replace(lookalike=True, letters=_described(outside))
     return notes
 
 
@@ -194,6 +240,19 @@ def _run_is_live(client: Any, run_id: str) -> bool:
         raise
 
 
+def name_browsers(code: str, student: str, uri: str | None = None, limit: int = 200) -> list[str]:
+    """The browsers that recorded exercises under `student` (or a name drawn alike) in the class, the
+    first to use it first: a browser not first in this list uses a name that another browser took."""
+    key = student_key(student)
+    client = _client(uri)
+    found = client.get_experiment_by_name(EXERCISE_EXPERIMENT)
+    if not key or usable_code(code) is None or found is None:
+        return []
+    runs = client.search_runs([found.experiment_id], max_results=limit, order_by=["attributes.start_time ASC"],
+                              filter_string=f"{class_filter(code)} and tags.{STUDENT_KEY_TAG} = '{key}'")
+    return list(dict.fromkeys(run.data.tags[BROWSER_TAG] for run in runs if run.data.tags.get(BROWSER_TAG)))
+
+
 class ClassRuns(NamedTuple):
     """What the Class page shows: the rows of `class_runs`, and the kinds of run ("exercise",
     "training") of which the class has more than `limit`: only the newest `limit` of those are read;
@@ -248,7 +307,7 @@ def read_class(code: str, uri: str | None = None, limit: int | None = None, sinc
     client = _client(uri)
     rows = []
     exercises, more_exercises, cut = _search(client, EXERCISE_EXPERIMENT, code, limit, per_student)
-    recorded = predictions.rows(exercises, since_ms)
+    recorded = predictions.rows(exercises, since_ms, same_name=skeleton)
     exercises = [run for run in exercises if (run.info.start_time or 0) >= since_ms]
     for run in exercises:
         base = {"student": run.data.tags.get(STUDENT_TAG, ""), "kind": "exercise",

@@ -5,17 +5,21 @@ Every press of a step's check button is one attempt. Its record — the predicti
 server computed, whether it was within the step's tolerance, the attempt's number in the session and
 its time — is one tag on the student's run for the sheet (`prediction.<step>.<attempt>`), written in the
 same call as the step's result, before the page shows the answer. A tag is written once per attempt
-(writing it again writes the same value: a retried call records nothing twice). Reading back, a
-student's *first* prediction at a step is the earliest one recorded after the class was last reset;
-the others are later attempts, kept apart.
+(writing it again writes the same value: a retried call records nothing twice). An attempt made in a
+browser that had already been shown the step's answer (with no class code, under another code or
+name, or in another tab) says so (`after_answer`). Reading back, a student's *first* prediction at a
+step is the earliest one each of their browsers recorded after the class was last reset, unless it
+was made after seeing the answer; the others are later attempts, kept apart.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import threading
 import time
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -23,8 +27,9 @@ import pandas as pd
 
 PREDICTION_TAG = "prediction."  # + step id + "." + attempt number
 MAX_ATTEMPTS = 20  # attempts at one step recorded per session; later ones stay in the session only
-PREDICTION_COLUMNS = ["student", "kind", "sheet", "step", "attempt", "first", "prediction", "answer", "result",
-                      "run_id", "experiment_id", "start_time"]
+PREDICTION_COLUMNS = ["student", "kind", "sheet", "step", "attempt", "first", "after_answer", "browser", "prediction",
+                      "answer", "result", "run_id", "experiment_id", "start_time"]
+BROWSER_TAG = "browser"  # the run's tag that tells browsers apart (tracking.classroom.BROWSER_TAG)
 
 
 def now_ms() -> int:
@@ -41,11 +46,35 @@ def _plain(value: Any) -> str | float:
 
 
 def prediction_tag(step_id: str, attempt: int, prediction: Any, answer: Any, correct: bool,
-                   time_ms: int | None = None) -> tuple[str, str]:
-    """The tag (key, value) that records one attempt at a step."""
+                   time_ms: int | None = None, after_answer: bool = False) -> tuple[str, str]:
+    """The tag (key, value) that records one attempt at a step; `after_answer`: made in a browser that had
+    already been shown the step's answer (with no class code, under another code or name, in another tab)."""
     record = {"prediction": _plain(prediction), "answer": _plain(answer), "correct": bool(correct),
-              "attempt": int(attempt), "time_ms": now_ms() if time_ms is None else int(time_ms)}
+              "attempt": int(attempt), "time_ms": now_ms() if time_ms is None else int(time_ms),
+              "after_answer": bool(after_answer)}
     return f"{PREDICTION_TAG}{step_id}.{int(attempt)}", json.dumps(record, ensure_ascii=True)
+
+
+class AnswersSeen:
+    """Which steps' answers each browser has been shown, kept by one server process for all its sessions:
+    a tab with no class code that shows an answer marks the later records of that step from every tab of
+    the same browser. At most `max_browsers` are kept (the one longest unseen is forgotten first)."""
+
+    def __init__(self, max_browsers: int = 20_000):
+        self._lock = threading.Lock()
+        self._seen: OrderedDict[str, set[tuple[str, str]]] = OrderedDict()
+        self._max = max_browsers
+
+    def saw(self, browser: str, sheet_id: str, step_id: str) -> None:
+        with self._lock:
+            self._seen.setdefault(browser, set()).add((sheet_id, step_id))
+            self._seen.move_to_end(browser)
+            while len(self._seen) > self._max:
+                self._seen.popitem(last=False)
+
+    def has_seen(self, browser: str, sheet_id: str, step_id: str) -> bool:
+        with self._lock:
+            return (sheet_id, step_id) in self._seen.get(browser, ())
 
 
 def shown(value: str | float) -> str:
@@ -60,6 +89,7 @@ class Attempt(NamedTuple):
     answer: str | float
     correct: bool
     time_ms: int
+    after_answer: bool = False
 
 
 def attempts_of(tags: Mapping[str, str]) -> list[Attempt]:
@@ -73,7 +103,7 @@ def attempts_of(tags: Mapping[str, str]) -> list[Attempt]:
         try:
             record = json.loads(value)
             attempt = Attempt(step, int(number), record["prediction"], record["answer"], bool(record["correct"]),
-                              int(record["time_ms"]))
+                              int(record["time_ms"]), record.get("after_answer") is True)
         except (ValueError, TypeError, KeyError, AttributeError):
             continue
         if step and attempt.attempt >= 1 and isinstance(attempt.prediction, (str, float, int)) and \
@@ -82,9 +112,13 @@ def attempts_of(tags: Mapping[str, str]) -> list[Attempt]:
     return found
 
 
-def rows(runs: list[Any], since_ms: int = 0) -> pd.DataFrame:
+def rows(runs: list[Any], since_ms: int = 0, same_name: Callable[[str], str] = str) -> pd.DataFrame:
     """One row per attempt recorded on `runs` (MLflow runs of a class's sheets) at or after
-    `since_ms` (PREDICTION_COLUMNS); `first` marks each student's earliest at each step."""
+    `since_ms` (PREDICTION_COLUMNS). `browser` numbers the browsers that recorded under one name (or
+    names `same_name` reads as one: those drawn alike) in the order they first did: 1 is the first,
+    2 and on used a name another browser had taken. `first` marks the earliest of each student's
+    browsers at each step, unless it was made after that browser had been shown the answer
+    (`after_answer`): such a record is never anyone's first prediction."""
     found = []
     for run in runs:
         run_tags = run.data.tags
@@ -92,15 +126,31 @@ def rows(runs: list[Any], since_ms: int = 0) -> pd.DataFrame:
             if a.time_ms < since_ms:
                 continue
             found.append({"student": run_tags.get("student", ""), "kind": "prediction", "sheet": run_tags.get("sheet"),
-                          "step": a.step, "attempt": a.attempt, "prediction": shown(_plain(a.prediction)),
+                          "step": a.step, "attempt": a.attempt, "after_answer": a.after_answer,
+                          "browser": run_tags.get(BROWSER_TAG, ""), "prediction": shown(_plain(a.prediction)),
                           "answer": shown(_plain(a.answer)), "result": 1.0 if a.correct else 0.0,
                           "run_id": run.info.run_id, "experiment_id": run.info.experiment_id, "start_time": a.time_ms})
     frame = pd.DataFrame(found, columns=[c for c in PREDICTION_COLUMNS if c != "first"])
     frame = frame.sort_values(["start_time", "run_id", "attempt"], kind="stable").reset_index(drop=True)
-    frame.insert(5, "first", ~frame.duplicated(["student", "sheet", "step"]))
+    earliest = ~frame.duplicated(["student", "browser", "sheet", "step"])
+    frame.insert(5, "first", earliest & ~frame["after_answer"].astype(bool))
+    frame["after_answer"] = frame["after_answer"].astype(bool)
+    names = frame["student"].map(same_name)
+    order = frame.assign(name=names).drop_duplicates(["name", "browser"])
+    numbers = {(name, browser): n + 1 for name, group in order.groupby("name", sort=False)
+               for n, browser in enumerate(group["browser"])}
+    frame["browser"] = pd.array([numbers[key] for key in zip(names, frame["browser"], strict=True)], dtype="Int64")
     frame["attempt"] = frame["attempt"].astype("Int64")
     frame["start_time"] = pd.to_datetime(frame["start_time"], unit="ms", utc=True)
     return frame
+
+
+def browsers_per_name(predictions: pd.DataFrame) -> dict[str, int]:
+    """Each student name's highest browser number (`rows`): more than 1 where the name was taken
+    by another browser first."""
+    if predictions is None or predictions.empty:
+        return {}
+    return {str(name): int(n) for name, n in predictions.groupby("student")["browser"].max().items()}
 
 
 def first_predictions(predictions: pd.DataFrame) -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """A class predicting together, in Chromium against `streamlit run`: three students, each in a browser
 context of their own, predict on one worksheet step; the Class page shows the teacher controls only once
 the server's teacher key is typed, and then three first predictions against the computed answer; when the
-teacher holds the class at the next step, the students' open pages move there by themselves."""
+teacher holds the class at the next step, the students' open pages move there by themselves. On a sheet
+the teacher withholds, students who look at the answer first — in a tab with no class code, or after
+clearing the code — and then predict it with the code never make an unmarked first, right prediction."""
 
 import browser_support as bs  # the module the other browser tests share: one Playwright per process
 import pytest
@@ -30,8 +32,14 @@ def open_controls(page, key: str) -> None:
     bs.wait_ready(page, rerun=True)
 
 
-def test_three_students_predict_and_the_teacher_view_shows_their_first_predictions(tmp_path):
-    server = bs.start_server({"PMAP_LAB_TEACHER_KEY": KEY})
+@pytest.fixture(scope="module")
+def server():
+    started = bs.start_server({"PMAP_LAB_TEACHER_KEY": KEY})
+    yield started
+    bs.stop_server(started)
+
+
+def test_three_students_predict_and_the_teacher_view_shows_their_first_predictions(server):
     contexts = []
     try:
         browser = bs.shared_browser()
@@ -92,7 +100,75 @@ def test_three_students_predict_and_the_teacher_view_shows_their_first_predictio
     finally:
         for context in contexts:
             context.close()
-        bs.stop_server(server)
+
+
+BYPASS_CODE = "bypass-class"
+
+
+def check(page, guess: str) -> None:
+    type_into(page, "worksheet.1_shards.pad_per_device.guess", guess)
+    page.locator(".st-key-worksheet-check button").click()
+    bs.wait_ready(page, rerun=True)
+    assert not bs.exception_texts(page), bs.exception_texts(page)
+
+
+def student_page(context, server, name: str | None):
+    page = context.new_page()
+    bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet="1_shards", step="pad_per_device"))
+    if name is not None:
+        type_into(page, "worksheet.student", name)
+        type_into(page, "worksheet.class_code", BYPASS_CODE)
+    return page
+
+
+def test_looking_first_with_no_code_never_yields_an_unmarked_first_right_prediction(server):
+    browser = bs.shared_browser()
+    contexts = [browser.new_context(viewport=bs.VIEWPORT) for _ in range(4)]
+    try:
+        teacher = contexts[0].new_page()  # the teacher withholds the sheet's answers
+        bs.open_app_page(teacher, bs.page_url(server, "class-view", lang="en"))
+        type_into(teacher, "class_view.code", BYPASS_CODE)
+        open_controls(teacher, KEY)
+        teacher.locator(".st-key-class_view-withhold-1_shards label").first.click()
+        teacher.get_by_role("button", name="Save for the class").click()
+        bs.wait_ready(teacher, rerun=True)
+        teacher.get_by_text("Now: withheld").first.wait_for(timeout=30_000)
+
+        ada = student_page(contexts[1], server, "Ada")  # predicts honestly: 2, wrong, and sees no answer
+        check(ada, "2")
+        ada.get_by_text("Your teacher has not revealed").first.wait_for(timeout=30_000)
+
+        grace = student_page(contexts[2], server, "Grace")  # her class tab is open; another tab has no code
+        peek = contexts[2].new_page()
+        bs.open_app_page(peek, bs.page_url(server, "worksheet", lang="en", sheet="1_shards", step="pad_per_device"))
+        check(peek, "3")
+        peek.get_by_text("the code computed").first.wait_for(timeout=30_000)  # no code: the answer shows
+        check(grace, "3")
+
+        alan = student_page(contexts[3], server, "Alan")  # clears the code, looks, types it again
+        type_into(alan, "worksheet.class_code", "")
+        check(alan, "3")
+        alan.get_by_text("the code computed").first.wait_for(timeout=30_000)
+        type_into(alan, "worksheet.class_code", BYPASS_CODE)
+        check(alan, "3")
+        for page in (grace, alan):
+            page.get_by_text("made after seeing the answer").first.wait_for(timeout=30_000)
+
+        recorded = classroom.read_class(BYPASS_CODE, server_uri(server)).predictions
+        rows = recorded[["student", "first", "after_answer", "result"]].values.tolist()
+        assert sorted(rows) == [["Ada", True, False, 0.0], ["Alan", False, True, 1.0], ["Grace", False, True, 1.0]]
+        assert not len(recorded[recorded["first"] & (recorded["result"] == 1) & ~recorded["after_answer"]])
+
+        teacher.reload(wait_until="domcontentloaded")  # what the teacher sees: one first prediction, not right
+        bs.wait_ready(teacher)
+        type_into(teacher, "class_view.code", BYPASS_CODE)
+        open_controls(teacher, KEY)
+        teacher.locator(bs.MAIN).get_by_text("1 first predictions, 0% within").wait_for(timeout=60_000)
+        assert not bs.exception_texts(teacher), bs.exception_texts(teacher)
+        bs.save_screenshot(teacher, "class-predictions-marked")
+    finally:
+        for context in contexts:
+            context.close()
 
 
 def server_uri(server) -> str:

@@ -58,3 +58,22 @@ def test_lookalike_and_blank_names_are_marked():
     for plain in ("Bo b", "Zoë", "Zoe", "Grace", "\u5f20\u4f1f"):  # told apart by eye: no note
         assert notes[plain] == classroom.NameNote(), plain
     assert classroom.name_notes(["\u0410nna"])["\u0410nna"] == classroom.NameNote()  # no other name to mistake
+
+
+def test_names_lose_invisible_code_points_and_compare_by_their_skeleton():
+    for hidden in ("\u034f", "\ufe0f", "\u3164", "\u2800", "\u115f", "\U000e0100"):
+        assert classroom.sanitize_name(f"Bob{hidden}") == "Bob", hex(ord(hidden))
+        assert classroom.sanitize_name(hidden * 3) == "", hex(ord(hidden))  # made only of them: blank
+    assert classroom.name_notes(["\u3164\u2800"])["\u3164\u2800"].blank  # stored so before: blank all the same
+    bob = classroom.skeleton("Bob")
+    assert classroom.skeleton("B\u0251b") == classroom.skeleton("Bab")  # U+0251 is drawn as "a", not "o"
+    for alike in ("Bo\u0185", "\uff22ob", "\u0412\u043eb", "Bob\ufe0f", "\U0001d401ob"):
+        assert classroom.skeleton(alike) == bob, alike
+        assert classroom.student_key(alike) == classroom.student_key("Bob"), alike
+    for apart in ("bob", "Bo b", "Bo\u0301b", "Rob"):
+        assert classroom.skeleton(apart) != bob, apart
+    notes = classroom.name_notes(["Bob", "Bab", "B\u0251b", "Bo\u0185", "Tim"])
+    assert notes["B\u0251b"].letters == ("\u0251 U+0251 LATIN SMALL LETTER ALPHA",)
+    assert notes["Bo\u0185"].letters == ("\u0185 U+0185 LATIN SMALL LETTER TONE SIX",)
+    assert notes["Bob"] == notes["Bab"] == classroom.NameNote(lookalike=True) and notes["Tim"] == classroom.NameNote()
+    assert classroom.class_tags("Bob\u034f", "cs101")["student"] == "Bob"

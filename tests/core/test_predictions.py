@@ -97,3 +97,47 @@ def test_controls_are_shared_through_the_store_and_default_to_none(tmp_path):
     assert class_controls.read_controls("other-class", uri) == class_controls.NO_CONTROLS
     names = [e.name for e in MlflowClient(uri).search_experiments()]
     assert class_controls.experiment_name(CODE) in names and not [n for n in names if CODE in n]
+
+
+def test_a_record_made_after_seeing_the_answer_is_marked_and_never_a_first(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    tags = dict([predictions.prediction_tag("a", 1, 3.0, 3.0, True, 1_000, after_answer=True)])
+    run = classroom.record_exercise("s", {"a": True}, classroom.class_tags("Ada", CODE), uri=uri, attempts=tags)
+    attempt(uri, "Ada", "a", 2, 3.0, 3.0, True, 2_000, run_id=run)  # written as before: no mark
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert recorded[["attempt", "first", "after_answer", "result"]].values.tolist() == [[1, False, True, 1.0],
+                                                                                    [2, False, False, 1.0]]
+    assert predictions.summaries(recorded) == []  # no first prediction to summarise
+
+
+def browser_attempt(uri, student, browser, n, prediction, at_ms):
+    tags = dict([predictions.prediction_tag("a", n, prediction, 3.0, prediction == 3.0, at_ms)])
+    return classroom.record_exercise("s", {"a": prediction == 3.0},
+                                     {**classroom.class_tags(student, CODE), classroom.BROWSER_TAG: browser},
+                                     uri=uri, attempts=tags)
+
+
+def test_a_name_taken_by_another_browser_is_numbered_and_never_merges_two_firsts(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    browser_attempt(uri, "Bob", "eve", 1, 2.0, 1_000)  # Eve predicts first under Bob's name
+    browser_attempt(uri, "Bob", "bob", 1, 3.0, 2_000)  # then Bob himself
+    browser_attempt(uri, "Bo\u0185", "mallory", 1, 5.0, 3_000)  # a name drawn like his: one name, a third browser
+    browser_attempt(uri, "Bob", "eve", 2, 3.0, 4_000)
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert recorded[["student", "browser", "attempt", "first", "prediction"]].values.tolist() == [
+        ["Bob", 1, 1, True, "2"], ["Bob", 2, 1, True, "3"], ["Bo\u0185", 3, 1, True, "5"], ["Bob", 1, 2, False, "3"]]
+    assert predictions.browsers_per_name(recorded) == {"Bob": 2, "Bo\u0185": 3}
+    assert classroom.name_browsers(CODE, "Bob", uri) == ["eve", "bob", "mallory"]
+    assert classroom.name_browsers(CODE, "\u0412ob", uri) == ["eve", "bob", "mallory"]  # drawn alike too
+    assert classroom.name_browsers(CODE, "Grace", uri) == []
+    notes = classroom.name_notes(recorded["student"], predictions.browsers_per_name(recorded))
+    assert notes["Bob"].browsers == 2 and notes["Bo\u0185"].lookalike
+
+
+def test_answers_seen_are_kept_per_browser_and_bounded():
+    seen = predictions.AnswersSeen(max_browsers=2)
+    seen.saw("a", "s", "x")
+    assert seen.has_seen("a", "s", "x") and not seen.has_seen("a", "s", "y") and not seen.has_seen("b", "s", "x")
+    seen.saw("b", "s", "x")
+    seen.saw("c", "s", "x")  # the browser longest unseen is forgotten first
+    assert not seen.has_seen("a", "s", "x") and seen.has_seen("b", "s", "x") and seen.has_seen("c", "s", "x")

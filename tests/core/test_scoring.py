@@ -53,3 +53,13 @@ def test_characters_python_calls_digits_but_int_refuses_are_not_a_shape(typed):
 @pytest.mark.parametrize("typed,shape", [("（4，2）", "(4, 2)"), ("４，２", "(4, 2)"), ("［8］", "(8,)")])
 def test_a_shape_typed_in_full_width_forms_reads_as_its_ascii_form(typed, shape):
     assert scoring.parse_shape(typed) == shape
+
+
+def test_choices_are_shown_in_an_order_of_each_browsers_own_the_same_every_time():
+    options = ["a", "b", "c", "d"]
+    orders = {tuple(scoring.choice_order(options, f"browser-{n}/sheet/step")) for n in range(40)}
+    for order in orders:
+        assert sorted(order) == options
+    assert len(orders) > 10 and {order[0] for order in orders} == set(options)  # the right one is not always first
+    assert scoring.choice_order(options, "browser-1/sheet/step") == scoring.choice_order(options[::-1],
+                                                                                         "browser-1/sheet/step")

@@ -149,13 +149,18 @@ def test_a_reset_starts_the_class_and_each_students_attempts_again(store):
     assert class_controls.read_controls(CODE, store).reset_ms > 0
     assert not any("first_predictions" in f.value.columns for f in teacher_view.dataframe)
 
-    ada.run()  # her next rerun sees the reset: her results are gone, and her next check is a first one
+    ada.run()  # her next rerun sees the reset: her results are gone, and her next check is attempt 1 again
     assert not ada.session_state["worksheet.results"]["1_shards"]
     check(ada, 3.0)
     reset_ms = class_controls.read_controls(CODE, store).reset_ms
     after = classroom.read_class(CODE, store, since_ms=reset_ms).predictions
-    assert after[["attempt", "first", "prediction"]].values.tolist() == [[1, True, "3"]]
-    assert len(classroom.read_class(CODE, store).predictions) == 2  # nothing was deleted
+    # She saw the answer before the reset: her check says so, and is no first prediction.
+    assert after[["attempt", "first", "after_answer", "prediction"]].values.tolist() == [[1, False, True, "3"]]
+    grace = check(student("Grace"), 3.0)  # who never saw it predicts first after the reset
+    assert_clean(grace)
+    after = classroom.read_class(CODE, store, since_ms=reset_ms).predictions
+    assert after[after["student"] == "Grace"][["attempt", "first"]].values.tolist() == [[1, True]]
+    assert len(classroom.read_class(CODE, store).predictions) == 3  # nothing was deleted
 
 
 def test_the_interview_questions_record_predictions_and_follow_the_teacher(store):
@@ -209,7 +214,8 @@ def test_an_attempt_the_store_did_not_take_goes_with_the_next_write(store, monke
 
 def test_the_pipeline_guess_is_recorded_before_the_answer_shows(store):
     at = open_lab("pipeline", devices=3, stages=3, layers=3, microbatches=2, rows=3, hidden=8)
-    at.session_state["classroom.student"], at.session_state["classroom.code"] = "Ada", CODE  # as the form keeps them
+    at.text_input(key="pipeline.student").set_value("Ada")  # the page's own form: the lab says whether it records
+    at.text_input(key="pipeline.class_code").set_value(CODE).run()
     at.radio(key="pipeline.guess").set_value("same").run()
     at.button(key="pipeline.measure").click().run()
     assert_clean(at)

@@ -5,6 +5,7 @@ import pytest
 from conftest import assert_clean, open_lab
 
 from pmap_core.practice.quiz import mesh, registry
+from tests.apptest_support import give_prediction
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -12,6 +13,7 @@ def test_each_mesh_question_runs_and_answers_on_the_page(lang):
     for question in mesh.QUESTIONS:
         at = open_lab("interview", lang=lang, question=question.id)
         assert_clean(at)
+        give_prediction(at, f"interview.{question.id}.guess")
         at.button(key="interview.check").click().run()
         assert_clean(at)
         result = at.session_state["interview.results"][question.id]

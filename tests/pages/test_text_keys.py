@@ -404,7 +404,7 @@ def test_the_reading_finds_each_way_a_page_asks_for_a_text():
     assert ("training", "training", "progress.steps") in found  # a parameter given a constant
     assert ("applications", "applications", "does_not_fit_sharded") in found  # a name bound to constants
     assert ("ui.hardware", COMMON, "runtime.title") in found  # a helper given the common texts
-    assert ("worksheet", "worksheet", "w.step") in found  # the page's own link-backed choice
+    assert ("ui.links", "worksheet", "w.step") in found  # url_choice(T, "step", …, labels=…)
     assert ("streamlit_app", Hole("texts({lab.script})"), "title") in found  # every lab's title
 
 
