@@ -8,7 +8,7 @@ import streamlit as st
 from labs.ui import class_charts, classroom, predicting, teacher
 from labs.ui import tracking as tracking_ui
 from labs.ui.blocks import show_code
-from labs.ui.hardware import hardware_note
+from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import language, texts
 from labs.ui.visitor import literal
 from pmap_core.practice import worksheets
@@ -38,6 +38,30 @@ def sheet_steps(lang: str) -> dict[str, tuple[str, list[str]]]:
     return found
 
 
+STEP_NAME_CHARS = 60  # the start of a step's question names it in a selector
+
+
+def step_names(lang: str) -> dict[tuple[str, str], str]:
+    """What the page calls each step, by (sheet id, step id): its number on its sheet and the start of its
+    question as students read it on this server; an interview question by its title."""
+    available = runtime_info().device_count
+    names = {}
+    for sheet_id, sheet in loaded_sheets().items():
+        for number, step in enumerate(sheet.steps, 1):
+            question = step.at(available).say(step.question, lang)
+            short = question if len(question) <= STEP_NAME_CHARS else question[:STEP_NAME_CHARS - 1].rstrip() + "…"
+            names[sheet_id, step.id] = f"{number}. {short}"
+    interview = texts("interview")
+    for number, question_id in enumerate(quiz.question_ids(), 1):
+        names[predicting.INTERVIEW_SHEET, question_id] = f"{number}. {interview(f'w.question.{question_id}')}"
+    return names
+
+
+def step_label(summary: predictions.StepSummary, titles: dict[str, str], names: dict[tuple[str, str], str]) -> str:
+    step = (summary.sheet, summary.step)
+    return f"{titles.get(summary.sheet, summary.sheet)} · {names.get(step, summary.step)}"
+
+
 def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
     """Per step, the class's first predictions against the computed answer; per student, a timeline.
     `shown` holds no withheld sheet unless the teacher looks (`core.without_sheets`)."""
@@ -49,7 +73,9 @@ def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
         st.caption(T("none"))
         return
     steps = predictions.summaries(shown)
-    summary = pd.DataFrame([{"sheet": s.sheet, "step": s.step, "first_predictions": s.count,
+    titles, names = {i: title for i, (title, _) in sheet_steps(language()).items()}, step_names(language())
+    summary = pd.DataFrame([{"sheet": titles.get(s.sheet, s.sheet), "step": names.get((s.sheet, s.step), s.step),
+                             "first_predictions": s.count,
                              "within_tolerance": s.within, "common_wrong": s.common_wrong or "",
                              "common_wrong_count": s.common_wrong_count, "answer": " | ".join(s.answers)}
                             for s in steps])
@@ -58,7 +84,8 @@ def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
         "within_tolerance": st.column_config.ProgressColumn(T("col.within_tolerance"), format="percent",
                                                             min_value=0.0, max_value=1.0)})
     labels = {f"{s.sheet}/{s.step}": s for s in steps}
-    chosen = labels[st.selectbox(T("w.prediction_step"), list(labels), key="class_view.prediction_step")]
+    chosen = labels[st.selectbox(T("w.prediction_step"), list(labels), key="class_view.prediction_step",
+                                 format_func=lambda key: step_label(labels[key], titles, names))]
     first = predictions.first_predictions(shown)
     first = first[(first["sheet"] == chosen.sheet) & (first["step"] == chosen.step)]
     st.caption(T("predictions.step_caption", count=chosen.count, within=f"{chosen.within:.0%}",
@@ -111,7 +138,8 @@ def show_teacher_controls(code: str, controls: class_controls.Controls, uri: str
     sheet_id = st.selectbox(T("w.teacher_sheet"), list(sheets), format_func=lambda i: sheets[i][0],
                             key="class_view.teacher_sheet")
     steps = sheets[sheet_id][1]
-    numbers = {NO_HOLD: T("teacher.no_hold"), **{step: f"{i + 1}. {step}" for i, step in enumerate(steps)}}
+    names = step_names(language())
+    numbers = {NO_HOLD: T("teacher.no_hold"), **{step: names[sheet_id, step] for step in steps}}
     read = controls.of_sheet(sheet_id)
     withheld, held = read
     drawn = hashlib.sha256(repr((core.class_key(code), read)).encode()).hexdigest()[:12]
@@ -203,15 +231,14 @@ def follow_class(typed: str, uri: str, seen: tuple) -> None:
 
 
 def linked_code() -> str | None:
-    """The class code the link names, taken only as the page writes it (a code in its clean form); any
-    other value is refused with a warning that shows it as its own characters."""
+    """The class code the link names (`core.code_from_link`); any other value is refused with a warning
+    that shows it as its own characters."""
     raw = st.query_params.get(CODE_PARAM)
     if raw is None:
         return None
-    code = core.usable_code(raw)
-    if code != raw:
+    code = core.code_from_link(raw)
+    if code is None:
         st.warning(T("url_value_ignored", name=CODE_PARAM, value=literal(raw)))
-        return None
     return code
 
 

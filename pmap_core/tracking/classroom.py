@@ -100,6 +100,14 @@ def usable_code(text: object) -> str | None:
     return code if len(code) >= CODE_MIN_CHARS else None
 
 
+def code_from_link(text: str) -> str | None:
+    """The class code a link names, when the link holds it as a code is typed (only case and width may
+    differ: "CS101" names "cs101"); None for anything the cleaning would change otherwise."""
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    code = usable_code(text)
+    return code if code == folded else None
+
+
 def class_key(code: str) -> str:
     """What runs are searched by: hex digits only, whatever characters the code holds."""
     return hashlib.sha256(code.encode("utf-8")).hexdigest()[:32]

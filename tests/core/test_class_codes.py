@@ -77,3 +77,10 @@ def test_names_lose_invisible_code_points_and_compare_by_their_skeleton():
     assert notes["Bo\u0185"].letters == ("\u0185 U+0185 LATIN SMALL LETTER TONE SIX",)
     assert notes["Bob"] == notes["Bab"] == classroom.NameNote(lookalike=True) and notes["Tim"] == classroom.NameNote()
     assert classroom.class_tags("Bob\u034f", "cs101")["student"] == "Bob"
+
+
+@pytest.mark.parametrize(("linked", "code"), [
+    ("teach-a", "teach-a"), ("TEACH-A", "teach-a"), ("ＴＥＡＣＨ-Ａ", "teach-a"),
+    ("x` ![i](http://127.0.0.1:9/p.png) `", None), ("ab", None), ("teach\u034fa", None)])
+def test_a_link_names_a_class_only_as_a_code_is_typed(linked, code):
+    assert classroom.code_from_link(linked) == code

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 
+import jax
 import pytest
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from labs.ui import teacher
 from pmap_core.concepts import mesh_2d_view, pipeline
+from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, classroom
 from tests.apptest_support import assert_clean, open_lab
 from tests.support import free_port, new_tracking_store
@@ -33,6 +35,14 @@ def store(tmp_path, monkeypatch):
     teacher._client_tries.clear()  # wrong keys of another test's sessions are not this one's
     yield uri
     teacher.forget_controls()
+
+
+def step_question(lang: str) -> str:
+    """STEP as a student reads it here: its number on the sheet and its question."""
+    sheet = next(s for s in worksheets.load_sheets().sheets if s.id == "1_shards")
+    step = sheet.steps[0].at(jax.local_device_count())
+    assert step.id == STEP
+    return f"1. {step.say(step.question, lang)}"
 
 
 def student(name: str, lang: str = "en"):
@@ -107,8 +117,10 @@ def test_the_class_page_shows_first_predictions_against_the_answer_in_both_langu
     for lang, words in (("en", "3 first predictions, 33% within"), ("zh", "共 3 个第一次预测，33% 落在")):
         at = class_page(lang=lang)
         summary = next(f.value for f in at.dataframe if "first_predictions" in f.value.columns)
-        assert summary[["step", "first_predictions", "common_wrong", "common_wrong_count", "answer"]].values.tolist() \
-            == [[STEP, 3, "2", 2, "3"]]
+        assert summary[["first_predictions", "common_wrong", "common_wrong_count", "answer"]].values.tolist() \
+            == [[3, "2", 2, "3"]]
+        (name,) = summary["step"].tolist()  # named by its number and the start of its question, not its id
+        assert name.startswith(step_question(lang)[:40]) and STEP not in name
         assert summary["within_tolerance"].tolist() == pytest.approx([1 / 3])
         assert any(words in c.value for c in at.caption), [c.value for c in at.caption]
         dots, timeline = charts_of(at)

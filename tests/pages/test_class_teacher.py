@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 from labs.ui import class_charts, predicting, teacher
+from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, classroom, predictions
 from tests.apptest_support import assert_clean, open_lab
 from tests.support import new_tracking_store
@@ -172,3 +173,18 @@ def test_the_dot_plot_keeps_its_scale_whatever_one_student_types():
     assert data["value"].tolist() == [3.0, 3.0, 2.0, 4.0, 4.0, 2.0]  # drawn at the edges …
     assert data["place"].tolist() == ["on"] * 4 + ["above", "below"]  # … marked as off the scale
     assert data["prediction"].tolist()[-2:] == ["1e+12", "-1.7e+308"]  # the tooltip's value, as typed
+
+
+def test_steps_are_named_by_their_number_and_question_not_their_id(store):
+    checked(store, "Ada", "1_shards", "pad_count", 2.0, 3.0)
+    at = try_key(open_class(), KEY)
+    assert_clean(at)
+    question = "2. Same batch and devices: how many padding slots are added?"
+    title = next(s.title["en"] for s in worksheets.load_sheets().sheets if s.id == "1_shards")
+    chooser = at.selectbox(key="class_view.prediction_step")
+    assert chooser.options == [f"{title} · {question}"]
+    (hold,) = [s for s in at.selectbox if s.key.startswith("class_view.hold.1_shards.")]
+    assert question in hold.options
+    summary = next(f.value for f in at.dataframe if "first_predictions" in f.value.columns)
+    assert summary[["sheet", "step"]].values.tolist() == [[title, question]]
+    assert not [o for o in [*hold.options, *chooser.options] if "pad_count" in o]
