@@ -218,6 +218,17 @@ class MlflowServer:
             self.process.wait(30)
 
 
+def last_json_line(out: str) -> object:
+    """The last line of a child's output that is a JSON value: JAX may write a line of its own after it
+    (on 0.12, a source location such as `…/demo.py:130:10 (tutorial_batch)` at exit)."""
+    for line in reversed(out.strip().splitlines()):
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError:
+            continue
+    raise AssertionError(f"no JSON line in the child's output:\n{out[-3000:]}")
+
+
 def json_at_device_counts(code: str, device_counts: Iterable[int], *, timeout: float = 300) -> dict[int, object]:
     """Run `code` in one child per device count, all at once, each printing a JSON value as its last
     line; that value per device count. A child that fails fails the caller with its stderr."""
@@ -226,5 +237,5 @@ def json_at_device_counts(code: str, device_counts: Iterable[int], *, timeout: f
     for devices, child in children.items():
         out, err = child.communicate(timeout=timeout)
         assert child.returncode == 0, f"D = {devices}:\n{err[-3000:]}"
-        results[devices] = json.loads(out.strip().splitlines()[-1])
+        results[devices] = last_json_line(out)
     return results

@@ -72,7 +72,7 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
             type_into(page, f"worksheet.{SHEET}.{STEP}.guess", guess)
             page.locator(".st-key-worksheet-check button").click()
             bs.wait_ready(page, rerun=True)
-            page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=60_000)
+            page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=120_000)
         uri = server_uri(server)
         assert len(classroom.read_class(CODE, uri).predictions) == 3
 

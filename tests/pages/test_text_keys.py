@@ -132,6 +132,7 @@ RANGES: dict[tuple[str, str], str | Callable[[], Iterable[str]]] = {
     ("experiments", "scaling.{which}"): "THROUGHPUTS",
     ("experiments", "col.{metric}"): "THROUGHPUTS",
     ("interview", "w.question.{chosen}"): "quiz.question_ids()",
+    ("class_view", "w.question.{question_id}"): "quiz.question_ids()",
     ("interview", "q.{chosen}.text"): "quiz.question_ids()",
     ("interview", "q.{chosen}.explain"): "quiz.question_ids()",
     ("migration", "way.{way.impl}"): "migration.IMPLS",

@@ -80,7 +80,8 @@ def test_the_class_page_shows_every_students_runs_and_results(server, monkeypatc
         assert board["steady_throughput"].tolist() == pytest.approx([run.result.steady_throughput])
     assert leaderboard["steady_throughput"].is_monotonic_decreasing
     # Each student's check is their first prediction at the step, against the answer the server computed.
-    assert first[["step", "first_predictions", "answer"]].values.tolist() == [["pad_per_device", 3, "3"]]
+    assert first[["first_predictions", "answer"]].values.tolist() == [[3, "3"]]
+    assert first["step"].str.startswith("1. A batch of B = 10 samples").tolist() == [True]  # its number and question
     assert sorted(zip(predicted["student"], predicted["prediction"], predicted["first"], strict=True)) == sorted(
         zip(shown_names, ["3", "2", "3"], [True] * 3, strict=True))
 
