@@ -65,6 +65,27 @@ def lab():
     return open_lab
 
 
+def class_store(key: str):
+    """A fixture: a fresh sqlite store as MLFLOW_TRACKING_URI and `key` as the server's teacher key, with
+    no class controls cached and no wrong keys counted from another test, before and after (its value: the URI)."""
+
+    @pytest.fixture
+    def store(tmp_path, monkeypatch):
+        from labs.ui import teacher
+        from tests.support import new_tracking_store
+
+        uri = new_tracking_store(tmp_path / "mlflow.db")
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        monkeypatch.setenv(teacher.TEACHER_KEY_ENV, key)
+        teacher.forget_controls()
+        teacher._client_tries.clear()
+        yield uri
+        teacher.forget_controls()
+        teacher._client_tries.clear()
+
+    return store
+
+
 def heavy_slots(count: int):
     """A fixture: PMAP_LAB_HEAVY_JOBS=`count`, with a fresh heavy-job queue before and after the test."""
 

@@ -17,8 +17,8 @@ from labs.ui import teacher
 from pmap_core.concepts import mesh_2d_view, pipeline
 from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, classroom
-from tests.apptest_support import assert_clean, open_lab
-from tests.support import free_port, new_tracking_store
+from tests.apptest_support import assert_clean, class_store, open_lab
+from tests.support import free_port
 
 KEY = "correct horse battery staple"
 CODE = "pred-class"
@@ -26,15 +26,7 @@ STEP = "pad_per_device"  # sheet 1_shards: b = 3 is right
 GUESS_KEY = f"worksheet.1_shards.{STEP}.guess"
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    uri = new_tracking_store(tmp_path / "mlflow.db")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    monkeypatch.setenv(teacher.TEACHER_KEY_ENV, KEY)
-    teacher.forget_controls()
-    teacher._client_tries.clear()  # wrong keys of another test's sessions are not this one's
-    yield uri
-    teacher.forget_controls()
+store = class_store(KEY)
 
 
 def step_question(lang: str) -> str:

@@ -9,29 +9,18 @@ from __future__ import annotations
 import logging
 
 import pandas as pd
-import pytest
 
 from labs.ui import class_charts, predicting, teacher
 from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, classroom, predictions
-from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
+from tests.apptest_support import assert_clean, class_store, open_lab
 
 KEY = "a teacher key of thirty characters"
 CODE, OTHER = "teach-a", "teach-b"
 WITHHELD_STEP = "pad_per_device"  # sheet 1_shards
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    uri = new_tracking_store(tmp_path / "mlflow.db")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    monkeypatch.setenv(teacher.TEACHER_KEY_ENV, KEY)
-    teacher.forget_controls()
-    teacher._client_tries.clear()
-    yield uri
-    teacher.forget_controls()
-    teacher._client_tries.clear()
+store = class_store(KEY)
 
 
 def checked(uri, student, sheet, step, prediction, answer, code=CODE):

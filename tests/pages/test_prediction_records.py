@@ -13,8 +13,7 @@ import pytest
 from labs.ui import teacher
 from pmap_core.practice import scoring, worksheets
 from pmap_core.tracking import class_controls, classroom
-from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
+from tests.apptest_support import assert_clean, class_store, open_lab
 
 KEY = "correct horse battery staple"
 CODE = "marks-class"
@@ -23,14 +22,7 @@ GUESS_KEY = f"worksheet.1_shards.{STEP}.guess"
 NO_CODE = "No class code: nothing is recorded for a class."
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    uri = new_tracking_store(tmp_path / "mlflow.db")
-    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
-    monkeypatch.setenv(teacher.TEACHER_KEY_ENV, KEY)
-    teacher.forget_controls()
-    yield uri
-    teacher.forget_controls()
+store = class_store(KEY)
 
 
 def worksheet(**query):
