@@ -19,6 +19,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import warnings
 from urllib.parse import parse_qsl, urlsplit
 
 import browser_support as bs
@@ -321,6 +322,7 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
     if _missing:
         pytest.fail(f"CI=true but the proxy test cannot run: {_missing}")
     from mlflow.tracking import MlflowClient
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     from pmap_core.tracking import mlflow_ui_url, run_link
     from pmap_core.tracking.mlflow_backend import Tracker
@@ -361,8 +363,32 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
             viewport=bs.VIEWPORT, ignore_https_errors=True,
             http_credentials={"username": MLFLOW_USER, "password": MLFLOW_PASSWORD})
         page = context.new_page()
+        trouble: list[str] = []  # what the browser met on the way, for the message if the run never shows
+        page.on("console", lambda message: trouble.append(f"console {message.type}: {message.text[:300]}")
+                if message.type in ("error", "warning") else None)
+        page.on("requestfailed", lambda request: trouble.append(f"failed {request.url}: {request.failure}"))
+        page.on("response", lambda reply: trouble.append(f"HTTP {reply.status} {reply.url}")
+                if reply.status >= 400 else None)
         page.goto(link)
-        page.get_by_text("proxied-run").first.wait_for(timeout=180_000)  # the run's page, drawn by MLflow's UI
+
+        def run_drawn() -> str | None:
+            """None once MLflow's UI shows the run; else what the page and the browser showed instead."""
+            try:
+                page.get_by_text("proxied-run").first.wait_for(timeout=90_000)
+                return None
+            except PlaywrightTimeout:
+                shot = bs.save_screenshot(page, "proxy-mlflow-run-missing")
+                body = page.locator("body").inner_text()[:1500]
+                return f"MLflow's UI did not show the run at {page.url} ({shot}). Page text: {body!r}\n" + "\n".join(
+                    trouble[-40:])
+
+        missing = run_drawn()
+        if missing is not None:  # seen once on a loaded CI machine, never here: say what the page showed, then reload
+            warnings.warn(missing, stacklevel=1)
+            trouble.clear()
+            page.reload()
+            missing = run_drawn()
+        assert missing is None, missing
         shot = bs.save_screenshot(page, "proxy-mlflow-run")
         assert urlsplit(page.url).path == "/mlflow/", (page.url, shot)
         assert "workflowType=machine_learning" in page.url, (page.url, shot)
