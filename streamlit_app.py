@@ -30,10 +30,14 @@ except ValueError as error:
 # Before any page compiles: a restarted server reads its programs from the cache (docs/DEPLOY.md).
 pmap_core.configure_compilation_cache(tracking.tracking_uri())
 
+# A session's first run starts the choice at the link's language as a starting value, not through session
+# state, which would undo a choice sent by a page that reconnected to another process (labs.ui.links).
+start = {}
 if LANGUAGE_KEY not in st.session_state:
     requested = st.query_params.get(LANGUAGE_KEY)
-    st.session_state[LANGUAGE_KEY] = requested if requested in LANGUAGES else "en"
-st.sidebar.radio("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key=LANGUAGE_KEY, horizontal=True)
+    start = {"index": list(LANGUAGES).index(requested if requested in LANGUAGES else "en")}
+st.sidebar.radio("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key=LANGUAGE_KEY, horizontal=True,
+                 **start)
 st.query_params[LANGUAGE_KEY] = language()
 
 common = texts("common")

@@ -40,30 +40,43 @@ def link_names(param: str) -> set[str]:
     return {name.strip() for raw in st.query_params.get_all(param) for name in raw.split(",") if name.strip()}
 
 
-def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any,
-                draw: Callable[[str, bool], Any], to_url: Callable[[Any], str] = str, held: Any = None) -> Any:
-    """The setting `name`: drawn with `draw(key, disabled)`, its value kept in the link.
+Draw = Callable[[str, bool, dict[str, Any]], Any]  # (key, disabled, the widget's starting value as keywords)
+
+
+def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any, draw: Draw,
+                start: Callable[[Any], dict[str, Any]], to_url: Callable[[Any], str] = str,
+                held: Any = None) -> Any:
+    """The setting `name`: drawn with `draw(key, disabled, start(value))`, its value kept in the link.
 
     A teacher's link may lock it (`lock=name`: drawn disabled, the link's value) or hide it
     (`hide=name`: not drawn, the link's value); either way an invalid value becomes the default
     with a warning. Each run records the setting for the share panel (`share_panel`).
+
+    A session's first run gives the link's value as the widget's starting value, never through
+    session state: a page that reconnects to another server process (a restart, a failover behind
+    nginx) sends its widgets' values with its first rerun, and a value written to session state
+    would replace the one the visitor just chose.
     """
     key = f"{T.page}.{name}"
     hidden, locked = name in link_names("hide"), name in link_names("lock")
     if held is not None:  # the teacher's hold comes before the link's lock and hide
-        value = draw(key, True)
+        value = draw(key, True, {})
     elif hidden or locked:
         value = _from_url(T, name, parse, default)  # the link decides, whatever this session had
         if locked and not hidden:
             st.session_state[key] = value
-            draw(key, True)
+            draw(key, True, {})
+    elif key in st.session_state:
+        value = draw(key, False, {})
     else:
-        if key not in st.session_state:
-            st.session_state[key] = _from_url(T, name, parse, default)
-        value = draw(key, False)
+        value = draw(key, False, start(_from_url(T, name, parse, default)))
     st.query_params[name] = to_url(value)
     st.session_state.setdefault(SHARED_SETTINGS, {})[name] = to_url(value)
     return value
+
+
+def _start_value(value: Any) -> dict[str, Any]:
+    return {"value": value}
 
 
 def _bounded(kind: type, low: Any, high: Any) -> Callable[[str], Any]:
@@ -82,9 +95,10 @@ def url_int(T: Texts, name: str, default: int, low: int, high: int, *,
     widget = where.slider if slider and low < high else where.number_input  # a slider needs min < max
     return _url_widget(
         T, name, _bounded(int, low, high), min(max(default, low), high),
-        lambda key, disabled: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
-                                     disabled=disabled,
-                                     help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+        lambda key, disabled, start: widget(T(f"w.{name}"), min_value=low, max_value=high, step=step, key=key,
+                                            disabled=disabled, **start,
+                                            help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+        _start_value,
     )
 
 
@@ -93,8 +107,9 @@ def url_float(T: Texts, name: str, default: float, low: float, high: float, *,
     """A float setting in [low, high], typed in a number box."""
     return _url_widget(
         T, name, _bounded(float, low, high), default,
-        lambda key, disabled: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
-                                              format=fmt, key=key, disabled=disabled),
+        lambda key, disabled, start: st.number_input(T(f"w.{name}"), min_value=low, max_value=high, step=step,
+                                                     format=fmt, key=key, disabled=disabled, **start),
+        _start_value,
     )
 
 
@@ -115,7 +130,7 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
             raise ValueError(raw)
         return raw
 
-    def draw(key: str, disabled: bool) -> str:
+    def draw(key: str, disabled: bool, start: dict[str, Any]) -> str:
         # Labels resolved now, in this run's language: a format_func called later (AppTest calls it
         # outside the script) must not fall back to another language.
         shown = dict(labels) if labels is not None else {
@@ -126,13 +141,16 @@ def url_choice(T: Texts, name: str, options: Sequence[str], default: str, *,
 
         if radio:
             return st.radio(T(f"w.{name}"), options, format_func=label, key=key, horizontal=horizontal,
-                            disabled=disabled)
-        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key, disabled=disabled)
+                            disabled=disabled, **start)
+        return st.selectbox(T(f"w.{name}"), options, format_func=label, key=key, disabled=disabled, **start)
+
+    def start(value: str) -> dict[str, Any]:
+        return {"index": options.index(value)}
 
     if held in options:
         st.session_state[key] = held
-        return _url_widget(T, name, parse, default, lambda key, _: draw(key, True), held=held)
-    return _url_widget(T, name, parse, default, draw)
+        return _url_widget(T, name, parse, default, lambda key, *_: draw(key, True, {}), start, held=held)
+    return _url_widget(T, name, parse, default, draw, start)
 
 
 def url_bool(T: Texts, name: str, default: bool) -> bool:
@@ -142,9 +160,10 @@ def url_bool(T: Texts, name: str, default: bool) -> bool:
         return raw == "true"
 
     return _url_widget(T, name, parse, default,
-                       lambda key, disabled: st.toggle(T(f"w.{name}"), key=key, disabled=disabled,
-                                                       help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
-                       to_url=lambda value: "true" if value else "false")
+                       lambda key, disabled, start: st.toggle(
+                           T(f"w.{name}"), key=key, disabled=disabled, **start,
+                           help=T(f"w.{name}.help") if T.has(f"w.{name}.help") else None),
+                       _start_value, to_url=lambda value: "true" if value else "false")
 
 
 def url_devices(T: Texts, default: int) -> int:

@@ -22,6 +22,7 @@ import numpy as np
 
 from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.divergence import check_finite
 from pmap_core.train.program import ParallelProgram
 from pmap_core.validation import LabInputError
 
@@ -127,7 +128,8 @@ class HostResult:
 def train_per_host(config: TrainConfig, size: int,
                    on_step: Callable[[int, float], None] | None = None) -> HostResult:
     """Train `config.steps` steps, one compiled call per step, each process loading only its blocks
-    of each step's global batch (epochs of `size` samples, shuffled per epoch)."""
+    of each step's global batch (epochs of `size` samples, shuffled per epoch). A loss that stops being
+    a finite number raises `Diverged` after the last step, in every process at the same step."""
     config = validate(config)
     check_sizes(size, config.global_batch, config.devices)
     spec = DataSpec.of(config, size)
@@ -150,12 +152,14 @@ def train_per_host(config: TrainConfig, size: int,
         losses.append([float(row[0]) for row in program.local_losses(step_losses)])
         if on_step is not None:
             on_step(step + 1, float(np.mean(losses[-1])))
+    group_losses = group_mean(losses)  # every process gets the same: each stops here, or none does
+    check_finite(config, group_losses)
     host_params, diff = program.final_params(params)
     return HostResult(
         process_index=jax.process_index(), num_processes=jax.process_count(),
         local_devices=tuple(str(d) for d in program.devices if d.process_index == jax.process_index()),
         device_positions=tuple(local_positions(program.devices)), rows=tuple(rows_read),
-        step_times_s=tuple(step_times), load_times_s=tuple(load_times), losses=group_mean(losses),
+        step_times_s=tuple(step_times), load_times_s=tuple(load_times), losses=group_losses,
         params=host_params, compile_time_s=program.compile_s, replicas_identical=diff == 0.0,
     )
 
