@@ -4,7 +4,8 @@ Every process of the group runs `run_per_host` (`python -m pmap_core train --dat
 started by `launch`): it trains on its own devices' rows of each global batch (`loading`), then the
 processes exchange their timings in one collective, and the process that holds a tracker (process 0)
 records the group's run: the loss per step, the median step time, and each process's step and load
-times.
+times. A group whose loss stops being a finite number stops together (`loading.train_per_host`); its run
+keeps the finite losses and the step, and ends FAILED.
 """
 
 from __future__ import annotations
@@ -18,10 +19,11 @@ from typing import Any
 import jax
 import numpy as np
 
-from pmap_core.tracking import NullTracker, RunTracker, runtime_tags
+from pmap_core.tracking import DIVERGED_METRIC, NullTracker, RunTracker, runtime_tags
 from pmap_core.tracking.callback import run_name, run_params
 from pmap_core.train import loading
 from pmap_core.train.config import TrainConfig
+from pmap_core.train.divergence import Diverged
 
 
 def run_per_host(config: TrainConfig, dataset_size: int, tracker: RunTracker,
@@ -32,7 +34,13 @@ def run_per_host(config: TrainConfig, dataset_size: int, tracker: RunTracker,
     count = jax.process_count()
     params = {**run_params(config), "num_processes": count, "dataset_size": dataset_size}
     with tracker.run(f"{run_name(config)}-P{count}", params, runtime_tags("multiprocess")) as run_id:
-        result = loading.train_per_host(config, dataset_size, on_step)
+        try:
+            result = loading.train_per_host(config, dataset_size, on_step)
+        except Diverged as diverged:  # every process stops at the same step; the run ends FAILED
+            if diverged.losses:
+                tracker.log_series(run_id, "loss", diverged.losses)
+            tracker.log_metrics(run_id, {DIVERGED_METRIC: diverged.step})
+            raise
         # A collective over the processes: every one sends its timings, process 0 records them all.
         mine = np.asarray([result.step_times_s, result.load_times_s])
         times = np.asarray(multihost_utils.process_allgather(mine)).reshape(count, 2, -1)

@@ -41,6 +41,7 @@ _LAB_LINE = re.compile(r"^(?:process \d+ |step \d+/\d+ |training |tracking: |err
 MAX_PROCESSES = 4
 MAX_DEVICES_PER_PROCESS = 8
 STOP_GRACE_S = 5.0       # after SIGTERM, how long a process may take to end before SIGKILL
+ERROR_GRACE_S = 5.0      # after one process exits with an error status, how long the others may take to end alone
 PARENT_POLL_S = 1.0
 PARENT_GONE_STATUS = 3  # the exit status of a process whose launcher disappeared
 
@@ -173,6 +174,7 @@ class ProcessGroup:
         self._started = 0.0
         self.dead: int | None = None
         self._killed: int | None = None
+        self._error_seen: float | None = None  # when a process first exited with an error status
         self.timed_out = False
 
     def __enter__(self) -> ProcessGroup:
@@ -237,6 +239,8 @@ class ProcessGroup:
             # The root cause first: the process killed on purpose, then deaths by a signal.
             failed = sorted((i for i, c in enumerate(codes) if c not in (None, 0)),
                             key=lambda i: (i != self._killed, codes[i] > 0))
+            if failed and self._others_may_end_alone(codes, failed):
+                return False
             if failed:
                 self.dead = failed[0]
                 others = [i for i, c in enumerate(codes) if c is None and i != self.dead]
@@ -257,6 +261,17 @@ class ProcessGroup:
         if unstarted and (self.dead is not None or self.timed_out):
             unstarted = False
         return not unstarted and all(c is not None or p is None for p, c in zip(self._procs, codes, strict=True))
+
+    def _others_may_end_alone(self, codes: list[int | None], failed: list[int]) -> bool:
+        """Whether to give the other processes ERROR_GRACE_S to end by themselves: the failed ones exited
+        with a status (an error they reported, such as a loss that stopped being finite, which every
+        process reaches together), none died by a signal, and the grace has not run out."""
+        running = [i for i, code in enumerate(codes) if code is None and self._procs[i] is not None]
+        if not running or self._killed is not None or any(codes[i] < 0 for i in failed):
+            return False
+        if self._error_seen is None:
+            self._error_seen = time.monotonic()
+        return time.monotonic() - self._error_seen < ERROR_GRACE_S
 
     def _stop(self, indices: Sequence[int] | range) -> None:
         """SIGTERM the processes' groups; whatever has not ended after STOP_GRACE_S gets SIGKILL."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import statistics
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,25 +33,13 @@ import numpy as np
 
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, plan_run, steadier_learning_rate, sweep_configs
+from pmap_core.train.config import TrainConfig, plan_run, sweep_configs
+from pmap_core.train.divergence import Diverged, finite_prefix
 from pmap_core.train.footprint import Footprint, measure
 from pmap_core.train.program import ParallelProgram
 from pmap_core.train.programs import compiles_in_this_thread
-from pmap_core.validation import LabInputError
 
 STEADY_REPEATS = 3  # timed calls behind each steady-state median
-
-
-class Diverged(LabInputError):
-    """The loss stopped being a finite number at `step` (1-based): the steps were too large for the model.
-    `losses` are the finite ones before it; the message says which η to try instead."""
-
-    def __init__(self, config: TrainConfig, step: int, losses: Sequence[float]):
-        self.step, self.losses = step, tuple(losses)
-        super().__init__("diverged", "training diverged at step {step} of {steps}: the loss stopped being a finite "
-                         "number; reduce learning_rate ({learning_rate:g} now), e.g. to {suggested:g}",
-                         step=step, steps=config.steps, learning_rate=config.learning_rate,
-                         suggested=steadier_learning_rate(config))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -217,7 +204,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
         carry, chunk_losses = jax.block_until_ready(compiled[n].run(carry, x, y, lr))
         call_times.append(time.perf_counter() - start)
         new = [float(v) for v in first.step_losses(chunk_losses)]
-        finite = next((i for i, v in enumerate(new) if not math.isfinite(v)), len(new))
+        finite = finite_prefix(new)
         losses.extend(new[:finite])  # callbacks never see a loss that is not a number
         if finite:
             for callback in callbacks:

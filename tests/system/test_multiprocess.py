@@ -123,6 +123,29 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(tmp_path):
     assert alive == []
 
 
+def test_a_group_whose_loss_diverges_stops_together_with_the_message(tmp_path):
+    """η = 10 on the linear model overflows within 40 steps: every process ends with the one-process
+    run's message, at the same step, and none waits for another in a collective."""
+    command = [*train_args("jit", steps=40), "--learning-rate=10"]  # the last flag wins
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    with launch.ProcessGroup(command, 2, 2, timeout_s=240, cwd=str(tmp_path), tracking_uri=uri) as group:
+        texts = [line.text for line in group.lines() if line is not None]
+        outcome = group.outcome()
+    # Each ends alone with the error (the launcher waits launch.ERROR_GRACE_S before it stops the others).
+    assert not outcome.timed_out and outcome.returncodes == (2, 2), texts[-20:]
+    assert not any("stopping process" in text for text in texts), texts[-20:]
+    said = [re.search(r"training diverged at step (\d+) of 40", text) for text in texts]
+    steps = {int(found.group(1)) for found in said if found}
+    assert len(steps) == 1 and min(steps) > 1, texts[-20:]
+    assert all("reduce learning_rate (10 now)" in text for text in texts if "training diverged" in text)
+    # Process 0's run: FAILED, with the step and the finite losses before it.
+    client = mlflow.MlflowClient(uri)
+    (run,) = client.search_runs(client.search_experiments()[0].experiment_id)
+    (step,) = steps
+    assert run.info.status == "FAILED" and run.data.metrics["diverged_at_step"] == step
+    assert len(client.get_metric_history(run.info.run_id, "loss")) == step - 1
+
+
 def test_a_batch_the_group_cannot_share_is_refused_before_start(capsys):
     status = cli_main(["launch", "--processes", "2", "--devices-per-process", "4", "train", "--global-batch", "12"])
     assert status == 2
