@@ -7,7 +7,7 @@ from labs.registry import HOME, LABS, script_path
 from labs.ui import server_exit, share
 from labs.ui.first_imports import import_libraries
 from labs.ui.hardware import runtime_sidebar
-from labs.ui.i18n import LANGUAGE_KEY, LANGUAGES, language, texts
+from labs.ui.i18n import LANGUAGE_KEY, language, languages, texts
 from labs.ui.links import start_recording
 from labs.ui.visitor import GuardedPage
 from pmap_core import tracking, versions
@@ -35,8 +35,8 @@ pmap_core.configure_compilation_cache(tracking.tracking_uri())
 start = {}
 if LANGUAGE_KEY not in st.session_state:
     requested = st.query_params.get(LANGUAGE_KEY)
-    start = {"index": list(LANGUAGES).index(requested if requested in LANGUAGES else "en")}
-st.sidebar.radio("Language / 语言", list(LANGUAGES), format_func=LANGUAGES.get, key=LANGUAGE_KEY, horizontal=True,
+    start = {"index": list(languages()).index(requested if requested in languages() else "en")}
+st.sidebar.radio("Language / 语言", list(languages()), format_func=languages().get, key=LANGUAGE_KEY, horizontal=True,
                  **start)
 st.query_params[LANGUAGE_KEY] = language()
 

@@ -285,7 +285,9 @@ def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: 
     session, and the tabs share the browser's cache of Streamlit's scripts, as a returning
     student's browser has it (a context of its own per page costs Chromium, on the server's own
     cores, twice the CPU)."""
-    from labs.texts.common import TEXTS
+    from labs.texts import table as text_table
+
+    TEXTS = text_table("common")
 
     queued_text = TEXTS["queued"]["en"][:40]
     context = browser.new_context(viewport={"width": 1200, "height": 2000})

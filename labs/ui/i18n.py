@@ -1,30 +1,25 @@
-"""Every text a reader sees, in English and 中文, kept apart from the code.
+"""Every text a reader sees, in English and 中文 (and any further locale), kept apart from the code.
 
-Each page has a module `labs/texts/<page>.py` holding `TEXTS = {key: {"en": ..., "zh": ...}}`;
-`labs/texts/common.py` holds what every page shares (sidebar, errors, buttons).
+Each page has a table `labs/texts/<page>.toml` (`[key]` with `en = …` and `zh = …`, read by `labs.texts`);
+`labs/texts/common.toml` holds what every page shares (sidebar, errors, buttons).
 A page asks for its texts with `T = texts("basics")` and reads them as `T("title")`.
 """
 
 from __future__ import annotations
 
-import importlib
-from functools import cache
-
 import streamlit as st
 
-LANGUAGES = {"en": "English", "zh": "中文"}
-DEFAULT_LANGUAGE = "en"
+from labs.texts import FALLBACK, languages, table
+
+__all__ = ["DEFAULT_LANGUAGE", "LANGUAGE_KEY", "Texts", "language", "languages", "texts"]
+
+DEFAULT_LANGUAGE = FALLBACK
 LANGUAGE_KEY = "lang"
 
 
 def language() -> str:
     lang = st.session_state.get(LANGUAGE_KEY, DEFAULT_LANGUAGE)
-    return lang if lang in LANGUAGES else DEFAULT_LANGUAGE
-
-
-@cache
-def _table(page: str) -> dict[str, dict[str, str]]:
-    return importlib.import_module(f"labs.texts.{page}").TEXTS
+    return lang if lang in languages() else DEFAULT_LANGUAGE
 
 
 class Texts:
@@ -34,14 +29,14 @@ class Texts:
         self.page = page
 
     def __call__(self, key: str, **values: object) -> str:
-        entry = _table(self.page).get(key) or _table("common").get(key)
+        entry = table(self.page).get(key) or table("common").get(key)
         if entry is None:
             raise KeyError(f"no text {key!r} for page {self.page!r}")
-        text = entry[language()]
+        text = entry.get(language()) or entry[DEFAULT_LANGUAGE]  # a further locale may leave a key out
         return text.format(**values) if values else text
 
     def has(self, key: str) -> bool:
-        return key in _table(self.page) or key in _table("common")
+        return key in table(self.page) or key in table("common")
 
 
 def texts(page: str) -> Texts:

@@ -3,9 +3,9 @@
 A script's code cells begin at its `# %% key` lines (templates/); the notebook puts the text
 `<lab>.<key>` (or the shared `<key>`) before the cell, in the page's language, with {placeholders}
 filled from the settings the lab ran (`Exported.values`). `<lab>.title` and `<lab>.intro` open it.
-Terms as in labs/texts/glossary.py; tests/system/test_export_notebooks.py checks both languages.
+Terms as in labs/texts/glossary.toml; tests/system/test_export_notebooks.py checks both languages.
 """
-# A CJK character counts twice towards the line length: prose is wrapped where it reads well (as in labs/texts).
+# A CJK character counts twice towards the line length: prose is wrapped where it reads well (as the worksheets do).
 # ruff: noqa: E501
 
 from __future__ import annotations

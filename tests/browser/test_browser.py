@@ -9,7 +9,6 @@ parameter brings the same setting back. Screenshots go to test-artifacts/screens
 
 from __future__ import annotations
 
-import importlib
 import pathlib
 import re
 from urllib.parse import parse_qsl, urlsplit
@@ -18,6 +17,7 @@ import browser_support as bs
 import pytest
 
 from labs.registry import HOME, LABS
+from labs.texts import table as text_table
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
@@ -39,12 +39,12 @@ def page():
 
 
 def _title(script: str, lang: str) -> str:
-    return importlib.import_module(f"labs.texts.{script}").TEXTS["title"][lang]
+    return text_table(script)["title"][lang]
 
 
 def _heading(script: str, lang: str) -> str:
     """The page's own heading: its `heading` text where it has one (home), else its title."""
-    table = importlib.import_module(f"labs.texts.{script}").TEXTS
+    table = text_table(script)
     return table.get("heading", table["title"])[lang]
 
 
@@ -183,7 +183,7 @@ def test_teachers_link_to_collectives(page):
     _assert_no_exception(page, "collectives teacher link")
     assert {"op": "all_gather", "devices": "4"}.items() <= _query(page.url).items(), shot
     assert _shown(*_url_widget(page, "collectives", "devices")) == "4", shot
-    texts = importlib.import_module("labs.texts.collectives").TEXTS
+    texts = text_table("collectives")
     label = texts.get("w.op.all_gather", {}).get("en", "all_gather")
     assert _shown(*_url_widget(page, "collectives", "op")) == label, shot
 
@@ -229,7 +229,7 @@ INJECTED = 'a[href*="127.0.0.1:9"], img[src*="127.0.0.1:9"]'
 
 def _settings_named_in_texts(script: str) -> set[str]:
     """Every name a setting of the lab can keep in the link: a setting is labelled by its `w.<name>` text."""
-    table = importlib.import_module(f"labs.texts.{script}").TEXTS
+    table = text_table(script)
     return {key[2:] for key in table if key.startswith("w.") and "." not in key[2:]}
 
 

@@ -4,11 +4,12 @@ MLflow (the run id shown as text)."""
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import browser_support as bs
 import pytest
+
+from labs.texts import table as text_table
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
@@ -31,7 +32,7 @@ def test_the_page_opens_and_trains_on_one_shape(context, lang):
         bs.open_app_page(page, bs.page_url(bs.shared_server(), "mesh-2d", lang=lang, **SETTINGS))
         shot = bs.save_screenshot(page, f"mesh_2d-{lang}")
         assert not bs.exception_texts(page), shot
-        title = importlib.import_module("labs.texts.mesh_2d").TEXTS["title"][lang]
+        title = text_table("mesh_2d")["title"][lang]
         main = page.locator(bs.MAIN)
         assert main.locator("h1").first.inner_text().strip() == title, shot
         shown = main.inner_text()

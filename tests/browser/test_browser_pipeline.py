@@ -6,16 +6,16 @@ pipelines side by side and the page shows each mesh axis's bytes and the scaling
 
 from __future__ import annotations
 
-import importlib
-
 import browser_support as bs
 import pytest
+
+from labs.texts import table as text_table
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
     pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
 
-TEXTS = importlib.import_module("labs.texts.pipeline").TEXTS
+TEXTS = text_table("pipeline")
 MEASURE = ".st-key-pipeline-measure button"
 GUESS = ".st-key-pipeline-guess"
 SETTINGS = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16}

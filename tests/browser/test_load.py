@@ -64,7 +64,9 @@ def test_sessions_waiting_for_the_heavy_slot_say_queued(browser):
     lab = next((lab for lab in bs.heavy_labs() if lab.script == "training"), None)
     if lab is None or 'type="primary"' not in (bs.ROOT / script_path(lab)).read_text():
         pytest.skip("no training lab with a primary button yet")
-    from labs.texts.common import TEXTS
+    from labs.texts import table as text_table
+
+    TEXTS = text_table("common")
 
     server = bs.shared_server()
     context = browser.new_context()  # three tabs: three Streamlit sessions

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core import LabInputError
 from pmap_core.concepts.collectives import OPS, compiled_collective, reference, ring_pairs, run_collective
 
@@ -73,7 +74,6 @@ def test_untiled_psum_scatter_is_not_reshaped_its_requirement_and_jax_error_are_
 
 def test_global_norm_clipping_uses_a_psum_of_squares_not_pmax():
     """What the psum and pmax texts say, checked: ‖g‖ = √psum(‖g_d‖²); pmax of the norms is not the norm."""
-    import importlib
 
     import jax
     import jax.numpy as jnp
@@ -88,7 +88,7 @@ def test_global_norm_clipping_uses_a_psum_of_squares_not_pmax():
     norms = jax.pmap(norms, axis_name=DATA_AXIS, devices=jax.devices()[:4])(shards)
     np.testing.assert_allclose(norms[0], np.linalg.norm(shards), rtol=1e-5)
     assert np.all(norms[1] < 0.9 * np.linalg.norm(shards))
-    texts = importlib.import_module("labs.texts.collectives").TEXTS
+    texts = text_table("collectives")
     assert "clipping" not in texts["use.pmax"]["en"].split("Not for clipping")[0]
     assert "`psum`" in texts["use.pmax"]["en"] and "clipping" in texts["use.psum"]["en"]
     assert "multi-process" in texts["use.pmin"]["en"] and "多进程" in texts["use.pmin"]["zh"]

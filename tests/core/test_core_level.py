@@ -87,7 +87,7 @@ def test_the_check_sees_each_way_into_another_level(source):
 @pytest.mark.parametrize("source", [
     "import numpy as np\nfrom pmap_core.train import loop",
     "from tests.support import ROOT, new_tracking_store",
-    "from labs.texts.glossary import GLOSSARY",
+    "from labs.texts import GLOSSARY",
     "from labs import texts",
     "importlib.import_module('labs.texts.mistakes')",
     "from tests.core.test_quiz import REFERENCES",

@@ -120,7 +120,9 @@ def _as_pmap_would_run(devices, rows):
 def test_broken_batch_sentence_states_what_ran_for_every_device_count_1_to_64(lang):
     import re
 
-    from labs.texts.demo import TEXTS
+    from labs.texts import table as text_table
+
+    TEXTS = text_table("demo")
 
     for devices in range(1, 65):
         note, values = demo.broken_note("batch", devices, _as_pmap_would_run(devices, demo.TUTORIAL_ROWS))

@@ -4,16 +4,16 @@ a text in both languages for every refusal a page can show."""
 from __future__ import annotations
 
 import ast
-import importlib
 import math
 import pathlib
-import pkgutil
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pmap_core
+from labs.texts import pages as text_pages
+from labs.texts import table as text_table
 from pmap_core import validation
 from pmap_core.validation import LabInputError
 
@@ -87,10 +87,8 @@ def test_every_refusal_has_a_text_in_both_languages():
             if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LabInputError"
                     and node.args and isinstance(node.args[0], ast.Constant)):
                 codes.add(node.args[0].value)
-    texts_dir = pathlib.Path(pmap_core.__file__).parent.parent / "labs" / "texts"
     defined = set()
-    for module in pkgutil.iter_modules([str(texts_dir)]):
-        table = getattr(importlib.import_module(f"labs.texts.{module.name}"), "TEXTS", {})  # glossary: terms only
-        defined |= {k[len("error."):] for k in table if k.startswith("error.")}
+    for page in text_pages():
+        defined |= {k[len("error."):] for k in text_table(page) if k.startswith("error.")}
     assert codes, "found no LabInputError in pmap_core"
     assert not codes - defined, f"error codes without an error.<code> text: {sorted(codes - defined)}"

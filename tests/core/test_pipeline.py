@@ -252,7 +252,9 @@ def test_what_the_pipeline_cannot_run_is_refused(settings, code):
 
 
 def test_every_new_refusal_has_a_text_in_both_languages():
-    from labs.texts.common import TEXTS
+    from labs.texts import table as text_table
+
+    TEXTS = text_table("common")
 
     for code in ("unknown_schedule", "layers_need_replicated", "stages_need_pipeline", "pipeline_needs_mlp_sgd",
                  "pipeline_devices", "layers_not_divisible", "microbatches_not_divisible"):

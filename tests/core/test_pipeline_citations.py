@@ -7,7 +7,7 @@ import pathlib
 import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCES = [*(ROOT / "labs" / "texts").glob("*.py"), *(ROOT / "worksheets").glob("*.toml"),
+SOURCES = [*(ROOT / "labs" / "texts").glob("*.toml"), *(ROOT / "worksheets").glob("*.toml"),
            *(ROOT / "pmap_core").rglob("*.py"), ROOT / "README.md"]
 
 

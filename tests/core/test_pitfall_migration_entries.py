@@ -5,13 +5,13 @@ fix's result agrees with a reference computed here with NumPy or the shape rules
 """
 
 import functools
-import importlib
 import inspect
 
 import jax
 import numpy as np
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core.practice import pitfalls
 from pmap_core.practice.pitfalls import entries, migration
 
@@ -28,7 +28,7 @@ def run(pitfall_id):
 def test_the_migration_entries_are_registered_once_with_texts_in_both_languages():
     ids = pitfalls.pitfall_ids()
     assert set(MIGRATION) <= set(ids) and len(ids) == len(set(ids))
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     for pitfall_id in MIGRATION:
         assert pitfalls.get_pitfall(pitfall_id).kind == pitfalls.RAISES
         for part in ("what", "why", "fix"):
@@ -85,7 +85,7 @@ def test_the_two_mesh_constructors_give_other_axis_types_and_the_same_call_runs_
     for key in ("output_over_Mesh", "output_over_make_mesh_auto"):
         np.testing.assert_array_equal(fix[key], np.arange(2.0 * N) * 2, err_msg=key)
     # A lesson of its own: the in_specs entry's mistake uses make_mesh too, but never shows Mesh(...).
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     assert "jax.sharding.Mesh" not in " ".join(table[f"entry.shard_map_in_specs.{p}"]["en"] for p in ("what", "why"))
     assert "jax.sharding.Mesh(" in table["entry.mesh_constructors.what"]["en"]
     assert "Mesh(" not in inspect.getsource(migration.in_specs_mistake)
@@ -119,7 +119,7 @@ def test_device_put_sharded_fix_puts_piece_d_on_device_d():
     fix = run("device_put_sharded").fix.values
     assert fix["shape"] == (N, 2) and fix["type"] == f"float32[{N}@data,2]"
     assert fix["device_d_holds_piece_d"] is True
-    texts = importlib.import_module("labs.texts.mistakes").TEXTS
+    texts = text_table("mistakes")
     # device_put_replicated's text does not speak for device_put_sharded: this entry does, checked here.
     assert "same holds" not in texts["entry.device_put_replicated.why"]["en"]
 
@@ -146,7 +146,7 @@ def test_index_output_finds_the_collective_that_moves_row_0_to_every_device():
 
 
 def test_entries_that_need_two_devices_have_their_one_device_text():
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     assert set(pitfalls.pitfall_ids()) >= entries.NEEDS_TWO_DEVICES
     for pitfall_id in entries.NEEDS_TWO_DEVICES:
         key = f"entry.{pitfall_id}.one_device"

@@ -1,7 +1,6 @@
 """Every common mistake behaves on the installed JAX as the lab says, checked against references."""
 
 import functools
-import importlib
 import threading
 import time
 import warnings
@@ -10,6 +9,7 @@ import jax
 import numpy as np
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core import LabInputError
 from pmap_core.practice import pitfalls
 from pmap_core.practice.pitfalls import runtime as pitfalls_runtime
@@ -30,7 +30,7 @@ def test_there_are_at_least_twelve_entries_of_every_kind():
 
 
 def test_every_entry_has_its_texts_in_both_languages():
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     for pitfall_id in pitfalls.pitfall_ids():
         for key in (f"w.entry.{pitfall_id}", f"entry.{pitfall_id}.what", f"entry.{pitfall_id}.why",
                     f"entry.{pitfall_id}.fix"):
@@ -166,7 +166,7 @@ def test_leading_axis_at_most_the_device_count_runs_on_that_many_devices_and_lon
     mistake, fix = run("leading_axis").mistake, run("leading_axis").fix.values
     assert mistake.error_type == "ValueError" and "squeeze" in mistake.error_message  # 2N rows on N devices
     assert fix["short_axis_rows"] == max(N // 2, 1) == fix["short_axis_ran_on_devices"]  # shown live, not typed
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     texts = " ".join(table[k][lang] for k in table if k.endswith(("leading_axis", "leading_axis.why",
                                                                    "indivisible.why", "indivisible.fix"))
                      for lang in ("en", "zh"))
@@ -179,5 +179,5 @@ def test_shard_map_trap_fix_includes_the_idiomatic_grad_outside_shard_map():
     reference = np.mean(2 * (0.5 * x - (3 * x + 1)) * x)  # NumPy: d/dw of mean((w x - y)^2) at w = 0.5
     fix = run("shard_map_trap").fix.values
     np.testing.assert_allclose(fix["grad_outside_shard_map"], reference, rtol=1e-5)
-    assert "grad_outside_shard_map" in importlib.import_module("labs.texts.mistakes").TEXTS[
+    assert "grad_outside_shard_map" in text_table("mistakes")[
         "entry.shard_map_trap.fix"]["en"]

@@ -1,11 +1,11 @@
 """Every interview answer comes from running its code, and agrees with an independent reference."""
 
-import importlib
 
 import jax
 import numpy as np
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core import LabInputError
 from pmap_core.practice.quiz import registry as quiz
 
@@ -32,7 +32,7 @@ REFERENCES = {
 
 def test_at_least_twelve_questions_with_texts_in_both_languages():
     assert len(quiz.QUESTIONS) >= 12
-    table = importlib.import_module("labs.texts.interview").TEXTS
+    table = text_table("interview")
     for question_id in quiz.question_ids():
         for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
             assert table[key]["en"] and table[key]["zh"], key
@@ -74,7 +74,7 @@ def test_bad_predictions_and_questions_are_input_errors():
 def test_question_texts_ask_about_a_device_that_exists_for_every_device_count():
     import re
 
-    table = importlib.import_module("labs.texts.interview").TEXTS
+    table = text_table("interview")
     for devices in range(1, 65):
         for lang in ("en", "zh"):
             for question_id in quiz.question_ids():

@@ -4,11 +4,11 @@ by PipeDream-Flush's rule (P − s + 1 on stage s, at most M), and the measured 
 fewer micro-batches. `references(n)` gives them for any device count; tests/system/test_quiz_pipeline_devices.py
 checks them at other counts."""
 
-import importlib
 
 import jax
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core.practice.quiz import pipeline as quiz_pipeline
 from pmap_core.practice.quiz import registry as quiz
 
@@ -35,7 +35,7 @@ def test_every_pipeline_question_has_a_reference_and_texts_in_both_languages():
     assert {q.id for q in quiz_pipeline.QUESTIONS} == set(REFERENCES)
     assert len(quiz_pipeline.QUESTIONS) >= 4
     assert set(REFERENCES) <= set(quiz.question_ids())
-    table = importlib.import_module("labs.texts.interview").TEXTS
+    table = text_table("interview")
     for question_id in REFERENCES:
         for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
             assert table[key]["en"] and table[key]["zh"], key

@@ -11,7 +11,7 @@ import string
 
 import pytest
 
-from labs.texts.glossary import GLOSSARY
+from labs.texts import GLOSSARY
 from pmap_core import LabInputError
 from pmap_core.practice import worksheets
 from pmap_core.train.config import TrainConfig

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from labs.texts.common import TEXTS
+from labs.texts import table as text_table
+
+TEXTS = text_table("common")
 
 LABELS = {lang: [TEXTS["export.button"][lang], TEXTS["export.notebook"][lang]] for lang in ("en", "zh")}
 

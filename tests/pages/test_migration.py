@@ -4,12 +4,11 @@ fall back with a warning."""
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from labs.texts import table as text_table
 from pmap_core.concepts import migration
 from pmap_core.train import models
 from tests.apptest_support import assert_clean, open_lab
@@ -89,7 +88,7 @@ def test_the_trap_the_page_states_is_run_beside_it(devices, lang):
     at = open_lab("migration", devices=devices, lang=lang)
     assert_clean(at)
     trap = migration.run_three_ways(devices, 2).trap
-    texts = importlib.import_module("labs.texts.migration").TEXTS
+    texts = text_table("migration")
     if devices > 1:
         shown = [s.value for s in at.success]
         assert texts["trap.shows"][lang].format(factor=trap.factor, devices=devices) in shown

@@ -4,16 +4,15 @@ JAX's messages as plain text, and no exception."""
 
 from __future__ import annotations
 
-import importlib
-
 import jax
 import numpy as np
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core.concepts import migration_steps
 from tests.apptest_support import assert_clean, open_lab
 
-TEXTS = importlib.import_module("labs.texts.migration").TEXTS
+TEXTS = text_table("migration")
 
 
 @pytest.mark.parametrize(("devices", "lang"), [(1, "en"), (1, "zh"), (3, "en"), (3, "zh")])

@@ -15,12 +15,14 @@ import pytest
 from conftest import assert_clean, open_lab
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
-from labs.texts.pipeline import TEXTS
+from labs.texts import table as text_table
 from pmap_core.concepts import pipeline
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train import programs
 from pmap_core.train.footprint import compiled_memory, peak_bytes
+
+TEXTS = text_table("pipeline")
 
 SMALL = {"devices": 2, "microbatches": 4, "rows": 4, "hidden": 16, "schedule": "1f1b"}
 

@@ -191,7 +191,9 @@ def test_a_queued_session_sees_how_many_are_ahead_of_it(one_slot, monkeypatch):
 
 
 def test_the_queued_text_has_the_same_numbers_in_both_languages():
-    from labs.texts.common import TEXTS
+    from labs.texts import table as text_table
+
+    TEXTS = text_table("common")
 
     for text in TEXTS["queued"].values():
         shown = text.format(ahead=3, running=5, slots=7)

@@ -4,7 +4,6 @@ References come from the rules (which collective a sharding needs, what a shard_
 NumPy, or from counting bytes by hand (the MLP's parameters and loss), never from the question's code.
 """
 
-import importlib
 
 import jax
 import jax.numpy as jnp
@@ -13,6 +12,7 @@ import pytest
 from jax.sharding import AxisType, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from labs.texts import table as text_table
 from pmap_core import hlo
 from pmap_core.practice.quiz import modern
 from pmap_core.practice.quiz import registry as quiz
@@ -37,7 +37,7 @@ REFERENCES = {
 
 def test_at_least_five_modern_questions_registered_with_texts():
     assert set(MODERN) <= set(quiz.question_ids()) and len(MODERN) >= 5
-    table = importlib.import_module("labs.texts.interview").TEXTS
+    table = text_table("interview")
     for question_id in MODERN:
         assert quiz.get_question(question_id).program.__module__ == modern.__name__
         for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):

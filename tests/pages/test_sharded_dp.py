@@ -19,14 +19,14 @@ from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from streamlit.testing.v1 import AppTest
 
-from labs.texts.common import TEXTS as COMMON_TEXTS
-from labs.texts.interview_zero import TEXTS as QUIZ_TEXTS
-from labs.texts.sharded_dp import TEXTS as PAGE_TEXTS
+from labs.texts import table as text_table
 from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
 from pmap_core.practice.quiz import registry as quiz
 from pmap_core.practice.quiz import zero as quiz_zero
 from tests.apptest_support import give_prediction
+
+COMMON_TEXTS, QUIZ_TEXTS, PAGE_TEXTS = text_table("common"), text_table("interview"), text_table("sharded_dp")
 
 TINY = {"devices": 2, "batch": 16, "steps": 4, "hidden": 8, "features": 4, "accum": 2, "measure_max": 2,
         "compare": "true", "strategy": "zero3"}

@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from labs.registry import HOME, LABS, script_path
-from labs.ui.i18n import LANGUAGES
+from labs.texts import BASE_LANGUAGES
+from labs.texts import pages as text_pages
+from labs.texts import table as text_table
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = {
@@ -389,7 +391,7 @@ def keys_of(use: Use) -> tuple[list[str], re.Pattern | None]:
 
 
 def table(name: str) -> dict[str, dict[str, str]]:
-    return importlib.import_module(f"labs.texts.{name}").TEXTS
+    return text_table(name)
 
 
 # --- the tests -----------------------------------------------------------------------------------------
@@ -425,18 +427,16 @@ def test_every_key_a_page_asks_for_is_there_in_both_languages():
         for page in [] if use.optional else tables_of(use):
             for key in keys_of(use)[0]:
                 entry = table(page).get(key) or table(COMMON).get(key)
-                if entry is None or not all((entry.get(lang) or "").strip() for lang in LANGUAGES):
+                if entry is None or not all((entry.get(lang) or "").strip() for lang in BASE_LANGUAGES):
                     missing.append(f"{page}: {key} (asked for in {use.module})")
     assert not missing, missing
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in TEXTS_DIR.glob("*.py") if p.stem != "__init__"))
+@pytest.mark.parametrize("name", text_pages())
 def test_every_key_in_the_texts_is_asked_for(name):
     """A page's table: what that page asks for, itself or through a helper. The common table: what
-    any page or helper asks for. Another module of `labs/texts` is a part of a page's table."""
-    module = importlib.import_module(f"labs.texts.{name}")
-    if not hasattr(module, "TEXTS"):
-        pytest.skip(f"labs/texts/{name}.py holds no texts")  # the glossary: the terms the texts are checked against
+    any page or helper asks for."""
+    entries = text_table(name)
     by_table: dict[str, list[Use]] = {}
     for use in USES:
         for page in tables_of(use):
@@ -444,10 +444,10 @@ def test_every_key_in_the_texts_is_asked_for(name):
     if name == COMMON:
         uses = USES
     else:
-        pages = [name] if name in by_table else [page for page in by_table if set(module.TEXTS) <= set(table(page))]
-        assert pages, f"labs/texts/{name}.py is read by no page"
+        pages = [name] if name in by_table else []
+        assert pages, f"labs/texts/{name}.toml is read by no page"
         uses = [use for page in pages for use in by_table[page]]
     asked = {key for use in uses for key in keys_of(use)[0]}
     patterns = [pattern for use in uses if (pattern := keys_of(use)[1]) is not None]
-    unused = sorted(key for key in module.TEXTS if key not in asked and not any(p.fullmatch(key) for p in patterns))
-    assert not unused, f"labs/texts/{name}.py: keys nothing asks for: {unused}"
+    unused = sorted(key for key in entries if key not in asked and not any(p.fullmatch(key) for p in patterns))
+    assert not unused, f"labs/texts/{name}.toml: keys nothing asks for: {unused}"

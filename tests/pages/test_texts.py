@@ -2,27 +2,26 @@
 
 What a reader sees in one language must say what the other says: same {placeholders} (else a page
 raises or shows a raw brace), same `code spans` (code and JAX's verbatim messages are not translated),
-no Chinese in English texts, and the glossary's term for each concept (labs/texts/glossary.py).
+no Chinese in English texts, and the glossary's term for each concept (labs/texts/glossary.toml).
 """
 
-import importlib
-import pathlib
 import re
 import string
 
 import pytest
 
-from labs.texts.glossary import GLOSSARY
+from labs.texts import GLOSSARY
+from labs.texts import pages as text_pages
+from labs.texts import table as text_table
 
-TEXTS_DIR = pathlib.Path(__file__).resolve().parents[2] / "labs" / "texts"
-MODULES = sorted(p.stem for p in TEXTS_DIR.glob("*.py") if p.stem != "__init__")
+MODULES = text_pages()
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 CODE_SPAN = re.compile(r"`([^`]+)`")
 
 
 def all_texts():
     for module in MODULES:
-        for key, entry in getattr(importlib.import_module(f"labs.texts.{module}"), "TEXTS", {}).items():
+        for key, entry in text_table(module).items():
             yield module, key, entry
 
 
@@ -31,7 +30,7 @@ def placeholders(text: str) -> set[str]:
 
 
 def test_every_texts_module_is_found():
-    assert {"common", "demo", "mistakes_entries", "interview_questions", "glossary"} <= set(MODULES)
+    assert {"common", "demo", "mistakes", "interview", "worksheet"} <= set(MODULES) and "glossary" not in MODULES
 
 
 def test_every_key_has_both_languages_and_nothing_else():

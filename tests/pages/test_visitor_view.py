@@ -4,7 +4,6 @@ store's path as literal text. (The lab's experiment in MLflow's view: tests/core
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import re
@@ -15,11 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
-import labs.texts.home
-from labs.texts.common import TEXTS as COMMON
+from labs.texts import table as text_table
 from labs.ui.visitor import LITERAL_MAX_CHARS, literal
 from tests.apptest_support import open_lab
 from tests.tracked_runs import store_with_runs
+
+COMMON = text_table("common")
 
 POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=x> `"
 
@@ -89,7 +89,7 @@ def test_the_unexpected_error_text_has_an_error_id_and_no_detail():
 @pytest.fixture
 def missing_home_text(monkeypatch):
     """A fault outside any `guard`: the home page asks for a text that is not there."""
-    monkeypatch.delitem(labs.texts.home.TEXTS, "intro")
+    monkeypatch.delitem(text_table("home"), "intro")  # the cached table every page reads
 
 
 def test_an_error_outside_guard_shows_an_error_id_and_logs_the_traceback(missing_home_text, caplog):
@@ -149,6 +149,6 @@ def test_a_fallback_store_reaches_markdown_only_as_a_code_span(page, lang):
     (warning,) = at.warning
     spans, outside = code_spans(warning.value)
     assert spans == [POISON], warning.value
-    template = importlib.import_module(f"labs.texts.{page}").TEXTS["tracking.fell_back"][lang]
+    template = text_table(page)["tracking.fell_back"][lang]
     assert outside == template.replace("{store}", ""), warning.value
     assert at.code[0].value.startswith("0123abcd\n"), at.code[0].value

@@ -9,10 +9,12 @@ import pathlib
 import pytest
 
 from labs.registry import LABS, script_path
-from labs.texts.worksheet import TEXTS
+from labs.texts import table as text_table
 from pmap_core.tracking.callback import TrackedSweep
 from tests.apptest_support import assert_clean, open_lab
 from tests.core.test_worksheet_sheets import SHEETS, STEPS, answers, tiny_sweep_result, wrong_prediction
+
+TEXTS = text_table("worksheet")
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 

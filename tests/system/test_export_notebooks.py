@@ -17,7 +17,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from labs.texts.glossary import GLOSSARY
+from labs.texts import GLOSSARY
 from pmap_core import export
 from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration

@@ -2,10 +2,10 @@
 count is fixed per process): every claim holds with 1, 2 and 3 devices, exactly the entries that need two
 devices differ at one, and the page at one device says which."""
 
-import importlib
 
 import pytest
 
+from labs.texts import table as text_table
 from pmap_core.practice import pitfalls
 
 # One process per count (fixed per process), all at once.
@@ -84,7 +84,7 @@ def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_
     done = run_python(child, devices=1, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
-    table = importlib.import_module("labs.texts.mistakes").TEXTS
+    table = text_table("mistakes")
     from pmap_core.practice.pitfalls import entries
 
     for entry in sorted(entries.NEEDS_TWO_DEVICES):
