@@ -21,10 +21,9 @@ from typing import Any
 import jax
 
 from pmap_core.tracking import DIVERGED_METRIC, FINISHED, RunTracker, redact_uri, runtime_tags, status_after
-from pmap_core.train import pipeline
+from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
-from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
 
 log = logging.getLogger(__name__)
 
@@ -42,15 +41,13 @@ def scaling_metrics(scaling_ratio: float, efficiency: float, hardware_ceiling: f
 
 
 def result_metrics(result: TrainResult) -> dict[str, float]:
-    """The figures of one run, under the names MLflow, the CLI's JSON and README use."""
+    """The figures of one run, under the names MLflow, the CLI's JSON and README use (with those its
+    program adds: `programs.extras`)."""
     metrics = {"throughput": result.throughput, "steady_throughput": result.steady_throughput,
                "step_time_s": result.step_time_s, "steady_step_time_s": result.steady_step_time_s,
                "compile_time_s": result.compile_time_s, "wall_time_s": result.wall_time_s,
                "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff, **result.memory}
-    if result.config.impl == PIPELINE_IMPL:
-        config = result.config
-        metrics["bubble_fraction"] = pipeline.schedule_bubble(config.pipeline_stages, config.microbatches,
-                                                              config.schedule)
+    metrics.update(programs.extras(result.config.impl).metrics(result.config))
     if result.scaling is not None:
         s = result.scaling
         metrics.update(scaling_metrics(s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput))
@@ -70,14 +67,12 @@ _PLAIN = TrainConfig()
 
 
 def setup_name(config: TrainConfig) -> str:
-    """The settings a run's name shows after its model and implementation: "adam-zero2", "4x2" (a tensor
-    run's data × model mesh), "P4-M8-1f1b" (a pipeline's stages, micro-batches and schedule), or ""."""
+    """The settings a run's name shows after its model and implementation: "adam-zero2", then the labels
+    its program adds (`programs.extras`: "4x2" for a data × model mesh, "P4-M8-1f1b" for stages,
+    micro-batches and a schedule), or ""."""
     parts = [label(getattr(config, field)) for field, label in _NAMED_SETTINGS
              if getattr(config, field) != getattr(_PLAIN, field)]
-    if config.impl == TENSOR_IMPL:
-        parts.append(f"{config.mesh_data}x{config.mesh_model}")
-    if config.impl == PIPELINE_IMPL:
-        parts += [f"P{config.pipeline_stages}", f"M{config.microbatches}", config.schedule]
+    parts += programs.extras(config.impl).setup(config)
     return "-".join(parts)
 
 
@@ -98,8 +93,18 @@ def sweep_name(config: TrainConfig, runs: Sequence[TrainConfig]) -> str:
 
 
 def is_mesh_sweep(runs: Sequence[TrainConfig]) -> bool:
-    """A sweep of the data × model shapes of one D (`concepts.mesh_2d.sweep_meshes`), not of D."""
-    return bool(runs) and all(run.impl == TENSOR_IMPL and run.devices == runs[0].devices for run in runs)
+    """A sweep of the data × model shapes of one D (`concepts.mesh_2d.sweep_meshes`), not of D: every run's
+    program runs on a data × model mesh (`programs.extras(impl).mesh`)."""
+    return bool(runs) and all(programs.extras(run.impl).mesh is not None and run.devices == runs[0].devices
+                              for run in runs)
+
+
+def mesh_of(config: TrainConfig) -> tuple[str, int]:
+    """A run's data × model mesh in a sweep of meshes: its label ("4x2") and the model axis's size."""
+    mesh = programs.extras(config.impl).mesh
+    if mesh is None:
+        raise ValueError(f"impl {config.impl!r} runs on no data × model mesh")
+    return mesh(config)
 
 
 # A sweep's parent is no training run: it draws its children's figures as curves, under names of its own
@@ -182,7 +187,7 @@ class TrackingCallback(Callback):
                   "device_counts": ",".join(str(d) for d in dict.fromkeys(run.devices for run in runs))}
         tags = {**self.tags, "sweep": "true"}
         if self._mesh_sweep:
-            params["meshes"] = ",".join(f"{run.mesh_data}x{run.mesh_model}" for run in runs)
+            params["meshes"] = ",".join(mesh_of(run)[0] for run in runs)
             tags["sweep_over"] = "meshes"
         with self._writing():
             self._parent = self._start(sweep_name(config, runs), params, tags)
@@ -218,7 +223,7 @@ class TrackingCallback(Callback):
             figures = {**result_metrics(point.result), **point_metrics(point)}
             if self._mesh_sweep:
                 curves = {f"{BY_MODEL_AXIS}{name}": figures[name] for name in MESH_CURVES if name in figures}
-                self.tracker.log_metrics(self._open[-1], curves, step=point.result.config.mesh_model)
+                self.tracker.log_metrics(self._open[-1], curves, step=mesh_of(point.result.config)[1])
                 return
             impl = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""
             curves = {f"{BY_DEVICES}{impl}{name}": figures[name] for name in SWEEP_CURVES}
