@@ -32,8 +32,8 @@ import time
 from streamlit.testing.v1 import AppTest
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
+from harness import browser as bs
 from labs.registry import HOME, LABS
-from tests import browser_support as bs
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 APP = os.path.join(ROOT, "streamlit_app.py")

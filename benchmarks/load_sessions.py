@@ -28,8 +28,9 @@ import sys
 import time
 
 from benchmarks.bench_pages import SETTLED, STATE_RECORDER, change_first_setting, rerun_end
+from harness import browser as bs
+from harness.protocol import percentile
 from labs.registry import HOME, LABS
-from tests import browser_support as bs
 
 CONCEPT_LABS = ("basics", "device_mapping", "collectives")
 TRAIN_BUTTON = ".st-key-training-train button"
@@ -232,14 +233,6 @@ def cpu_share(level: dict) -> str:
     return f"{level['server_cpu_s'] / (level['wall_s'] * len(os.sched_getaffinity(0))):.0%}"
 
 
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    if len(values) == 1:
-        return values[0]
-    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
-
-
 def per_added_session(levels: list[dict]) -> float | None:
     """MiB of peak RSS per added session: the least-squares slope of peak RSS against N."""
     if len(levels) < 2:
@@ -346,7 +339,7 @@ def print_table(levels: list[dict], soaked: dict | None, load: tuple) -> None:
 
 
 def heavy_labs_run(sessions: int, heavy_jobs: int | None, as_json: bool) -> int:
-    """N sessions on the heavy labs pressing their primary button at once (tests.browser_support.run_sessions)."""
+    """N sessions on the heavy labs pressing their primary button at once (harness.browser.run_sessions)."""
     env = {"PMAP_LAB_HEAVY_JOBS": str(heavy_jobs)} if heavy_jobs else {}
     with bs.server_and_browser(env) as (server, browser):
         report = bs.run_sessions(server, browser, bs.heavy_labs(), sessions)

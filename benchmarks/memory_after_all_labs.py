@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tests import browser_support as bs
+from harness import browser as bs
 
 BUDGET_BYTES = 1.5e9
 

@@ -14,7 +14,7 @@ import pytest
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 
-from tests.support import ROOT
+from harness.processes import ROOT
 
 # A new AppTest's first run scans the metadata of every installed distribution for Streamlit
 # components: about 1 s of CPU here, for each of the suite's hundreds of AppTests. What is
@@ -71,8 +71,8 @@ def class_store(key: str):
 
     @pytest.fixture
     def store(tmp_path, monkeypatch):
+        from harness.processes import new_tracking_store
         from labs.ui import teacher
-        from tests.support import new_tracking_store
 
         uri = new_tracking_store(tmp_path / "mlflow.db")
         monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)

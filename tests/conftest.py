@@ -13,7 +13,7 @@ import pathlib
 import shutil
 import tempfile
 
-from tests.support import CACHE, new_tracking_store
+from harness.processes import CACHE, new_tracking_store
 
 SESSION_DIR = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-tests-"))
 SESSION_TRACKING_URI = new_tracking_store(SESSION_DIR / "mlflow.db")
@@ -61,7 +61,7 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture
 def tracked_runs(tmp_path, monkeypatch):
     """MLFLOW_TRACKING_URI names a store holding a few real runs (see tests/tracked_runs.py); returns its URI."""
-    from tests.tracked_runs import store_with_runs
+    from harness.tracked_runs import store_with_runs
 
     uri = store_with_runs(tmp_path / "mlflow.db")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)

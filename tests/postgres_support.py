@@ -23,7 +23,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 
-from tests.support import free_port, run_python
+from harness.processes import free_port, run_python
 
 # Debian installs each major version's programs in /usr/lib/postgresql/<version>/bin, outside PATH.
 PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"

@@ -13,9 +13,9 @@ import pathlib
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-import browser_support as bs
 import pytest
 
+from harness import browser as bs
 from labs.registry import HOME, LABS
 from labs.texts import table as text_table
 

@@ -5,9 +5,9 @@ teacher holds the class at the next step, the students' open pages move there by
 the teacher withholds, students who look at the answer first — in a tab with no class code, or after
 clearing the code — and then predict it with the code never make an unmarked first, right prediction."""
 
-import browser_support as bs  # the module the other browser tests share: one Playwright per process
 import pytest
 
+from harness import browser as bs  # the module the other browser tests share: one Playwright per process
 from pmap_core.tracking import classroom
 
 if reason := bs.chromium_missing_reason():

@@ -9,10 +9,10 @@ import io
 import pathlib
 import time
 
-import browser_support as bs
 import pytest
 from test_browser_class_predictions import open_controls, server_uri, type_into
 
+from harness import browser as bs
 from pmap_core.tracking import class_controls, classroom, predictions
 
 if reason := bs.chromium_missing_reason():

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlsplit
 
-import browser_support as bs
 import pytest
+
+from harness import browser as bs
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import re
 
-import browser_support as bs
 import pytest
 
+from harness import browser as bs
 from labs.texts import table as text_table
 
 _missing = bs.chromium_missing_reason()

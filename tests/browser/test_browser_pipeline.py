@@ -6,9 +6,9 @@ pipelines side by side and the page shows each mesh axis's bytes and the scaling
 
 from __future__ import annotations
 
-import browser_support as bs
 import pytest
 
+from harness import browser as bs
 from labs.texts import table as text_table
 
 _missing = bs.chromium_missing_reason()

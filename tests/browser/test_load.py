@@ -12,10 +12,10 @@ Figures for a report: `python -m benchmarks.load_sessions`.
 
 from __future__ import annotations
 
-import browser_support as bs
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from harness import browser as bs
 from labs.registry import script_path
 
 SESSIONS = 8

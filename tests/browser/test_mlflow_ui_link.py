@@ -11,11 +11,11 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import browser_support as bs
 import pytest
 
+from harness import browser as bs
+from harness.processes import MlflowServer
 from pmap_core.tracking import MLFLOW_UI_URL_ENV
-from tests.support import MlflowServer
 
 _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():

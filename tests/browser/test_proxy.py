@@ -22,11 +22,11 @@ import urllib.request
 import warnings
 from urllib.parse import parse_qsl, urlsplit
 
-import browser_support as bs
 import psutil
 import pytest
 
-from tests.support import ROOT, free_port, new_tracking_store, start_python
+from harness import browser as bs
+from harness.processes import ROOT, free_port, new_tracking_store, start_python
 
 NGINX = os.environ.get("PMAP_LAB_NGINX", "/usr/sbin/nginx")
 OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"

@@ -6,10 +6,10 @@ import signal
 import socket
 import subprocess
 
-import browser_support as bs
 import pytest
 import streamlit
 
+from harness import browser as bs
 from labs.ui.server_exit import GRACEFUL_SHUTDOWN_S
 
 _missing = bs.chromium_missing_reason()

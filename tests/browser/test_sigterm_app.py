@@ -8,11 +8,11 @@ import sqlite3
 import subprocess
 import time
 
-import browser_support as bs
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import new_tracking_store
+from harness import browser as bs
+from harness.processes import new_tracking_store
 
 # A second test worker on the same cores stretches the server's exit past any bound: run by itself.
 pytestmark = pytest.mark.alone

@@ -4,11 +4,11 @@ the figures that app showed, and nothing of the other."""
 
 import re
 
-import browser_support as bs  # the module the other browser tests share: one Playwright per process
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import MlflowServer
+from harness import browser as bs  # the module the other browser tests share: one Playwright per process
+from harness.processes import MlflowServer
 
 if reason := bs.chromium_missing_reason():
     pytestmark = pytest.mark.skip(reason=reason)

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import classroom
 from pmap_core.tracking.mlflow_backend import experiment_id
-from tests.support import new_tracking_store
 
 
 @pytest.mark.parametrize("typed", ["CS101", "cs101", " Cs101 ", "ＣＳ１０１", "ｃｓ１０１\u2028"])

@@ -10,10 +10,10 @@ import io
 import pandas as pd
 import pytest
 
+from harness.processes import new_tracking_store
 from pmap_core.cli import entry
 from pmap_core.tracking import class_controls, classroom, predictions
 from pmap_core.validation import TEACHER_KEY_ENV, Backoff, Budget, LabInputError, check_teacher_key
-from tests.support import new_tracking_store
 
 CODE = "page-data"
 

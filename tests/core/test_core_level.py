@@ -13,12 +13,12 @@ CORE = pathlib.Path(__file__).resolve().parent
 # Modules whose import, or the import of anything inside them, puts a test in another level.
 FORBIDDEN_MODULES = (
     "streamlit", "playwright", "subprocess", "multiprocessing",     # pages, browser, child processes
-    "tests.apptest_support", "tests.browser_support", "browser_support", "conftest",
+    "tests.apptest_support", "harness.browser", "harness.protocol", "harness.app_server", "conftest",
     "tests.pages", "tests.system", "tests.browser",
 )
 # The pages themselves; their text tables (labs.texts) are plain data and may be read.
 FORBIDDEN_UNLESS = {"labs": ("labs.texts",)}
-# The helpers of tests.support that start a child process.
+# The helpers of harness.processes that start a child process.
 PROCESS_HELPERS = {"run_python", "start_python", "hold_lock", "MlflowServer"}
 
 
@@ -51,8 +51,8 @@ def offences(source: str) -> list[str]:
         for package, allowed in FORBIDDEN_UNLESS.items():  # `from labs import x` counts as labs.x
             if _within(module, package) and module != package and not any(_within(module, a) for a in allowed):
                 found.append(f"{line}: imports {module}")
-        if module == "tests.support" and PROCESS_HELPERS & set(names):
-            found.append(f"{line}: imports {', '.join(sorted(PROCESS_HELPERS & set(names)))} from tests.support")
+        if module == "harness.processes" and PROCESS_HELPERS & set(names):
+            found.append(f"{line}: imports {', '.join(sorted(PROCESS_HELPERS & set(names)))} from harness.processes")
     return sorted(set(found))
 
 
@@ -69,11 +69,11 @@ def test_no_module_of_tests_core_imports_streamlit_a_browser_or_a_child_process(
     "def f():\n    import subprocess",
     "import multiprocessing.pool",
     "from playwright.sync_api import sync_playwright",
-    "from tests.support import run_python",
-    "from tests.support import ROOT, MlflowServer",
+    "from harness.processes import run_python",
+    "from harness.processes import ROOT, MlflowServer",
     "from tests.apptest_support import open_lab",
     "from conftest import open_lab",
-    "import browser_support as bs",
+    "from harness import browser as bs",
     "from tests.pages.test_migration import numpy_step",
     "from labs import heavy_jobs",
     "from labs.ui import heavy_jobs",
@@ -86,7 +86,7 @@ def test_the_check_sees_each_way_into_another_level(source):
 
 @pytest.mark.parametrize("source", [
     "import numpy as np\nfrom pmap_core.train import loop",
-    "from tests.support import ROOT, new_tracking_store",
+    "from harness.processes import ROOT, new_tracking_store",
     "from labs.texts import GLOSSARY",
     "from labs import texts",
     "importlib.import_module('labs.texts.mistakes')",

@@ -6,11 +6,11 @@ import math
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking.callback import DIVERGED_METRIC, TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.config import MAX_HIDDEN, TrainConfig, default_learning_rate, steadier_learning_rate
 from pmap_core.train.loop import Diverged, Progress, sweep, train
-from tests.support import new_tracking_store
 
 # Linear regression at η = 10: every step multiplies the error by about 1 − 2η·E[x²] ≈ −5.7, so the loss
 # overflows float32 at step 16 (measured: 1.4e36 at step 15), whatever D.

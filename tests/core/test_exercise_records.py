@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import classroom
-from tests.support import new_tracking_store
 
 TAGS = classroom.class_tags("Ada", "class-7")
 

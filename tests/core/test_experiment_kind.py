@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import EXPERIMENT
 from pmap_core.tracking.mlflow_backend import Tracker
-from tests.support import new_tracking_store
 
 EXPERIMENT_KIND = ("mlflow.experimentKind", "custom_model_development")
 

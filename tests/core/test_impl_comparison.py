@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import experiments
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
@@ -17,7 +18,6 @@ from pmap_core.train import advice as impl_advice
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep, train
 from pmap_core.train.programs import IMPLEMENTATIONS
-from tests.support import new_tracking_store
 
 SWEPT = TrainConfig(model="linear", devices=2, global_batch=32, steps=20, chunk=10)
 LEGACY = TrainConfig(model="linear", devices=2, global_batch=64, steps=20, chunk=10)

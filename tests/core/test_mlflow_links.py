@@ -9,9 +9,9 @@ import urllib.parse
 
 import pytest
 
+from harness.processes import new_tracking_store
 from pmap_core import tracking
 from pmap_core.tracking import experiments
-from tests.support import new_tracking_store
 
 RUN = "52d1de4cf90b4adb974e4f6dcdf59614"
 OTHER = "b4169f167f454cfd827d6d8e424f6eed"

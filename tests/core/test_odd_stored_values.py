@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import classroom, experiments, stored_count
 from tests.odd_runs import CODE, ODD_NUMBERS, odd_store
-from tests.support import new_tracking_store
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import class_controls, classroom, predictions
-from tests.support import new_tracking_store
 
 CODE = "pred-core"
 

@@ -10,7 +10,7 @@ import tomllib
 
 import pytest
 
-from tests.support import ROOT
+from harness.processes import ROOT
 
 DYNAMIC_CODE = {"eval", "exec", "compile", "__import__", "execfile"}
 

@@ -70,8 +70,8 @@ def test_the_cli_trains_on_a_mesh_and_records_its_shape(capsys, tmp_path):
 
     from mlflow.tracking import MlflowClient
 
+    from harness.processes import new_tracking_store
     from pmap_core.cli.commands import main
-    from tests.support import new_tracking_store
 
     uri = new_tracking_store(tmp_path / "mlflow.db")
     common = ["train", "--model", "mlp", "--steps", "20", "--json"]

@@ -8,12 +8,12 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import empty_tracking_store, free_port
 from pmap_core.tracking import NullTracker, experiments, runtime_tags, ui_command
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Progress, sweep, train
-from tests.support import empty_tracking_store, free_port
 
 SMALL = TrainConfig(devices=4, global_batch=64, steps=40, chunk=20)
 

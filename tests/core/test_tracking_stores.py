@@ -8,6 +8,7 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import ROOT, empty_tracking_store, new_tracking_store
 from pmap_core.tracking import (
     FALLBACK_TRACKING_URI,
     absolute_sqlite_uri,
@@ -20,7 +21,6 @@ from pmap_core.tracking.mlflow_backend import Tracker, experiment_id
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
 from pmap_core.validation import LabInputError
-from tests.support import ROOT, empty_tracking_store, new_tracking_store
 
 SMALL = TrainConfig(devices=2, global_batch=32, steps=60, chunk=20)
 

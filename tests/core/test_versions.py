@@ -12,10 +12,10 @@ import jax
 import jaxlib
 import pytest
 
+from harness.processes import ROOT
 from pmap_core import versions
 from pmap_core.export import script_for
 from pmap_core.export.templating import cells
-from tests.support import ROOT
 
 
 def pinned(name: str) -> str:

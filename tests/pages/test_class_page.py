@@ -8,10 +8,10 @@ import time
 from mlflow.entities import Metric
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import EXPERIMENT, classroom
 from pmap_core.tracking.mlflow_backend import experiment_id
 from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
 
 
 def class_store(uri: str, code: str, students: dict[str, int]) -> None:

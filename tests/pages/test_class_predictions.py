@@ -13,12 +13,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
+from harness.processes import free_port
 from labs.ui import teacher
 from pmap_core.concepts import mesh_2d_view, pipeline
 from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, classroom
 from tests.apptest_support import assert_clean, class_store, open_lab
-from tests.support import free_port
 
 KEY = "correct horse battery staple"
 CODE = "pred-class"

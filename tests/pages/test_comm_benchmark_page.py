@@ -4,8 +4,8 @@ sweep is logged to MLflow; a changed setting measures that sweep; bad inputs are
 
 import pytest
 
+from harness.processes import new_tracking_store
 from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
 
 
 def measure(at):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import tomllib
 
-from tests.support import ROOT
+from harness.processes import ROOT
 
 
 def test_visitors_are_shown_no_traceback():

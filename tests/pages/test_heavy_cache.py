@@ -7,9 +7,9 @@ import contextlib
 
 import streamlit as st
 
+from harness.browser import heavy_labs
 from labs.ui import heavy_jobs
 from tests.apptest_support import open_lab
-from tests.browser_support import heavy_labs
 
 
 def _visit(script: str):

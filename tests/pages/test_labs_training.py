@@ -4,11 +4,11 @@
 import numpy as np
 import pytest
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import experiments
 from pmap_core.train import advice as impl_advice
 from pmap_core.train.programs import IMPLEMENTATIONS
 from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ import re
 
 from mlflow.tracking import MlflowClient
 
+from harness.processes import ROOT, new_tracking_store
 from tests.apptest_support import open_lab
-from tests.support import ROOT, new_tracking_store
 
 
 def readme_metric_names():

@@ -32,7 +32,7 @@ def ui(monkeypatch):
 
 
 def test_the_training_pages_run_and_sweep_open_in_mlflow(tmp_path, monkeypatch, ui):
-    from tests.support import new_tracking_store
+    from harness.processes import new_tracking_store
 
     uri = new_tracking_store(tmp_path / "mlflow.db")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
@@ -76,7 +76,7 @@ def test_the_experiments_page_links_each_run_the_experiment_and_a_comparison(tra
 
 
 def test_the_class_page_links_each_row(tmp_path, monkeypatch, ui):
-    from tests.support import new_tracking_store
+    from harness.processes import new_tracking_store
 
     uri = new_tracking_store(tmp_path / "mlflow.db")
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)

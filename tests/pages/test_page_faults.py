@@ -5,10 +5,10 @@ import time
 
 import pytest
 
+from harness.processes import hold_lock, new_tracking_store
 from pmap_core import runtime
 from tests.apptest_support import open_lab
 from tests.core.test_tracking_stores import HOPELESS
-from tests.support import hold_lock, new_tracking_store
 
 TINY = {"batch": 16, "steps": 20, "devices": 2}
 

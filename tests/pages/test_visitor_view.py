@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
+from harness.tracked_runs import store_with_runs
 from labs.texts import table as text_table
 from labs.ui.visitor import LITERAL_MAX_CHARS, literal
 from tests.apptest_support import open_lab
-from tests.tracked_runs import store_with_runs
 
 COMMON = text_table("common")
 

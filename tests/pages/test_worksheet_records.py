@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from mlflow.tracking import MlflowClient
 
+from harness.processes import new_tracking_store
 from pmap_core.tracking import classroom
 from tests.apptest_support import assert_clean, open_lab
-from tests.support import new_tracking_store
 
 STEP_KEY = "worksheet.1_shards.pad_per_device.guess"
 

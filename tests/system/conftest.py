@@ -13,7 +13,7 @@ __all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "lab", "one_slot", "op
 def postgres():
     """A real PostgreSQL server (tests/postgres_support.py), one per test process, stopped at its end;
     skipped with the reason where PostgreSQL is not installed, failed instead under CI."""
-    from tests.browser_support import in_ci
+    from harness.browser import in_ci
     from tests.postgres_support import postgres_cluster, postgres_missing_reason
 
     reason = postgres_missing_reason()

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 
-from benchmarks import load_protocol
-from tests import browser_support as bs
+from harness import browser as bs
+from harness import protocol
 
 STUDENTS = 30
 
@@ -21,10 +21,10 @@ def test_thirty_predictions_at_once_are_each_recorded_once():
         # In a thread of its own: a browser test earlier in this worker may have left Playwright's event
         # loop running in the main thread, where asyncio.run refuses to start.
         with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            figures = pool.submit(asyncio.run, load_protocol.predicting_class(
+            figures = pool.submit(asyncio.run, protocol.predicting_class(
                 server, STUDENTS, timeout_s=240, code="at-once")).result()
         store = f"sqlite:///{server.log_path.parent / 'mlflow.db'}"
-        read = load_protocol.read_back(store, "at-once", STUDENTS)
+        read = protocol.read_back(store, "at-once", STUDENTS)
     finally:
         bs.stop_server(server)
     assert figures["errors"] == [] and figures["checks"] == STUDENTS

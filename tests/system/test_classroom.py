@@ -10,10 +10,10 @@ import pandas as pd
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import MlflowServer
 from pmap_core.tracking import EXPERIMENT, classroom, predictions
 from tests.apptest_support import assert_clean, open_lab
 from tests.core.test_classroom_names import CODE, NAMES
-from tests.support import MlflowServer
 
 ANSWERS = [3.0, 2.0, 3.0]  # the first step of sheet 1: b = 3 is right
 DEVICES = [2, 4, 2]

@@ -9,8 +9,8 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import hold_lock, new_tracking_store, run_python, start_python
 from tests.core.test_tracking_stores import HOPELESS
-from tests.support import hold_lock, new_tracking_store, run_python, start_python
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
 

@@ -10,10 +10,10 @@ import sqlite3
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import ROOT, new_tracking_store, run_python
 from pmap_core.cli.commands import build_parser, main
 from pmap_core.cli.training import make_tracker
 from pmap_core.train.distributed import ProcessInfo
-from tests.support import ROOT, new_tracking_store, run_python
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32"]
 

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
+from harness.processes import new_tracking_store, run_python
 from pmap_core.cli.commands import main as cli_main
 from tests.core.test_commbench import BUSBW
-from tests.support import new_tracking_store, run_python
 
 
 def test_cli_rejects_a_bad_sweep(capsys):

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from benchmarks.bench_restart import JAX_CACHE_VARIABLES, cache_entries, render, start_app, stop_app
+from harness.app_server import JAX_CACHE_VARIABLES, cache_entries, render, start_app, stop_app
+from harness.processes import run_python
 from pmap_core.runtime import COMPILATION_CACHE_FOLDER
-from tests.support import run_python
 
 
 def _stamps(folder) -> dict[str, bytes]:

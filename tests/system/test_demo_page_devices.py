@@ -3,7 +3,7 @@
 
 def test_demo_page_on_sixteen_devices_says_the_tutorial_batch_ran_on_8_of_16():
     """A process has one device count: the page at D = 16 runs in a child process with 16 devices."""
-    from tests.support import APPTEST_CHILD, run_python
+    from harness.processes import APPTEST_CHILD, run_python
 
     child = (
         APPTEST_CHILD +

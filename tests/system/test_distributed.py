@@ -4,8 +4,8 @@ import json
 
 import numpy as np
 
+from harness.processes import free_port, start_python
 from pmap_core.train.loop import TrainConfig, train
-from tests.support import free_port, start_python
 
 SETTINGS = dict(model="linear", devices=8, global_batch=64, steps=30, chunk=10, learning_rate=0.2, seed=11)
 

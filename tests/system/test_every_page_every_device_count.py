@@ -32,7 +32,7 @@ print(json.dumps(found))
 
 @pytest.fixture(scope="module")
 def pages_at_each_device_count():
-    from tests.support import APPTEST_CHILD, start_python
+    from harness.processes import APPTEST_CHILD, start_python
 
     children = {devices: start_python(APPTEST_CHILD + _CHILD, devices=devices) for devices in DEVICE_COUNTS}
     found = {}

@@ -13,12 +13,12 @@ import jax
 import numpy as np
 import pytest
 
+from harness.processes import start_python
 from pmap_core import export
 from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration
 from pmap_core.train import config as train_config
 from pmap_core.train import loop
-from tests.support import start_python
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 TRAINING = {  # D: a config whose steps span two compiled calls of different lengths

@@ -17,13 +17,13 @@ import nbformat
 import numpy as np
 import pytest
 
+from harness.processes import start_python
 from labs.texts import GLOSSARY
 from pmap_core import export
 from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration
 from pmap_core.export.notes import LANGUAGES, NOTES
 from pmap_core.export.templating import cells
-from tests.support import start_python
 from tests.system.test_export import NUMBER, _device_results, _training_output
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")

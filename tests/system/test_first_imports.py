@@ -7,7 +7,7 @@ different module, as the training lab, the class page and the warm-up do. Withou
 
 import tomllib
 
-from tests.support import ROOT, run_python
+from harness.processes import ROOT, run_python
 
 CHILD = """
 import importlib, sys, threading

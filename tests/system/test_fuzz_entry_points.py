@@ -26,8 +26,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import pmap_core
+from harness.processes import ROOT, run_python
 from pmap_core.validation import LabInputError
-from tests.support import ROOT, run_python
 
 # Modules whose functions touch the world outside the process (MLflow stores, other
 # processes, jax.distributed) or configure it: they have their own tests.

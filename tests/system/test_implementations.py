@@ -9,6 +9,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 from test_cli_training import TINY, run_cli
 
+from harness.processes import new_tracking_store
 from pmap_core import hlo
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
@@ -18,7 +19,6 @@ from pmap_core.train.loop import sweep, train
 from pmap_core.train.program import ProgramSpec
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
-from tests.support import new_tracking_store
 
 TINY_MLP = TrainConfig(model="mlp", global_batch=32, hidden=8, features=4, steps=12, chunk=5,
                        learning_rate=0.1, seed=2)

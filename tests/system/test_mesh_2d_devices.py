@@ -41,7 +41,7 @@ print(json.dumps(found))
 
 @pytest.fixture(scope="module")
 def runs():
-    from tests.support import APPTEST_CHILD, json_at_device_counts
+    from harness.processes import APPTEST_CHILD, json_at_device_counts
 
     return json_at_device_counts(APPTEST_CHILD + _CHILD, (1, 3), timeout=600)
 

@@ -6,7 +6,7 @@ import json
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import new_tracking_store, run_python
+from harness.processes import new_tracking_store, run_python
 
 TINY = ["--steps", "12", "--chunk", "6", "--global-batch", "64"]
 FIGURES = ("throughput", "steady_throughput", "step_time_s", "steady_step_time_s", "comm_bytes_per_step",

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
+from harness.processes import new_tracking_store, run_python
 from tests.pages.test_metric_names_page import logged_metrics, readme_metric_names
-from tests.support import new_tracking_store, run_python
 
 
 def test_the_cli_json_reports_every_logged_metric_under_its_mlflow_name(tmp_path):

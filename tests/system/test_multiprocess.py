@@ -15,6 +15,7 @@ import psutil
 import pytest
 from conftest import SESSION_TRACKING_URI, assert_clean, open_lab
 
+from harness.processes import new_tracking_store
 from labs.ui import heavy_jobs
 from pmap_core.cli.commands import main as cli_main
 from pmap_core.cli.launch import without_tracking_uri
@@ -24,7 +25,6 @@ from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
 from tests.apptest_support import heavy_slots
-from tests.support import new_tracking_store
 
 SETTINGS = dict(model="linear", global_batch=16, steps=4, learning_rate=0.3, seed=5)
 DATASET = 32  # two steps per epoch: the second epoch is shuffled anew

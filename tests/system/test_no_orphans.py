@@ -15,9 +15,9 @@ import psutil
 import pytest
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.load_protocol import ProtocolSession
-from tests import browser_support as bs
-from tests.support import start_python
+from harness import browser as bs
+from harness.processes import start_python
+from harness.protocol import ProtocolSession
 
 # Two processes join at once and wait for a third that starts a minute late.
 GROUP = {"processes": 3, "per_process": 2, "batch": 12, "size": 24, "steps": 8, "late_s": 60, "init_timeout": 120}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from tests.support import ROOT
+from harness.processes import ROOT
 
 SECRET_PATTERNS = [
     r"AKIA[0-9A-Z]{16}", r"-----BEGIN [A-Z ]*PRIVATE KEY-----", r"ghp_[A-Za-z0-9]{36}", r"sk-[A-Za-z0-9]{32,}",

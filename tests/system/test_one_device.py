@@ -1,6 +1,6 @@
 """A server started with one device: every lab that lets the user choose D still opens, with D = 1."""
 
-from tests.support import APPTEST_CHILD, run_python
+from harness.processes import APPTEST_CHILD, run_python
 
 LABS_WITH_D = ("basics", "collectives", "demo", "device_mapping", "jit_composition", "migration", "pipeline",
                "sharded_dp", "training")

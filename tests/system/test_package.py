@@ -26,9 +26,9 @@ import psutil
 import pytest
 from mlflow.tracking import MlflowClient
 
-from benchmarks.bench_restart import JAX_CACHE_VARIABLES
+from harness.app_server import JAX_CACHE_VARIABLES
+from harness.processes import ROOT, free_port, new_tracking_store, python_env, run_coroutine
 from pmap_core.runtime import COMPILATION_CACHE_FOLDER
-from tests.support import ROOT, free_port, new_tracking_store, python_env, run_coroutine
 
 # What `pip install .` would not read, left out of the copy it installs from (the copy keeps the
 # build's own folders, build/ and *.egg-info, out of the working tree).
@@ -153,7 +153,7 @@ def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str],
 
 def open_pages(url: str, pages: list[str]) -> list[str]:
     """One session opens `pages` in turn over Streamlit's protocol; the errors it saw."""
-    from benchmarks.load_protocol import ProtocolSession
+    from harness.protocol import ProtocolSession
 
     async def opened() -> list[str]:
         session = ProtocolSession(type("Server", (), {"url": url})(), "package")

@@ -9,7 +9,7 @@ import json
 import pytest
 from mlflow.tracking import MlflowClient
 
-from tests.support import new_tracking_store, run_python
+from harness.processes import new_tracking_store, run_python
 
 COMMON = ["-m", "pmap_core", "train", "--model", "mlp", "--layers", "4"]
 PIPELINED = ["--pipeline-stages", "4", "--microbatches", "8"]

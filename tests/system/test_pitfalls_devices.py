@@ -25,7 +25,7 @@ PITFALL_DEVICE_COUNTS = (1, 2, 3)
 
 @pytest.fixture(scope="module")
 def pitfalls_at_each_device_count():
-    from tests.support import json_at_device_counts
+    from harness.processes import json_at_device_counts
 
     return json_at_device_counts(_CHILD, PITFALL_DEVICE_COUNTS, timeout=600)
 
@@ -65,7 +65,7 @@ def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pit
 
 def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_hold():
     """The page at D = 1 runs in a child process with one device: the note, then a run confirmed on this JAX."""
-    from tests.support import APPTEST_CHILD, run_python
+    from harness.processes import APPTEST_CHILD, run_python
 
     child = (
         APPTEST_CHILD +

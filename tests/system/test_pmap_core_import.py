@@ -1,6 +1,6 @@
 """Importing pmap_core in a fresh Python imports no Streamlit."""
 
-from tests.support import run_python
+from harness.processes import run_python
 
 
 def test_importing_pmap_core_does_not_import_streamlit():

@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import MlflowServer, free_port, new_tracking_store, run_coroutine, start_python
 from pmap_core.tracking import EXPERIMENT, FINISHED, classroom, mlflow_backend, redact_uri, store_uri, ui_command
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import loop
 from pmap_core.train.config import TrainConfig
-from tests.support import MlflowServer, free_port, new_tracking_store, run_coroutine, start_python
 
 TRAINERS = 8
 
@@ -169,8 +169,8 @@ def test_two_app_servers_share_one_postgresql_store(postgres, postgres_store):
     """Two `streamlit run` processes on one database, one session each pressing Train at the same time
     (Streamlit's own websocket protocol, as benchmarks/load_protocol speaks it): both runs FINISHED,
     each with every loss, in one experiment; neither server logs the password."""
-    from benchmarks.load_protocol import ProtocolSession
-    from tests import browser_support as bs
+    from harness import browser as bs
+    from harness.protocol import ProtocolSession
 
     servers = []
     try:

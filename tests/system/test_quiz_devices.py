@@ -32,7 +32,7 @@ QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
 
 @pytest.fixture(scope="module")
 def quiz_at_each_device_count():
-    from tests.support import json_at_device_counts
+    from harness.processes import json_at_device_counts
 
     return {N: answers_and_options(), **json_at_device_counts(_CHILD, [d for d in QUIZ_DEVICE_COUNTS if d != N])}
 

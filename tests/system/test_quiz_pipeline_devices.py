@@ -18,7 +18,7 @@ print(json.dumps({q.id: [registry.answer(q.id), registry.options(q.id)] for q in
 
 @pytest.fixture(scope="module")
 def answers():
-    from tests.support import json_at_device_counts
+    from harness.processes import json_at_device_counts
 
     return json_at_device_counts(_CHILD, DEVICE_COUNTS)
 

@@ -1,7 +1,7 @@
 """The device runtime in fresh processes: no collective deadlock, the device count chosen by the
 environment, and a bad count refused clearly."""
 
-from tests.support import run_python
+from harness.processes import run_python
 
 # Back-to-back small collectives, none blocked until the end: each call waits
 # on the previous one's result, the pattern that aborts XLA's CPU runtime

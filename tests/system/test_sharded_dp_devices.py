@@ -4,7 +4,7 @@ the server's every device, every ZeRO question is answered and explained, and no
 
 import pytest
 
-from tests.support import APPTEST_CHILD, start_python
+from harness.processes import APPTEST_CHILD, start_python
 
 _CHILD = APPTEST_CHILD + """
 import jax

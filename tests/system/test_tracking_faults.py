@@ -12,13 +12,13 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import free_port, hold_lock, run_python
 from pmap_core.tracking import EXPERIMENT, server_reachable, store_locked
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import MOVED_TO_TAG, Tracker
 from pmap_core.tracking.moving import MOVED_FROM_TAG
 from pmap_core.train.loop import Progress, train
 from tests.core.test_tracking_stores import SMALL, fresh_store, losses_of
-from tests.support import free_port, hold_lock, run_python
 
 
 @contextlib.contextmanager

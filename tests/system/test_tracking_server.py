@@ -7,9 +7,9 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import MlflowServer, run_python
 from pmap_core.tracking.mlflow_backend import Tracker
 from tests.core.test_tracking import SMALL, empty_store_template, fresh_store, train_tracked  # noqa: F401 - a fixture
-from tests.support import MlflowServer, run_python
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from mlflow.tracking import MlflowClient
 
+from harness.processes import MlflowServer, new_tracking_store
 from tests.apptest_support import open_lab
-from tests.support import MlflowServer, new_tracking_store
 
 
 def kill_when_losses_arrive(server, timeout_s=120):

@@ -12,8 +12,8 @@ import jax
 import jaxlib
 import pytest
 
+from harness.processes import ROOT, run_python
 from pmap_core import versions
-from tests.support import ROOT, run_python
 
 SETUP = ROOT / "scripts" / "setup.sh"
 

@@ -60,7 +60,7 @@ print(json.dumps(steps_here()))
 
 @pytest.fixture(scope="module")
 def steps_at_each_device_count():
-    from tests.support import APPTEST_CHILD, json_at_device_counts
+    from harness.processes import APPTEST_CHILD, json_at_device_counts
 
     here = worksheets.runtime_devices()
     others = json_at_device_counts(APPTEST_CHILD + _CHILD, [d for d in DEVICE_COUNTS if d != here], timeout=900)

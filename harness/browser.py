@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from tests.support import (
+from harness.processes import (
     READY_BUDGET_S,
     ROOT,
     free_port,
@@ -141,7 +141,7 @@ def shared_server() -> Server:
     """The process's test server; one heavy job at a time so that queueing is visible. Its
     store holds a few runs, so the experiments lab shows its filters, table and charts."""
     if "server" not in _shared:
-        from tests.tracked_runs import store_with_runs
+        from harness.tracked_runs import store_with_runs
 
         server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"}, tracking_store=store_with_runs)
         _shared["server"] = server

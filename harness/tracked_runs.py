@@ -15,7 +15,7 @@ import shutil
 import tempfile
 import threading
 
-from tests.support import new_tracking_store
+from harness.processes import new_tracking_store
 
 _built: dict[str, pathlib.Path] = {}
 _lock = threading.Lock()

@@ -1,7 +1,7 @@
 """Small helpers shared by the tests, the browser harness and the benchmarks.
 
 Nothing here has side effects on import, so the benchmarks can use it outside pytest
-(as `tests.support`, run from the repository root).
+(as `harness.processes`, run from the repository root).
 """
 
 from __future__ import annotations
