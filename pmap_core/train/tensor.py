@@ -28,8 +28,8 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -40,7 +40,6 @@ from pmap_core.train.program import (
     place_from_host,
 )
 
-MODEL_AXIS = "model"
 PARAM_SPECS = {"w1": P(None, MODEL_AXIS), "b1": P(MODEL_AXIS), "w2": P(MODEL_AXIS), "b2": P()}
 # FSDP × TP (strategy zero3): w1, most of the parameters, is also split over `data`, by rows, and
 # gathered over `data` just before use (the Scaling Book's "FSDP + TP"; ZeRO-3 on the data axis).
@@ -54,7 +53,7 @@ BATCH_ROWS = P(DATA_AXIS)
 
 def tensor_mesh(data: int, model: int) -> Mesh:
     """The first data·model devices as a (data, model) mesh; `jax.make_mesh` makes its axes Explicit."""
-    return jax.make_mesh((data, model), (DATA_AXIS, MODEL_AXIS), devices=jax.devices()[:data * model])
+    return build_mesh({DATA_AXIS: data, MODEL_AXIS: model})
 
 
 def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -> jax.Array:
