@@ -163,3 +163,16 @@ def test_no_program_module_names_a_parameter_of_the_mlp(program):
 def test_no_program_module_builds_a_mesh_of_its_own(program):
     source = (PACKAGE / "train" / f"{program}.py").read_text()
     assert "make_mesh(" not in source and "Mesh(" not in source.replace("build_mesh(", "")
+
+
+def test_the_cli_s_mesh_option_checks_its_axis_names():
+    import argparse
+
+    from pmap_core.cli.training import _mesh
+
+    assert _mesh("data=4,model=2") == (4, 2) and _mesh("model=2,data=4") == (4, 2)
+    with pytest.raises(argparse.ArgumentTypeError, match=r"axis 'tensor'.*data, stage, expert, seq, model"):
+        _mesh("data=4,tensor=2")
+    for text in ("data=4,stage=2", "data=4", "data=x,model=2", "4x2"):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected data=X,model=Y"):
+            _mesh(text)
