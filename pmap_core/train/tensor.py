@@ -56,7 +56,7 @@ def param_specs(strategy: str) -> dict[str, P]:
 
 
 def tensor_mesh(data: int, model: int) -> Mesh:
-    """The first data·model devices as a (data, model) mesh; `jax.make_mesh` makes its axes Explicit."""
+    """The first data·model devices as a (data, model) mesh, its axes Explicit (`jax.make_mesh`'s default)."""
     return build_mesh({DATA_AXIS: data, MODEL_AXIS: model})
 
 
