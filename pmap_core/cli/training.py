@@ -36,6 +36,7 @@ from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, models
+from pmap_core.train import mesh as train_mesh
 from pmap_core.train.pipeline import SCHEDULES
 from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError, check_devices
@@ -157,11 +158,15 @@ def _meshes(text: str) -> str | list[tuple[int, int]]:
 
 
 def _mesh(text: str) -> tuple[int, int]:
-    """"data=4,model=2" -> (4, 2)."""
+    """"data=4,model=2" -> (4, 2), the axes named as `train.mesh` names them."""
     try:
         sizes = dict(part.split("=") for part in text.split(","))
-        if set(sizes) == {"data", "model"}:
-            return int(sizes["data"]), int(sizes["model"])
+        unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
+                                             f"the mesh axes are {', '.join(train_mesh.AXES)}")
+        if set(sizes) == {train_mesh.DATA_AXIS, train_mesh.MODEL_AXIS}:
+            return int(sizes[train_mesh.DATA_AXIS]), int(sizes[train_mesh.MODEL_AXIS])
     except ValueError:
         pass
     raise argparse.ArgumentTypeError(f"expected data=X,model=Y with whole numbers, got {text!r}")

@@ -30,10 +30,11 @@ from pmap_core.runtime import describe_runtime
 from pmap_core.train import loop, models, programs, tensor
 from pmap_core.train.config import TrainConfig, validate
 from pmap_core.train.footprint import collective_runs
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
 from pmap_core.train.programs import TENSOR_IMPL
 from pmap_core.validation import LabInputError, check_devices, check_float, check_int
 
-DATA, MODEL = "data", "model"
+DATA, MODEL = DATA_AXIS, MODEL_AXIS
 VALUE_BYTES = 4            # this lab's MLP trains and communicates in float32
 MATMUL_SIZE = 512          # the roofline's matmul: n × n by n × n, float32 (2n³ FLOPs)
 BANDWIDTH_SIZES = (64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024)  # the all-reduce sweep's messages

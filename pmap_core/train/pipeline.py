@@ -42,6 +42,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.train import footprint, models
+from pmap_core.train.mesh import DATA_AXIS, STAGE_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -52,7 +53,6 @@ from pmap_core.train.program import (
     place_from_host,
 )
 
-DATA_AXIS, STAGE_AXIS = "data", "stage"
 SCHEDULES = ("gpipe", "1f1b")
 IDLE, FORWARD, BACKWARD = 0, 1, 2
 
@@ -333,7 +333,7 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
 def stage_mesh(stages: int, devices: int | None = None) -> Mesh:
     """A data × stage mesh of `devices` (default: `stages`) devices: stage s of pipeline r on device r·P + s."""
     devices = devices or stages
-    return jax.make_mesh((devices // stages, stages), (DATA_AXIS, STAGE_AXIS), devices=jax.devices()[:devices])
+    return build_mesh({DATA_AXIS: devices // stages, STAGE_AXIS: stages})
 
 
 @dataclasses.dataclass(frozen=True)

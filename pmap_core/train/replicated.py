@@ -37,8 +37,8 @@ from jax.flatten_util import ravel_pytree
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
+from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -53,7 +53,7 @@ from pmap_core.train.steps import data_parallel_sgd_step, mean_gradient, sgd_upd
 
 def data_mesh(devices: int) -> Mesh:
     """A 1-D mesh of the first `devices` devices, its one axis named DATA_AXIS."""
-    return jax.make_mesh((devices,), (DATA_AXIS,), devices=jax.devices()[:devices])
+    return build_mesh({DATA_AXIS: devices})
 
 
 def _scanned(step: Callable[..., tuple[Any, jax.Array]], steps: int) -> Callable[..., tuple[Any, jax.Array]]:

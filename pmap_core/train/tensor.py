@@ -28,8 +28,8 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.runtime import DATA_AXIS
-from pmap_core.train import models
+from pmap_core.train import logical, models
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -40,28 +40,32 @@ from pmap_core.train.program import (
     place_from_host,
 )
 
-MODEL_AXIS = "model"
-PARAM_SPECS = {"w1": P(None, MODEL_AXIS), "b1": P(MODEL_AXIS), "w2": P(MODEL_AXIS), "b2": P()}
-# FSDP × TP (strategy zero3): w1, most of the parameters, is also split over `data`, by rows, and
-# gathered over `data` just before use (the Scaling Book's "FSDP + TP"; ZeRO-3 on the data axis).
-FSDP_SPECS = {**PARAM_SPECS, "w1": P(DATA_AXIS, MODEL_AXIS)}
+# The 2-layer MLP's parameters split by the rules of train.logical: Megatron's split (the hidden width
+# over `model`); FSDP × TP (strategy zero3) also splits the first weight, most of the parameters, over
+# `data`, by rows, gathered over `data` just before use (the Scaling Book's "FSDP + TP"; ZeRO-3 on the
+# data axis).
+PARAM_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.TENSOR_PARALLEL)
+FSDP_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.FSDP_TENSOR_PARALLEL)
+BATCH_ROWS = logical.spec((logical.BATCH,), logical.TENSOR_PARALLEL)
+# The hidden layer's and the output layer's parameters, by the names the model gives them.
+(HIDDEN_WEIGHT, HIDDEN_BIAS), (OUTPUT_WEIGHT, OUTPUT_BIAS) = models.layer_names("mlp")
 
 
 def param_specs(strategy: str) -> dict[str, P]:
     return FSDP_SPECS if strategy == "zero3" else PARAM_SPECS
-BATCH_ROWS = P(DATA_AXIS)
 
 
 def tensor_mesh(data: int, model: int) -> Mesh:
-    """The first data·model devices as a (data, model) mesh; `jax.make_mesh` makes its axes Explicit."""
-    return jax.make_mesh((data, model), (DATA_AXIS, MODEL_AXIS), devices=jax.devices()[:data * model])
+    """The first data·model devices as a (data, model) mesh, its axes Explicit (`jax.make_mesh`'s default)."""
+    return build_mesh({DATA_AXIS: data, MODEL_AXIS: model})
 
 
 def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -> jax.Array:
     """The MLP's mean squared error, written over the global arrays; their types carry the split."""
-    w1 = jax.reshard(params["w1"], NamedSharding(mesh, PARAM_SPECS["w1"]))  # FSDP: gathered over data; else as is
-    h = jnp.tanh(x @ w1 + params["b1"])
-    out = jnp.matmul(h, params["w2"], out_sharding=NamedSharding(mesh, BATCH_ROWS)) + params["b2"]
+    # FSDP: the hidden weight gathered over data; else as is.
+    w = jax.reshard(params[HIDDEN_WEIGHT], NamedSharding(mesh, PARAM_SPECS[HIDDEN_WEIGHT]))
+    h = jnp.tanh(x @ w + params[HIDDEN_BIAS])
+    out = jnp.matmul(h, params[OUTPUT_WEIGHT], out_sharding=NamedSharding(mesh, BATCH_ROWS)) + params[OUTPUT_BIAS]
     return jnp.mean((out - y) ** 2)
 
 

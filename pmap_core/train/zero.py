@@ -46,8 +46,8 @@ from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs.analytic import ZERO_SHARDED
-from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models
+from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
     HeldBytes,
@@ -157,7 +157,7 @@ class FlatLayout:
 
 def auto_mesh(devices: int) -> Mesh:
     """The first `devices` devices on one 'data' axis (Auto: shard_map takes inputs as they come)."""
-    return jax.make_mesh((devices,), (DATA_AXIS,), axis_types=(AxisType.Auto,), devices=jax.devices()[:devices])
+    return build_mesh({DATA_AXIS: devices}, axis_types=AxisType.Auto)
 
 
 def make_optimizer(name: str, learning_rate: Any) -> optax.GradientTransformation:

@@ -18,11 +18,9 @@ from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.concepts.mesh_view import default_mesh
 from pmap_core.hlo import collectives
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
-from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import config as train_config
 from pmap_core.train import loop, programs, tensor
-
-MODEL_AXIS = tensor.MODEL_AXIS
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
 
 
 def _n() -> int:
@@ -132,7 +130,8 @@ def dp_or_tp_bytes() -> str:
     return DP_FEWER if dp < tp else TP_FEWER
 
 
-ON_DATA, ON_MODEL, ON_BOTH, NOT_SENT = "data", "model", "data and model", "nowhere: the data axis has one device"
+ON_DATA, ON_MODEL, ON_BOTH = DATA_AXIS, MODEL_AXIS, f"{DATA_AXIS} and {MODEL_AXIS}"
+NOT_SENT = "nowhere: the data axis has one device"
 
 
 def gradient_axis() -> str:
