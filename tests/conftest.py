@@ -8,6 +8,7 @@ before any test imports JAX or MLflow.
   conftest of tests/pages and of tests/system bring in.
 """
 
+import json
 import os
 import pathlib
 import shutil
@@ -44,18 +45,37 @@ def pytest_unconfigure(config):
     shutil.rmtree(SESSION_DIR, ignore_errors=True)
 
 
-# Modules of a few long tests and no costly module fixture, run first: xdist deals the first
-# quarter of the queue out in turn, so they split between the two workers, and the run ends on
-# short tests instead of one worker waiting for the other's last long one.
-LONG_TESTS_FIRST = ("test_two_servers.py", "test_worksheet_devices.py", "test_load.py", "test_tracking_faults.py",
-                    "test_sharded_dp_devices.py", "test_every_page_every_device_count.py", "test_multiprocess.py",
-                    "test_tracking_server.py", "test_pitfalls_devices.py", "test_quiz_devices.py", "test_zero.py",
-                    "test_browser_queue.py", "test_browser_links.py", "test_distributed.py", "test_proxy.py",
-                    "test_compilation_cache.py", "test_postgres_store.py", "test_package.py")
+# The order of the queue: test modules by their measured seconds, longest first (tests/durations.json,
+# written by a run with --record-durations). xdist deals the start of the queue out in turn, so the long
+# modules split between the two workers and the run ends on short tests instead of one worker waiting for
+# the other's last long one. A module not measured yet goes last; within a module the order stays.
+DURATIONS = pathlib.Path(__file__).with_name("durations.json")
+_measured_now: dict[str, float] = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption("--record-durations", action="store_true",
+                     help="write each test module's seconds in this run into tests/durations.json")
+
+
+def _module(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
 
 
 def pytest_collection_modifyitems(items):
-    items.sort(key=lambda item: item.path.name not in LONG_TESTS_FIRST)  # stable: the rest keeps its order
+    measured = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+    items.sort(key=lambda item: -measured.get(_module(item.nodeid), 0.0))  # stable: a module keeps its order
+
+
+def pytest_runtest_logreport(report):
+    _measured_now[_module(report.nodeid)] = _measured_now.get(_module(report.nodeid), 0.0) + report.duration
+
+
+def pytest_sessionfinish(session):
+    if session.config.getoption("--record-durations") and not hasattr(session.config, "workerinput"):
+        kept = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
+        kept.update({module: round(seconds, 1) for module, seconds in _measured_now.items()})
+        DURATIONS.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
 
 
 @pytest.fixture
