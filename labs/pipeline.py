@@ -183,10 +183,10 @@ def show_cores(stages: int) -> bool:
 def run_measure(settings: pipeline.Settings, timed: bool, guess: str) -> None:
     with heavy_jobs.heavy_job(T):
         bar = st.progress(0.0, text=T("progress.memory"))
-        memory = tuple(pipeline.peak_memory(settings))
+        memory = pipeline.compare_memory(settings)
         fit = None
         if timed:
-            ladder = settings.ladder()
+            ladder = settings.ladder
             bar.progress(0.0, text=T("progress.time", micro=ladder[0], done=1, total=len(ladder)))
 
             def on_point(point, index, total):
@@ -196,8 +196,8 @@ def run_measure(settings: pipeline.Settings, timed: bool, guess: str) -> None:
 
             fit = pipeline.measure_step_times(settings, ladder, on_point)
         bar.empty()
-    st.session_state[LAST] = Measured(settings, memory, fit, runtime_info().physical_cores, guess)
-    verdict = pipeline.memory_verdict(memory)
+    st.session_state[LAST] = Measured(settings, memory.rows, fit, runtime_info().physical_cores, guess)
+    verdict = memory.verdict
     st.session_state[RECORDED] = None
     if verdict != "unknown":  # with a class code, the guess is recorded before the page shows the answer
         right = guess == verdict
@@ -311,7 +311,7 @@ classroom.identity_form(T.page)  # whether the guess is recorded for a class, sa
 st.caption(R("no_controls"))
 timed = False
 if settings is not None:
-    st.markdown(T("predict.body", ladder=", ".join(str(m) for m in settings.ladder())))
+    st.markdown(T("predict.body", ladder=", ".join(str(m) for m in settings.ladder)))
     timed = show_cores(settings.stages)
 labels = answer_labels()
 guess = st.radio(T("w.guess"), ANSWERS, format_func=lambda a: labels.get(a, a), index=None, key=GUESS,

@@ -26,11 +26,15 @@ device is busy 2M: the bubble is (P − 1)/(M + P − 1) of the step (GPipe §2.
 (`bubble_fraction`). That is the papers' asynchronous model. This program runs the table in lockstep: every
 slot ends with the ppermutes of every device, so a slot lasts as long as its slowest work, a backward (which
 recomputes its forward) wherever one device runs one (`slot_counts`).
+
+`schedule_of(P, M, name)` counts all of this once into a `Schedule` (the table, the kept inputs, the buffers,
+the slot counts, the bubble and the summary), which the compiled program, the pages and the lab pass along.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any
 
@@ -120,7 +124,7 @@ def bubble_fraction(table: list[list[Slot]]) -> float:
 
 
 def schedule_bubble(stages: int, microbatches: int, schedule: str) -> float:
-    return bubble_fraction(schedule_table(stages, microbatches, schedule))
+    return schedule_of(stages, microbatches, schedule).bubble_fraction
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,7 +181,11 @@ def stash_slots(table: list[list[Slot]]) -> tuple[int, int]:
     slot m mod K: GPipe keeps all M (K = M, one slot each); 1F1B works its micro-batches in order, so the K
     it keeps are consecutive; and the one whose backward frees a slot is read before the slot's new arrival
     is written."""
-    return max(1, *held(table, "activations")), max(1, *held(table, "cotangents"))
+    return _buffer_slots(held(table, "activations"), held(table, "cotangents"))
+
+
+def _buffer_slots(activations: list[int], cotangents: list[int]) -> tuple[int, int]:
+    return max(1, *activations), max(1, *cotangents)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,9 +200,42 @@ class ScheduleSummary:
 
 
 def schedule_summary(stages: int, microbatches: int, schedule: str) -> ScheduleSummary:
-    table = schedule_table(stages, microbatches, schedule)
+    return schedule_of(stages, microbatches, schedule).summary
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """One schedule of P stages and M micro-batches, everything the lab reads from its table counted once
+    (`schedule_of`): the table the compiled step follows, the micro-batches each stage keeps, its buffers,
+    its slots by their slowest work and the summary the pages show. Passed along, never recounted."""
+
+    name: str                                 # "gpipe" or "1f1b"
+    stages: int
+    microbatches: int
+    table: tuple[tuple[Slot, ...], ...]       # [slot][stage] (`schedule_table`)
+    held: tuple[int, ...]                     # per stage, the most inputs kept at once (`held`, "activations")
+    stash_slots: tuple[int, int]              # (activation, cotangent) buffer slots of every stage (`stash_slots`)
+    slot_counts: SlotCounts                   # the slots by their slowest work, for the lockstep step time
+    summary: ScheduleSummary                  # slots, busy, idle, bubble and most kept
+
+    @property
+    def bubble_fraction(self) -> float:
+        return self.summary.bubble_fraction
+
+    def rows(self) -> list[list[Slot]]:
+        """The table as `schedule_table` returns it (a fresh list of lists)."""
+        return [list(row) for row in self.table]
+
+
+@functools.lru_cache(maxsize=256)
+def schedule_of(stages: int, microbatches: int, name: str) -> Schedule:
+    """The `Schedule` of `name` on P stages and M micro-batches, counted once per (P, M, name)."""
+    table = schedule_table(stages, microbatches, name)
+    activations, cotangents = held(table, "activations"), held(table, "cotangents")
     idle = sum(slot.kind == IDLE for row in table for slot in row)
-    return ScheduleSummary(len(table), 2 * microbatches, idle, bubble_fraction(table), max(held(table, "activations")))
+    summary = ScheduleSummary(len(table), 2 * microbatches, idle, bubble_fraction(table), max(activations))
+    return Schedule(name, stages, microbatches, tuple(tuple(row) for row in table), tuple(activations),
+                    _buffer_slots(activations, cotangents), slot_counts(table), summary)
 
 
 def format_table(table: list[list[Slot]]) -> str:
@@ -259,17 +300,18 @@ def stage_forward(layout: StageLayout, stage: int, layers: int, hidden: int):
     return forward
 
 
-def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh):
-    """`spec.steps` pipelined SGD steps in one `lax.scan`, under `shard_map` over the data × stage mesh:
+def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh, schedule: Schedule):
+    """`spec.steps` pipelined SGD steps in one `lax.scan`, under `shard_map` over the data × stage mesh,
+    following `schedule` (the `Schedule` of spec's P, M and schedule):
     (buffers (P, size) split by stage, x, y split by data, learning_rate) -> (buffers, losses (steps,)).
     With D/P > 1 pipelines side by side (data parallelism on the data axis), each runs the schedule on its
     rows of the batch, and the stages average their gradients over the data axis before the step."""
     stages, micro, hidden = spec.pipeline_stages, spec.microbatches, spec.hidden
     replicas = spec.devices // stages
-    table = schedule_table(stages, micro, spec.schedule)
+    table = schedule.table
     kinds = jnp.asarray([[slot.kind for slot in row] for row in table], jnp.int32)
     micros = jnp.asarray([[max(slot.micro, 0) for slot in row] for row in table], jnp.int32)
-    kept, pending = stash_slots(table)  # buffers of `kept` inputs and `pending` cotangents per stage
+    kept, pending = schedule.stash_slots  # buffers of `kept` inputs and `pending` cotangents per stage
     forwards = [stage_forward(layout, s, spec.layers, hidden) for s in range(stages)]
     to_next = [(s, s + 1) for s in range(stages - 1)]
     to_previous = [(s + 1, s) for s in range(stages - 1)]
@@ -343,11 +385,11 @@ class PipelineProgram(CompiledChunk):
 
     mesh: Mesh
     layout: StageLayout
-    table: tuple[tuple[Slot, ...], ...]
+    schedule: Schedule      # the table the chunk follows, and what it counts
 
     @property
     def bubble_fraction(self) -> float:
-        return bubble_fraction([list(row) for row in self.table])
+        return self.schedule.bubble_fraction
 
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         def put(value: Any, spec: P) -> jax.Array:
@@ -384,7 +426,7 @@ def stash_bytes(spec: ProgramSpec) -> int:
     """Bytes of the activations and cotangents one device keeps between slots (float32): `stash_slots`
     micro-batches of (rows, hidden), rows = B / (D/P · M). GPipe: the whole per-pipeline batch, whatever M;
     1F1B: P micro-batches at most, less as M grows."""
-    kept, pending = stash_slots(schedule_table(spec.pipeline_stages, spec.microbatches, spec.schedule))
+    kept, pending = schedule_of(spec.pipeline_stages, spec.microbatches, spec.schedule).stash_slots
     rows = spec.per_device_batch * spec.pipeline_stages // spec.microbatches
     return 4 * (kept + pending) * rows * spec.hidden
 
@@ -438,7 +480,7 @@ def build(spec: ProgramSpec) -> PipelineProgram:
 
     args = (abstract((spec.pipeline_stages, layout.size), P(STAGE_AXIS)),
             abstract((batch, spec.features), P(DATA_AXIS)), abstract((batch,), P(DATA_AXIS)), abstract((), P()))
-    lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh), args)
-    table = tuple(tuple(row) for row in schedule_table(spec.pipeline_stages, spec.microbatches, spec.schedule))
+    schedule = schedule_of(spec.pipeline_stages, spec.microbatches, spec.schedule)
+    lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh, schedule), args)
     return PipelineProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
-                           lowered.as_text(dialect="hlo"), mesh, layout, table)
+                           lowered.as_text(dialect="hlo"), mesh, layout, schedule)

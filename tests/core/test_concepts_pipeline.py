@@ -93,7 +93,7 @@ def test_a_global_batch_that_splits_over_the_stages_is_not_refused_for_b():
     # M = 2, b = 2, P = 4: the global batch of 4 rows splits over the 4 devices, and it trains; the ladder
     # leaves out M = 1, whose 2 rows would not.
     settings = pipeline.check_settings(4, 4, 4, 2, "gpipe", 2, 16, available=8)
-    assert settings.config().global_batch == 4 and settings.ladder() == [2]
+    assert settings.config().global_batch == 4 and settings.ladder == (2,)
     assert pipeline.microbatch_ladder(8, 2, 4) == [2, 4, 8]
     assert pipeline.peak_memory(settings)[0].peak_bytes
 

@@ -18,16 +18,16 @@ from pmap_core.train.config import TrainConfig, validate
 STAGES, MICRO = 4, 8  # the schedule the table questions ask about
 
 
-def _table(schedule: str, micro: int = MICRO) -> list[list[pipeline.Slot]]:
-    return pipeline.schedule_table(STAGES, micro, schedule)
+def _schedule(name: str, micro: int = MICRO) -> pipeline.Schedule:
+    return pipeline.schedule_of(STAGES, micro, name)
 
 
 def bubble() -> float:
-    return pipeline.bubble_fraction(_table("gpipe"))
+    return _schedule("gpipe").bubble_fraction
 
 
 def slots_per_step() -> float:
-    return float(len(_table("1f1b")))
+    return float(len(_schedule("1f1b").table))
 
 
 SMALLER, SAME, LARGER = "1F1B's is smaller", "the same", "1F1B's is larger"
@@ -38,18 +38,18 @@ def _compare(one_f_one_b: float, gpipe: float) -> str:
 
 
 def bubble_1f1b_vs_gpipe() -> str:
-    return _compare(pipeline.bubble_fraction(_table("1f1b")), pipeline.bubble_fraction(_table("gpipe")))
+    return _compare(_schedule("1f1b").bubble_fraction, _schedule("gpipe").bubble_fraction)
 
 
 def kept_activations() -> float:
     """The most micro-batches' inputs stage 1 keeps at once under 1F1B."""
-    return float(pipeline.held(_table("1f1b"), "activations")[1])
+    return float(_schedule("1f1b").held[1])
 
 
 def micro_for_bubble_under_a_tenth() -> float:
     """The fewest micro-batches that bring the bubble of 4 stages under 10%, counted from the tables."""
     micro = 1
-    while pipeline.bubble_fraction(_table("gpipe", micro)) >= 0.1:
+    while _schedule("gpipe", micro).bubble_fraction >= 0.1:
         micro += 1
     return float(micro)
 
