@@ -1,8 +1,8 @@
-"""The pipeline page's Measure click, walked from the source (`benchmarks.pipeline_measure_walk`): the
+"""The pipeline page's Measure click, walked from the source (`harness.pipeline_measure_walk`): the
 schedule is counted once and passed along, so the walk comes back to a file it had left at most 6 times and
 enters no file more than twice."""
 
-from benchmarks.pipeline_measure_walk import measure_click_walk, summary
+from harness.pipeline_measure_walk import measure_click_walk, summary
 
 
 def test_the_measure_click_comes_back_to_few_files():
