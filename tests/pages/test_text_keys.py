@@ -27,6 +27,7 @@ from labs.registry import HOME, LABS, script_path
 from labs.texts import BASE_LANGUAGES
 from labs.texts import pages as text_pages
 from labs.texts import table as text_table
+from pmap_core.costs import analytic
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = {
@@ -114,15 +115,15 @@ def _footprint_figures() -> list[str]:
 # (where the key is written, the key as written) -> its part's values: an expression in the names of that
 # module (its pmap_core and registry imports, its constants), or a function.
 RANGES: dict[tuple[str, str], str | Callable[[], Iterable[str]]] = {
-    ("streamlit_app", "texts({lab.script})"): "[lab.script for lab in [HOME, *LABS]]",
-    ("streamlit_app", "{lab.section}"): "[lab.section for lab in [HOME, *LABS]]",
-    ("home", "texts({lab.script})"): "[lab.script for lab in LABS]",
-    ("worksheet", "texts({step.lab})"): "[lab.script for lab in LABS]",
+    ("streamlit_app", "texts({lab.script})"): lambda: [lab.script for lab in [HOME, *LABS]],
+    ("streamlit_app", "{lab.section}"): lambda: [lab.section for lab in [HOME, *LABS]],
+    ("home", "texts({lab.script})"): lambda: [lab.script for lab in LABS],
+    ("worksheet", "texts({step.lab})"): lambda: [lab.script for lab in LABS],
     ("worksheet", "error.{error.code}"): lambda: _first_arguments("pmap_core.practice.scoring", "LabInputError"),
     ("applications", "use.{use}.title"): _applications_uses,
     ("applications", "use.{use}.body"): _applications_uses,
     ("applications", "w.zero.{zero}"): "cm.ZERO_SHARDED",
-    ("applications", "source.{key}"): "{**cm.MODELS, **cm.LINKS, **cm.ACCELERATORS}",
+    ("applications", "source.{key}"): lambda: [*analytic.MODELS, *analytic.LINKS, *analytic.ACCELERATORS],
     ("collectives", "use.{op}"): "collectives.OPS",
     ("comm_benchmark", "w.op.{op}"): "commbench.OPS",
     ("demo", "step.{name}.title"): "demo.STEP_FUNCTIONS",
@@ -216,26 +217,52 @@ class Module:
                         node.module.removeprefix("labs."), alias.name)
                     self.imported[alias.asname or alias.name] = imported
 
-    def names(self) -> dict:
-        """The module's imports from pmap_core and the registry, and its constants: nothing that draws."""
+    def names(self) -> dict[str, ast.expr | tuple[str, str | None]]:
+        """The module's imports from pmap_core and the registry ((module, attribute or None)), and its
+        top-level constants (the expression assigned): nothing that draws, nothing run."""
         if self._names is None:
             self._names = {}
             for node in self.tree.body:
-                imports = isinstance(node, ast.ImportFrom) and node.module.startswith(("pmap_core", "labs.registry"))
-                constant = isinstance(node, ast.Assign) and not any(isinstance(n, ast.Call) for n in ast.walk(node))
-                if imports or constant:
-                    try:
-                        exec(compile(ast.Module([node], []), str(SOURCES[self.name]), "exec"), self._names)
-                    except NameError:  # a constant made of what the page computes as it runs
-                        continue
+                if isinstance(node, ast.ImportFrom) and node.module.startswith(("pmap_core", "labs.registry")):
+                    self._names |= {alias.asname or alias.name: (node.module, alias.name) for alias in node.names}
+                elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                    self._names[node.targets[0].id] = node.value
         return self._names
+
+    def resolve(self, expr: ast.expr, depth: int = 0) -> object:
+        """What an expression of the module's imports and constants holds: a literal, a name, an attribute
+        of one, or a call of one without arguments; LookupError for anything made while the page runs."""
+        if depth > 8:
+            raise LookupError(ast.unparse(expr))
+        if isinstance(expr, ast.Name):
+            bound = self.names().get(expr.id)
+            if isinstance(bound, tuple):
+                module, attribute = bound
+                try:
+                    return importlib.import_module(f"{module}.{attribute}")
+                except ImportError:
+                    return getattr(importlib.import_module(module), attribute)
+            if isinstance(bound, ast.expr):
+                return self.resolve(bound, depth + 1)
+            raise LookupError(expr.id)
+        if isinstance(expr, ast.Attribute):
+            try:
+                return getattr(self.resolve(expr.value, depth + 1), expr.attr)
+            except AttributeError as error:
+                raise LookupError(ast.unparse(expr)) from error
+        if isinstance(expr, ast.Call) and not expr.args and not expr.keywords:
+            return self.resolve(expr.func, depth + 1)()
+        try:
+            return ast.literal_eval(expr)
+        except ValueError as error:
+            raise LookupError(ast.unparse(expr)) from error
 
     def values(self, expr: ast.expr | str) -> list[str] | None:
         """What an expression in the module's names holds, or None when it is made while the page runs."""
-        source = expr if isinstance(expr, str) else ast.unparse(expr)
         try:
-            return [str(value) for value in eval(source, dict(self.names()))]
-        except (NameError, AttributeError, TypeError):
+            held = self.resolve(ast.parse(expr, mode="eval").body if isinstance(expr, str) else expr)
+            return [str(value) for value in held]
+        except (LookupError, TypeError):
             return None
 
     def table(self, scope: ast.AST, expr: ast.expr) -> tuple[bool, Table]:
