@@ -6,6 +6,7 @@ import contextlib
 import io
 import platform
 import re
+import runpy
 import sys
 
 import jax
@@ -51,12 +52,13 @@ def _setup_check(script: str) -> str:
 
 
 @pytest.mark.parametrize(("version", "told"), [(versions.VERIFIED_JAX, False), ("0.10.2", True), ("0.7.2", True)])
-def test_an_exported_script_says_what_to_install_on_another_jax(monkeypatch, version, told):
-    check = _setup_check(script_for("training", {"devices": "2"}))
+def test_an_exported_script_says_what_to_install_on_another_jax(monkeypatch, tmp_path, version, told):
+    check = tmp_path / "check.py"  # the script's own lines, run as a file with this process's jax
+    check.write_text(_setup_check(script_for("training", {"devices": "2"})))
     monkeypatch.setattr(jax, "__version__", version)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(check, {"jax": jax})
+        runpy.run_path(str(check), init_globals={"jax": jax})
     if told:
         assert f"running JAX {version}" in printed.getvalue()
         assert f"pip install 'jax=={versions.VERIFIED_JAX}'" in printed.getvalue()
