@@ -143,7 +143,9 @@ class TrainConfig:
     @property
     def dims(self) -> models.Dims:
         """The transformer's sizes (its defaults for the other models, which have none: one program each)."""
-        return models.dims_of(self) if self.model == models.TRANSFORMER else models.Dims()
+        if self.model != models.TRANSFORMER:
+            return models.Dims()
+        return models.Dims(self.d_model, self.heads, self.seq_len, self.vocab)
 
     def program_spec(self, steps: int) -> ProgramSpec:
         """What fixes the compiled program that runs `steps` of this config's steps in one call."""
@@ -246,6 +248,7 @@ class RunPlan:
     baseline: TrainConfig | None        # the one-device run S(D) is timed against (None: not timed apart)
     baseline_program: ProgramSpec | None
     features: int                       # input width of the model's data
+    dims: models.Dims = dataclasses.field(default_factory=models.Dims)  # the transformer's sizes
 
 
 def plan_run(config: TrainConfig, measure_scaling: bool) -> RunPlan:
@@ -255,7 +258,7 @@ def plan_run(config: TrainConfig, measure_scaling: bool) -> RunPlan:
     base = baseline_config(config) if measure_scaling else None
     base = base if base != config else None
     return RunPlan(chunks, {n: config.program_spec(n) for n in sorted(set(chunks))}, base,
-                   base.program_spec(chunks[0]) if base else None, config.input_features)
+                   base.program_spec(chunks[0]) if base else None, config.input_features, config.dims)
 
 
 def chunk_lengths(steps: int, chunk: int) -> list[int]:

@@ -165,23 +165,14 @@ def output_loss(model: str, output: jax.Array, y: jax.Array) -> jax.Array:
     return jnp.mean((output - y) ** 2)
 
 
-def input_shapes(spec: Any, rows: int) -> tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]:
-    """The shapes and dtypes of `rows` rows of x and y for the program of `spec` (a `ProgramSpec`): (rows,
-    features) and (rows,) float32, or the transformer's (rows, seq_len) int32 tokens, both."""
-    if spec.model == TRANSFORMER:
-        tokens = jax.ShapeDtypeStruct((rows, spec.seq_len), np.int32)
+def input_shapes(model: str, rows: int, features: int) -> tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]:
+    """The shapes and dtypes of `rows` rows of x and y, `features` values in a row of x (`ProgramSpec.features`,
+    `TrainConfig.input_features`): (rows, features) and (rows,) float32, or the transformer's (rows, seq_len)
+    int32 tokens, both."""
+    if model == TRANSFORMER:
+        tokens = jax.ShapeDtypeStruct((rows, features), np.int32)
         return tokens, tokens
-    return jax.ShapeDtypeStruct((rows, spec.features), np.float32), jax.ShapeDtypeStruct((rows,), np.float32)
-
-
-def dims_of(spec: Any) -> Dims:
-    """The transformer's sizes of a `ProgramSpec` or a `TrainConfig`."""
-    return Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab)
-
-
-def spec_params(spec: Any) -> dict[str, np.ndarray]:
-    """Parameters of the shapes of `spec`'s model (seed 0): what a program is compiled for."""
-    return init_params(spec.model, spec.features, spec.hidden, 0, spec.layers, dims_of(spec))
+    return jax.ShapeDtypeStruct((rows, features), np.float32), jax.ShapeDtypeStruct((rows,), np.float32)
 
 
 def multiply_adds_per_sample(model: str, features: int, hidden: int, layers: int = 2,

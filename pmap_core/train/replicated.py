@@ -197,10 +197,11 @@ def _host_zeros(local: int, shape: tuple[int, ...], dtype: Any = np.float32) -> 
 
 
 def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
-    params = models.spec_params(spec)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     devices = tuple(jax.devices()[:spec.devices])
     local = len(local_indices(devices))
-    x, y = models.input_shapes(spec, spec.per_device_batch)
+    x, y = models.input_shapes(spec.model, spec.per_device_batch, spec.features)
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
             _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
     _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
@@ -208,10 +209,11 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
-    params = models.spec_params(spec)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     mesh = data_mesh(spec.devices)
     rows, whole = batch_sharding(mesh), replicated(mesh)
-    x, y = models.input_shapes(spec, spec.devices * spec.per_device_batch)
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
 
     def abstract(shape: tuple[int, ...], sharding: Any, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
         return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)

@@ -384,7 +384,8 @@ def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[jax.ShapeDt
 def build(spec: ProgramSpec) -> ShardedStateProgram:
     """Compile the strategy chunk of `spec` over the first `spec.devices` devices."""
     setup = setup_of(spec)
-    params = models.spec_params(spec)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else spec.devices)
     mesh = auto_mesh(spec.devices)
     state = host_state(setup, layout, params)
@@ -392,7 +393,7 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
     body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh,
                          in_specs=(specs, ROWS, ROWS, WHOLE), out_specs=(specs, ROWS), check_vma=False)
-    x, y = models.input_shapes(spec, spec.devices * spec.per_device_batch)
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
     rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)
     args = (jax.tree.map(lambda v, s: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype, sharding=s),
                          state, shardings),

@@ -126,11 +126,11 @@ def test_the_flop_count_is_within_a_fifth_of_what_xla_counts():
 
 def test_the_programs_input_shapes_come_from_the_model():
     mlp = ProgramSpec("jit", "mlp", 2, 8, 5, 32, 1)
-    x, y = models.input_shapes(mlp, 16)
+    x, y = models.input_shapes(mlp.model, 16, mlp.features)
     assert (x.shape, x.dtype, y.shape, y.dtype) == ((16, 5), np.float32, (16,), np.float32)
     spec = small_config(devices=2).program_spec(10)
     assert (spec.d_model, spec.heads, spec.seq_len, spec.vocab) == (16, 2, 8, 16)
-    x, y = models.input_shapes(spec, 16)
+    x, y = models.input_shapes(spec.model, 16, spec.features)
     assert x.shape == y.shape == (16, 8) and x.dtype == y.dtype == np.int32
     # Another model's program does not change with the transformer's settings.
     assert TrainConfig(model="mlp", d_model=64).program_spec(1) == TrainConfig(model="mlp").program_spec(1)
