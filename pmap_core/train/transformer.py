@@ -242,8 +242,10 @@ def training_flops(dims: Dims, layers: int, tokens: int) -> int:
 
     Not counted: LayerNorm, softmax, GELU, the residual adds, the embedding lookup (a one-hot product here,
     4·vocab·d_model FLOPs per token with its weight gradient), the cross-entropy and the optimizer's update: a
-    few FLOPs per activation or parameter each. tests/core/test_transformer.py compares this count with
-    what XLA counts in the compiled step."""
+    few FLOPs per activation or parameter each. XLA:CPU's `cost_analysis()['flops']` of one compiled SGD step
+    on one device counts 1.15× this at the defaults (B = 64), 1.08× at d_model 64, 1.04× at d_model 128 and
+    seq_len 64: the uncounted work grows with the activations, the counted with d_model times them
+    (tests/core/test_transformer.py)."""
     return 6 * matmul_params(dims, layers) * tokens + 12 * layers * dims.seq_len * dims.d_model * tokens
 
 

@@ -72,8 +72,8 @@ def test_the_data_and_the_initial_parameters_are_the_same_for_every_device_count
 
 def test_the_loss_falls_over_200_steps_on_one_device():
     """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD η = 0.5): 3.4699 at
-    step 0 (ln 32 = 3.4657), 0.21 at step 200 — below the chain's own loss on the batch (0.91), as the model
-    learns the one batch it sees by heart."""
+    step 0 (ln 32 = 3.4657), 2.14 at step 100, 0.197 at step 200 (4.2 s of training): below the chain's own
+    loss on the batch (0.91), as the model learns the one batch it sees by heart."""
     config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=200, chunk=50))
     assert config.learning_rate == 0.5 and config.dims == transformer.Dims()
     losses = loop.train(config, measure_scaling=False).losses
