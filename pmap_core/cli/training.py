@@ -80,7 +80,9 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     d = train_config.TrainConfig()
     add = parser.add_argument
     add("--model", choices=models.MODELS, default=None,
-        help=f"linear: y = 3x + 1; mlp: one hidden layer (default: {d.model}; mlp with --meshes)")
+        help=f"linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer (--layers "
+             f"blocks, --d-model, --heads, --seq-len, --vocab) predicting a random Markov chain's next token "
+             f"(default: {d.model}; mlp with --meshes)")
     add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
     add("--global-batch", type=int, default=None,
         help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH}; default: {d.global_batch}, or the "
@@ -88,7 +90,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add("--learning-rate", type=float, default=None,
         help=f"η (up to {train_config.MAX_LEARNING_RATE:g}; default: {train_config.BASE_LEARNING_RATE:g}, times "
              f"{train_config.BASE_WIDTH}/--hidden for an MLP wider than {train_config.BASE_WIDTH}, so wide MLPs stay "
-             "stable). A run whose loss stops being finite stops there and exits with status 2")
+             f"stable; {train_config.TRANSFORMER_LEARNING_RATE:g} for the transformer). A run whose loss stops being "
+             "finite stops there and exits with status 2")
     add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
     add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
     add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
@@ -100,8 +103,16 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
              + ("; all: every implementation at every D" if sweep else ""))
     add("--layers", type=int, default=d.layers,
         help=f"MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
-             f"output layer (2–{train_config.MAX_LAYERS}; "
+             f"output layer; the transformer's blocks (2–{train_config.MAX_LAYERS}; "
              f"default: {d.layers})")
+    add("--d-model", type=int, default=d.d_model,
+        help=f"transformer width (1–{train_config.MAX_D_MODEL}; default: {d.d_model})")
+    add("--heads", type=int, default=d.heads,
+        help=f"transformer attention heads, dividing --d-model (1–{train_config.MAX_HEADS}; default: {d.heads})")
+    add("--seq-len", type=int, default=d.seq_len,
+        help=f"transformer tokens per sequence (1–{train_config.MAX_SEQ_LEN}; default: {d.seq_len})")
+    add("--vocab", type=int, default=d.vocab,
+        help=f"transformer vocabulary ({train_config.MIN_VOCAB}–{train_config.MAX_VOCAB}; default: {d.vocab})")
     add("--pipeline-stages", type=int, default=None,
         help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices "
              "a multiple of P, default P: D/P pipelines side by side, data parallel over them)")
@@ -190,6 +201,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
         optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
         precision=args.precision, layers=args.layers, microbatches=args.microbatches, schedule=args.schedule,
+        d_model=args.d_model, heads=args.heads, seq_len=args.seq_len, vocab=args.vocab,
     )
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
@@ -253,6 +265,8 @@ def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[st
     }
     if config.model == "linear":
         summary["params"] = {name: float(value) for name, value in result.params.items()}
+    if config.model == models.TRANSFORMER:
+        summary.update(d_model=config.d_model, heads=config.heads, seq_len=config.seq_len, vocab=config.vocab)
     return summary
 
 

@@ -27,6 +27,7 @@ from pmap_core.train.program import ParallelProgram
 from pmap_core.validation import LabInputError
 
 MAX_DATASET_SIZE = 65_536
+PER_HOST_MODELS = ("linear", "mlp")  # the models whose samples `read_samples` makes one by one
 _SHUFFLE_STREAM = 0x5EED  # keeps the epoch order's random stream apart from the samples'
 
 
@@ -131,6 +132,9 @@ def train_per_host(config: TrainConfig, size: int,
     of each step's global batch (epochs of `size` samples, shuffled per epoch). A loss that stops being
     a finite number raises `Diverged` after the last step, in every process at the same step."""
     config = validate(config)
+    if config.model not in PER_HOST_MODELS:
+        raise LabInputError("unknown_model", "per-host loading reads the datasets of model {options}, got {value!r}",
+                            options=", ".join(PER_HOST_MODELS), value=config.model)
     check_sizes(size, config.global_batch, config.devices)
     spec = DataSpec.of(config, size)
     program = programs.build(config.program_spec(1))

@@ -188,8 +188,8 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     chunks, specs, baseline_spec = plan.chunks, plan.programs, plan.baseline_program
     steps, batch, learning_rate = config.steps, config.global_batch, config.learning_rate
     baseline_batch = plan.baseline.global_batch if plan.baseline else batch
-    data = models.make_data(config.model, batch, plan.features, config.seed)
-    initial = models.init_params(config.model, plan.features, config.hidden, config.seed, config.layers)
+    data = models.make_data(config.model, batch, plan.features, config.seed, plan.dims)
+    initial = models.init_params(config.model, plan.features, config.hidden, config.seed, config.layers, plan.dims)
 
     compiled_before = compiles_in_this_thread()
     compiled = {n: programs.build(spec) for n, spec in specs.items()}

@@ -2,6 +2,8 @@
 
 - "linear": y = w·x + b fitted to y = 3x + 1 (the tutorial's example, with the
   bias it forgot), x uniform in [-1, 1] plus a little noise.
+- "transformer": a small decoder-only transformer (`train.transformer`, `layers` blocks) trained on next-token
+  prediction of a random Markov chain drawn from the seed: x and y are (B, seq_len) int32 tokens.
 - "mlp": `layers` layers (default 2: one hidden tanh layer, then the output layer; more: the first
   hidden tanh layer, L − 2 residual tanh layers h + tanh(h w + b) / L of width `hidden`, then the output
   layer), fitted to a smooth random teacher function of `features` inputs. Layer k's parameters are
@@ -20,21 +22,29 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-MODELS = ("linear", "mlp")
+from pmap_core.train import transformer
+from pmap_core.train.transformer import Dims
+
+MODELS = ("linear", "mlp", "transformer")
+TRANSFORMER = "transformer"
 TRUE_W, TRUE_B = 3.0, 1.0
 NOISE = 0.01
 
 
 @dataclasses.dataclass(frozen=True)
 class Dataset:
-    """Host arrays of one global batch: x is (B, features), y is (B,)."""
+    """Host arrays of one global batch: x is (B, features), y is (B,); the transformer's x and y are
+    (B, seq_len) int32 tokens, y the next token at each position of x."""
 
     x: np.ndarray
     y: np.ndarray
 
 
-def make_data(model: str, samples: int, features: int, seed: int) -> Dataset:
-    """The same `samples` examples for the same seed, whatever the device count."""
+def make_data(model: str, samples: int, features: int, seed: int, dims: Dims | None = None) -> Dataset:
+    """The same `samples` examples for the same seed, whatever the device count (`dims`: the
+    transformer's sizes, default `Dims()`)."""
+    if model == TRANSFORMER:
+        return Dataset(*transformer.make_sequences(dims or Dims(), samples, seed))
     rng = np.random.default_rng(seed)
     if model == "linear":
         x = rng.uniform(-1.0, 1.0, size=(samples, 1)).astype(np.float32)
@@ -46,9 +56,13 @@ def make_data(model: str, samples: int, features: int, seed: int) -> Dataset:
     return Dataset(x, y.astype(np.float32))
 
 
-def init_params(model: str, features: int, hidden: int, seed: int, layers: int = 2) -> dict[str, np.ndarray]:
+def init_params(model: str, features: int, hidden: int, seed: int, layers: int = 2,
+                dims: Dims | None = None) -> dict[str, np.ndarray]:
     """Initial parameters as host NumPy arrays (so every device count starts identically). The MLP's
-    weights are drawn layer after layer from one generator: its first two draws are the 2-layer model's."""
+    weights are drawn layer after layer from one generator: its first two draws are the 2-layer model's.
+    The transformer's (`layers` blocks of `dims`) are `transformer.init_params`'."""
+    if model == TRANSFORMER:
+        return transformer.init_params(dims or Dims(), layers, seed)
     if model == "linear":
         return {"w": np.zeros((), np.float32), "b": np.zeros((), np.float32)}
     rng = np.random.default_rng(seed + 7)
@@ -72,15 +86,19 @@ def layer_names(model: str, layers: int = 2) -> tuple[tuple[str, ...], ...]:
     pipeline stage holds (train.pipeline)."""
     if model == "linear":
         return (("w", "b"),)
+    if model == TRANSFORMER:
+        return transformer.layer_names(layers)
     return tuple((f"w{k}", f"b{k}") for k in range(1, layers + 1))
 
 
 # The layers of each model at its default depth.
-LAYERS = {"linear": layer_names("linear"), "mlp": layer_names("mlp")}
+LAYERS = {model: layer_names(model) for model in MODELS}
 
 
 def depth(model: str, params: dict[str, Any]) -> int:
-    """The number of layers of `model` whose parameters are `params`."""
+    """The number of layers of `model` whose parameters are `params` (the transformer's blocks)."""
+    if model == TRANSFORMER:
+        return transformer.depth(params)
     return 1 if model == "linear" else sum(1 for name in params if name.startswith("w"))
 
 
@@ -106,7 +124,11 @@ def residual_scale(layer: int, layers: int) -> float | None:
 def apply_layer(model: str, layer: int, params: dict[str, jax.Array], h: jax.Array, layers: int = 2) -> jax.Array:
     """Layer `layer` of an L = `layers`-layer `model` on its input h, with that layer's parameters: the MLP's
     first hidden tanh layer, its residual tanh layers (`residual_scale`), then its output layer (the one
-    whose weight is a vector); linear regression's one layer. The last layer returns (b,)."""
+    whose weight is a vector); linear regression's one layer. The last layer returns (b,). The transformer's
+    layers are its embedding, its `layers` blocks and its head (`transformer.apply_layer`), the last returning
+    logits."""
+    if model == TRANSFORMER:
+        return transformer.apply_layer(layer, params, h, layers)
     if model == "linear":
         return params["w"] * h[:, 0] + params["b"]
     w, b = params[f"w{layer + 1}"], params[f"b{layer + 1}"]
@@ -127,14 +149,38 @@ def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array
 
 
 def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
-    """Mean squared error over the batch."""
+    """Mean squared error over the batch; the transformer's: next-token cross-entropy over batch and positions."""
     if model == "linear":
         return linear_loss(params, x[:, 0], y)
-    return jnp.mean((predict(model, params, x) - y) ** 2)
+    if model == TRANSFORMER:
+        return transformer.loss(params, x, y)
+    return output_loss(model, predict(model, params, x), y)
 
 
-def multiply_adds_per_sample(model: str, features: int, hidden: int, layers: int = 2) -> int:
-    """Forward multiply-adds for one example: the unit of the work limit."""
+def output_loss(model: str, output: jax.Array, y: jax.Array) -> jax.Array:
+    """The loss of the last layer's output: mean squared error (linear, MLP), cross-entropy of the logits
+    (transformer)."""
+    if model == TRANSFORMER:
+        return transformer.cross_entropy(output, y)
+    return jnp.mean((output - y) ** 2)
+
+
+def input_shapes(model: str, rows: int, features: int) -> tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]:
+    """The shapes and dtypes of `rows` rows of x and y, `features` values in a row of x (`ProgramSpec.features`,
+    `TrainConfig.input_features`): (rows, features) and (rows,) float32, or the transformer's (rows, seq_len)
+    int32 tokens, both."""
+    if model == TRANSFORMER:
+        tokens = jax.ShapeDtypeStruct((rows, features), np.int32)
+        return tokens, tokens
+    return jax.ShapeDtypeStruct((rows, features), np.float32), jax.ShapeDtypeStruct((rows,), np.float32)
+
+
+def multiply_adds_per_sample(model: str, features: int, hidden: int, layers: int = 2,
+                             dims: Dims | None = None) -> int:
+    """Forward multiply-adds for one example: the unit of the work limit (the transformer's:
+    `transformer.multiply_adds_per_sample`, one sequence)."""
     if model == "linear":
         return 1
+    if model == TRANSFORMER:
+        return transformer.multiply_adds_per_sample(dims or Dims(), layers)
     return features * hidden + (layers - 2) * hidden * hidden + hidden

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import jax
 import numpy as np
 
-Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,)
+Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,), or (B, seq_len) tokens both
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +55,10 @@ class ProgramSpec:
     pipeline_stages: int = 1     # impl "pipeline": stages P on the `stage` axis
     microbatches: int = 1        # impl "pipeline": micro-batches M per step
     schedule: str = "gpipe"      # impl "pipeline": the order of forwards and backwards
+    d_model: int = 32            # the transformer's width (model "transformer"; train.transformer.Dims)
+    heads: int = 4               # its attention heads
+    seq_len: int = 32            # tokens per sequence: x and y are (rows, seq_len)
+    vocab: int = 32              # tokens of its vocabulary
 
 
 @dataclasses.dataclass(frozen=True)

@@ -104,7 +104,7 @@ def jit_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
         # the sharded block axis into one all-reduce of one buffer. (The gradient of the global mean
         # loss gives the same numbers, but one all-reduce operand per parameter array: on CPU each
         # operand is a rendezvous of its own.)
-        x_blocks, y_blocks = x.reshape(blocks, -1, x.shape[-1]), y.reshape(blocks, -1)
+        x_blocks, y_blocks = x.reshape(blocks, -1, *x.shape[1:]), y.reshape(blocks, -1, *y.shape[1:])
         losses, grads = jax.vmap(jax.value_and_grad(loss_fn), in_axes=(None, 0, 0))(params, x_blocks, y_blocks)
         unflatten = ravel_pytree(params)[1]
         flat = jax.vmap(lambda g: ravel_pytree(g)[0])(grads)
@@ -142,8 +142,8 @@ class ReplicatedProgram(CompiledChunk):
         local = local_indices(self.devices)
         d = len(self.devices)
         p_shard, x_shard, y_shard, lr_shard = self.compiled.input_shardings[0]
-        x = data.x.reshape(d, -1, data.x.shape[1])[local]
-        y = data.y.reshape(d, -1)[local]
+        x = data.x.reshape(d, -1, *data.x.shape[1:])[local]
+        y = data.y.reshape(d, -1, *data.y.shape[1:])[local]
         if self.device_axis:
             def copies(p: np.ndarray, sharding: Any) -> jax.Array:
                 stacked = np.ascontiguousarray(np.broadcast_to(p, (len(local), *p.shape)))
@@ -158,8 +158,8 @@ class ReplicatedProgram(CompiledChunk):
             return jax.make_array_from_process_local_data(sharding, p, p.shape)
 
         return (jax.tree.map(whole, params, p_shard),
-                jax.make_array_from_process_local_data(x_shard, x.reshape(-1, x.shape[-1]), data.x.shape),
-                jax.make_array_from_process_local_data(y_shard, y.reshape(-1), data.y.shape),
+                jax.make_array_from_process_local_data(x_shard, x.reshape(-1, *x.shape[2:]), data.x.shape),
+                jax.make_array_from_process_local_data(y_shard, y.reshape(-1, *y.shape[2:]), data.y.shape),
                 whole(np.float32(learning_rate), lr_shard))
 
     def step_losses(self, losses: jax.Array) -> np.ndarray:
@@ -190,34 +190,36 @@ class ReplicatedProgram(CompiledChunk):
         return [c[0] for c in copies] if self.device_axis else copies
 
 
-def _host_zeros(local: int, shape: tuple[int, ...]) -> np.ndarray:
+def _host_zeros(local: int, shape: tuple[int, ...], dtype: Any = np.float32) -> np.ndarray:
     # Host zeros, not ShapeDtypeStructs: a multi-process pmap converts its local inputs to global
     # arrays even when lowering, which needs real arrays.
-    return np.zeros((local, *shape), np.float32)
+    return np.zeros((local, *shape), dtype)
 
 
 def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     devices = tuple(jax.devices()[:spec.devices])
     local = len(local_indices(devices))
+    x, y = models.input_shapes(spec.model, spec.per_device_batch, spec.features)
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
-            _host_zeros(local, (spec.per_device_batch, spec.features)),
-            _host_zeros(local, (spec.per_device_batch,)), np.float32(0))
+            _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
     _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
     return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     mesh = data_mesh(spec.devices)
     rows, whole = batch_sharding(mesh), replicated(mesh)
-    batch = spec.devices * spec.per_device_batch
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
 
-    def abstract(shape: tuple[int, ...], sharding: Any) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct(shape, np.float32, sharding=sharding)
+    def abstract(shape: tuple[int, ...], sharding: Any, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding)
 
     args = (jax.tree.map(lambda p: abstract(p.shape, whole), params),
-            abstract((batch, spec.features), rows), abstract((batch,), rows),
+            abstract(x.shape, rows, x.dtype), abstract(y.shape, rows, y.dtype),
             abstract((), whole))
     _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
     return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params), "",

@@ -203,13 +203,13 @@ def _loss_fn(setup: Setup, layout: FlatLayout) -> Callable[[jax.Array, jax.Array
         return lambda buffer, h: models.apply_layer(setup.model, layer, layout.layer_params(layer, buffer), h)
 
     def loss(params: jax.Array, x: jax.Array, y: jax.Array) -> jax.Array:
-        h = x.astype(setup.param_dtype)
+        h = x.astype(setup.param_dtype) if jnp.issubdtype(x.dtype, jnp.floating) else x  # tokens stay integers
         for layer in layers:
             if setup.strategy == "zero3":
                 h = gathered_layer(apply(layer), setup.comm_dtype)(params[layout.columns(layer)], h)
             else:
                 h = apply(layer)(layout.layer_buffer(params, layer), h)
-        return jnp.mean((h.astype(jnp.float32) - y) ** 2)
+        return models.output_loss(setup.model, h.astype(jnp.float32), y)
 
     return loss
 
@@ -231,7 +231,7 @@ def _accumulated_gradient(setup: Setup, layout: FlatLayout) -> Callable:
     def run(params: jax.Array, x: jax.Array, y: jax.Array) -> tuple[jax.Array, jax.Array]:
         if k == 1:
             return micro(params, x, y)
-        xs, ys = x.reshape(k, -1, *x.shape[1:]), y.reshape(k, -1)
+        xs, ys = x.reshape(k, -1, *x.shape[1:]), y.reshape(k, -1, *y.shape[1:])
 
         def add(total: tuple, batch: tuple) -> tuple[tuple, None]:
             loss, grad = micro(params, *batch)
@@ -317,7 +317,7 @@ class ShardedStateProgram(CompiledChunk):
     setup: Setup
     layout: FlatLayout
     shardings: dict[str, Any]
-    batch_shape: tuple[int, int]  # the global batch's rows and features
+    batch_shape: tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct]  # the global batch's x and y
 
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         """The initial state in its strategy's shardings, the batch split by rows; every process
@@ -360,7 +360,8 @@ class ShardedStateProgram(CompiledChunk):
 
 
 @functools.lru_cache(maxsize=32)
-def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[int, int], layout: FlatLayout) -> tuple:
+def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[jax.ShapeDtypeStruct, jax.ShapeDtypeStruct],
+                      layout: FlatLayout) -> tuple:
     """The step's gradient accumulator, returned as each device holds it (the whole local sum per
     device, or its shard), on zeros: its bytes are what the strategy keeps of the gradient."""
     mesh = auto_mesh(devices)
@@ -376,15 +377,15 @@ def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[int, int], 
                                 check_vma=False))
     size = layout.devices * layout.row_size
     args = (place_from_host(np.zeros(size, setup.param_dtype), NamedSharding(mesh, in_params)),
-            place_from_host(np.zeros(batch_shape, np.float32), NamedSharding(mesh, ROWS)),
-            place_from_host(np.zeros(batch_shape[0], np.float32), NamedSharding(mesh, ROWS)))
+            *(place_from_host(np.zeros(s.shape, s.dtype), NamedSharding(mesh, ROWS)) for s in batch_shape))
     return run, args
 
 
 def build(spec: ProgramSpec) -> ShardedStateProgram:
     """Compile the strategy chunk of `spec` over the first `spec.devices` devices."""
     setup = setup_of(spec)
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else spec.devices)
     mesh = auto_mesh(spec.devices)
     state = host_state(setup, layout, params)
@@ -392,14 +393,13 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
     body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh,
                          in_specs=(specs, ROWS, ROWS, WHOLE), out_specs=(specs, ROWS), check_vma=False)
-    batch = spec.devices * spec.per_device_batch
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
     rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)
     args = (jax.tree.map(lambda v, s: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype, sharding=s),
                          state, shardings),
-            jax.ShapeDtypeStruct((batch, spec.features), np.float32, sharding=rows),
-            jax.ShapeDtypeStruct((batch,), np.float32, sharding=rows),
+            jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=rows),
+            jax.ShapeDtypeStruct(y.shape, y.dtype, sharding=rows),
             jax.ShapeDtypeStruct((), np.float32, sharding=whole))
     lowered, compiled, seconds = compile_timed(jax.jit(body), args)
     return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
-                               lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings,
-                               (batch, spec.features))
+                               lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings, (x, y))

@@ -1,0 +1,256 @@
+"""A small decoder-only transformer (GPT-style) and its task: the third model the data-parallel programs train.
+
+The model, in float32: token + learned position embeddings; `layers` pre-LayerNorm blocks, each
+h ← h + Attn(LN(h)), h ← h + MLP(LN(h)), with causal multi-head self-attention (`heads` heads of
+d_model / heads dimensions, the future masked out) and an MLP of 4·d_model hidden units with tanh-GELU;
+a final LayerNorm; an *untied* output projection to the vocabulary; cross-entropy of the next token,
+averaged over the batch and the positions.
+
+Untied (GPT-2 ties the output projection to the token embedding; this one does not): every parameter
+then belongs to exactly one layer — the embedding, a block, or the head — so ZeRO-3's per-layer gathers
+(train.zero) gather each layer's own buffer once per use, as they do for the MLP.
+
+The attention's projections are stored with a head axis, wq/wk/wv (d_model, heads, d_head) and
+wo (heads, d_head, d_model): the parameters alone say how many heads the model has, so
+`models.loss(model, params, x, y)` needs no other setting.
+
+The task: a fixed random second-order Markov chain over `vocab` tokens, drawn from the seed. Each
+context (a, b) of the two previous tokens has `SUCCESSORS` possible next tokens with random
+probabilities; a sequence starts with two uniform tokens. Why this task rather than text: it is
+generated from the seed (nothing to store, the same for any device count), its best possible loss is
+known (the chain's own cross-entropy on the batch, `floor_loss`), and predicting it needs attention —
+the next token depends on the token *before* the current one, which only attention to position t − 1
+can bring in. Its loss falls visibly within 200 SGD steps from ln(vocab) as the model learns which
+tokens follow which (measured in tests/core/test_transformer.py).
+
+Parameters are a flat dict of host NumPy arrays drawn from the seed, the same for any device count.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+SUCCESSORS = 3       # next tokens a context of two tokens can have
+MLP_RATIO = 4        # the MLP's hidden width over d_model
+LN_EPS = 1e-5
+EMBED_STD = 0.1      # token and position embeddings: N(0, 0.1²)
+OUT_STD = 0.02      # the output projection: small, so the first loss is close to ln(vocab)
+
+
+@dataclasses.dataclass(frozen=True)
+class Dims:
+    """The transformer's sizes besides its depth (`layers`, which the MLP's setting gives)."""
+
+    d_model: int = 32
+    heads: int = 4
+    seq_len: int = 32
+    vocab: int = 32
+
+    @property
+    def d_head(self) -> int:
+        return self.d_model // self.heads
+
+
+def block_names(layer: int) -> tuple[str, ...]:
+    """The parameters of block `layer` (from 0), in the order the block uses them."""
+    return tuple(f"block{layer}.{name}" for name in (
+        "ln1_g", "ln1_b", "wq", "wk", "wv", "wo", "bo", "ln2_g", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj"))
+
+
+EMBED_NAMES = ("tok_emb", "pos_emb")
+HEAD_NAMES = ("ln_f_g", "ln_f_b", "w_out", "b_out")
+
+
+def layer_names(layers: int) -> tuple[tuple[str, ...], ...]:
+    """The embedding, the `layers` blocks and the head, each by the names of its parameters."""
+    return (EMBED_NAMES, *(block_names(k) for k in range(layers)), HEAD_NAMES)
+
+
+def init_params(dims: Dims, layers: int, seed: int) -> dict[str, np.ndarray]:
+    """Host float32 parameters from `seed`: weights N(0, 1/fan-in), the two projections back into the residual
+    stream (wo, w_proj) also scaled by 1/√(2·layers) as GPT-2 does, LayerNorm gains 1, biases 0."""
+    rng = np.random.default_rng(seed + 11)
+    d, h, k, v, f = dims.d_model, dims.heads, dims.d_head, dims.vocab, MLP_RATIO * dims.d_model
+    residual = 1.0 / math.sqrt(2 * layers)
+
+    def normal(shape: tuple[int, ...], std: float) -> np.ndarray:
+        return (rng.standard_normal(shape) * std).astype(np.float32)
+
+    params = {"tok_emb": normal((v, d), EMBED_STD), "pos_emb": normal((dims.seq_len, d), EMBED_STD)}
+    for layer in range(layers):
+        p = f"block{layer}."
+        params.update({
+            p + "ln1_g": np.ones(d, np.float32), p + "ln1_b": np.zeros(d, np.float32),
+            p + "wq": normal((d, h, k), d ** -0.5), p + "wk": normal((d, h, k), d ** -0.5),
+            p + "wv": normal((d, h, k), d ** -0.5), p + "wo": normal((h, k, d), d ** -0.5 * residual),
+            p + "bo": np.zeros(d, np.float32),
+            p + "ln2_g": np.ones(d, np.float32), p + "ln2_b": np.zeros(d, np.float32),
+            p + "w_fc": normal((d, f), d ** -0.5), p + "b_fc": np.zeros(f, np.float32),
+            p + "w_proj": normal((f, d), f ** -0.5 * residual), p + "b_proj": np.zeros(d, np.float32),
+        })
+    params.update({"ln_f_g": np.ones(d, np.float32), "ln_f_b": np.zeros(d, np.float32),
+                   "w_out": normal((d, v), OUT_STD), "b_out": np.zeros(v, np.float32)})
+    return params
+
+
+def depth(params: dict) -> int:
+    """The number of blocks of the model whose parameters are `params`."""
+    return sum(1 for name in params if name.endswith(".wq"))
+
+
+def layer_norm(h: jax.Array, gain: jax.Array, bias: jax.Array) -> jax.Array:
+    mean = jnp.mean(h, axis=-1, keepdims=True)
+    var = jnp.mean(jnp.square(h - mean), axis=-1, keepdims=True)
+    return (h - mean) * jax.lax.rsqrt(var + LN_EPS) * gain + bias
+
+
+def embed(params: dict, tokens: jax.Array) -> jax.Array:
+    """(b, t) tokens -> (b, t, d_model): the token's embedding plus its position's.
+
+    The lookup is a product with the tokens' one-hot rows, not a gather (MaxText offers the same): under impl jit
+    the batch is sharded over an explicit mesh, where a gather by sharded indices has no unambiguous output
+    sharding and JAX asks for one, while a matmul's follows from its operands; its gradient is a matmul too,
+    not a scatter-add. It costs vocab · d_model multiply-adds per token."""
+    table = params["tok_emb"]
+    one_hot = jax.nn.one_hot(tokens, table.shape[0], dtype=table.dtype)
+    return one_hot @ table + params["pos_emb"][:tokens.shape[-1]]
+
+
+def attention(params: dict, prefix: str, h: jax.Array) -> jax.Array:
+    """Causal multi-head self-attention of h (b, t, d): position i attends to positions ≤ i only."""
+    q = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wq"])
+    k = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wk"])
+    v = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wv"])
+    scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], h.dtype))
+    t = h.shape[1]
+    causal = jnp.tril(jnp.ones((t, t), bool))
+    scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
+    weights = jax.nn.softmax(scores, axis=-1)
+    out = jnp.einsum("bhqs,bshk->bqhk", weights, v)
+    return jnp.einsum("bqhk,hkd->bqd", out, params[prefix + "wo"]) + params[prefix + "bo"]
+
+
+def block(params: dict, layer: int, h: jax.Array) -> jax.Array:
+    """Pre-LayerNorm block `layer`: h + Attn(LN(h)), then + MLP(LN(·)) with tanh-GELU."""
+    p = f"block{layer}."
+    h = h + attention(params, p, layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]))
+    a = layer_norm(h, params[p + "ln2_g"], params[p + "ln2_b"])
+    a = jax.nn.gelu(a @ params[p + "w_fc"] + params[p + "b_fc"], approximate=True)
+    return h + a @ params[p + "w_proj"] + params[p + "b_proj"]
+
+
+def head(params: dict, h: jax.Array) -> jax.Array:
+    """The final LayerNorm and the (untied) output projection: (b, t, vocab) logits."""
+    return layer_norm(h, params["ln_f_g"], params["ln_f_b"]) @ params["w_out"] + params["b_out"]
+
+
+def apply_layer(layer: int, params: dict, h: jax.Array, layers: int) -> jax.Array:
+    """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head."""
+    if layer == 0:
+        return embed(params, h)
+    if layer <= layers:
+        return block(params, layer - 1, h)
+    return head(params, h)
+
+
+def logits(params: dict, tokens: jax.Array) -> jax.Array:
+    """(b, t) int tokens -> (b, t, vocab) logits of each next token."""
+    h, layers = tokens, depth(params)
+    for layer in range(layers + 2):
+        h = apply_layer(layer, params, h, layers)
+    return h
+
+
+def cross_entropy(logits_: jax.Array, targets: jax.Array) -> jax.Array:
+    """Mean over the batch and the positions of −log softmax(logits)[target]."""
+    logits_ = logits_.astype(jnp.float32)
+    picked = jnp.sum(logits_ * jax.nn.one_hot(targets, logits_.shape[-1], dtype=logits_.dtype), axis=-1)  # no gather
+    return jnp.mean(jax.nn.logsumexp(logits_, axis=-1) - picked)
+
+
+def loss(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
+    return cross_entropy(logits(params, x), y)
+
+
+# ---- the task: a random second-order Markov chain ----
+
+def chain(dims: Dims, seed: int) -> np.ndarray:
+    """(vocab, vocab, vocab): P[a, b, c], the probability that c follows the tokens a, b — `SUCCESSORS`
+    possible c for each context, with weights from a flat Dirichlet."""
+    rng = np.random.default_rng(seed + 1_000_033)
+    v = dims.vocab
+    table = np.zeros((v, v, v))
+    successors = min(SUCCESSORS, v)
+    for a in range(v):
+        for b in range(v):
+            table[a, b, rng.choice(v, successors, replace=False)] = rng.dirichlet(np.ones(successors))
+    return table
+
+
+def make_sequences(dims: Dims, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """(x, y), each (samples, seq_len) int32: y is x shifted by one, the next token at each position."""
+    table = chain(dims, seed)
+    cdf = np.cumsum(table, axis=-1)
+    rng = np.random.default_rng(seed)
+    tokens = np.zeros((samples, dims.seq_len + 1), np.int64)
+    tokens[:, :2] = rng.integers(0, dims.vocab, (samples, 2))
+    for t in range(2, dims.seq_len + 1):
+        u = rng.random(samples)[:, None]
+        tokens[:, t] = np.minimum((cdf[tokens[:, t - 2], tokens[:, t - 1]] < u).sum(-1), dims.vocab - 1)
+    return tokens[:, :-1].astype(np.int32), tokens[:, 1:].astype(np.int32)
+
+
+def floor_loss(dims: Dims, x: np.ndarray, y: np.ndarray, seed: int) -> float:
+    """The chain's own cross-entropy on (x, y): the best loss any model can expect on that batch. The first
+    target follows one uniform token (ln vocab); every later one has its context (x[t−1], x[t])."""
+    table = chain(dims, seed)
+    p = table[x[:, :-1], x[:, 1:], y[:, 1:]]
+    first = np.full((x.shape[0], 1), math.log(dims.vocab))
+    return float(np.mean(np.concatenate([first, -np.log(p)], axis=1)))
+
+
+# ---- counting ----
+
+def param_count(dims: Dims, layers: int) -> int:
+    d, v, f = dims.d_model, dims.vocab, MLP_RATIO * dims.d_model
+    per_block = 4 * d + 4 * d * d + d + 2 * d * f + f + d   # 2 LayerNorms, q k v o, bo, the MLP
+    return (v + dims.seq_len) * d + layers * per_block + 2 * d + d * v + v
+
+
+def matmul_params(dims: Dims, layers: int) -> int:
+    """N of the 6·N rule: every parameter but the two embedding tables (a lookup multiplies nothing) —
+    Kaplan et al.'s non-embedding count, plus the untied output projection, which is a matmul."""
+    return param_count(dims, layers) - (dims.vocab + dims.seq_len) * dims.d_model
+
+
+def training_flops(dims: Dims, layers: int, tokens: int) -> int:
+    """FLOPs of one training step (forward and backward) over `tokens` tokens: 6·N·tokens plus the attention
+    term 12·layers·seq_len·d_model per token.
+
+    6·N: each parameter of a matmul costs 2 FLOPs per token forward (a multiply and an add) and 4 backward
+    (the gradients of its input and of itself) — Kaplan et al. 2020, "Scaling Laws for Neural Language
+    Models", §2.1 and Table 1 (C ≈ 6N per token). The attention term: the scores Q·Kᵀ and their product with
+    V are 2·seq_len·d_model multiply-adds per token and layer, 4·seq_len·d_model FLOPs forward, three times
+    that with the backward: 12·layers·seq_len·d_model (the JAX Scaling Book, "All the Transformer Math You
+    Need to Know", which counts the full T × T products as this program computes them; Kaplan's Table 1
+    writes 2·n_layer·n_ctx·d_attn forward, the causal half of the context).
+
+    Not counted: LayerNorm, softmax, GELU, the residual adds, the embedding lookup (a one-hot product here,
+    4·vocab·d_model FLOPs per token with its weight gradient), the cross-entropy and the optimizer's update: a
+    few FLOPs per activation or parameter each. XLA:CPU's `cost_analysis()['flops']` of one compiled SGD step
+    on one device counts 1.15× this at the defaults (B = 64), 1.08× at d_model 64, 1.04× at d_model 128 and
+    seq_len 64: the uncounted work grows with the activations, the counted with d_model times them
+    (tests/core/test_transformer.py)."""
+    return 6 * matmul_params(dims, layers) * tokens + 12 * layers * dims.seq_len * dims.d_model * tokens
+
+
+def multiply_adds_per_sample(dims: Dims, layers: int) -> int:
+    """Forward multiply-adds of one sequence (the work limit's unit): half the forward FLOPs of its
+    seq_len tokens, (2N + 4·layers·seq_len·d_model) / 2 each."""
+    per_token = matmul_params(dims, layers) + 2 * layers * dims.seq_len * dims.d_model
+    return dims.seq_len * per_token
