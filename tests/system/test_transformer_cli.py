@@ -3,7 +3,7 @@
 import json
 import math
 
-from tests.support import run_python
+from harness.processes import run_python
 
 
 def test_train_transformer_prints_a_result(tmp_path):
