@@ -71,16 +71,13 @@ def test_the_data_and_the_initial_parameters_are_the_same_for_every_device_count
 
 
 def test_the_loss_falls_over_200_steps_on_one_device():
-    """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD η = 0.5): 3.4699 at
-    step 0 (ln 32 = 3.4657), 2.14 at step 100, 0.197 at step 200 (4.2 s of training): below the chain's own
-    loss on the batch (0.91), as the model learns the one batch it sees by heart."""
+    """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD at the default η = 0.1):
+    3.4699 at step 0 (ln 32 = 3.4657), 3.14 at step 100, 2.52 at step 200."""
     config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=200, chunk=50))
-    assert config.learning_rate == 0.5 and config.dims == transformer.Dims()
+    assert config.learning_rate == 0.1 and config.dims == transformer.Dims()
     losses = loop.train(config, measure_scaling=False).losses
-    data = models.make_data("transformer", 64, config.input_features, 0, config.dims)
-    floor = transformer.floor_loss(config.dims, data.x, data.y, 0)
     assert losses[0] == pytest.approx(math.log(32), abs=0.02)
-    assert losses[-1] < floor < losses[0] / 2, (losses[0], losses[-1], floor)
+    assert losses[-1] < 0.8 * losses[0] and losses[100] < losses[0] - 0.2, (losses[0], losses[100], losses[-1])
 
 
 @pytest.fixture(scope="module")
@@ -91,8 +88,8 @@ def one_device_loss() -> float:
 @pytest.mark.parametrize(("impl", "strategy"), PROGRAMS)
 def test_every_data_parallel_program_ends_where_one_device_does(impl, strategy, one_device_loss):
     """20 SGD steps on 48 sequences: the final loss at D = 1, 2, 3, 4, 8 within 1e-5 of one device's (measured:
-    within 2e-7). At η = 0.1: at the default η = 0.5 this tiny model's 20 steps amplify rounding differences —
-    pmap against jit, both on one device, already end 6e-5 apart."""
+    within 2e-7), at the default η = 0.1; at η = 0.5 this tiny model's 20 steps already amplify rounding
+    differences past it (pmap against jit, both on one device: 6e-5 apart; config.default_learning_rate)."""
     finals = {}
     for devices in DEVICE_COUNTS:
         result = loop.train(small_config(devices=devices, impl=impl, strategy=strategy), measure_scaling=False)
