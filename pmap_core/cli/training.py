@@ -148,8 +148,8 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                        help="seconds without a heartbeat after which a process counts as dead (default 100)")
     if not sweep:
         add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y",
-            help="train the MLP on a data × model mesh of X·Y devices: tensor parallelism over model "
-                 "(Megatron's split), data parallelism over data (impl tensor)")
+            help="train the MLP or the transformer on a data × model mesh of X·Y devices: tensor parallelism "
+                 "over model (Megatron's split), data parallelism over data (impl tensor)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")

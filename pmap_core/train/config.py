@@ -277,7 +277,7 @@ def chunk_lengths(steps: int, chunk: int) -> list[int]:
 def _check_transformer(config: TrainConfig) -> None:
     """Multi-head attention cuts d_model into `heads` equal parts, one per head; the step's largest arrays stay
     within the memory budget. (The transformer trains with
-    the data-parallel programs; impl tensor and pipeline refuse every model but the MLP, in `_check_mesh` and
+    the data-parallel programs and impl tensor; impl pipeline refuses every model but the MLP, in
     `_check_pipeline`.)"""
     if config.model != models.TRANSFORMER:
         return
@@ -297,9 +297,10 @@ def _check_transformer(config: TrainConfig) -> None:
 
 
 def _check_mesh(config: TrainConfig) -> None:
-    """A data × model mesh (impl tensor) trains the MLP with SGD in float32, its parameters replicated
-    over data (dp) or sharded over it too (zero3: FSDP × TP), its model axis dividing both the devices
-    and the hidden width; every other impl runs on one axis."""
+    """A data × model mesh (impl tensor) trains the MLP or the transformer with SGD in float32, its parameters
+    replicated over data (dp) or sharded over it too (zero3: FSDP × TP), its model axis dividing the devices
+    and the split widths (the MLP's hidden width; the transformer's heads and MLP width 4·d_model, and under
+    zero3 its data axis d_model); every other impl runs on one axis."""
     if config.impl != TENSOR_IMPL:
         if config.mesh_model != 1:
             raise LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
@@ -307,15 +308,22 @@ def _check_mesh(config: TrainConfig) -> None:
         return
     settings = (config.optimizer, config.accum_steps, config.grad_dtype, config.precision)
     plain = settings == ("sgd", 1, "float32", "float32")
-    if config.model != "mlp" or not plain or config.strategy not in ("dp", "zero3"):
+    if config.model not in ("mlp", models.TRANSFORMER) or not plain or config.strategy not in ("dp", "zero3"):
         raise LabInputError("tensor_needs_mlp_sgd",
-                            "impl tensor splits the MLP's weights and trains with SGD in float32 (strategy dp or "
-                            "zero3, no accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
-                            model=config.model, optimizer=config.optimizer, strategy=config.strategy)
-    needs = [("model", config.mesh_model, "devices", config.devices),
-             ("model", config.mesh_model, "hidden", config.hidden)]
-    if config.strategy == "zero3":  # w1's rows split over data too
-        needs.append(("data", config.devices // config.mesh_model, "features", config.features))
+                            "impl tensor splits the MLP's or the transformer's weights and trains with SGD in float32 "
+                            "(strategy dp or zero3, no accumulation); got model {model}, optimizer {optimizer}, "
+                            "strategy {strategy}", model=config.model, optimizer=config.optimizer,
+                            strategy=config.strategy)
+    needs = [("model", config.mesh_model, "devices", config.devices)]
+    if config.model == models.TRANSFORMER:  # the heads and the MLP's width split over model; zero3: d_model over data
+        needs += [("model", config.mesh_model, "heads", config.heads),
+                  ("model", config.mesh_model, "mlp width", models.transformer.MLP_RATIO * config.d_model)]
+        if config.strategy == "zero3":
+            needs.append(("data", config.devices // config.mesh_model, "d_model", config.d_model))
+    else:
+        needs.append(("model", config.mesh_model, "hidden", config.hidden))
+        if config.strategy == "zero3":  # w1's rows split over data too
+            needs.append(("data", config.devices // config.mesh_model, "features", config.features))
     for axis, count, name, size in needs:
         if size % count:
             raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",

@@ -11,9 +11,14 @@ The split is MaxText's (`logical_axis_rules` from logical names to its `mesh_axe
 partitioning (`nn.with_logical_partitioning`, `nn.logical_to_mesh_axes`): a model names its
 dimensions once; the rules of a run place them.
 
-    embed   the features a layer reads: the MLP's input features
-    mlp     the MLP's hidden width
-    batch   the rows of a batch (data, not a parameter)
+    embed     the features a layer reads: the MLP's input features; the transformer's d_model (its
+              residual stream's width)
+    mlp       the MLP's hidden width; the transformer's MLP width (4·d_model)
+    heads     the transformer's attention heads
+    head_dim  the dimensions of one head (d_model / heads)
+    vocab     the transformer's vocabulary (its token embedding's rows, its output projection's columns)
+    length    the positions of a sequence (the position embedding's rows)
+    batch     the rows of a batch (data, not a parameter)
 """
 
 from __future__ import annotations
@@ -26,14 +31,20 @@ from pmap_core.train import models
 from pmap_core.train.mesh import AXES, DATA_AXIS, MODEL_AXIS
 from pmap_core.validation import LabInputError
 
-EMBED, MLP, BATCH = "embed", "mlp", "batch"
-LOGICAL_AXES = (EMBED, MLP, BATCH)
+EMBED, MLP, HEADS, HEAD_DIM, VOCAB, LENGTH, BATCH = "embed", "mlp", "heads", "head_dim", "vocab", "length", "batch"
+LOGICAL_AXES = (EMBED, MLP, HEADS, HEAD_DIM, VOCAB, LENGTH, BATCH)
 
-# Megatron's split (train.tensor): the hidden width over `model`, the batch's rows over `data`.
-TENSOR_PARALLEL = {MLP: MODEL_AXIS, BATCH: DATA_AXIS}
-# FSDP × TP (train.tensor, strategy zero3): the first weight's rows (the input features) over `data` as
-# well, gathered over `data` just before use.
+# Megatron's split (train.tensor): the MLP's hidden width and the attention's heads over `model`, the batch's
+# rows over `data`. Everything else whole on every device: the transformer's embeddings, LayerNorms and output
+# projection (a vocabulary-parallel head is not done here).
+TENSOR_PARALLEL = {MLP: MODEL_AXIS, HEADS: MODEL_AXIS, BATCH: DATA_AXIS}
+# FSDP × TP (train.tensor, strategy zero3): every weight's `embed` dimension over `data` as well (the MLP's
+# first weight's rows; every transformer parameter that has one), gathered over `data` just before use.
 FSDP_TENSOR_PARALLEL = {**TENSOR_PARALLEL, EMBED: DATA_AXIS}
+# The transformer's residual stream, (batch, length, embed): the batch's rows over `data`, whole over `model`
+# (where the sums over the split heads and MLP width go). Always the tensor-parallel rules: under FSDP the
+# `embed` of the weights is split over `data`, not the activations'.
+RESIDUAL = (BATCH, LENGTH, EMBED)
 
 
 def _mlp_axes(layers: int) -> dict[str, tuple[str, ...]]:
@@ -49,11 +60,31 @@ def _mlp_axes(layers: int) -> dict[str, tuple[str, ...]]:
     return axes
 
 
+# A transformer block's parameters (`transformer.block_names`' order): LayerNorms over the residual width, the
+# attention's projections by heads (wq/wk/wv (d_model, heads, d_head), wo (heads, d_head, d_model)), the MLP's
+# two weights.
+_BLOCK_AXES = ((EMBED,), (EMBED,), (EMBED, HEADS, HEAD_DIM), (EMBED, HEADS, HEAD_DIM), (EMBED, HEADS, HEAD_DIM),
+               (HEADS, HEAD_DIM, EMBED), (EMBED,), (EMBED,), (EMBED,), (EMBED, MLP), (MLP,), (MLP, EMBED), (EMBED,))
+# The embedding (token table, position table) and the head (final LayerNorm, output projection, its bias).
+_EMBED_AXES = ((VOCAB, EMBED), (LENGTH, EMBED))
+_HEAD_AXES = ((EMBED,), (EMBED,), (EMBED, VOCAB), (VOCAB,))
+
+
+def _transformer_axes(layers: int) -> dict[str, tuple[str, ...]]:
+    """The transformer's parameters by layer (`models.layer_names`): the embedding, each block, the head."""
+    names = models.layer_names(models.TRANSFORMER, layers)
+    kinds = (_EMBED_AXES, *([_BLOCK_AXES] * layers), _HEAD_AXES)
+    return {name: axes for layer, layer_axes in zip(names, kinds, strict=True)
+            for name, axes in zip(layer, layer_axes, strict=True)}
+
+
 def param_axes(model: str, layers: int = 2) -> dict[str, tuple[str, ...]]:
     """Every parameter of `model` (`models.init_params`' names) -> its logical axis names, one per
     dimension. Linear regression's w and b are scalars: no axes."""
     if model == "linear":
         return {name: () for layer in models.layer_names("linear") for name in layer}
+    if model == models.TRANSFORMER:
+        return _transformer_axes(layers)
     return _mlp_axes(layers)
 
 

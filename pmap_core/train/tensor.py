@@ -1,5 +1,5 @@
-"""Tensor parallelism with data parallelism: the MLP on a data × model mesh, in JAX's explicit sharding
-mode ("sharding in types": every array's type names its sharding, `jax.typeof(w1)` is
+"""Tensor parallelism with data parallelism: the MLP or the transformer on a data × model mesh, in JAX's
+explicit sharding mode ("sharding in types": every array's type names its sharding, `jax.typeof(w1)` is
 `float32[8,32@model]`). A `ParallelProgram` (`TensorParallelProgram`), registered as impl "tensor".
 
 Megatron-LM's split of an MLP (Shoeybi et al. 2019, §3; the JAX Scaling Book, "Training", tensor
@@ -14,6 +14,23 @@ The compiler asks where the second product's result goes (`out_sharding=`: the c
 sharded); `P('data')` says all-reduce it over `model`. The gradient of every weight is a sum over the
 batch's rows, so it is all-reduced over `data`, as in data parallelism, on each device's 1/Y of the
 weights. The input x is data (no gradient), so the backward pass sends nothing over `model`.
+
+The transformer (train.transformer), split the same way in each block (Megatron-LM §3; the Scaling Book,
+"Training", the transformer's sharding), its batch's rows over `data`:
+
+    wq wk wv (d_model, heads@model, d_head)   column-parallel by heads: each device its heads' Q, K, V
+    wo (heads@model, d_head, d_model)         row-parallel: partial sums over the heads, all-reduced over `model`
+    w_fc (d_model, 4·d_model@model), b_fc     column-parallel
+    w_proj (4·d_model@model, d_model)         row-parallel: partial sums, all-reduced over `model`
+
+Attention needs nothing from the other heads, so a block sends over `model` twice forward (after the attention,
+after the MLP) and twice backward (the gradient of each half's input, the LayerNorm's output read by every
+device's columns, is a sum over the devices' columns: one all-reduce per half, as Megatron's conjugate f and g
+operators do). The embeddings, the LayerNorms, the biases added after a row-parallel product and the output
+projection are whole on every device of `model` (a vocabulary-parallel head is not done here); the residual
+stream (B@data, T, d_model) too. The loss is the model's own (`transformer.loss`), told where the two row-parallel
+products' sums go (`residual`). With strategy zero3 every parameter's `embed` dimension is split over `data` as
+well (FSDP × TP), each gathered over `data` before use. The specs come from `train.logical`'s rules.
 """
 
 from __future__ import annotations
@@ -28,7 +45,7 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.train import logical, models
+from pmap_core.train import logical, models, transformer
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
     CompiledChunk,
@@ -47,12 +64,18 @@ from pmap_core.train.program import (
 PARAM_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.TENSOR_PARALLEL)
 FSDP_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.FSDP_TENSOR_PARALLEL)
 BATCH_ROWS = logical.spec((logical.BATCH,), logical.TENSOR_PARALLEL)
+# The transformer's residual stream: rows over `data`, whole over `model`.
+RESIDUAL = logical.spec(logical.RESIDUAL, logical.TENSOR_PARALLEL)
 # The hidden layer's and the output layer's parameters, by the names the model gives them.
 (HIDDEN_WEIGHT, HIDDEN_BIAS), (OUTPUT_WEIGHT, OUTPUT_BIAS) = models.layer_names("mlp")
 
 
-def param_specs(strategy: str) -> dict[str, P]:
-    return FSDP_SPECS if strategy == "zero3" else PARAM_SPECS
+def param_specs(strategy: str, model: str = "mlp", layers: int = 2) -> dict[str, P]:
+    """Every parameter's PartitionSpec: tensor parallelism's (dp) or FSDP × TP's (zero3)."""
+    if model != models.TRANSFORMER:
+        return FSDP_SPECS if strategy == "zero3" else PARAM_SPECS
+    rules = logical.FSDP_TENSOR_PARALLEL if strategy == "zero3" else logical.TENSOR_PARALLEL
+    return logical.partition_specs(logical.param_axes(model, layers), rules)
 
 
 def tensor_mesh(data: int, model: int) -> Mesh:
@@ -69,10 +92,23 @@ def loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -
     return jnp.mean((out - y) ** 2)
 
 
-def chunk(mesh: Mesh, steps: int):
-    """`steps` SGD steps in one `lax.scan`: (params, x, y, learning_rate) -> (params, losses)."""
+def transformer_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh) -> jax.Array:
+    """The transformer's cross-entropy (`transformer.loss`) over the global arrays: every parameter in its
+    tensor-parallel split (FSDP: gathered over data; else as is), the sums over the split heads and MLP width
+    all-reduced over `model` into the residual stream's rows."""
+    split = param_specs("dp", models.TRANSFORMER, transformer.depth(params))
+    params = {name: jax.reshard(value, NamedSharding(mesh, split[name])) for name, value in params.items()}
+    return transformer.loss(params, x, y, residual=NamedSharding(mesh, RESIDUAL))
+
+
+LOSSES = {"mlp": loss, models.TRANSFORMER: transformer_loss}
+
+
+def chunk(mesh: Mesh, steps: int, objective=loss):
+    """`steps` SGD steps in one `lax.scan`: (params, x, y, learning_rate) -> (params, losses); `objective`
+    is a model's loss over global arrays, (params, x, y, mesh) -> loss (`LOSSES`)."""
     def step(params, x, y, learning_rate):
-        value, grads = jax.value_and_grad(loss)(params, x, y, mesh)
+        value, grads = jax.value_and_grad(objective)(params, x, y, mesh)
         return jax.tree.map(lambda p, g: p - learning_rate * g, params, grads), value
 
     def run(params, x, y, learning_rate):
@@ -92,7 +128,7 @@ class TensorParallelProgram(CompiledChunk):
         def put(value: Any, spec: P) -> jax.Array:
             return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
 
-        specs = param_specs(self.spec.strategy)
+        specs = param_specs(self.spec.strategy, self.spec.model, self.spec.layers)
         return ({name: put(value, specs[name]) for name, value in params.items()},
                 put(data.x, BATCH_ROWS), put(data.y, BATCH_ROWS), put(np.float32(learning_rate), P()))
 
@@ -114,25 +150,28 @@ class TensorParallelProgram(CompiledChunk):
         return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
 
     def held_bytes(self, carry: Any) -> HeldBytes:
-        """Each device holds its columns of w1 and b1 and its rows of w2 (b2 whole); the gradient the
-        step computes has the same types, after its all-reduce over `data`. SGD keeps no state."""
+        """Each device holds its part of every parameter (the MLP: its columns of w1 and b1, its rows of w2,
+        b2 whole; the transformer: its heads' projections and its columns and rows of the MLP, the rest whole);
+        the gradient the step computes has the same types, after its all-reduce over `data`. SGD keeps no
+        state."""
         params = bytes_per_device(carry)
         return HeldBytes(params=params, grads=params, opt=0)
 
 
 def build(spec: ProgramSpec) -> TensorParallelProgram:
-    """Compile the chunk of `spec` on a (D / mesh_model) × mesh_model mesh."""
+    """Compile the chunk of `spec` (the MLP or the transformer) on a (D / mesh_model) × mesh_model mesh."""
     mesh = tensor_mesh(spec.devices // spec.mesh_model, spec.mesh_model)
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
-    batch = spec.devices * spec.per_device_batch
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
+                                models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
 
-    def abstract(shape: tuple[int, ...], partition: P) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, partition))
+    def abstract(shape: tuple[int, ...], partition: P, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, partition))
 
-    specs = param_specs(spec.strategy)
+    specs = param_specs(spec.strategy, spec.model, spec.layers)
     args = ({name: abstract(np.shape(value), specs[name]) for name, value in params.items()},
-            abstract((batch, spec.features), BATCH_ROWS), abstract((batch,), BATCH_ROWS), abstract((), P()))
-    lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps)), args)
+            abstract(x.shape, BATCH_ROWS, x.dtype), abstract(y.shape, BATCH_ROWS, y.dtype), abstract((), P()))
+    lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps, LOSSES[spec.model])), args)
     return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
                                  lowered.as_text(dialect="hlo"), mesh)
 

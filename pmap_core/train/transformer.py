@@ -12,7 +12,9 @@ then belongs to exactly one layer — the embedding, a block, or the head — so
 
 The attention's projections are stored with a head axis, wq/wk/wv (d_model, heads, d_head) and
 wo (heads, d_head, d_model): the parameters alone say how many heads the model has, so
-`models.loss(model, params, x, y)` needs no other setting.
+`models.loss(model, params, x, y)` needs no other setting. That head axis is also what tensor parallelism
+splits (train.tensor, Megatron-LM's split: each device its heads, and its columns of the MLP), with
+`residual` telling the forward pass where the two sums over a split axis in each block go.
 
 The task: a fixed random second-order Markov chain over `vocab` tokens, drawn from the seed. Each
 context (a, b) of the two previous tokens has `SUCCESSORS` possible next tokens with random
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -121,27 +124,38 @@ def embed(params: dict, tokens: jax.Array) -> jax.Array:
     return one_hot @ table + params["pos_emb"][:tokens.shape[-1]]
 
 
-def attention(params: dict, prefix: str, h: jax.Array) -> jax.Array:
-    """Causal multi-head self-attention of h (b, t, d): position i attends to positions ≤ i only."""
-    q = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wq"])
-    k = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wk"])
-    v = jnp.einsum("btd,dhk->bthk", h, params[prefix + "wv"])
+def attention(params: dict, prefix: str, h: jax.Array, residual: Any = None) -> jax.Array:
+    """Causal multi-head self-attention of h (b, t, d): position i attends to positions ≤ i only.
+
+    Q, K and V come from one product with the three projections stacked, (3, d, heads, d_head): the same
+    sums as three products, but under tensor parallelism (train.tensor: the heads split over `model`) the
+    backward pass then sums the three paths' gradients of h before it all-reduces them, once per block as
+    Megatron-LM's fused QKV projection does, not once per projection. `residual`: the sharding of the
+    output projection's result, a sum over the heads (see `block`)."""
+    w = jnp.stack([params[prefix + "wq"], params[prefix + "wk"], params[prefix + "wv"]])
+    q, k, v = jnp.einsum("btd,cdhk->cbthk", h, w)
     scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], h.dtype))
     t = h.shape[1]
     causal = jnp.tril(jnp.ones((t, t), bool))
     scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
     weights = jax.nn.softmax(scores, axis=-1)
     out = jnp.einsum("bhqs,bshk->bqhk", weights, v)
-    return jnp.einsum("bqhk,hkd->bqd", out, params[prefix + "wo"]) + params[prefix + "bo"]
+    return jnp.einsum("bqhk,hkd->bqd", out, params[prefix + "wo"], out_sharding=residual) + params[prefix + "bo"]
 
 
-def block(params: dict, layer: int, h: jax.Array) -> jax.Array:
-    """Pre-LayerNorm block `layer`: h + Attn(LN(h)), then + MLP(LN(·)) with tanh-GELU."""
+def block(params: dict, layer: int, h: jax.Array, residual: Any = None) -> jax.Array:
+    """Pre-LayerNorm block `layer`: h + Attn(LN(h)), then + MLP(LN(·)) with tanh-GELU.
+
+    `residual`: where the residual stream's (b, t, d_model) values go after the block's two products that sum
+    over a split axis — the attention's output projection (over the heads) and the MLP's second weight (over its
+    hidden width). On one device or split by rows only, None (the compiler places them); under tensor
+    parallelism (train.tensor) that axis is split over `model`, JAX's explicit mode asks where the sum goes,
+    and the batch's rows on `data`, whole over `model`, is an all-reduce over `model`."""
     p = f"block{layer}."
-    h = h + attention(params, p, layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]))
+    h = h + attention(params, p, layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]), residual)
     a = layer_norm(h, params[p + "ln2_g"], params[p + "ln2_b"])
     a = jax.nn.gelu(a @ params[p + "w_fc"] + params[p + "b_fc"], approximate=True)
-    return h + a @ params[p + "w_proj"] + params[p + "b_proj"]
+    return h + jnp.matmul(a, params[p + "w_proj"], out_sharding=residual) + params[p + "b_proj"]
 
 
 def head(params: dict, h: jax.Array) -> jax.Array:
@@ -149,20 +163,21 @@ def head(params: dict, h: jax.Array) -> jax.Array:
     return layer_norm(h, params["ln_f_g"], params["ln_f_b"]) @ params["w_out"] + params["b_out"]
 
 
-def apply_layer(layer: int, params: dict, h: jax.Array, layers: int) -> jax.Array:
-    """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head."""
+def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, residual: Any = None) -> jax.Array:
+    """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head
+    (`residual`: `block`'s)."""
     if layer == 0:
         return embed(params, h)
     if layer <= layers:
-        return block(params, layer - 1, h)
+        return block(params, layer - 1, h, residual)
     return head(params, h)
 
 
-def logits(params: dict, tokens: jax.Array) -> jax.Array:
-    """(b, t) int tokens -> (b, t, vocab) logits of each next token."""
+def logits(params: dict, tokens: jax.Array, residual: Any = None) -> jax.Array:
+    """(b, t) int tokens -> (b, t, vocab) logits of each next token (`residual`: `block`'s)."""
     h, layers = tokens, depth(params)
     for layer in range(layers + 2):
-        h = apply_layer(layer, params, h, layers)
+        h = apply_layer(layer, params, h, layers, residual)
     return h
 
 
@@ -173,8 +188,9 @@ def cross_entropy(logits_: jax.Array, targets: jax.Array) -> jax.Array:
     return jnp.mean(jax.nn.logsumexp(logits_, axis=-1) - picked)
 
 
-def loss(params: dict, x: jax.Array, y: jax.Array) -> jax.Array:
-    return cross_entropy(logits(params, x), y)
+def loss(params: dict, x: jax.Array, y: jax.Array, residual: Any = None) -> jax.Array:
+    """The next-token cross-entropy of tokens x against y (`residual`: `block`'s)."""
+    return cross_entropy(logits(params, x, residual), y)
 
 
 # ---- the task: a random second-order Markov chain ----

@@ -116,7 +116,7 @@ def test_every_parameter_has_one_logical_axis_per_dimension(model, layers):
 
 def test_rules_refuse_unknown_names_and_one_mesh_axis_twice():
     with pytest.raises(LabInputError) as refused:
-        logical.spec(("vocab",), logical.TENSOR_PARALLEL)
+        logical.spec(("vocabulary",), logical.TENSOR_PARALLEL)
     assert refused.value.code == "unknown_logical_axis"
     with pytest.raises(LabInputError) as refused:
         logical.spec(("mlp",), {"mlp": "tensor"})
