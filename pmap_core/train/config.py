@@ -47,6 +47,7 @@ MAX_D_MODEL = 512          # the transformer's width
 MAX_HEADS = 32
 MAX_SEQ_LEN = 256          # its attention is seq_len² per head and layer
 MIN_VOCAB, MAX_VOCAB = 2, 512
+PIPELINE_MODELS = ("mlp", models.TRANSFORMER)  # the models impl pipeline splits into stages
 TRANSFORMER_LEARNING_RATE = 0.1  # the transformer's default η with SGD (default_learning_rate says why)
 BASE_LEARNING_RATE = 0.1  # the default η: linear regression's, and an MLP's up to BASE_WIDTH wide
 BASE_WIDTH = 32           # TrainConfig's MLP width; a wider MLP starts from η·hidden = BASE_LEARNING_RATE·BASE_WIDTH
@@ -276,9 +277,8 @@ def chunk_lengths(steps: int, chunk: int) -> list[int]:
 
 def _check_transformer(config: TrainConfig) -> None:
     """Multi-head attention cuts d_model into `heads` equal parts, one per head; the step's largest arrays stay
-    within the memory budget. (The transformer trains with
-    the data-parallel programs and impl tensor; impl pipeline refuses every model but the MLP, in
-    `_check_pipeline`.)"""
+    within the memory budget. (The transformer trains with the data-parallel programs, impl tensor
+    (`_check_mesh`) and in pipeline stages (`_check_pipeline`).)"""
     if config.model != models.TRANSFORMER:
         return
     # The largest arrays of a step, one per layer (the backward keeps them): the attention weights and the
@@ -332,9 +332,9 @@ def _check_mesh(config: TrainConfig) -> None:
 
 def _check_pipeline(config: TrainConfig) -> None:
     """More than 2 layers train replicated (pmap, shard_map, jit with SGD) or pipelined; a pipeline
-    (impl pipeline) trains the MLP with SGD in float32, one stage per device and D/P pipelines side by side
-    (data parallelism over them), its layers splitting evenly into the stages and its global batch into
-    D/P · M micro-batches."""
+    (impl pipeline) trains the MLP or the transformer with SGD in float32 (strategy dp), one stage per device
+    and D/P pipelines side by side (data parallelism over them), its layers (the transformer's blocks) splitting
+    evenly into the stages and its global batch into D/P · M micro-batches."""
     pipelined = config.impl == PIPELINE_IMPL
     if config.layers != 2 and not pipelined and (config.impl not in IMPLEMENTATIONS or config.sharded_state):
         raise LabInputError("layers_need_replicated",
@@ -346,10 +346,11 @@ def _check_pipeline(config: TrainConfig) -> None:
                                 "pipeline stages, micro-batches and a schedule need impl pipeline, got impl {impl!r}",
                                 impl=config.impl)
         return
-    if config.model != "mlp" or config.sharded_state:
+    if config.model not in PIPELINE_MODELS or config.sharded_state:
         raise LabInputError("pipeline_needs_mlp_sgd",
-                            "impl pipeline splits the MLP's layers and trains with SGD in float32 (strategy dp, no "
-                            "accumulation); got model {model}, optimizer {optimizer}, strategy {strategy}",
+                            "impl pipeline splits the layers of the MLP or the transformer and trains with SGD in "
+                            "float32 (strategy dp, no accumulation); got model {model}, optimizer {optimizer}, "
+                            "strategy {strategy}",
                             model=config.model, optimizer=config.optimizer, strategy=config.strategy)
     if config.devices % config.pipeline_stages:
         raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device, D/P pipelines side by "

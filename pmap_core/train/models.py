@@ -95,6 +95,29 @@ def layer_names(model: str, layers: int = 2) -> tuple[tuple[str, ...], ...]:
 LAYERS = {model: layer_names(model) for model in MODELS}
 
 
+def stage_layers(model: str, layers: int, stages: int) -> tuple[tuple[int, ...], ...]:
+    """[stage]: the positions in `layer_names(model, layers)` of the layers each of `stages` pipeline stages
+    runs, in order. The repeated layers (the MLP's `layers` layers, the transformer's `layers` blocks) split
+    evenly, `layers / stages` each; the transformer's embedding goes before the first stage's blocks and its
+    head after the last stage's, as Megatron-LM and GPipe place them, so the first and last stages carry a
+    little more work than the others."""
+    first = 1 if model == TRANSFORMER else 0  # the embedding, before the blocks
+    per = layers // stages
+    split = [list(range(first + s * per, first + (s + 1) * per)) for s in range(stages)]
+    split[0][:0] = range(first)
+    split[-1].extend(range(first + layers, len(layer_names(model, layers))))  # the transformer's head
+    return tuple(tuple(stage) for stage in split)
+
+
+def activation_shape(model: str, rows: int, hidden: int, dims: Dims | None = None) -> tuple[int, ...]:
+    """The shape of what one layer hands the next for `rows` rows (what a pipeline stage sends the next one):
+    the MLP's (rows, hidden), the transformer's residual stream (rows, seq_len, d_model), both float32."""
+    if model == TRANSFORMER:
+        dims = dims or Dims()
+        return rows, dims.seq_len, dims.d_model
+    return rows, hidden
+
+
 def depth(model: str, params: dict[str, Any]) -> int:
     """The number of layers of `model` whose parameters are `params` (the transformer's blocks)."""
     if model == TRANSFORMER:

@@ -1,8 +1,18 @@
-"""Pipeline parallelism: the MLP's L layers split into P stages, one per device of a `stage` mesh axis
+"""Pipeline parallelism: a model's L layers split into P stages, one per device of a `stage` mesh axis
 (D/P such pipelines side by side on a `data` axis, data parallel over them), each pipeline's rows of the
 global batch into M micro-batches, and a schedule that says, for every device and time slot, which
 micro-batch's forward or backward it runs, or that it waits. A `ParallelProgram`
 (`PipelineProgram`), registered as impl "pipeline".
+
+Two models run in stages, each stage's layers taken from `models.stage_layers`, never named here:
+
+    the MLP            its L layers, L/P per stage; stages pass (micro-batch, hidden) activations
+    the transformer    its L blocks, L/P per stage; the token + position embedding runs on the first stage
+                       and the final LayerNorm, the output head and the loss on the last, as Megatron-LM
+                       and GPipe place them (so the first and last stages carry a little more work than the
+                       others); the first stage reads int32 tokens (micro-batch, seq_len), the stages pass
+                       the residual stream (micro-batch, seq_len, d_model) float32, and the last stage's
+                       loss is the cross-entropy averaged over its micro-batch's rows and positions
 
     schedule_table(P, M, "gpipe")     every forward, then every backward, the last micro-batch's first
                                       (Huang et al. 2019, GPipe, §2.3)
@@ -245,18 +255,21 @@ def format_table(table: list[list[Slot]]) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class StageLayout:
-    """Where each parameter of each stage sits in that stage's flat buffer (all padded to one size)."""
+    """Where each parameter of each stage sits in that stage's flat buffer (all padded to one size), and which
+    of the model's layers (positions in `models.layer_names`) each stage runs."""
 
     shapes: tuple[tuple[tuple[str, tuple[int, ...]], ...], ...]   # per stage: (name, shape) in order
     size: int                                                        # the buffer's length
+    model: str = "mlp"
+    layers: tuple[tuple[int, ...], ...] = ()                         # per stage: its layers, in order
 
     @classmethod
-    def of(cls, params: dict[str, np.ndarray], layers: int, stages: int) -> StageLayout:
-        names = models.layer_names("mlp", layers)
-        per = layers // stages
-        shapes = tuple(tuple((n, tuple(np.shape(params[n]))) for layer in names[s * per:(s + 1) * per] for n in layer)
-                       for s in range(stages))
-        return cls(shapes, max(sum(math.prod(shape) for _, shape in stage) for stage in shapes))
+    def of(cls, params: dict[str, np.ndarray], layers: int, stages: int, model: str = "mlp") -> StageLayout:
+        names = models.layer_names(model, layers)
+        split = models.stage_layers(model, layers, stages)
+        shapes = tuple(tuple((n, tuple(np.shape(params[n]))) for layer in stage for n in names[layer])
+                       for stage in split)
+        return cls(shapes, max(sum(math.prod(shape) for _, shape in stage) for stage in shapes), model, split)
 
     def stage_sizes(self) -> list[int]:
         return [sum(math.prod(shape) for _, shape in stage) for stage in self.shapes]
@@ -281,20 +294,20 @@ class StageLayout:
         return {n: np.asarray(v) for s in range(len(self.shapes)) for n, v in self.unflatten_stage(s, rows[s]).items()}
 
 
-def stage_forward(layout: StageLayout, stage: int, layers: int, hidden: int):
-    """Stage `stage` as f(buffer, x, h, y, scale) -> (output (b, hidden), scaled loss): the first stage
-    reads x, the others h; the last stage returns zeros and the loss of its predictions times
-    `scale`, the others their activations and 0."""
-    per = layers // len(layout.shapes)
+def stage_forward(layout: StageLayout, stage: int, layers: int):
+    """Stage `stage` as f(buffer, x, h, y, scale) -> (output shaped as h, scaled loss): the first stage
+    reads x (the MLP's inputs, the transformer's tokens), the others h (the activations the previous stage
+    sent); the last stage returns zeros and the loss of its output (`models.output_loss`) times `scale`, the
+    others their activations and 0."""
     last = stage == len(layout.shapes) - 1
 
     def forward(buffer, x, h, y, scale):
         params = layout.unflatten_stage(stage, buffer)
         out = x if stage == 0 else h
-        for layer in range(stage * per, (stage + 1) * per):
-            out = models.apply_layer("mlp", layer, params, out, layers)
+        for layer in layout.layers[stage]:
+            out = models.apply_layer(layout.model, layer, params, out, layers)
         if last:
-            return jnp.zeros((x.shape[0], hidden), jnp.float32), scale * jnp.mean((out - y) ** 2)
+            return jnp.zeros_like(h), scale * models.output_loss(layout.model, out, y)
         return out, jnp.zeros((), jnp.float32)
 
     return forward
@@ -306,20 +319,20 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh, schedule: Schedule
     (buffers (P, size) split by stage, x, y split by data, learning_rate) -> (buffers, losses (steps,)).
     With D/P > 1 pipelines side by side (data parallelism on the data axis), each runs the schedule on its
     rows of the batch, and the stages average their gradients over the data axis before the step."""
-    stages, micro, hidden = spec.pipeline_stages, spec.microbatches, spec.hidden
+    stages, micro = spec.pipeline_stages, spec.microbatches
     replicas = spec.devices // stages
+    shape = activation_shape(spec)  # one micro-batch's activations between two stages
     table = schedule.table
     kinds = jnp.asarray([[slot.kind for slot in row] for row in table], jnp.int32)
     micros = jnp.asarray([[max(slot.micro, 0) for slot in row] for row in table], jnp.int32)
     kept, pending = schedule.stash_slots  # buffers of `kept` inputs and `pending` cotangents per stage
-    forwards = [stage_forward(layout, s, spec.layers, hidden) for s in range(stages)]
+    forwards = [stage_forward(layout, s, spec.layers) for s in range(stages)]
     to_next = [(s, s + 1) for s in range(stages - 1)]
     to_previous = [(s + 1, s) for s in range(stages - 1)]
 
     def step(buffer, x, y, learning_rate):
         s = lax.axis_index(STAGE_AXIS)
-        xs, ys = x.reshape(micro, -1, x.shape[-1]), y.reshape(micro, -1)
-        rows = xs.shape[1]
+        xs, ys = x.reshape(micro, -1, *x.shape[1:]), y.reshape(micro, -1, *y.shape[1:])
 
         def run_stage(m, inputs, buf):
             return lax.switch(s, forwards, buf, xs[m], inputs[m % kept], ys[m], jnp.float32(1.0 / micro))
@@ -329,17 +342,17 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh, schedule: Schedule
             kind, m = kinds[t, s], micros[t, s]
 
             def idle(_):
-                return jnp.zeros((rows, hidden)), jnp.zeros((rows, hidden)), jnp.zeros_like(grads), jnp.float32(0)
+                return jnp.zeros(shape), jnp.zeros(shape), jnp.zeros_like(grads), jnp.float32(0)
 
             def forward(_):
                 out, value = run_stage(m, inputs, buffer)
-                return out, jnp.zeros((rows, hidden)), jnp.zeros_like(grads), value
+                return out, jnp.zeros(shape), jnp.zeros_like(grads), value
 
             def backward(_):
                 _, pullback = jax.vjp(lambda b, h: lax.switch(s, forwards, b, xs[m], h, ys[m],
                                                               jnp.float32(1.0 / micro)), buffer, inputs[m % kept])
                 grad, dh = pullback((cotangents[m % pending], jnp.float32(1.0)))
-                return jnp.zeros((rows, hidden)), dh, grad, jnp.float32(0)
+                return jnp.zeros(shape), dh, grad, jnp.float32(0)
 
             sent_forward, sent_backward, grad, value = lax.switch(kind, (idle, forward, backward), None)
             arrived = lax.ppermute(sent_forward, STAGE_AXIS, to_next)
@@ -353,7 +366,7 @@ def chunk(layout: StageLayout, spec: ProgramSpec, mesh: Mesh, schedule: Schedule
             cotangents = cotangents.at[here].set(jnp.where(keep, returned, cotangents[here]))
             return (inputs, cotangents, grads + grad, loss + value), None
 
-        start = (jnp.zeros((kept, rows, hidden), jnp.float32), jnp.zeros((pending, rows, hidden), jnp.float32),
+        start = (jnp.zeros((kept, *shape), jnp.float32), jnp.zeros((pending, *shape), jnp.float32),
                  jnp.zeros_like(buffer), jnp.float32(0))
         (_, _, grads, loss), _ = lax.scan(slot, start, jnp.arange(len(table)))
         loss = lax.psum(loss, STAGE_AXIS)
@@ -422,13 +435,25 @@ class PipelineProgram(CompiledChunk):
         return HeldBytes(params=params, grads=params, opt=0, padding=padding)
 
 
+def spec_dims(spec: ProgramSpec) -> models.Dims:
+    """The transformer's sizes in `spec` (the other models ignore them)."""
+    return models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab)
+
+
+def activation_shape(spec: ProgramSpec) -> tuple[int, ...]:
+    """One micro-batch's activations between two stages (`models.activation_shape`) of rows = B / (D/P · M):
+    the MLP's (rows, hidden), the transformer's (rows, seq_len, d_model)."""
+    rows = spec.per_device_batch * spec.pipeline_stages // spec.microbatches
+    return models.activation_shape(spec.model, rows, spec.hidden, spec_dims(spec))
+
+
 def stash_bytes(spec: ProgramSpec) -> int:
     """Bytes of the activations and cotangents one device keeps between slots (float32): `stash_slots`
-    micro-batches of (rows, hidden), rows = B / (D/P · M). GPipe: the whole per-pipeline batch, whatever M;
-    1F1B: P micro-batches at most, less as M grows."""
+    micro-batches of `activation_shape` (the MLP's (rows, hidden), the transformer's (rows, seq_len, d_model)),
+    rows = B / (D/P · M). GPipe: the whole per-pipeline batch, whatever M; 1F1B: P micro-batches at most, less
+    as M grows."""
     kept, pending = schedule_of(spec.pipeline_stages, spec.microbatches, spec.schedule).stash_slots
-    rows = spec.per_device_batch * spec.pipeline_stages // spec.microbatches
-    return 4 * (kept + pending) * rows * spec.hidden
+    return 4 * (kept + pending) * math.prod(activation_shape(spec))
 
 
 def peak_bytes_per_device(program: PipelineProgram) -> int | None:
@@ -471,15 +496,15 @@ def compiled_peaks(stages: int, layers: int, microbatches: int, rows: int, hidde
 def build(spec: ProgramSpec) -> PipelineProgram:
     """Compile the chunk of `spec` on a mesh of P stages."""
     mesh = stage_mesh(spec.pipeline_stages, spec.devices)
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers)
-    layout = StageLayout.of(params, spec.layers, spec.pipeline_stages)
-    batch = spec.devices * spec.per_device_batch
+    params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers, spec_dims(spec))
+    layout = StageLayout.of(params, spec.layers, spec.pipeline_stages, spec.model)
+    x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
 
-    def abstract(shape: tuple[int, ...], partition: P) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, partition))
+    def abstract(shape: tuple[int, ...], partition: P, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
+        return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, partition))
 
     args = (abstract((spec.pipeline_stages, layout.size), P(STAGE_AXIS)),
-            abstract((batch, spec.features), P(DATA_AXIS)), abstract((batch,), P(DATA_AXIS)), abstract((), P()))
+            abstract(x.shape, P(DATA_AXIS), x.dtype), abstract(y.shape, P(DATA_AXIS), y.dtype), abstract((), P()))
     schedule = schedule_of(spec.pipeline_stages, spec.microbatches, spec.schedule)
     lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh, schedule), args)
     return PipelineProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),

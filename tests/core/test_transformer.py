@@ -136,7 +136,8 @@ def test_the_programs_input_shapes_come_from_the_model():
 @pytest.mark.parametrize(("changes", "code"), [
     (dict(heads=3), "block_not_divisible"),
     (dict(impl="tensor", mesh_model=2, devices=2, optimizer="adam"), "tensor_needs_mlp_sgd"),
-    (dict(impl="pipeline", pipeline_stages=2, devices=2), "pipeline_needs_mlp_sgd"),
+    (dict(impl="pipeline", pipeline_stages=2, devices=2, optimizer="adam"), "pipeline_needs_mlp_sgd"),
+    (dict(impl="pipeline", pipeline_stages=2, devices=2, layers=3), "layers_not_divisible"),
     (dict(d_model=1024), "out_of_range"),
     (dict(seq_len=1000), "out_of_range"),
     (dict(vocab=1), "out_of_range"),
