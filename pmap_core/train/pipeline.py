@@ -52,19 +52,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.train import footprint, models
 from pmap_core.train.mesh import DATA_AXIS, STAGE_AXIS, build_mesh
 from pmap_core.train.program import (
-    CompiledChunk,
     HeldBytes,
+    MeshProgram,
     ProgramSpec,
+    abstract,
     bytes_per_device,
     compile_timed,
     param_count,
-    place_from_host,
 )
 
 SCHEDULES = ("gpipe", "1f1b")
@@ -392,11 +392,10 @@ def stage_mesh(stages: int, devices: int | None = None) -> Mesh:
 
 
 @dataclasses.dataclass(frozen=True)
-class PipelineProgram(CompiledChunk):
+class PipelineProgram(MeshProgram):
     """A compiled pipelined chunk: run(buffers, x, y, learning_rate) -> (buffers, losses), buffers
     (P, size) with row s on stage s's device, the losses the global batch's, one per step."""
 
-    mesh: Mesh
     layout: StageLayout
     schedule: Schedule      # the table the chunk follows, and what it counts
 
@@ -405,17 +404,8 @@ class PipelineProgram(CompiledChunk):
         return self.schedule.bubble_fraction
 
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
-        def put(value: Any, spec: P) -> jax.Array:
-            return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
-
-        return (put(self.layout.flatten(params), P(STAGE_AXIS)), put(data.x, P(DATA_AXIS)), put(data.y, P(DATA_AXIS)),
-                put(np.float32(learning_rate), P()))
-
-    def step_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.asarray(losses.addressable_shards[0].data, np.float64)
-
-    def local_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
+        return (self.put(self.layout.flatten(params), P(STAGE_AXIS)), self.put(data.x, P(DATA_AXIS)),
+                self.put(data.y, P(DATA_AXIS)), self.put(np.float32(learning_rate), P()))
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
         """Each stage's layers, from the first pipeline that holds them, and the largest difference between
@@ -499,12 +489,9 @@ def build(spec: ProgramSpec) -> PipelineProgram:
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers, spec_dims(spec))
     layout = StageLayout.of(params, spec.layers, spec.pipeline_stages, spec.model)
     x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
-
-    def abstract(shape: tuple[int, ...], partition: P, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, partition))
-
-    args = (abstract((spec.pipeline_stages, layout.size), P(STAGE_AXIS)),
-            abstract(x.shape, P(DATA_AXIS), x.dtype), abstract(y.shape, P(DATA_AXIS), y.dtype), abstract((), P()))
+    args = (abstract(mesh, (spec.pipeline_stages, layout.size), P(STAGE_AXIS)),
+            abstract(mesh, x.shape, P(DATA_AXIS), x.dtype), abstract(mesh, y.shape, P(DATA_AXIS), y.dtype),
+            abstract(mesh, (), P()))
     schedule = schedule_of(spec.pipeline_stages, spec.microbatches, spec.schedule)
     lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh, schedule), args)
     return PipelineProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 import jax
 import numpy as np
+from jax.sharding import NamedSharding
 
 Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,), or (B, seq_len) tokens both
 
@@ -114,6 +115,30 @@ class CompiledChunk:
 
     def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
         return self.compiled(carry, x, y, learning_rate)
+
+
+@dataclasses.dataclass(frozen=True)
+class MeshProgram(CompiledChunk):
+    """What the programs on a named mesh share (tensor, ZeRO, pipeline): placing host values by a
+    PartitionSpec, and reading the losses each device returns (by default the global batch's loss, the
+    same on every device, one per step)."""
+
+    mesh: Any  # jax.sharding.Mesh, from train.mesh
+
+    def put(self, value: Any, partition: Any) -> jax.Array:
+        """Host `value` as a global array split by `partition` (a PartitionSpec) over this mesh."""
+        return place_from_host(np.asarray(value), NamedSharding(self.mesh, partition))
+
+    def step_losses(self, losses: Any) -> np.ndarray:
+        return np.asarray(losses.addressable_shards[0].data, np.float64)
+
+    def local_losses(self, losses: Any) -> np.ndarray:
+        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
+
+
+def abstract(mesh: Any, shape: tuple[int, ...], partition: Any, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
+    """The type of an argument a mesh program is compiled for: its shape, dtype and split over `mesh`."""
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, partition))
 
 
 def compile_timed(program: Any, args: Sequence[Any]) -> tuple[Any, Any, float]:

@@ -48,13 +48,13 @@ from jax.sharding import PartitionSpec as P
 from pmap_core.train import logical, models, transformer
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
-    CompiledChunk,
     HeldBytes,
+    MeshProgram,
     ProgramSpec,
+    abstract,
     bytes_per_device,
     compile_timed,
     param_count,
-    place_from_host,
 )
 
 # The 2-layer MLP's parameters split by the rules of train.logical: Megatron's split (the hidden width
@@ -118,25 +118,14 @@ def chunk(mesh: Mesh, steps: int, objective=loss):
 
 
 @dataclasses.dataclass(frozen=True)
-class TensorParallelProgram(CompiledChunk):
+class TensorParallelProgram(MeshProgram):
     """A compiled chunk on a data × model mesh: run(params, x, y, learning_rate) -> (params, losses),
     the losses the global batch's, one per step."""
 
-    mesh: Mesh
-
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
-        def put(value: Any, spec: P) -> jax.Array:
-            return place_from_host(np.asarray(value), NamedSharding(self.mesh, spec))
-
         specs = param_specs(self.spec.strategy, self.spec.model, self.spec.layers)
-        return ({name: put(value, specs[name]) for name, value in params.items()},
-                put(data.x, BATCH_ROWS), put(data.y, BATCH_ROWS), put(np.float32(learning_rate), P()))
-
-    def step_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.asarray(losses.addressable_shards[0].data, np.float64)  # the global loss, on every device
-
-    def local_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
+        return ({name: self.put(value, specs[name]) for name, value in params.items()},
+                self.put(data.x, BATCH_ROWS), self.put(data.y, BATCH_ROWS), self.put(np.float32(learning_rate), P()))
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
         """Each part's copies on the devices that hold it are compared; then each weight is gathered."""
@@ -164,13 +153,10 @@ def build(spec: ProgramSpec) -> TensorParallelProgram:
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
-
-    def abstract(shape: tuple[int, ...], partition: P, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
-        return jax.ShapeDtypeStruct(shape, dtype, sharding=NamedSharding(mesh, partition))
-
     specs = param_specs(spec.strategy, spec.model, spec.layers)
-    args = ({name: abstract(np.shape(value), specs[name]) for name, value in params.items()},
-            abstract(x.shape, BATCH_ROWS, x.dtype), abstract(y.shape, BATCH_ROWS, y.dtype), abstract((), P()))
+    args = ({name: abstract(mesh, np.shape(value), specs[name]) for name, value in params.items()},
+            abstract(mesh, x.shape, BATCH_ROWS, x.dtype), abstract(mesh, y.shape, BATCH_ROWS, y.dtype),
+            abstract(mesh, (), P()))
     lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps, LOSSES[spec.model])), args)
     return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
                                  lowered.as_text(dialect="hlo"), mesh)

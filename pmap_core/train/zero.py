@@ -49,8 +49,8 @@ from pmap_core.costs.analytic import ZERO_SHARDED
 from pmap_core.train import models
 from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.program import (
-    CompiledChunk,
     HeldBytes,
+    MeshProgram,
     ProgramSpec,
     bytes_per_device,
     compile_timed,
@@ -308,12 +308,11 @@ def state_specs(setup: Setup, state: dict[str, Any]) -> dict[str, Any]:
 
 
 @dataclasses.dataclass(frozen=True)
-class ShardedStateProgram(CompiledChunk):
+class ShardedStateProgram(MeshProgram):
     """A compiled strategy chunk (a `ParallelProgram`): run(state, x, y, learning_rate) -> (state,
     losses), state = {"params", "opt"[, "master"]} in the strategy's shardings between calls, losses
     each device's loss on its rows, (D, steps)."""
 
-    mesh: Mesh
     setup: Setup
     layout: FlatLayout
     shardings: dict[str, Any]
@@ -333,9 +332,6 @@ class ShardedStateProgram(CompiledChunk):
         if not losses.is_fully_addressable:
             losses = multihost_utils.process_allgather(losses, tiled=True)
         return np.asarray(losses, np.float64).mean(axis=0)  # equal rows: the mean of means is the global loss
-
-    def local_losses(self, losses: jax.Array) -> np.ndarray:
-        return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
         """The fp32 parameters (the master copy under mixed precision), gathered whole; each part's
