@@ -8,6 +8,7 @@ import pytest
 from harness.processes import new_tracking_store
 from labs.texts import table as text_table
 from pmap_core.train import config as train_config
+from pmap_core.train import transformer
 from pmap_core.validation import MAX_STEPS
 from tests.apptest_support import assert_clean, open_lab
 
@@ -82,3 +83,45 @@ def test_the_transformer_offers_its_command_instead_of_an_export():
     assert_clean(at)
     command = " ".join(c.value for c in at.code)
     assert "--model transformer" in command and "--d-model 16 --heads 2 --seq-len 8 --vocab 16" in command
+
+
+# --- the sharded data parallel page ---------------------------------------------------------------
+
+SHARDED = {"model": "transformer", "steps": 4, "batch": 48, "d_model": 16, "heads": 2, "seq_len": 8, "vocab": 16,
+           "strategy": "zero3", "measure_max": 1}
+SHARDED_TEXTS = text_table("sharded_dp")
+
+
+@pytest.mark.parametrize(("lang", "devices"), [("en", 3), ("zh", 1)])
+def test_the_transformer_trains_sharded_on_the_sharded_dp_page(store, lang, devices):
+    at = open_lab("sharded_dp", lang=lang, devices=devices, **SHARDED)
+    assert_clean(at)
+    assert not [w for w in at.number_input if w.key in ("sharded_dp.hidden", "sharded_dp.features")]
+    psi = transformer.param_count(transformer.Dims(16, 2, 8, 16), 2)
+    assert f"Ψ = {psi:,}" in shown(at)
+    at.button(key="sharded_dp.train").click().run()
+    assert_clean(at)
+    runs = at.session_state["sharded_dp.last_run"]
+    cfg, result = runs[0].result.config, runs[0].result
+    assert (cfg.model, cfg.strategy, cfg.devices, cfg.impl, cfg.d_model, cfg.heads) == (
+        "transformer", "zero3", devices, "jit", 16, 2)
+    assert result.footprint.param_count == psi and len(result.losses) == 4
+    assert abs(result.losses[0] - math.log(16)) < 0.5
+    heading = SHARDED_TEXTS["result.heading"][lang].split("{")[0]
+    assert any(s.value.startswith(heading) for s in at.subheader)
+
+
+def test_the_sharded_dp_page_refuses_heads_that_do_not_divide_d_model():
+    at = open_lab("sharded_dp", **{**SHARDED, "heads": 3})
+    assert not at.exception, [e.value for e in at.exception]
+    expected = COMMON_TEXTS["error.block_not_divisible"]["en"].format(parts=3, size=16, nearest="15, 18")
+    assert expected in [e.value for e in at.error]
+    assert at.button(key="sharded_dp.train").disabled
+
+
+def test_the_sharded_dp_page_keeps_the_mlp_by_default():
+    at = open_lab("sharded_dp")
+    assert_clean(at)
+    assert at.radio(key="sharded_dp.model").value == "mlp"
+    assert at.number_input(key="sharded_dp.hidden") and not [w for w in at.number_input
+                                                             if w.key == "sharded_dp.d_model"]
