@@ -4,6 +4,7 @@ refusals as the page's texts."""
 import math
 
 import pytest
+from mlflow.tracking import MlflowClient
 
 from harness.processes import new_tracking_store
 from labs.texts import table as text_table
@@ -51,6 +52,11 @@ def test_the_transformer_trains_on_the_training_page(store, lang, devices):
     assert {m.label: m.value for m in at.metric}[final] == f"{result.final_loss:.3g}"
     if devices > 1:
         assert result.replicas_identical
+    tracked = at.session_state["training.last_run"]
+    stored = MlflowClient(store).get_run(tracked.run_id)
+    assert stored.info.run_name == f"transformer-pmap-d16-h2-T8-V16-D{devices}-B48"
+    assert [stored.data.params[name] for name in ("d_model", "heads", "seq_len", "vocab", "layers")] == [
+        "16", "2", "8", "16", "2"]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
