@@ -2,6 +2,8 @@
 precision, trained live and measured on this machine's devices beside the formulas of
 `costs.analytic`; every sentence with a figure is filled from what ran (`concepts.sharded_dp`)."""
 
+import math
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -13,6 +15,7 @@ from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_bool, url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.transformer import command_instead_of_export, transformer_settings
 from labs.ui.visitor import guard
 from pmap_core import export
 from pmap_core.concepts import sharded_dp as zero_compare
@@ -21,6 +24,7 @@ from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
+from pmap_core.train import models, transformer
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("sharded_dp")
@@ -29,6 +33,8 @@ LAST_COMM = "sharded_dp.last_comm"  # session state: [StepComm] of those runs, i
 MEASURED = "sharded_dp.measured"  # session state: the settings this session measured (results in the cache)
 FOOTPRINTS = "sharded_dp.footprints"  # session state: the footprints the charts were drawn from
 CHUNK = train_config.TrainConfig().chunk  # steps per compiled call, as on the training page
+# The models this lab shards: the formulas count parameters (Ψ), not their shapes, so each measures alike.
+MODELS = ("mlp", "transformer")
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -274,9 +280,16 @@ def show_measured(measurement: zero_compare.Measurement, config: train_config.Tr
     chosen = zero_compare.of_precision(footprints, config.precision)
     d = zero_compare.shown_devices(footprints, config.devices)
     st.subheader(T("all.heading"))
-    st.caption(T("all.settings", psi=footprints[0].param_count, hidden=config.hidden, features=config.features,
-                 optimizer=config.optimizer, batch=config.global_batch, k=config.accum_steps, run=run_label(config),
-                 counts=", ".join(str(c) for c in sorted({f.devices for f in footprints}))))
+    counts = ", ".join(str(c) for c in sorted({f.devices for f in footprints}))
+    if config.model == models.TRANSFORMER:
+        st.caption(T("all.settings.transformer", psi=footprints[0].param_count, layers=config.layers,
+                     d_model=config.d_model, heads=config.heads, seq_len=config.seq_len, vocab=config.vocab,
+                     optimizer=config.optimizer, batch=config.global_batch, k=config.accum_steps,
+                     run=run_label(config), counts=counts))
+    else:
+        st.caption(T("all.settings", psi=footprints[0].param_count, hidden=config.hidden, features=config.features,
+                     optimizer=config.optimizer, batch=config.global_batch, k=config.accum_steps,
+                     run=run_label(config), counts=counts))
     memory_chart(footprints)
     for precision in zero_compare.PRECISIONS:
         same = zero_compare.same_at_one_device(footprints, precision)
@@ -317,6 +330,7 @@ st.caption(T("lab_vs_paper"))
 max_devices = runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
+    model = url_choice(T, "model", MODELS, "mlp", radio=True)
     strategy = url_choice(T, "strategy", train_config.STRATEGIES, "zero3", radio=True)
     optimizer = url_choice(T, "optimizer", train_config.OPTIMIZERS, "adam", radio=True)
     precision = url_choice(T, "precision", analytic.PRECISIONS, "float32", radio=True)
@@ -328,24 +342,31 @@ with cols[1]:
     global_batch = url_int(T, "batch", train_config.default_batch(devices, accum), 1, MAX_BATCH, slider=False)
     steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
 with cols[2]:
-    hidden = url_int(T, "hidden", 64, 1, train_config.MAX_HIDDEN, slider=False)
-    features = url_int(T, "features", 16, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+    if model == "mlp":
+        hidden = url_int(T, "hidden", 64, 1, train_config.MAX_HIDDEN, slider=False)
+        features = url_int(T, "features", 16, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+    else:  # not the transformer's: TrainConfig's, which it ignores
+        hidden, features = train_config.TrainConfig().hidden, train_config.TrainConfig().features
     learning_rate = url_float(T, "lr", 0.01, 1e-6, train_config.MAX_LEARNING_RATE, step=0.005, fmt="%.4g")
     measure_max = url_int(T, "measure_max", max_devices, 1, max_devices, slider=False)
+sizes = transformer_settings(T, blocks=False) if model == models.TRANSFORMER else {}  # ZeRO trains 2 blocks
 budget_gb = url_float(T, "budget_gb", 80.0, 0.001, 1e6, fmt="%g")
 if precision == "mixed":
     st.caption(T("mixed.grad_dtype"))
 
 config = zero_compare.effective(train_config.TrainConfig(
-    model="mlp", devices=devices, global_batch=global_batch, learning_rate=learning_rate, steps=steps, hidden=hidden,
+    model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate, steps=steps, hidden=hidden,
     features=features, chunk=min(CHUNK, steps), impl="jit", optimizer=optimizer, strategy=strategy,
-    accum_steps=accum, grad_dtype=grad_dtype, precision=precision))
+    accum_steps=accum, grad_dtype=grad_dtype, precision=precision, **sizes))
 counts = zero_compare.measure_counts(devices, measure_max)
 valid = False
 with guard(T):
     config = train_config.validate(config)
     zero_compare.ladder_configs(config, counts)  # the measured runs pass the same checks
     valid = True
+    if config.model == models.TRANSFORMER:
+        st.caption(T("transformer.measured", psi=transformer.param_count(config.dims, config.layers),
+                     layers=config.layers, vocab=config.vocab, ln_vocab=math.log(config.vocab)))
     if config.accum_steps == 1:
         st.caption(T("per_device", batch=config.global_batch, devices=config.devices, per=config.per_device_batch))
     else:
@@ -356,7 +377,9 @@ left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="sharded_dp.train", type="primary", disabled=not valid)
 measure_clicked = right.button(T("button.measure"), key="sharded_dp.measure", disabled=not valid,
                                help=T("button.measure.help", counts=", ".join(map(str, counts))))
-if valid:
+if valid and config.model == models.TRANSFORMER:
+    command_instead_of_export(T, config)
+elif valid:
     export_button(T, lambda: export.sharded_dp_export(config, CHUNK))
 with guard(T):
     if train_clicked:

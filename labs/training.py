@@ -11,6 +11,7 @@ from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_bool, url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.transformer import command_instead_of_export, task_caption, transformer_settings
 from labs.ui.visitor import guard
 from pmap_core import export
 from pmap_core.runtime import device_ladder
@@ -33,11 +34,17 @@ CHUNK = DEFAULTS.chunk  # steps per compiled call: the loss curve and the progre
 # --- charts ----------------------------------------------------------------------
 
 
-def loss_chart(losses) -> alt.Chart:
+def loss_title(model: str) -> str:
+    """The loss axis: the transformer's is the cross-entropy of the next token, the others' a mean squared error."""
+    return T("axis.loss.cross_entropy") if model == models.TRANSFORMER else T("axis.loss")
+
+
+def loss_chart(losses, model: str) -> alt.Chart:
     frame = pd.DataFrame({"step": np.arange(1, len(losses) + 1), "loss": np.asarray(losses, dtype=float)})
-    chart = charts.line(frame, "step", "loss", x_title=T("axis.step"), y_title=T("axis.loss"))
+    title = loss_title(model)
+    chart = charts.line(frame, "step", "loss", x_title=T("axis.step"), y_title=title)
     positive = bool((frame["loss"] > 0).all())
-    return chart.encode(y=alt.Y("loss:Q", title=T("axis.loss"), scale=alt.Scale(type="log" if positive else "linear")))
+    return chart.encode(y=alt.Y("loss:Q", title=title, scale=alt.Scale(type="log" if positive else "linear")))
 
 
 def scaling_frames(points) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -61,11 +68,11 @@ def scaling_frames(points) -> tuple[pd.DataFrame, pd.DataFrame]:
 # --- running ---------------------------------------------------------------------
 
 
-def live_loss(progress, chart_slot, total_steps: int, label: str):
+def live_loss(progress, chart_slot, total_steps: int, label: str, model: str):
     """An on_chunk function: move the progress bar and redraw the loss curve."""
     def on_chunk(steps_done, losses):
         progress.progress(min(steps_done / total_steps, 1.0), text=T(label, done=steps_done, total=total_steps))
-        chart_slot.altair_chart(loss_chart(losses), width="stretch")
+        chart_slot.altair_chart(loss_chart(losses, model), width="stretch")
     return on_chunk
 
 
@@ -77,7 +84,7 @@ def run_training(config: train_config.TrainConfig) -> None:
         progress = st.progress(0.0, text=T("progress.compiling"))
         chart_slot = st.empty()
         tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
-        live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps"))
+        live = training.Progress(on_chunk=live_loss(progress, chart_slot, config.steps, "progress.steps", config.model))
         try:
             result = training.train(config, [tracking, live])
         except training.Diverged:  # said by the guard; the live chart keeps the losses up to that step
@@ -102,7 +109,7 @@ def run_sweep(config: train_config.TrainConfig, device_counts: list[int], impls:
             progress.progress((index + 1) / total, text=T("progress.sweep", done=index + 1, total=total))
 
         def on_chunk(steps_done, losses):
-            chart_slot.altair_chart(loss_chart(losses), width="stretch")
+            chart_slot.altair_chart(loss_chart(losses, config.model), width="stretch")
 
         tracking = TrackingCallback(Tracker(uri), extra_tags=classroom.tags())
         try:
@@ -159,7 +166,7 @@ def show_run(tracked: TrackedTraining) -> None:
     st.subheader(T("result.heading", model=T(f"w.model.{cfg.model}"), impl=cfg.impl, devices=cfg.devices,
                    batch=cfg.global_batch))
     show_tracking(T, tracked)
-    st.altair_chart(loss_chart(result.losses), width="stretch")
+    st.altair_chart(loss_chart(result.losses, cfg.model), width="stretch")
     if cfg.devices == 1:
         st.info(T("replicas.one_device"), icon="ℹ️")
     elif result.replicas_identical:
@@ -268,13 +275,16 @@ with cols[1]:
     follow_default("training.lr", lr_default)
     learning_rate = url_float(T, "lr", lr_default, train_config.MIN_LEARNING_RATE, train_config.MAX_LEARNING_RATE,
                               step=0.01, fmt="%.4g")
-    if lr_default != DEFAULTS.learning_rate:
+    if model != models.TRANSFORMER and lr_default != DEFAULTS.learning_rate:  # the transformer's: task_caption
         st.caption(T("lr_default", default=lr_default, hidden=hidden, base=train_config.BASE_WIDTH))
     steps = url_int(T, "steps", DEFAULTS.steps, 1, MAX_STEPS, slider=False, step=50)
+sizes = transformer_settings(T) if model == models.TRANSFORMER else {}
+if sizes:
+    task_caption(T, sizes["vocab"], lr_default)
 
 config = train_config.TrainConfig(model=model, devices=devices, global_batch=global_batch, learning_rate=learning_rate,
-                              steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,
-                                  impl=impl)
+                                  steps=steps, hidden=hidden, seed=seed, chunk=min(CHUNK, steps), scaling=scaling_mode,
+                                  impl=impl, **sizes)
 sweep_counts = device_ladder(max_devices)
 valid = False
 with guard(T):
@@ -286,7 +296,9 @@ left, right = st.columns(2)
 train_clicked = left.button(T("button.train"), key="training.train", type="primary", disabled=not valid)
 sweep_clicked = right.button(T("button.sweep"), key="training.sweep", disabled=not valid,
                              help=sweep_help(config, sweep_counts) if valid else None)
-if valid:
+if valid and config.model == models.TRANSFORMER:
+    command_instead_of_export(T, config)
+elif valid:
     export_button(T, lambda: export.training_export(config, CHUNK))
 with guard(T):
     if train_clicked:

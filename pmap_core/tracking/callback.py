@@ -62,7 +62,8 @@ def point_metrics(point: SweepPoint) -> dict[str, float]:
 # replicated SGD step), each as a short label in the run's name.
 _NAMED_SETTINGS = (("optimizer", str), ("strategy", str), ("accum_steps", "K{}".format),
                    ("grad_dtype", "{}-grads".format), ("precision", str), ("layers", "L{}".format),
-                   ("scaling", str))
+                   ("d_model", "d{}".format), ("heads", "h{}".format), ("seq_len", "T{}".format),
+                   ("vocab", "V{}".format), ("scaling", str))
 _PLAIN = TrainConfig()
 
 
