@@ -137,7 +137,7 @@ def show_params(result: training.TrainResult) -> None:
     st.dataframe(frame, hide_index=True, width="stretch")
 
 
-def show_scaling(scaling: training.ScalingResult) -> None:
+def show_scaling(scaling: training.ScalingResult, cfg: train_config.TrainConfig) -> None:
     st.subheader(T("scaling.heading", mode=T(f"w.scaling.{scaling.mode}")))
     if scaling.devices == 1:  # the run is its own one-device baseline: nothing was timed apart
         st.markdown(T("scaling.one_device"))
@@ -157,7 +157,9 @@ def show_scaling(scaling: training.ScalingResult) -> None:
                      base_step=scaling.baseline_step_time_s * 1e6, step=scaling.steady_step_time_s * 1e6), icon="🐢")
     if scaling.scaling_ratio > scaling.hardware_ceiling:
         st.info(T("scaling.above_ceiling", ratio=scaling.scaling_ratio, ceiling=scaling.hardware_ceiling), icon="🔎")
-    st.markdown(T("scaling.bounds"))
+    per_step = models.multiply_adds_per_sample(cfg.model, cfg.input_features, cfg.hidden, cfg.layers,
+                                               cfg.dims) * scaling.baseline_global_batch
+    st.markdown(T("scaling.bounds", work=per_step, base_step=scaling.baseline_step_time_s * 1e3))
 
 
 def show_run(tracked: TrackedTraining) -> None:
@@ -183,7 +185,7 @@ def show_run(tracked: TrackedTraining) -> None:
                    help=T("metric.cached") if not result.recompiled else None)
     cols[4].metric(T("metric.final_loss"), f"{result.final_loss:.3g}")
     if tracked.scaling is not None:
-        show_scaling(tracked.scaling)
+        show_scaling(tracked.scaling, cfg)
 
 
 def show_sweep(tracked: TrackedSweep) -> None:
