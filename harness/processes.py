@@ -104,20 +104,9 @@ def run_python(code_or_args: str | Sequence[str | os.PathLike], *, timeout: floa
     return done
 
 
-# Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
-LOCK_HOLDER = """
-import sqlite3, sys, time
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-connection.execute("COMMIT")
-"""
-
-
 def hold_lock(db_path: str | os.PathLike, seconds: float) -> subprocess.Popen:
     """Another process that keeps the store locked for `seconds`; returns once it holds the lock."""
-    holder = start_python(["-c", LOCK_HOLDER, str(db_path), str(seconds)], stderr=None)
+    holder = start_python(["-m", "harness.lock_holder", str(db_path), str(seconds)], stderr=None)
     assert holder.stdout.readline().strip() == "locked"
     return holder
 
