@@ -83,16 +83,6 @@ def start_python(code_or_args: str | Sequence[str | os.PathLike], *, cwd: str | 
                             env=python_env(devices=devices, env=env, inherit=inherit, drop=drop, path=path), **options)
 
 
-# The first lines of a child Python that opens pages with AppTest (tests.apptest_support): the test
-# session's setup first (tests/conftest.py: a throwaway MLflow store, the compilation cache).
-APPTEST_CHILD = (
-    "import sys\n"
-    "sys.path.insert(0, 'tests')\n"
-    "import conftest  # noqa: F401\n"
-    "from tests.apptest_support import assert_clean, open_lab\n"
-)
-
-
 def run_python(code_or_args: str | Sequence[str | os.PathLike], *, timeout: float = 120,
                cwd: str | os.PathLike = ROOT, devices: int | str | None = None, env: Mapping[str, str] | None = None,
                inherit: bool = True, drop: Iterable[str] = (), path: Sequence[str | os.PathLike] = (ROOT,),
@@ -114,20 +104,9 @@ def run_python(code_or_args: str | Sequence[str | os.PathLike], *, timeout: floa
     return done
 
 
-# Holds a write lock on a sqlite file (every other reader and writer waits) for argv[2] seconds.
-LOCK_HOLDER = """
-import sqlite3, sys, time
-connection = sqlite3.connect(sys.argv[1], isolation_level=None)
-connection.execute("BEGIN EXCLUSIVE")
-print("locked", flush=True)
-time.sleep(float(sys.argv[2]))
-connection.execute("COMMIT")
-"""
-
-
 def hold_lock(db_path: str | os.PathLike, seconds: float) -> subprocess.Popen:
     """Another process that keeps the store locked for `seconds`; returns once it holds the lock."""
-    holder = start_python(["-c", LOCK_HOLDER, str(db_path), str(seconds)], stderr=None)
+    holder = start_python(["-m", "harness.lock_holder", str(db_path), str(seconds)], stderr=None)
     assert holder.stdout.readline().strip() == "locked"
     return holder
 
@@ -229,10 +208,12 @@ def last_json_line(out: str) -> object:
     raise AssertionError(f"no JSON line in the child's output:\n{out[-3000:]}")
 
 
-def json_at_device_counts(code: str, device_counts: Iterable[int], *, timeout: float = 300) -> dict[int, object]:
-    """Run `code` in one child per device count, all at once, each printing a JSON value as its last
-    line; that value per device count. A child that fails fails the caller with its stderr."""
-    children = {devices: start_python(code, devices=devices) for devices in device_counts}
+def json_at_device_counts(code_or_args: str | Sequence[str | os.PathLike], device_counts: Iterable[int], *,
+                          timeout: float = 300) -> dict[int, object]:
+    """Run `code_or_args` (see python_command; `["-m", "tests.children.quiz_answers"]`) in one child per
+    device count, all at once, each printing a JSON value as its last line (last_json_line); that value
+    per device count. A child that fails fails the caller with its stderr."""
+    children = {devices: start_python(code_or_args, devices=devices) for devices in device_counts}
     results = {}
     for devices, child in children.items():
         out, err = child.communicate(timeout=timeout)

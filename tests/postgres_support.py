@@ -30,9 +30,6 @@ PG_BIN_GLOB = "/usr/lib/postgresql/*/bin"
 PG_PROGRAMS = ("initdb", "pg_ctl", "postgres")
 USER = "pmaplab"
 TEMPLATE_DB = "mlflow_template"
-# MLflow's migrations on an empty database, in a process of its own: no connection to the template
-# may stay open, or PostgreSQL refuses to copy it.
-MIGRATE = "import sys\nfrom mlflow.tracking import MlflowClient\nMlflowClient(sys.argv[1]).search_experiments()\n"
 
 
 def pg_bin() -> pathlib.Path | None:
@@ -115,7 +112,10 @@ class PostgresCluster:
             self._run("pg_ctl", "-D", str(self.data), "-l", str(self.log), "-w", "-t", "120", "start")
             self.started = True
             self._create_database(TEMPLATE_DB)
-            migrated = run_python(["-c", MIGRATE, self.uri(TEMPLATE_DB, driver="psycopg2")], timeout=300)
+            # MLflow's migrations, in a process of its own: no connection to the template may stay open,
+            # or PostgreSQL refuses to copy it.
+            migrated = run_python(["-m", "tests.children.migrate_store", self.uri(TEMPLATE_DB, driver="psycopg2")],
+                                  timeout=300)
             assert migrated.returncode == 0, f"MLflow's migrations failed:\n{migrated.stderr[-3000:]}"
         except BaseException:
             self.stop()

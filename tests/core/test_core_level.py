@@ -14,7 +14,7 @@ CORE = pathlib.Path(__file__).resolve().parent
 FORBIDDEN_MODULES = (
     "streamlit", "playwright", "subprocess", "multiprocessing",     # pages, browser, child processes
     "tests.apptest_support", "harness.browser", "harness.protocol", "harness.app_server", "conftest",
-    "tests.pages", "tests.system", "tests.browser",
+    "tests.pages", "tests.system", "tests.browser", "tests.children",  # tests.children: child processes' programs
 )
 # The pages themselves; their text tables (labs.texts) are plain data and may be read.
 FORBIDDEN_UNLESS = {"labs": ("labs.texts",)}
@@ -75,6 +75,7 @@ def test_no_module_of_tests_core_imports_streamlit_a_browser_or_a_child_process(
     "from conftest import open_lab",
     "from harness import browser as bs",
     "from tests.pages.test_migration import numpy_step",
+    "from tests.children.quiz_answers import answers",
     "from labs import heavy_jobs",
     "from labs.ui import heavy_jobs",
     "import labs.registry",

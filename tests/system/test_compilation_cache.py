@@ -4,10 +4,8 @@ store, and a restarted server reads the programs its last run wrote there instea
 
 from __future__ import annotations
 
-import json
-
 from harness.app_server import JAX_CACHE_VARIABLES, cache_entries, render, start_app, stop_app
-from harness.processes import run_python
+from harness.processes import last_json_line, run_python
 from pmap_core.runtime import COMPILATION_CACHE_FOLDER
 
 
@@ -36,22 +34,12 @@ def test_a_restarted_server_reads_the_programs_it_compiled_before(tmp_path):
     assert all(read[name] != written[name] for name in written), "a restarted server did not read every program"
 
 
-CONFIGURE = """
-import json, os, sys
-import jax
-from pmap_core.runtime import configure_compilation_cache
-folder = configure_compilation_cache(sys.argv[1])
-print(json.dumps({"folder": folder, "jax": jax.config.jax_compilation_cache_dir,
-                  "min_compile_s": jax.config.jax_persistent_cache_min_compile_time_secs}))
-"""
-
-
 def _configured(store, env: dict[str, str], keep_jax_variables: bool = False) -> dict:
     """What configure_compilation_cache decides in a fresh process tracking into `store`/mlflow.db."""
     store.mkdir()
-    done = run_python(["-c", CONFIGURE, f"sqlite:///{store / 'mlflow.db'}"], cwd=store.parent, env=env,
-                      drop=() if keep_jax_variables else JAX_CACHE_VARIABLES, check=True)
-    return json.loads(done.stdout.splitlines()[-1])
+    done = run_python(["-m", "tests.children.compilation_cache_settings", f"sqlite:///{store / 'mlflow.db'}"],
+                      cwd=store.parent, env=env, drop=() if keep_jax_variables else JAX_CACHE_VARIABLES, check=True)
+    return last_json_line(done.stdout)
 
 
 def test_the_cache_folder_its_setting_and_jaxs_own_variable(tmp_path):
@@ -79,8 +67,8 @@ def test_without_filelock_the_cache_is_off_and_the_server_log_says_so(tmp_path):
     turns the cache off and says why in one line of the log, rather than running with an empty folder."""
     store = tmp_path / "store"
     store.mkdir()
-    done = run_python(["-c", "import sys; sys.modules['filelock'] = None  # not installed\n" + CONFIGURE,
-                       f"sqlite:///{store / 'mlflow.db'}"], cwd=tmp_path, drop=JAX_CACHE_VARIABLES, check=True)
-    assert json.loads(done.stdout.splitlines()[-1])["folder"] is None
+    done = run_python(["-m", "tests.children.compilation_cache_settings", f"sqlite:///{store / 'mlflow.db'}",
+                       "--without-filelock"], cwd=tmp_path, drop=JAX_CACHE_VARIABLES, check=True)
+    assert last_json_line(done.stdout)["folder"] is None
     said = [line for line in done.stderr.splitlines() if "compilation cache is off" in line]
     assert len(said) == 1 and "filelock" in said[0], done.stderr[-2000:]

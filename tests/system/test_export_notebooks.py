@@ -17,7 +17,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from harness.processes import start_python
+from harness.processes import ROOT, start_python
 from labs.texts import GLOSSARY
 from pmap_core import export
 from pmap_core.cli.commands import main
@@ -50,23 +50,8 @@ EXECUTED = {
 }
 CLI = "python -m pmap_core "
 
-# A child Python that runs one notebook with nbclient in a fresh kernel of this interpreter: the kernel is
-# declared in a temporary JUPYTER_PATH, so no kernel needs to be installed on the machine.
-RUN_NOTEBOOK = """
-import json, os, pathlib, sys, tempfile
-import nbclient, nbformat
-path = pathlib.Path(os.environ["NOTEBOOK"])
-with tempfile.TemporaryDirectory() as home:
-    spec = pathlib.Path(home, "kernels", "python3")
-    spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
-    (spec / "kernel.json").write_text(json.dumps({"argv": argv, "display_name": "python3", "language": "python"}))
-    os.environ["JUPYTER_PATH"] = home
-    book = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(book, kernel_name="python3", timeout=240,
-                            resources={"metadata": {"path": str(path.parent)}}).execute()
-    nbformat.write(book, path)
-"""
+# Runs one notebook with nbclient in a fresh kernel, by its path: no path to this repository.
+RUN_NOTEBOOK = ROOT / "tests" / "children" / "run_notebook.py"
 
 
 def _placeholders(text: str) -> set[str]:
@@ -147,8 +132,8 @@ def test_executed_notebooks_print_what_their_own_commands_print(tmp_path, capsys
         assert commands_in(nbformat.reads(capsys.readouterr().out, as_version=4)) == commands[lab]
     assert {lab for lab, found in commands.items() if found} == {"training", "sharded_dp", "mesh_2d", "multiprocess"}
     # As in a learner's Jupyter: no path to this repository, no device setting of ours.
-    processes = {lab: start_python(RUN_NOTEBOOK, cwd=tmp_path, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"),
-                                   env={"NOTEBOOK": str(path)}) for lab, path in paths.items()}
+    processes = {lab: start_python([RUN_NOTEBOOK, path], cwd=tmp_path, path=(), drop=("PMAP_LAB_DEVICES", "NPROC"))
+                 for lab, path in paths.items()}
     (launch,) = set(commands.pop("multiprocess"))
     launched = start_python(shlex.split(launch.removeprefix("python ")), cwd=tmp_path)
     references = {}

@@ -35,16 +35,8 @@ from pmap_core.runtime import COMPILATION_CACHE_FOLDER
 NOT_INSTALLED = (".git", ".venv", ".pytest_cache", ".ruff_cache", ".hypothesis", "test-artifacts", "build", "mlruns",
                  "mlartifacts", ".whl", "__pycache__", "*.egg-info", "*.db", "*.db-journal", "deploy")
 
-CHECK_PACKAGED = """
-import json, pathlib, sys
-import pmap_core
-from pmap_core.export import training_script
-from pmap_core.practice.worksheets import load_sheets
-from pmap_core.train.config import TrainConfig
-sheets = load_sheets()
-print(json.dumps({"pmap_core": pmap_core.__file__, "sheets": [s.id for s in sheets.sheets],
-                  "broken": [str(e) for e in sheets.broken], "script": len(training_script(TrainConfig()))}))
-"""
+# Run by its path in the installed environment: nothing of the repository is on its path.
+CHECK_PACKAGED = ROOT / "tests" / "children" / "installed_package.py"
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +83,7 @@ def test_pmap_lab_help_and_train_run_from_the_installed_package(installed, tmp_p
     assert helped.returncode == 0, helped.stderr[-3000:]
     assert "pmap-lab" in helped.stdout and "train" in helped.stdout and "app" in helped.stdout
 
-    packaged = run_installed(installed, [str(installed / "python"), "-c", CHECK_PACKAGED], tmp_path)
+    packaged = run_installed(installed, [str(installed / "python"), str(CHECK_PACKAGED)], tmp_path)
     assert packaged.returncode == 0, packaged.stderr[-3000:]
     found = json.loads(packaged.stdout.strip().splitlines()[-1])
     assert pathlib.Path(found["pmap_core"]).is_relative_to(installed.parent)  # not the repository's

@@ -6,38 +6,12 @@ always, the step time only where this machine has a core for each stage."""
 
 import pytest
 
-_CHILD = """
-import json
-import jax
-from pmap_core.runtime import physical_cores
-
-found = {"devices": jax.device_count(), "cores": physical_cores(), "problems": [], "said": {}}
-def check(at, where):
-    found["problems"] += [f"{where}: {e.value}" for e in [*at.exception, *at.error]]
-
-for lang in ("en", "zh"):
-    at = open_lab("pipeline", lang=lang)
-    check(at, lang)
-    found["said"][lang] = " ".join(m.value for m in [*at.info, *at.warning, *at.caption])
-    found["data_button"] = any(b.key == "pipeline.train_data" for b in at.button)
-found["stages"] = at.session_state["pipeline.stages"]
-found["cells"] = len(at.dataframe[0].value.columns) - 1
-at = open_lab("pipeline", hidden=8)
-at.radio(key="pipeline.guess").set_value("same").run()
-at.button(key="pipeline.measure").click().run()
-check(at, "measure")
-measured = at.session_state["pipeline.last"]
-found["peaks"] = [row.peak_bytes for row in measured.memory]
-found["timed"] = None if measured.fit is None else [p.microbatches for p in measured.fit.points]
-print(json.dumps(found))
-"""
-
 
 @pytest.fixture(scope="module")
 def runs():
-    from harness.processes import APPTEST_CHILD, json_at_device_counts
+    from harness.processes import json_at_device_counts
 
-    return json_at_device_counts(APPTEST_CHILD + _CHILD, (1, 3), timeout=600)
+    return json_at_device_counts(["-m", "tests.children.pipeline_page"], (1, 3), timeout=600)
 
 
 def test_one_device_says_what_it_needs_and_measures_one_stage(runs):

@@ -9,17 +9,6 @@ from labs.texts import table as text_table
 from pmap_core.practice import pitfalls
 
 # One process per count (fixed per process), all at once.
-_CHILD = """
-import json
-import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
-from pmap_core.practice import pitfalls
-from pmap_core.practice.pitfalls import entries
-runs = {i: pitfalls.run_pitfall(i) for i in pitfalls.pitfall_ids()}
-print(json.dumps({i: {"claim": r.claim_holds, "raised": r.mistake.raised, "kind": r.kind, "fix_raised": r.fix.raised,
-                      "differs_here": entries.differs_here(i), "mistake": r.mistake.as_text()[:300],
-                      "kind_shown": r.kind_shown, "kind_here": entries.kind_here(i)}
-                  for i, r in runs.items()}))
-"""
 PITFALL_DEVICE_COUNTS = (1, 2, 3)
 
 
@@ -27,7 +16,7 @@ PITFALL_DEVICE_COUNTS = (1, 2, 3)
 def pitfalls_at_each_device_count():
     from harness.processes import json_at_device_counts
 
-    return json_at_device_counts(_CHILD, PITFALL_DEVICE_COUNTS, timeout=600)
+    return json_at_device_counts(["-m", "tests.children.pitfall_runs"], PITFALL_DEVICE_COUNTS, timeout=600)
 
 
 @pytest.mark.parametrize("devices", PITFALL_DEVICE_COUNTS)
@@ -65,23 +54,9 @@ def test_at_one_device_exactly_the_entries_that_need_two_devices_do_not_show(pit
 
 def test_mistakes_page_at_one_device_says_which_entries_need_two_and_its_claims_hold():
     """The page at D = 1 runs in a child process with one device: the note, then a run confirmed on this JAX."""
-    from harness.processes import APPTEST_CHILD, run_python
+    from harness.processes import run_python
 
-    child = (
-        APPTEST_CHILD +
-        "from pmap_core.practice.pitfalls import entries\n"
-        "for entry in sorted(entries.NEEDS_TWO_DEVICES) + ['leading_axis']:\n"
-        "    for lang in ('en', 'zh'):\n"
-        "        at = open_lab('mistakes', lang=lang, entry=entry)\n"
-        "        if lang == 'en':  # AppTest cannot click past a Chinese selectbox label; the note shows unrun\n"
-        "            at.button(key='mistakes.run').click().run()\n"
-        "        assert_clean(at)\n"
-        "        print(entry, lang, 'INFO', ' | '.join(i.value for i in at.info))\n"
-        "        print(entry, lang, 'CAPTION', ' | '.join(c.value for c in at.caption))\n"
-        "        print(entry, lang, 'SUCCESS', len(at.success), 'WARNING', len(at.warning))\n"
-        "        print(entry, lang, 'KIND', ' | '.join(m.value for m in at.markdown if ' — ' in m.value))\n"
-    )
-    done = run_python(child, devices=1, timeout=600)
+    done = run_python(["-m", "tests.children.mistakes_page_notes"], devices=1, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     table = text_table("mistakes")

@@ -6,27 +6,14 @@ import numpy as np
 import pytest
 
 from pmap_core.practice.quiz import registry as quiz
+from tests.children.quiz_answers import answers
 
 N = jax.local_device_count()
-
-
-def answers_and_options() -> dict[str, list]:
-    """{question: [answer, options]} of every question computed here, as JSON gives them back."""
-    import json
-
-    answers = {q.id: [quiz.answer(q.id), quiz.options(q.id)] for q in quiz.QUESTIONS if not q.heavy}
-    return json.loads(json.dumps(answers))
 
 
 # The device count is fixed per process: this one's count is computed here, each other count in a
 # child process of its own, all at once. 1 is where an app may start, 3 does not divide the
 # uneven batch (D + 4 = 7), 16 is more than the default 8.
-_CHILD = """
-import json
-import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES, before the test module asks
-from tests.system.test_quiz_devices import answers_and_options
-print(json.dumps(answers_and_options()))
-"""
 QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
 
 
@@ -34,7 +21,8 @@ QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
 def quiz_at_each_device_count():
     from harness.processes import json_at_device_counts
 
-    return {N: answers_and_options(), **json_at_device_counts(_CHILD, [d for d in QUIZ_DEVICE_COUNTS if d != N])}
+    others = [d for d in QUIZ_DEVICE_COUNTS if d != N]
+    return {N: answers(), **json_at_device_counts(["-m", "tests.children.quiz_answers"], others)}
 
 
 @pytest.mark.parametrize("devices", QUIZ_DEVICE_COUNTS)

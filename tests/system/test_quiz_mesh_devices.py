@@ -7,19 +7,12 @@ from tests.core.test_quiz_mesh import references
 
 DEVICE_COUNTS = (1, 2, 3, 5)
 
-_CHILD = """
-import json
-import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
-from pmap_core.practice.quiz import mesh, registry
-print(json.dumps({q.id: [registry.answer(q.id), registry.options(q.id)] for q in mesh.QUESTIONS}))
-"""
-
 
 @pytest.fixture(scope="module")
 def answers():
     from harness.processes import json_at_device_counts
 
-    return json_at_device_counts(_CHILD, DEVICE_COUNTS)
+    return json_at_device_counts(["-m", "tests.children.quiz_answers", "mesh"], DEVICE_COUNTS)
 
 
 @pytest.mark.parametrize("devices", DEVICE_COUNTS)

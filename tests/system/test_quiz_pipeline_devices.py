@@ -8,19 +8,12 @@ from tests.core.test_quiz_pipeline import references
 
 DEVICE_COUNTS = (1, 2, 3, 5)
 
-_CHILD = """
-import json
-import pmap_core  # noqa: F401 - fixes the device count from PMAP_LAB_DEVICES
-from pmap_core.practice.quiz import pipeline, registry
-print(json.dumps({q.id: [registry.answer(q.id), registry.options(q.id)] for q in pipeline.QUESTIONS}))
-"""
-
 
 @pytest.fixture(scope="module")
 def answers():
     from harness.processes import json_at_device_counts
 
-    return json_at_device_counts(_CHILD, DEVICE_COUNTS)
+    return json_at_device_counts(["-m", "tests.children.quiz_answers", "pipeline"], DEVICE_COUNTS)
 
 
 @pytest.mark.parametrize("devices", DEVICE_COUNTS)

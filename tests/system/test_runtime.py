@@ -3,26 +3,10 @@ environment, and a bad count refused clearly."""
 
 from harness.processes import run_python
 
-# Back-to-back small collectives, none blocked until the end: each call waits
-# on the previous one's result, the pattern that aborts XLA's CPU runtime
-# ("only 7 of them arrived on time") without the worker-pool fix in
-# pmap_core.runtime.
-STRESS = """
-import pmap_core, jax, jax.numpy as jnp
-from jax import lax
-halve_mean = jax.pmap(lambda x: lax.pmean(x, "d") * 0.5, axis_name="d")
-total = jax.pmap(lambda x: lax.psum(x, "d"), axis_name="d")
-x = jnp.ones((8,))
-for _ in range(2000):
-    x = halve_mean(x)
-sums = [total(jnp.ones((8, 4))) for _ in range(300)]
-jax.block_until_ready((x, sums))
-print("ok", float(sums[-1][0, 0]), jax.device_count())
-"""
-
 
 def test_unblocked_collectives_do_not_deadlock():
-    result = run_python(STRESS, drop=("NPROC", "PMAP_LAB_DEVICES"))
+    """Back-to-back small collectives, none blocked until the end (tests/children/collective_stress.py)."""
+    result = run_python(["-m", "tests.children.collective_stress"], drop=("NPROC", "PMAP_LAB_DEVICES"))
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["ok", "8.0", "8"]
 

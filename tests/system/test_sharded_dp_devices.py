@@ -4,33 +4,15 @@ the server's every device, every ZeRO question is answered and explained, and no
 
 import pytest
 
-from harness.processes import APPTEST_CHILD, start_python
+from harness.processes import start_python
 
-_CHILD = APPTEST_CHILD + """
-import jax
-from pmap_core.practice.quiz import zero
-devices = jax.device_count()
-at = open_lab("sharded_dp", devices=devices, batch=48, steps=2, hidden=8, features=4, measure_max=1)
-assert_clean(at)
-for button in ("sharded_dp.train", "sharded_dp.measure"):
-    at.button(key=button).click().run()
-    assert_clean(at)
-run = at.session_state["sharded_dp.last_run"][0].result
-measured = sorted({f.devices for f in at.session_state["sharded_dp.footprints"]})
-print("PAGE", run.config.devices, measured, flush=True)
-from tests.apptest_support import give_prediction
-for question in zero.QUESTIONS:
-    at = give_prediction(open_lab("interview", question=question.id), f"interview.{question.id}.guess")
-    at.button(key="interview.check").click().run()
-    assert_clean(at)
-    print("QUESTION", question.id, at.session_state["interview.results"][question.id]["answer"], flush=True)
-"""
 DEVICE_COUNTS = (1, 3, 16)
 
 
 @pytest.fixture(scope="module")
 def outputs():
-    children = {devices: start_python(_CHILD, devices=devices) for devices in DEVICE_COUNTS}
+    page = ["-m", "tests.children.sharded_dp_page"]
+    children = {devices: start_python(page, devices=devices) for devices in DEVICE_COUNTS}
     done = {}
     for devices, child in children.items():
         out, err = child.communicate(timeout=900)

@@ -112,8 +112,7 @@ def test_a_fallback_is_one_line_in_the_server_log(tmp_path):
     URI's credentials."""
     fallback = fresh_store(tmp_path / "fallback.db")
     gone = f"http://student:s3cret@127.0.0.1:{free_port()}"
-    done = run_python(["-c", "import sys\nfrom pmap_core.tracking.mlflow_backend import Tracker\n"
-                             "Tracker(sys.argv[1], fallback_uri=sys.argv[2])", gone, fallback], check=True)
+    done = run_python(["-m", "tests.children.open_tracker", gone, fallback], check=True)
     said = [line for line in done.stderr.splitlines() if "runs go to" in line]
     assert len(said) == 1 and fallback in said[0] and "did not answer" in said[0], done.stderr[-2000:]
     assert "s3cret" not in done.stderr

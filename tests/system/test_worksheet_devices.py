@@ -51,19 +51,13 @@ def steps_here() -> dict:
     return json.loads(json.dumps(found))
 
 
-_CHILD = """
-import json
-from tests.system.test_worksheet_devices import steps_here
-print(json.dumps(steps_here()))
-"""
-
-
 @pytest.fixture(scope="module")
 def steps_at_each_device_count():
-    from harness.processes import APPTEST_CHILD, json_at_device_counts
+    from harness.processes import json_at_device_counts
 
     here = worksheets.runtime_devices()
-    others = json_at_device_counts(APPTEST_CHILD + _CHILD, [d for d in DEVICE_COUNTS if d != here], timeout=900)
+    others = json_at_device_counts(["-m", "tests.children.worksheet_steps"], [d for d in DEVICE_COUNTS if d != here],
+                                   timeout=900)
     return {here: steps_here(), **others}
 
 
