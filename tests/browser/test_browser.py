@@ -228,9 +228,10 @@ INJECTED = 'a[href*="127.0.0.1:9"], img[src*="127.0.0.1:9"]'
 
 
 def _settings_named_in_texts(script: str) -> set[str]:
-    """Every name a setting of the lab can keep in the link: a setting is labelled by its `w.<name>` text."""
-    table = text_table(script)
-    return {key[2:] for key in table if key.startswith("w.") and "." not in key[2:]}
+    """Every name a setting of the lab can keep in the link: a setting is labelled by its `w.<name>` text, in the
+    page's table or the common one (where settings several pages share are labelled)."""
+    keys = {*text_table(script), *text_table("common")}
+    return {key[2:] for key in keys if key.startswith("w.") and "." not in key[2:]}
 
 
 @pytest.mark.parametrize("script,url_path", PAGES, ids=[f"{script}-zh" for script, _ in PAGES])

@@ -87,6 +87,8 @@ def _dataclass_strategy(cls, choices):
     hints = typing.get_type_hints(cls)
     fields = {}
     for field in dataclasses.fields(cls):
+        if not field.init:  # computed from the others: the constructor does not take it
+            continue
         default = field.default if field.default is not dataclasses.MISSING else inspect.Parameter.empty
         strategy = _strategy(hints.get(field.name), default, choices)
         if strategy is None:
