@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import argparse
 import ast
-import collections
 import pathlib
+
+from harness.walks import print_walk
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("pmap_core", "labs")
@@ -307,12 +308,6 @@ def measure_click_walk(scope: str = "pipeline", calls: list[str] | None = None) 
     return stops
 
 
-def summary(stops: list[str]) -> tuple[collections.Counter, int]:
-    """(entries per file, returns to a file already left)."""
-    entered = collections.Counter(stops)
-    return entered, len(stops) - len(entered)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scope", choices=("pipeline", "core"), default="pipeline")
@@ -324,14 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.calls:
         print("\n".join(calls))
         print()
-    entered, returns = summary(stops)
-    if not args.quiet:
-        print(" → ".join(stops))
-        print()
-    print(f"{len(stops)} stops in {len(entered)} files; returns to a file already left: {returns}")
-    for name, count in entered.most_common():
-        print(f"  {count}× {name}")
-
+    print_walk(stops, args.quiet)
 
 if __name__ == "__main__":
     main()

@@ -12,7 +12,6 @@ times the walk comes back to a file it had left.
 from __future__ import annotations
 
 import argparse
-import collections
 import contextlib
 import pathlib
 import sys
@@ -20,6 +19,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 
 import pmap_core  # first: it fixes the device runtime
+from harness.walks import print_walk
 from pmap_core.tracking import check_tracking_uri
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
@@ -67,12 +67,6 @@ def train_click_walk(config: TrainConfig, store: pathlib.Path) -> list[str]:
     return stops
 
 
-def summary(stops: list[str]) -> tuple[collections.Counter, int]:
-    """(entries per file, returns to a file already left)."""
-    entered = collections.Counter(stops)
-    return entered, len(stops) - len(entered)
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--impl", default="pmap")
@@ -82,11 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     defaults = TrainConfig()  # the page's defaults, with two calls' worth of steps
     config = TrainConfig(steps=2 * defaults.chunk, impl=args.impl, strategy=args.strategy, optimizer=args.optimizer)
     stops = train_click_walk(config, pathlib.Path(tempfile.mkdtemp(prefix="walk-")) / "mlflow.db")
-    entered, returns = summary(stops)
-    print(" → ".join(stops))
-    print(f"\n{len(stops)} stops in {len(entered)} files; returns to a file already left: {returns}")
-    for name, count in entered.most_common():
-        print(f"  {count}× {name}")
+    print_walk(stops)
 
 
 if __name__ == "__main__":

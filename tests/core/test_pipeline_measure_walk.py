@@ -2,7 +2,8 @@
 schedule is counted once and passed along, so the walk comes back to a file it had left at most 6 times and
 enters no file more than twice."""
 
-from harness.pipeline_measure_walk import measure_click_walk, summary
+from harness.pipeline_measure_walk import measure_click_walk
+from harness.walks import summary
 
 
 def test_the_measure_click_comes_back_to_few_files():

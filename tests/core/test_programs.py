@@ -112,7 +112,8 @@ def test_the_loss_curve_of_the_first_call_is_the_global_batch_loss():
 
 @pytest.mark.parametrize("settings", [{}, {"impl": "jit", "strategy": "zero3", "optimizer": "adam"}], ids=str)
 def test_a_train_clicks_settings_walk_enters_no_core_file_more_than_twice(settings, tmp_path):
-    from harness.train_click_walk import summary, train_click_walk
+    from harness.train_click_walk import train_click_walk
+    from harness.walks import summary
 
     stops = train_click_walk(TrainConfig(steps=20, chunk=10, **settings), tmp_path / "mlflow.db")
     entered, returns = summary(stops)
