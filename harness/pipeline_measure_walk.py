@@ -23,7 +23,7 @@ import argparse
 import ast
 import pathlib
 
-from harness.walks import print_walk
+from harness.walks import print_walk, source_modules
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("pmap_core", "labs")
@@ -34,14 +34,7 @@ PIPELINE_FILES = ("labs/pipeline.py", "pmap_core/concepts/pipeline", "pmap_core/
 
 
 def _modules() -> dict[str, pathlib.Path]:
-    modules = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
-    return modules
+    return source_modules(ROOT, PACKAGES)
 
 
 class Module:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import pathlib
 
 
 def summary(stops: list[str]) -> tuple[collections.Counter, int]:
@@ -20,3 +21,15 @@ def print_walk(stops: list[str], quiet: bool = False) -> None:
     print(f"{len(stops)} stops in {len(entered)} files; returns to a file already left: {returns}")
     for name, count in entered.most_common():
         print(f"  {count}× {name}")
+
+
+def source_modules(root: pathlib.Path, packages: tuple[str, ...]) -> dict[str, pathlib.Path]:
+    """Every module of `packages` under `root`, by its dotted name (a package by its folder's)."""
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules

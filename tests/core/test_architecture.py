@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 import pathlib
 
+from harness.walks import source_modules
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGES = ("pmap_core", "labs")
 MAX_TOP_LEVEL_MODULES = 10
@@ -18,14 +20,7 @@ UI_PACKAGES = ("labs", "streamlit")
 
 
 def _modules() -> dict[str, pathlib.Path]:
-    modules = {}
-    for package in PACKAGES:
-        for path in sorted((ROOT / package).rglob("*.py")):
-            parts = list(path.relative_to(ROOT).with_suffix("").parts)
-            if parts[-1] == "__init__":
-                parts.pop()
-            modules[".".join(parts)] = path
-    return modules
+    return source_modules(ROOT, PACKAGES)
 
 
 MODULES = _modules()

@@ -1,6 +1,19 @@
-"""Streamlit's AppTest for this level: the `lab` and `one_slot` fixtures, and the names a test module
-may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab)."""
+"""Streamlit's AppTest for this level: the `lab`, `one_slot` and module-wide `store` fixtures, and the names a
+test module may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab)."""
 
+import pytest
+
+from harness.processes import new_tracking_store
 from tests.apptest_support import APP, SESSION_TRACKING_URI, assert_clean, lab, one_slot, open_lab
 
 __all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "lab", "one_slot", "open_lab"]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """One MLflow sqlite store for a test module, as MLFLOW_TRACKING_URI while its tests run (a module may
+    define its own `store` instead)."""
+    uri = new_tracking_store(tmp_path_factory.mktemp("mlflow") / "mlflow.db")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("MLFLOW_TRACKING_URI", uri)
+        yield uri

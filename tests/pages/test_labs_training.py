@@ -11,15 +11,6 @@ from pmap_core.train.programs import IMPLEMENTATIONS
 from tests.apptest_support import assert_clean, open_lab
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """One MLflow sqlite store for this module."""
-    uri = new_tracking_store(tmp_path_factory.mktemp("mlflow") / "mlflow.db")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MLFLOW_TRACKING_URI", uri)
-        yield uri
-
-
 def metrics(at):
     return {m.label: m.value for m in at.metric}
 

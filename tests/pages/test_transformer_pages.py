@@ -6,7 +6,6 @@ import math
 import pytest
 from mlflow.tracking import MlflowClient
 
-from harness.processes import new_tracking_store
 from labs.texts import table as text_table
 from pmap_core.train import config as train_config
 from pmap_core.train import transformer
@@ -15,14 +14,6 @@ from tests.apptest_support import assert_clean, open_lab
 
 SMALL = {"model": "transformer", "steps": 20, "batch": 48, "d_model": 16, "heads": 2, "seq_len": 8, "vocab": 16}
 TRAINING_TEXTS, COMMON_TEXTS = text_table("training"), text_table("common")
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    uri = new_tracking_store(tmp_path_factory.mktemp("mlflow") / "mlflow.db")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("MLFLOW_TRACKING_URI", uri)
-        yield uri
 
 
 def shown(at) -> str:
