@@ -80,6 +80,21 @@ def test_the_loss_falls_over_200_steps_on_one_device():
     assert losses[-1] < 0.8 * losses[0] and losses[100] < losses[0] - 0.2, (losses[0], losses[100], losses[-1])
 
 
+def test_the_chains_own_loss_is_its_cross_entropy_on_the_batch():
+    """floor_loss against a plain loop over the sequences: ln vocab for the first target (one uniform token
+    before it), then −log P[a, b, c] of the chain for each later one; below ln vocab, above 0."""
+    dims = transformer.Dims(vocab=8, seq_len=6)
+    x, y = transformer.make_sequences(dims, 16, seed=3)
+    table = transformer.chain(dims, 3)
+    terms = []
+    for row_x, row_y in zip(x, y, strict=True):
+        terms.append(math.log(dims.vocab))
+        terms += [-math.log(table[row_x[t - 1], row_x[t], row_y[t]]) for t in range(1, dims.seq_len)]
+    floor = transformer.floor_loss(dims, x, y, 3)
+    assert floor == pytest.approx(float(np.mean(terms)), rel=1e-12)
+    assert 0 < floor < math.log(dims.vocab)
+
+
 @pytest.fixture(scope="module")
 def one_device_loss() -> float:
     return loop.train(small_config(), measure_scaling=False).final_loss
