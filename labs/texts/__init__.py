@@ -9,6 +9,10 @@ key and its two languages sit together, and a reviewer reads a diff of it as tex
 or Fluent would suit a translator's tools, at the cost of a build step and of keeping English and
 Chinese apart.
 
+A text that two keys show alike is written once: the other key says `same_as = "key"` (a key of its own
+table) or `same_as = "common:key"` (of `common.toml`): a page's "final loss" column and the demo's metric
+are one text.
+
 A further language is a folder of files, no code: `<locales>/<code>/language.toml` (`name = "Français"`)
 and any of the pages' files, `[key]` with `<code> = …`. `<locales>` is `labs/texts/locales/` or the
 folder named by PMAP_LAB_LOCALES. A key that such a locale leaves out is shown in English.
@@ -58,9 +62,30 @@ def pages() -> list[str]:
     return sorted(path.stem for path in TEXTS_DIR.glob("*.toml") if path.stem != "glossary")
 
 
+ALIAS = "same_as"
+COMMON_PREFIX = "common:"
+
+
+def _resolved(page: str, entries: dict[str, Any]) -> dict[str, Any]:
+    """`entries` with each `same_as` entry replaced by the text it names."""
+    def target(key: str, name: str) -> dict[str, str]:
+        in_common = name.startswith(COMMON_PREFIX)
+        found = (raw_entries("common") if in_common else entries).get(name.removeprefix(COMMON_PREFIX))
+        if not isinstance(found, dict) or ALIAS in found:
+            raise KeyError(f"labs/texts/{page}.toml: {key!r} is the same as {name!r}, which holds no text")
+        return found
+
+    return {key: target(key, entry[ALIAS]) if ALIAS in entry else entry for key, entry in entries.items()}
+
+
+def raw_entries(page: str) -> dict[str, Any]:
+    """A table as its file writes it, `same_as` entries unresolved."""
+    return _read(TEXTS_DIR / f"{page}.toml")
+
+
 @cache
 def _table(page: str, folder: pathlib.Path) -> dict[str, dict[str, str]]:
-    entries = _read(TEXTS_DIR / f"{page}.toml")
+    entries = _resolved(page, raw_entries(page))
     for code in _languages(folder):
         overlay = folder / code / f"{page}.toml"
         if code not in BASE_LANGUAGES and overlay.is_file():

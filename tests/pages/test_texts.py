@@ -10,7 +10,7 @@ import string
 
 import pytest
 
-from labs.texts import GLOSSARY
+from labs.texts import ALIAS, COMMON_PREFIX, GLOSSARY, raw_entries
 from labs.texts import pages as text_pages
 from labs.texts import table as text_table
 
@@ -83,3 +83,29 @@ def test_the_glossary_lists_design_terms_with_their_chinese():
     assert by_en["dispatch (overhead)"] == "派发（开销）"
     assert by_en["lower / lowering (to HLO)"] == "lower 到 HLO（lowering）"
     assert by_en["all-reduce"] == "全归约" and by_en["reduce-scatter"] == "归约散射"
+
+
+def test_each_text_is_written_once():
+    """Two keys that show the same words in both languages share one entry (`same_as`), so a fix to
+    the wording or the translation reaches both."""
+    written: dict[tuple[str, str], str] = {}
+    twice = []
+    for module in MODULES:
+        for key, entry in raw_entries(module).items():
+            if ALIAS in entry:
+                assert set(entry) == {ALIAS}, (module, key)
+                continue
+            pair = (entry["en"], entry["zh"])
+            if pair in written:
+                twice.append(f"{module}:{key} = {written[pair]}")
+            written.setdefault(pair, f"{module}:{key}")
+    assert not twice, twice
+
+
+def test_a_same_as_entry_shows_the_text_it_names():
+    for module in MODULES:
+        for key, entry in raw_entries(module).items():
+            if ALIAS in entry:
+                name = entry[ALIAS]
+                source = text_table("common") if name.startswith(COMMON_PREFIX) else text_table(module)
+                assert text_table(module)[key] == source[name.removeprefix(COMMON_PREFIX)], (module, key)
