@@ -1,6 +1,6 @@
 """Pipeline lab: a deeper MLP's layers (or the small transformer's blocks) in P stages over a `stage` axis, GPipe
-and 1F1B drawn slot by slot with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data axis, trained,
-their bytes per axis read from the compiled program beside the formula and their loss beside data
+and 1F1B drawn slot by slot with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data
+axis, trained, their bytes per axis read from the compiled program beside the formula and their loss beside data
 parallelism's; then — after a prediction — the peak memory of both compiled schedules and the step time
 against M fitted to this program's lockstep model, n_F·t_f + n_B·t_b, where this machine can show it
 (`concepts.pipeline`)."""
