@@ -412,7 +412,8 @@ if model_name == models.TRANSFORMER:
 
 config, shapes = None, []
 with guard(T):
-    base = train_config.TrainConfig(model=model_name, global_batch=global_batch, learning_rate=learning_rate,
+    base = train_config.TrainConfig(model=model_name, devices=devices, global_batch=global_batch,
+                                    learning_rate=learning_rate,
                                     steps=steps, hidden=hidden, features=features, chunk=min(CHUNK, steps), **sizes)
     train_config.validate(base)  # heads that do not divide d_model are refused before any shape is drawn
     shapes = mesh_2d.mesh_shapes(devices, mesh_2d.split_size(base))
