@@ -20,9 +20,11 @@ def shown(at) -> str:
     return " ".join(e.value for kind in (at.markdown, at.caption, at.info, at.success, at.warning) for e in kind)
 
 
-@pytest.mark.parametrize(("lang", "devices", "mesh"), [("en", 1, "1x1"), ("zh", 3, "1x3"), ("en", 8, "4x2")])
-def test_the_transformer_trains_on_the_mesh_page(store, lang, devices, mesh):
-    at = open_lab("mesh_2d", lang=lang, devices=devices, steps=10, batch=24, layers=2, mesh=mesh, **SIZES)
+@pytest.mark.parametrize(("lang", "devices", "mesh", "heads"),
+                         [("en", 1, "1x1", 2), ("zh", 3, "1x3", 3), ("en", 8, "4x2", 2)])
+def test_the_transformer_trains_on_the_mesh_page(store, lang, devices, mesh, heads):
+    sizes = {**SIZES, "d_model": 8 * heads, "heads": heads}  # 3 model devices need heads that 3 divides
+    at = open_lab("mesh_2d", lang=lang, devices=devices, steps=10, batch=24, layers=2, mesh=mesh, **sizes)
     assert_clean(at)
     assert not [w for w in at.number_input if w.key in ("mesh_2d.hidden", "mesh_2d.features")]
     at.button(key="mesh_2d.train").click().run()
@@ -31,7 +33,7 @@ def test_the_transformer_trains_on_the_mesh_page(store, lang, devices, mesh):
     cfg = result.config
     data, model = (int(n) for n in mesh.split("x"))
     assert (cfg.model, cfg.impl, cfg.mesh_data, cfg.mesh_model, cfg.d_model, cfg.heads) == (
-        "transformer", "tensor", data, model, 16, 2)
+        "transformer", "tensor", data, model, 8 * heads, heads)
     again = loop.train(dataclasses.replace(cfg), measure_scaling=False)
     assert result.final_loss == again.final_loss
     final = COMMON_TEXTS["metric.final_loss"][lang]
@@ -79,11 +81,12 @@ def test_the_transformer_trains_in_pipeline_stages(lang, devices, stages):
     assert_clean(at)
     _, ran, run = at.session_state["pipeline.data_last"]
     assert ran == settings
-    assert run.formula_permute_bytes == 2 * run.slots * settings.activation_values * 4
+    assert run.formula_permute_bytes == (2 * run.slots * settings.activation_values * 4 if stages > 1 else 0)
     assert run.permute_bytes == run.formula_permute_bytes and run.data_bytes == run.formula_data_bytes
     piped = loop.train(settings.config(replicas=run.replicas))
     assert run.pipeline_loss == piped.losses[-1]
-    assert f"{run.formula_permute_bytes:,}" in shown(at)
+    if stages > 1:
+        assert f"{run.formula_permute_bytes:,}" in shown(at)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
