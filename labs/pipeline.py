@@ -120,11 +120,6 @@ def run_data_axis(devices: int, settings: pipeline.Settings, axis: pipeline.Data
     st.session_state[DATA_LAST] = (devices, settings, run)
 
 
-def activation_suffix(settings: pipeline.Settings) -> str:
-    """The texts that name what a stage hands the next: the MLP's rows × H, the transformer's rows × S × d_model."""
-    return ".transformer" if settings.model == models.TRANSFORMER else ""
-
-
 def show_data_run(run: pipeline.DataAxisRun, settings: pipeline.Settings) -> None:
     axis = run.axis
     st.markdown(T("data.measured", replicas=run.replicas, stages=run.stages, steps=run.steps, used=axis.used,
@@ -141,7 +136,9 @@ def show_data_run(run: pipeline.DataAxisRun, settings: pipeline.Settings) -> Non
     st.markdown(T("data.bytes", reductions=run.data_reductions, shapes=", ".join(run.data_shapes),
                   measured=run.data_bytes, stage_bytes=axis.stage_param_bytes, grad=axis.allreduce_bytes,
                   loss=run.formula_loss_bytes, formula=run.formula_data_bytes))
-    key = "data.no_permutes" if run.stages == 1 else "data.permutes" + activation_suffix(settings)
+    transformer = settings.model == models.TRANSFORMER
+    key = ("data.no_permutes" if run.stages == 1 else "data.permutes.transformer" if transformer
+           else "data.permutes")
     st.markdown(T(key, permutes=run.permutes_per_step, measured=run.permute_bytes, slots=run.slots, rows=run.rows,
                   hidden=run.hidden, seq_len=settings.dims.seq_len, d_model=settings.dims.d_model,
                   formula=run.formula_permute_bytes))
@@ -247,7 +244,9 @@ def show_time(measured: Measured) -> None:
 def show_memory(measured: Measured) -> None:
     settings, rows = measured.settings, measured.memory
     st.subheader(T("memory.heading"))
-    st.markdown(T("memory.explain" + activation_suffix(settings), stages=settings.stages, micro=settings.microbatches,
+    # what a stage keeps per micro-batch: the MLP's rows × H, the transformer's rows × S × d_model
+    key = "memory.explain.transformer" if settings.model == models.TRANSFORMER else "memory.explain"
+    st.markdown(T(key, stages=settings.stages, micro=settings.microbatches,
                   rows=settings.rows, hidden=settings.hidden, seq_len=settings.dims.seq_len,
                   d_model=settings.dims.d_model))
     frame = pd.DataFrame([dataclasses.asdict(row) for row in rows])
@@ -315,7 +314,7 @@ settings = None
 with guard(T):
     settings = pipeline.check_settings(devices, stages, layers, microbatches, schedule, rows, hidden, max_devices,
                                        model, dims)
-    st.caption(T("per_stage" + activation_suffix(settings), stages=settings.stages,
+    st.caption(T("per_stage.transformer" if transformer else "per_stage", stages=settings.stages,
                  per=settings.layers // settings.stages, layers=settings.layers,
                  batch=settings.microbatches * settings.rows, micro=settings.microbatches, rows=settings.rows))
 if devices == 1:
