@@ -1,6 +1,6 @@
-"""2-D mesh lab: the MLP on a data × model mesh in explicit sharding (Megatron's split over `model`, data
-parallelism over `data`), every array's type, the collectives of each mesh axis read from HLO beside the
-Scaling Book's table, every shape trained and tracked, this machine's roofline, and sharding in types
+"""2-D mesh lab: the MLP or the small transformer on a data × model mesh in explicit sharding (Megatron's split
+over `model`, data parallelism over `data`), every array's type, the collectives of each mesh axis read from HLO
+beside the Scaling Book's table, every shape trained and tracked, this machine's roofline, and sharding in types
 (`concepts.mesh_2d`; what is drawn from it: `concepts.mesh_2d_view`)."""
 
 import dataclasses
@@ -15,16 +15,16 @@ from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_float, url_int
 from labs.ui.tracking import show_tracking, usable_tracking_uri
+from labs.ui.transformer import command_instead_of_export, task_caption, transformer_settings
 from labs.ui.visitor import guard
 from pmap_core import export
 from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.concepts import mesh_2d_view as view
-from pmap_core.costs import analytic
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
-from pmap_core.train import tensor
+from pmap_core.train import models, tensor
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
 
 T = texts("mesh_2d")
@@ -35,6 +35,7 @@ GUESS = "mesh_2d.guess"            # the learner's prediction (a shape id), befo
 RECORDED = "mesh_2d.recorded"      # session state: what became of the guess's record for the class
 PREDICT_STEP = "fastest_mesh"      # the guess as a class records it: sheet "mesh_2d", this step
 CHUNK = train_config.TrainConfig().chunk
+MODELS = ("mlp", models.TRANSFORMER)  # the models impl tensor splits Megatron's way
 
 
 @dataclasses.dataclass(frozen=True)
@@ -74,9 +75,10 @@ def measured_roofline(devices: int) -> mesh_2d.Roofline:
 # --- running ---------------------------------------------------------------------------------------
 
 
-def loss_chart(losses):
+def loss_chart(losses, model: str):
     frame = pd.DataFrame({"step": np.arange(1, len(losses) + 1), "loss": np.asarray(losses, dtype=float)})
-    return charts.line(frame, "step", "loss", x_title=T("axis.step"), y_title=T("axis.loss"))
+    title = T("axis.loss.cross_entropy") if model == models.TRANSFORMER else T("axis.loss")
+    return charts.line(frame, "step", "loss", x_title=T("axis.step"), y_title=title)
 
 
 def run_training(config: train_config.TrainConfig) -> None:
@@ -88,7 +90,7 @@ def run_training(config: train_config.TrainConfig) -> None:
 
         def on_chunk(done, losses):
             bar.progress(min(done / config.steps, 1.0), text=T("progress.steps", done=done, total=config.steps))
-            slot.altair_chart(loss_chart(losses), width="stretch")
+            slot.altair_chart(loss_chart(losses, config.model), width="stretch")
 
         tracking = TrackingCallback(Tracker(uri), lab="mesh_2d")
         result = training.train(config, [tracking, training.Progress(on_chunk=on_chunk)], measure_scaling=False)
@@ -108,7 +110,7 @@ def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], g
             roof = measured_roofline(config.devices)
         except LabInputError as error:  # the sweep still runs; the page says why there is no roofline
             refused = str(error)
-        if roof is not None and roof.beta_bytes_per_s is not None:
+        if roof is not None and roof.beta_bytes_per_s is not None and config.model != models.TRANSFORMER:
             prediction = mesh_2d.predicted_winner(roof, shapes, (config.global_batch, config.features, config.hidden))
         bar.progress(0.0, text=T("progress.sweep", done=0, total=len(shapes)))
 
@@ -116,7 +118,7 @@ def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], g
             bar.progress((index + 1) / total, text=T("progress.sweep", done=index + 1, total=total))
 
         def on_chunk(done, losses):
-            slot.altair_chart(loss_chart(losses), width="stretch")
+            slot.altair_chart(loss_chart(losses, config.model), width="stretch")
 
         tracking = TrackingCallback(Tracker(uri), lab="mesh_2d")
         sweep = mesh_2d.sweep_meshes(config, on_run, [tracking, training.Progress(on_chunk=on_chunk)])
@@ -143,26 +145,36 @@ def show_program(config: train_config.TrainConfig) -> None:
     st.markdown(T("types.explain", data=data, model=model))
     dataframe(T, pd.DataFrame([{"name": name, "type": kind} for name, kind in shown.types.items()]))
     st.subheader(T("comm.heading"))
+    transformer = config.model == models.TRANSFORMER
     if any(row.group_size > 1 for row in shown.collectives):
-        formula = analytic.tensor_comm_bytes_per_step(config.global_batch, config.features, config.hidden, data,
-                                                      model)
-        st.markdown(T("comm.explain", data=data, model=model, model_bytes=shown.bytes_on(mesh_2d.MODEL),
-                      data_bytes=shown.bytes_on(mesh_2d.DATA), total=shown.comm_bytes, formula=formula))
+        formula = mesh_2d.comm_formula_bytes(config)
+        split, whole = mesh_2d.split_params(config)
+        st.markdown(T("comm.explain.transformer" if transformer else "comm.explain", data=data, model=model,
+                      model_bytes=shown.bytes_on(mesh_2d.MODEL), data_bytes=shown.bytes_on(mesh_2d.DATA),
+                      total=shown.comm_bytes, formula=formula, layers=config.layers, split=split, whole=whole,
+                      all_reduces=4 * config.layers if model > 1 else 0))
         gap = shown.comm_bytes - formula
         if gap and abs(gap - mesh_2d.loss_bytes(data)) < 1e-6:  # what the formula leaves out, when it is the loss
             st.markdown(T("comm.loss", gap=gap))
         dataframe(T, pd.DataFrame(view.collective_table(shown)))
     else:
         st.markdown(T("comm.none", data=data, model=model))
-    st.subheader(T("book.heading"))
-    st.markdown(T("book.explain", batch=config.global_batch, features=config.features, hidden=config.hidden,
-                  data=data, model=model))
-    rows = mesh_2d.scaling_book_rows(config.global_batch, config.features, config.hidden, data, model,
-                                     shown.comm_bytes)
+    if transformer:
+        st.subheader(T("book.heading.transformer"))
+        st.markdown(T("book.explain.transformer", batch=config.global_batch, seq_len=config.seq_len,
+                      tokens=config.global_batch * config.seq_len, d_model=config.d_model,
+                      d_ff=models.transformer.MLP_RATIO * config.d_model, data=data, model=model))
+        rows = mesh_2d.transformer_book_rows(config, shown.comm_bytes)
+    else:
+        st.subheader(T("book.heading"))
+        st.markdown(T("book.explain", batch=config.global_batch, features=config.features, hidden=config.hidden,
+                      data=data, model=model))
+        rows = mesh_2d.scaling_book_rows(config.global_batch, config.features, config.hidden, data, model,
+                                         shown.comm_bytes)
     frame = pd.DataFrame(rows)[["strategy", "formula", "bytes_bf16", "bytes_float32", "measured_bytes", "source"]]
     frame.loc[frame.index[-1], "strategy"] = T("book.lab_row")
     dataframe(T, frame)
-    st.caption(T("book.note"))
+    st.caption(T("book.note.transformer" if transformer else "book.note"))
 
 
 def show_run(tracked) -> None:
@@ -171,7 +183,7 @@ def show_run(tracked) -> None:
     st.subheader(T("result.heading", data=cfg.mesh_data, model=cfg.mesh_model, devices=cfg.devices,
                    batch=cfg.global_batch))
     show_tracking(T, tracked, what=T("tracking.run"))
-    st.altair_chart(loss_chart(result.losses), width="stretch")
+    st.altair_chart(loss_chart(result.losses, cfg.model), width="stretch")
     if result.replicas_identical:
         st.success(T("replicas.same"), icon="✅")
     else:
@@ -215,10 +227,13 @@ def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
         st.warning(T("roofline.refused"), icon="📏")
         st.code(shown.roofline_error, language=None, wrap_lines=True)
         return
-    st.markdown(T("roofline.explain", size=roof.matmul_size, devices=roof.devices, hidden=config.hidden))
+    transformer = config.model == models.TRANSFORMER
+    width = models.transformer.MLP_RATIO * config.d_model if transformer else config.hidden  # the book's F
+    st.markdown(T("roofline.explain.transformer" if transformer else "roofline.explain", size=roof.matmul_size,
+                  devices=roof.devices, hidden=width, d_model=config.d_model))
     names = {mesh_2d.BOOK_MACHINES[0][0]: T("roofline.v5p"), mesh_2d.BOOK_MACHINES[1][0]: T("roofline.h100_node"),
              mesh_2d.BOOK_MACHINES[2][0]: T("roofline.h100_beyond")}
-    rows = roof.table(config.hidden)
+    rows = roof.table(width)
     frame = pd.DataFrame(rows)[["machine", "flops_per_s", "bandwidth_bytes_per_s", "value_bytes",
                                 "critical_batch_per_device", "tp_bound", "source"]]
     frame["machine"] = [T("roofline.this_machine"), *(names.get(row["machine"], row["machine"]) for row in rows[1:])]
@@ -226,8 +241,12 @@ def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
     if roof.beta_bytes_per_s is None:
         st.caption(T("roofline.no_bandwidth"))
         return
-    st.markdown(T("roofline.book", flops=roof.flops_per_s, beta=roof.beta_bytes_per_s, intensity=roof.intensity,
-                  critical=roof.critical_batch_per_device, bound=roof.tp_bound(config.hidden), hidden=config.hidden))
+    st.markdown(T("roofline.book.transformer" if transformer else "roofline.book", flops=roof.flops_per_s,
+                  beta=roof.beta_bytes_per_s, intensity=roof.intensity, critical=roof.critical_batch_per_device,
+                  bound=roof.tp_bound(width), hidden=width, d_model=config.d_model))
+    if transformer:  # the bounds and the prediction below are derived for the MLP's step only
+        st.caption(T("roofline.mlp_only"))
+        return
     own = mesh_2d.own_bounds(roof, config.features, config.hidden)
     st.markdown(T("roofline.own", devices=own.devices, per_sample=own.flops_per_sample, c_device=own.device_flops_per_s,
                   critical=own.critical_batch_per_device, tp=own.tp_bound))
@@ -273,8 +292,7 @@ def show_sweep(shown: SweepShown) -> None:
         if recorded is not None:
             predicting.show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
     if sweep.skipped:
-        st.caption(T("skipped", devices=sweep.config.devices, hidden=sweep.config.hidden,
-                     shapes=", ".join(view.shape_id(*s) for s in sweep.skipped)))
+        skipped_caption(sweep.config, sweep.skipped)
     show_roofline(shown, sweep.config)
 
 
@@ -325,10 +343,26 @@ def show_sharding_in_types(devices: int, k: int) -> None:
                       difference=accum.max_difference, error=accum.max_error))
 
 
-def shape_choice(shapes: list[tuple[int, int]]) -> tuple[int, int]:
-    """The mesh shape, kept in the link; a shape of another D (D just changed) becomes this D's default."""
+def skipped_caption(config: train_config.TrainConfig, skipped) -> None:
+    """The shapes of D whose model axis does not divide what it splits, and why."""
+    key = "skipped.transformer" if config.model == models.TRANSFORMER else "skipped"
+    st.caption(T(key, devices=config.devices, hidden=config.hidden, heads=config.heads,
+                 shapes=", ".join(view.shape_id(*s) for s in skipped)))
+
+
+def shape_choice(shapes: list[tuple[int, int]], base: train_config.TrainConfig, devices: int) -> tuple[int, int]:
+    """The mesh shape, kept in the link; a shape of another D (D just changed) becomes this D's default. A link
+    naming a shape of D whose model axis does not divide what it splits says why (mesh_not_divisible), once,
+    and starts from the default."""
     options, default = [view.shape_id(*s) for s in shapes], view.shape_id(*view.default_shape(shapes))
     key = f"{T.page}.mesh"
+    asked = st.query_params.get("mesh")
+    if key not in st.session_state and asked and asked not in options:
+        data, _, model = asked.partition("x")
+        if data.isdigit() and model.isdigit() and int(data) * int(model) == devices:
+            with guard(T):
+                view.tensor_config(base, int(data), int(model))
+            st.query_params["mesh"] = default
     if key in st.session_state and st.session_state[key] not in options:
         st.session_state[key] = default
     if GUESS in st.session_state and st.session_state[GUESS] not in options:
@@ -340,45 +374,71 @@ def shape_choice(shapes: list[tuple[int, int]]) -> tuple[int, int]:
 
 st.title(T("title"))
 st.markdown(T("intro"))
-st.latex(r"h = \tanh(x\,W_1 + b_1)\ :\ [B_X, H_Y], \qquad \text{out} = \textstyle\sum_Y h\,w_2 + b_2\ :\ [B_X]"
-         r"\quad(\text{one all-reduce over } Y)")
-st.latex(r"C_\text{step} = \tfrac{2(Y-1)}{Y}\cdot\tfrac{B}{X}\cdot 4 \;+\; "
-         r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{IH}{Y} + \tfrac{2H}{Y} + 1\right)\cdot 4")
-st.caption(T("formulas"))
+max_devices = runtime_info().device_count
+model_name = url_choice(T, "model", MODELS, "mlp", radio=True)
+if model_name == models.TRANSFORMER:
+    st.markdown(T("intro.transformer"))
+    st.latex(r"\text{per block: } \textstyle\sum_Y \text{attn}_Y(h)\,W_O^Y,\ \ \sum_Y \text{gelu}(h\,W_1^Y)\,W_2^Y"
+             r"\quad(\text{2 all-reduces over } Y \text{ forward, 2 backward})")
+    st.latex(r"C_\text{step} = 4L\cdot\tfrac{2(Y-1)}{Y}\cdot\tfrac{B}{X}\,S\,d\cdot 4 \;+\; "
+             r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{\Psi_\text{split}}{Y} + \Psi_\text{whole}\right)\cdot 4")
+    st.caption(T("formulas.transformer"))
+else:
+    st.latex(r"h = \tanh(x\,W_1 + b_1)\ :\ [B_X, H_Y], \qquad \text{out} = \textstyle\sum_Y h\,w_2 + b_2\ :\ [B_X]"
+             r"\quad(\text{one all-reduce over } Y)")
+    st.latex(r"C_\text{step} = \tfrac{2(Y-1)}{Y}\cdot\tfrac{B}{X}\cdot 4 \;+\; "
+             r"\tfrac{2(X-1)}{X}\cdot\left(\tfrac{IH}{Y} + \tfrac{2H}{Y} + 1\right)\cdot 4")
+    st.caption(T("formulas"))
 hardware_note(T)
 
-max_devices = runtime_info().device_count
 cols = st.columns(3)
 with cols[0]:
     devices = url_devices(T, max_devices)
-    hidden = url_int(T, "hidden", view.round_up(view.HIDDEN, devices), 1, train_config.MAX_HIDDEN, slider=False)
+    if model_name == "mlp":  # the transformer's widths are its own (below)
+        hidden = url_int(T, "hidden", view.round_up(view.HIDDEN, devices), 1, train_config.MAX_HIDDEN, slider=False)
 with cols[1]:
-    features = url_int(T, "features", 8, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+    if model_name == "mlp":
+        features = url_int(T, "features", 8, 1, train_config.MAX_MODEL_FEATURES, slider=False)
     global_batch = url_int(T, "batch", view.round_up(view.BATCH, devices), 1, MAX_BATCH, slider=False)
 with cols[2]:
     steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
     learning_rate = url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
     k = url_int(T, "accum", 4, 1, sharding_in_types.MAX_ACCUM, slider=False)
+sizes = {}
+if model_name == models.TRANSFORMER:
+    sizes = transformer_settings(T)
+    task_caption(T, sizes["vocab"], train_config.default_learning_rate(model_name, 0))
+    hidden, features = train_config.TrainConfig().hidden, train_config.TrainConfig().features  # not the transformer's
 
 config, shapes = None, []
 with guard(T):
-    shapes = mesh_2d.mesh_shapes(devices, hidden)
-    data, model = shape_choice(shapes)
-    config = view.tensor_config(train_config.TrainConfig(
-        model="mlp", global_batch=global_batch, learning_rate=learning_rate, steps=steps, hidden=hidden,
-        features=features, chunk=min(CHUNK, steps)), data, model)
-    st.caption(T("per_device", data=data, model=model, rows=config.global_batch // data, batch=config.global_batch,
-                 cols=config.hidden // model, hidden=config.hidden))
+    base = train_config.TrainConfig(model=model_name, devices=devices, global_batch=global_batch,
+                                    learning_rate=learning_rate,
+                                    steps=steps, hidden=hidden, features=features, chunk=min(CHUNK, steps), **sizes)
+    train_config.validate(base)  # heads that do not divide d_model are refused before any shape is drawn
+    shapes = mesh_2d.mesh_shapes(devices, mesh_2d.split_size(base))
+    data, model = shape_choice(shapes, base, devices)
+    config = view.tensor_config(base, data, model)
+    if model_name == models.TRANSFORMER:
+        st.caption(T("per_device.transformer", data=data, model=model, rows=config.global_batch // data,
+                     batch=config.global_batch, heads=config.heads // model, all_heads=config.heads,
+                     cols=models.transformer.MLP_RATIO * config.d_model // model,
+                     width=models.transformer.MLP_RATIO * config.d_model))
+    else:
+        st.caption(T("per_device", data=data, model=model, rows=config.global_batch // data,
+                     batch=config.global_batch, cols=config.hidden // model, hidden=config.hidden))
     if devices == 1:
         st.info(T("one_device"), icon="1️⃣")
     elif not view.two_axes_possible(devices):
         st.info(T("one_axis", devices=devices, shapes=", ".join(view.shape_id(*s) for s in shapes)), icon="📐")
     skipped = [(devices // m, m) for m in range(1, devices + 1) if devices % m == 0 and (devices // m, m) not in shapes]
     if skipped:
-        st.caption(T("skipped", devices=devices, hidden=hidden, shapes=", ".join(view.shape_id(*s) for s in skipped)))
+        skipped_caption(config, skipped)
 
 train_clicked = st.button(T("button.train"), key="mesh_2d.train", disabled=config is None)
-if config is not None:
+if config is not None and config.model == models.TRANSFORMER:
+    command_instead_of_export(T, config)
+elif config is not None:
     export_button(T, lambda: export.mesh_2d_export(config, CHUNK))
 with guard(T):
     if train_clicked:

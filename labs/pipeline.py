@@ -1,6 +1,6 @@
-"""Pipeline lab: a deeper MLP's layers in P stages over a `stage` axis, GPipe and 1F1B drawn slot by slot
-with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data axis, trained,
-their bytes per axis read from the compiled program beside the formula and their loss beside data
+"""Pipeline lab: a deeper MLP's layers (or the small transformer's blocks) in P stages over a `stage` axis, GPipe
+and 1F1B drawn slot by slot with the bubble counted from the table; where D ≥ 2P, D/P pipelines side by side on a data
+axis, trained, their bytes per axis read from the compiled program beside the formula and their loss beside data
 parallelism's; then — after a prediction — the peak memory of both compiled schedules and the step time
 against M fitted to this program's lockstep model, n_F·t_f + n_B·t_b, where this machine can show it
 (`concepts.pipeline`)."""
@@ -15,10 +15,12 @@ from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_int
+from labs.ui.transformer import task_caption, transformer_settings
 from labs.ui.visitor import guard
 from pmap_core.concepts import pipeline
+from pmap_core.train import models
 from pmap_core.train import pipeline as train_pipeline
-from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES
+from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, PIPELINE_MODELS, default_learning_rate
 
 T = texts("pipeline")
 R = texts("classroom")
@@ -89,7 +91,8 @@ def show_schedule(settings: pipeline.Settings) -> None:
 
 def show_data_axis(devices: int, settings: pipeline.Settings) -> None:
     st.subheader(T("data.heading"))
-    axis = pipeline.data_axis(devices, settings.stages, settings.layers, settings.hidden)
+    axis = pipeline.data_axis(devices, settings.stages, settings.layers, settings.hidden, settings.features,
+                              settings.model, settings.dims)
     if axis is None:
         st.caption(T("data.none", stages=settings.stages, needed=2 * settings.stages, devices=devices))
         return
@@ -99,7 +102,7 @@ def show_data_axis(devices: int, settings: pipeline.Settings) -> None:
         run_data_axis(devices, settings, axis)
     measured = st.session_state.get(DATA_LAST)
     if measured is not None and measured[:2] == (devices, settings):
-        show_data_run(measured[2])
+        show_data_run(measured[2], settings)
     else:
         st.info(T("data.nothing_yet"), icon="👆")
 
@@ -117,7 +120,7 @@ def run_data_axis(devices: int, settings: pipeline.Settings, axis: pipeline.Data
     st.session_state[DATA_LAST] = (devices, settings, run)
 
 
-def show_data_run(run: pipeline.DataAxisRun) -> None:
+def show_data_run(run: pipeline.DataAxisRun, settings: pipeline.Settings) -> None:
     axis = run.axis
     st.markdown(T("data.measured", replicas=run.replicas, stages=run.stages, steps=run.steps, used=axis.used,
                   batch=run.global_batch, micro=run.microbatches, rows=run.rows))
@@ -133,9 +136,12 @@ def show_data_run(run: pipeline.DataAxisRun) -> None:
     st.markdown(T("data.bytes", reductions=run.data_reductions, shapes=", ".join(run.data_shapes),
                   measured=run.data_bytes, stage_bytes=axis.stage_param_bytes, grad=axis.allreduce_bytes,
                   loss=run.formula_loss_bytes, formula=run.formula_data_bytes))
-    key = "data.permutes" if run.stages > 1 else "data.no_permutes"
+    transformer = settings.model == models.TRANSFORMER
+    key = ("data.no_permutes" if run.stages == 1 else "data.permutes.transformer" if transformer
+           else "data.permutes")
     st.markdown(T(key, permutes=run.permutes_per_step, measured=run.permute_bytes, slots=run.slots, rows=run.rows,
-                  hidden=run.hidden, formula=run.formula_permute_bytes))
+                  hidden=run.hidden, seq_len=settings.dims.seq_len, d_model=settings.dims.d_model,
+                  formula=run.formula_permute_bytes))
     worst = max(abs(row["measured_bytes"] - row["formula_bytes"]) for row in rows)
     st.markdown(T("data.match") if worst == 0 else T("data.mismatch", worst=worst))
     st.markdown(T("data.loss.same" if run.loss_gap <= pipeline.LOSS_RTOL else "data.loss.differs", steps=run.steps,
@@ -238,8 +244,11 @@ def show_time(measured: Measured) -> None:
 def show_memory(measured: Measured) -> None:
     settings, rows = measured.settings, measured.memory
     st.subheader(T("memory.heading"))
-    st.markdown(T("memory.explain", stages=settings.stages, micro=settings.microbatches, rows=settings.rows,
-                  hidden=settings.hidden))
+    # what a stage keeps per micro-batch: the MLP's rows × H, the transformer's rows × S × d_model
+    key = "memory.explain.transformer" if settings.model == models.TRANSFORMER else "memory.explain"
+    st.markdown(T(key, stages=settings.stages, micro=settings.microbatches,
+                  rows=settings.rows, hidden=settings.hidden, seq_len=settings.dims.seq_len,
+                  d_model=settings.dims.d_model))
     frame = pd.DataFrame([dataclasses.asdict(row) for row in rows])
     if frame["peak_bytes"].notna().all():
         st.altair_chart(charts.bar(frame[["schedule", "peak_bytes"]], "schedule", "peak_bytes",
@@ -281,6 +290,10 @@ st.latex(r"\frac{t_\text{bubble}}{T_\text{step}} = \frac{P-1}{M+P-1}, \qquad "
 st.caption(T("formulas"))
 
 max_devices = runtime_info().device_count
+model = url_choice(T, "model", PIPELINE_MODELS, "mlp", radio=True)
+transformer = model == models.TRANSFORMER
+if transformer:
+    st.markdown(T("intro.transformer"))
 cols = st.columns(3)
 with cols[0]:
     devices = url_devices(T, max_devices)
@@ -290,13 +303,19 @@ with cols[1]:
     microbatches = url_int(T, "microbatches", 8, 1, MAX_MICROBATCHES)
 with cols[2]:
     rows = url_int(T, "rows", round_up(16, stages), 1, pipeline.MAX_ROWS, slider=False)
-    hidden = url_int(T, "hidden", 64, 1, MAX_HIDDEN, slider=False)
+    hidden = 64 if transformer else url_int(T, "hidden", 64, 1, MAX_HIDDEN, slider=False)
 schedule = url_choice(T, "schedule", train_pipeline.SCHEDULES, "gpipe", radio=True)
+dims = None
+if transformer:  # its blocks are the layers above
+    dims = models.Dims(**transformer_settings(T, blocks=False))
+    task_caption(T, dims.vocab, default_learning_rate(model, hidden))
 
 settings = None
 with guard(T):
-    settings = pipeline.check_settings(devices, stages, layers, microbatches, schedule, rows, hidden, max_devices)
-    st.caption(T("per_stage", stages=settings.stages, per=settings.layers // settings.stages, layers=settings.layers,
+    settings = pipeline.check_settings(devices, stages, layers, microbatches, schedule, rows, hidden, max_devices,
+                                       model, dims)
+    st.caption(T("per_stage.transformer" if transformer else "per_stage", stages=settings.stages,
+                 per=settings.layers // settings.stages, layers=settings.layers,
                  batch=settings.microbatches * settings.rows, micro=settings.microbatches, rows=settings.rows))
 if devices == 1:
     st.info(T("one_device"), icon="1️⃣")

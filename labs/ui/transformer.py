@@ -11,6 +11,8 @@ from labs.ui.links import url_int
 from pmap_core.export import cli_command
 from pmap_core.train import config as train_config
 from pmap_core.train import transformer
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
+from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
 
 DEFAULTS = train_config.TrainConfig()  # the transformer's sizes start where the CLI's do
 
@@ -44,7 +46,7 @@ def task_caption(T: Texts, vocab: int, learning_rate: float) -> None:
 
 def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> None:
     """The script export covers the linear model and the MLP: for the transformer, the command-line run of the
-    same settings."""
+    same settings (a data × model mesh as --mesh, pipeline stages as --pipeline-stages)."""
     st.caption(T("export.no_transformer"))
     options = {"model": config.model, "devices": config.devices, "impl": config.impl,
                "global-batch": config.global_batch, "learning-rate": config.learning_rate, "steps": config.steps,
@@ -53,4 +55,11 @@ def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> Non
     if config.sharded_state:
         options |= {"optimizer": config.optimizer, "strategy": config.strategy, "accum-steps": config.accum_steps,
                     "grad-dtype": config.grad_dtype, "precision": config.precision}
+    if config.impl == TENSOR_IMPL:  # --mesh sets impl tensor and D = X·Y
+        del options["impl"], options["devices"]
+        options["mesh"] = f"{DATA_AXIS}={config.mesh_data},{MODEL_AXIS}={config.mesh_model}"
+    elif config.impl == PIPELINE_IMPL:  # --pipeline-stages sets impl pipeline
+        del options["impl"]
+        options |= {"pipeline-stages": config.pipeline_stages, "microbatches": config.microbatches,
+                    "schedule": config.schedule}
     st.code(cli_command("train", options), language="bash")

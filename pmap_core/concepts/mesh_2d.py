@@ -54,6 +54,34 @@ def mesh_shapes(devices: int, hidden: int) -> list[tuple[int, int]]:
             if devices % model == 0 and hidden % model == 0]
 
 
+def split_size(config: TrainConfig) -> int:
+    """What the model axis splits into equal parts: the MLP's hidden width; the transformer's heads (which divide
+    d_model, so a model axis dividing them divides its MLP width 4·d_model too)."""
+    return config.heads if config.model == models.TRANSFORMER else config.hidden
+
+
+def split_params(config: TrainConfig) -> tuple[int, int]:
+    """(values split over `model`, values whole on every model device) of the parameters of `config`'s model
+    under Megatron's split (`train.tensor.param_specs`, strategy dp)."""
+    specs = tensor.param_specs("dp", config.model, config.layers)
+    params = models.init_params(config.model, config.features, config.hidden, config.seed, config.layers, config.dims)
+    split = sum(int(np.size(value)) for name, value in params.items() if MODEL in jax.tree.leaves(tuple(specs[name])))
+    return split, sum(int(np.size(value)) for value in params.values()) - split
+
+
+def comm_formula_bytes(config: TrainConfig) -> float:
+    """The analytic bytes one device sends per step on `config`'s data × model mesh, float32, the loss left out:
+    the MLP's (`analytic.tensor_comm_bytes_per_step`) or the transformer's
+    (`analytic.transformer_tensor_comm_bytes_per_step`)."""
+    data, model = config.mesh_data, config.mesh_model
+    if config.model != models.TRANSFORMER:
+        return analytic.tensor_comm_bytes_per_step(config.global_batch, config.features, config.hidden, data, model,
+                                                   VALUE_BYTES)
+    split, whole = split_params(config)
+    return analytic.transformer_tensor_comm_bytes_per_step(config.global_batch, config.seq_len, config.d_model,
+                                                           config.layers, split, whole, data, model, VALUE_BYTES)
+
+
 # --- collectives of a compiled program, by mesh axis ----------------------------------------------
 
 
@@ -135,16 +163,7 @@ def scaling_book_rows(batch: int, features: int, hidden: int, data: int, model: 
     (`costs.analytic.tensor_comm_bytes_per_step`), with `measured_bytes` (read from the compiled HLO,
     e.g. the sum of `collective_rows`) beside it when given. `note` says where the MLP differs."""
     batch = check_int("batch", batch, 1, 1 << 30)
-    rows = []
-    for strategy, (name, formula, sharding) in _BOOK_FORMULAS.items():
-        rows.append({
-            "strategy": name, "formula": formula, "sharding": sharding, "source": SCALING_BOOK,
-            "bytes_bf16": analytic.scaling_book_layer_bytes(strategy, batch, features, hidden, data, model),
-            "bytes_float32": analytic.scaling_book_layer_bytes(strategy, batch, features, hidden, data, model,
-                                                               VALUE_BYTES),
-            "measured_bytes": None, "whose": "the book's formula, this MLP's sizes",
-            "note": "per layer of the book's transformer MLP (D → F → D); forward + backward bytes per device",
-        })
+    rows = _book_rows(batch, features, hidden, data, model, "the book's formula, this MLP's sizes")
     lab = analytic.tensor_comm_bytes_per_step(batch, features, hidden, data, model, VALUE_BYTES)
     rows.append({
         "strategy": "this lab: DP over X × TP over Y",
@@ -155,6 +174,42 @@ def scaling_book_rows(batch: int, features: int, hidden: int, data: int, model: 
         "bytes_bf16": lab * analytic.SCALING_BOOK_VALUE_BYTES / VALUE_BYTES, "bytes_float32": lab,
         "measured_bytes": measured_bytes, "whose": "this lab's formula; measured: the compiled HLO",
         "note": _HOW_THIS_MLP_DIFFERS,
+    })
+    return rows
+
+
+def _book_rows(tokens: int, d_model: int, d_ff: int, data: int, model: int, whose: str) -> list[dict[str, Any]]:
+    """The book's four rows (DP, FSDP, TP, FSDP+TP) for B = `tokens`, D = `d_model`, F = `d_ff`."""
+    return [{"strategy": name, "formula": formula, "sharding": sharding, "source": SCALING_BOOK,
+             "bytes_bf16": analytic.scaling_book_layer_bytes(strategy, tokens, d_model, d_ff, data, model),
+             "bytes_float32": analytic.scaling_book_layer_bytes(strategy, tokens, d_model, d_ff, data, model,
+                                                                VALUE_BYTES),
+             "measured_bytes": None, "whose": whose,
+             "note": "per layer of the book's transformer MLP (D → F → D); forward + backward bytes per device"}
+            for strategy, (name, formula, sharding) in _BOOK_FORMULAS.items()]
+
+
+def transformer_book_rows(config: TrainConfig, measured_bytes: float | None = None) -> list[dict[str, Any]]:
+    """The Scaling Book's per-layer table for the transformer of `config` (a tensor config), in the book's own
+    notation: B = global batch × seq_len tokens, D = d_model, F = 4·d_model (its MLP's hidden width), X = data,
+    Y = model; then this lab's formula for the whole step (`comm_formula_bytes`: 4 all-reduces of the residual
+    stream per block over Y, the gradient of this device's parameters over X), with `measured_bytes` beside it."""
+    data, model = config.mesh_data, config.mesh_model
+    rows = _book_rows(config.global_batch * config.seq_len, config.d_model,
+                      models.transformer.MLP_RATIO * config.d_model, data, model,
+                      "the book's formula, this transformer's sizes")
+    lab = comm_formula_bytes(config)
+    rows.append({
+        "strategy": "this lab: DP over X × TP over Y",
+        "formula": "4L·2(Y−1)/Y·(B/X)·S·d·4 + 2(X−1)/X·(Ψ_split/Y + Ψ_whole)·4",
+        "sharding": "heads and the MLP's columns/rows over Y, the rest whole; rows of the batch over X",
+        "source": "Shoeybi et al. 2019 §3 (Megatron's split); "
+                  "pmap_core.costs.analytic.transformer_tensor_comm_bytes_per_step",
+        "bytes_bf16": lab * analytic.SCALING_BOOK_VALUE_BYTES / VALUE_BYTES, "bytes_float32": lab,
+        "measured_bytes": measured_bytes, "whose": "this lab's formula (the whole step, L blocks); measured: the "
+                                                   "compiled HLO",
+        "note": "the book counts one layer and no ring factor; TP over Y is Megatron's 2 all-reduces forward and 2 "
+                "backward per block, the book's gather + reduce-scatter pair per matmul",
     })
     return rows
 
@@ -214,7 +269,7 @@ def mesh_configs(config: TrainConfig, shapes: Sequence[tuple[int, int]] | None =
         if data * model != base.devices:
             raise LabInputError("mesh_devices", "the mesh data={data},model={model} uses {mesh} devices, not {devices}",
                                 data=data, model=model, mesh=data * model, devices=base.devices)
-    chosen = shapes or mesh_shapes(base.devices, base.hidden)
+    chosen = shapes or mesh_shapes(base.devices, split_size(base))
     return [validate(dataclasses.replace(base, mesh_model=model)) for _, model in dict.fromkeys(chosen)]
 
 
@@ -503,7 +558,8 @@ def array_types(config: TrainConfig) -> dict[str, str]:
     """`jax.typeof` of every array the tensor program of `config` takes (`train.tensor.array_types`)."""
     config = validate(dataclasses.replace(config, impl=TENSOR_IMPL))
     program = programs.build(config.program_spec(min(config.chunk, config.steps)))
-    data = models.make_data(config.model, config.global_batch, config.features, config.seed)
-    initial = models.init_params(config.model, config.features, config.hidden, config.seed)
+    data = models.make_data(config.model, config.global_batch, config.features, config.seed, config.dims)
+    initial = models.init_params(config.model, config.features, config.hidden, config.seed, config.layers,
+                                 config.dims)
     carry, x, y, _ = program.place(initial, data, config.learning_rate)
     return tensor.array_types(program, carry, x, y)

@@ -78,17 +78,18 @@ class ProgramView:
 
 
 def tensor_config(config: TrainConfig, data: int, model: int) -> TrainConfig:
-    """`config` as the tensor program on a data × model mesh, checked (`train.config.validate`)."""
-    return validate(dataclasses.replace(config, model="mlp", impl=TENSOR_IMPL, devices=data * model,
-                                        mesh_model=model))
+    """`config` (the MLP or the transformer) as the tensor program on a data × model mesh, checked
+    (`train.config.validate`: a model axis that does not divide the split widths is `mesh_not_divisible`)."""
+    return validate(dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model))
 
 
 def program_view(config: TrainConfig) -> ProgramView:
     """The compiled program of `config` (a validated tensor config): its arrays' types and the parameter
     bytes one device holds, read from the placed arrays, and its collectives per mesh axis, read from its HLO."""
     program = programs.build(config.program_spec(min(config.chunk, config.steps)))
-    data = models.make_data(config.model, config.global_batch, config.features, config.seed)
-    initial = models.init_params(config.model, config.features, config.hidden, config.seed)
+    data = models.make_data(config.model, config.global_batch, config.features, config.seed, config.dims)
+    initial = models.init_params(config.model, config.features, config.hidden, config.seed, config.layers,
+                                 config.dims)
     carry, x, y, _ = program.place(initial, data, config.learning_rate)
     return ProgramView(config, tensor.array_types(program, carry, x, y), tuple(mesh_2d.collective_rows(program)),
                        program.held_bytes(carry).params)

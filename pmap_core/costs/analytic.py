@@ -296,6 +296,22 @@ def tensor_comm_bytes_per_step(batch: int, features: int, hidden: int, data: int
     return (activations + 2 * (data - 1) / data * local_weights) * value_bytes
 
 
+def transformer_tensor_comm_bytes_per_step(batch: int, seq_len: int, d_model: int, layers: int, split_params: int,
+                                           whole_params: int, data: int, model: int,
+                                           value_bytes: float = 4.0) -> float:
+    """Bytes each device sends per step (ring) for the transformer split Megatron's way on a data × model mesh
+    (Shoeybi et al. 2019, §3: attention by heads, the MLP by columns then rows): per block two all-reduces of
+    the residual stream's B/X · seq_len · d_model values over the Y devices of `model` in the forward pass
+    (after the attention, after the MLP) and two in the backward (the gradient of each half's input, Megatron's
+    f operator), 4L·2(Y−1)/Y·(B/X)·S·d·v; then the gradient of this device's parameters (`split_params`/Y of the
+    heads' and MLP's weights, `whole_params` whole), all-reduced over the X devices of `data`,
+    2(X−1)/X·that·v. The loss's own all-reduce (one value) is left out."""
+    data = check_int("data", data, 1, MAX_MODEL_DEVICES)
+    model = check_int("model", model, 1, MAX_MODEL_DEVICES)
+    activations = 4 * layers * 2 * (model - 1) / model * batch / data * seq_len * d_model
+    return (activations + 2 * (data - 1) / data * (split_params / model + whole_params)) * value_bytes
+
+
 # The JAX Scaling Book (Austin et al. 2025), "How to Parallelize a Transformer for Training", the table of
 # communication per layer at the end of "Takeaways": a layer is an MLP In[B, D] · W_in[D, F] · W_out[F, D],
 # X devices on the data (FSDP) axis, Y on the model axis, bfloat16 values (2 bytes), forward + backward,

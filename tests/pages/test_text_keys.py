@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable
 import pytest
 
 from labs.registry import HOME, LABS, script_path
-from labs.texts import BASE_LANGUAGES
+from labs.texts import ALIAS, BASE_LANGUAGES, COMMON_PREFIX, raw_entries
 from labs.texts import pages as text_pages
 from labs.texts import table as text_table
 from pmap_core.costs import analytic
@@ -475,6 +475,9 @@ def test_every_key_in_the_texts_is_asked_for(name):
         assert pages, f"labs/texts/{name}.toml is read by no page"
         uses = [use for page in pages for use in by_table[page]]
     asked = {key for use in uses for key in keys_of(use)[0]}
+    if name == COMMON:  # a page's `same_as = "common:key"` asks for that key
+        asked |= {entry[ALIAS].removeprefix(COMMON_PREFIX) for page in text_pages()
+                  for entry in raw_entries(page).values() if entry.get(ALIAS, "").startswith(COMMON_PREFIX)}
     patterns = [pattern for use in uses if (pattern := keys_of(use)[1]) is not None]
     unused = sorted(key for key in entries if key not in asked and not any(p.fullmatch(key) for p in patterns))
     assert not unused, f"labs/texts/{name}.toml: keys nothing asks for: {unused}"

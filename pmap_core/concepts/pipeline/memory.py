@@ -21,7 +21,7 @@ class MemoryRow:
     temp_bytes: int
     argument_bytes: int
     kept: int                   # the most micro-batches' inputs a device keeps at once (`kept`)
-    stash_model_bytes: int      # kept · rows · H · 4: the stage inputs kept for the backwards
+    stash_model_bytes: int      # kept · the activation of a micro-batch (rows·H, or rows·seq_len·d_model) · 4
 
 
 def peak_memory(settings: Settings) -> list[MemoryRow]:
@@ -33,7 +33,7 @@ def peak_memory(settings: Settings) -> list[MemoryRow]:
         held = program.schedule.summary.kept  # the most inputs a device keeps (`schedule.kept`)
         rows.append(MemoryRow(schedule, peak_bytes(memory), memory.get("temp_size_in_bytes", 0),
                               memory.get("argument_size_in_bytes", 0), held,
-                              held * settings.rows * settings.hidden * VALUE_BYTES))
+                              held * settings.activation_values * VALUE_BYTES))
     return rows
 
 

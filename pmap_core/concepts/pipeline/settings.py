@@ -6,6 +6,7 @@ with it (`train.pipeline.schedule_of`)."""
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
@@ -13,7 +14,7 @@ from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, Tra
 from pmap_core.train.pipeline import SCHEDULES
 from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
 
-VALUE_BYTES = 4            # the lab's MLP trains in float32
+VALUE_BYTES = 4            # the lab's MLP and transformer train in float32
 FEATURES = 8               # the MLP's input width on the page
 MAX_ROWS = 1024            # rows of one micro-batch the page may ask for
 STEPS = 16                 # training steps inside one timed call
@@ -27,8 +28,9 @@ RING = "Patarasuk and Yuan 2009 (ring all-reduce)"
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """One pipeline of the page: L layers of width H in P stages, M micro-batches of `rows` rows each
-    (the global batch is M·rows), run in `schedule`'s order."""
+    """One pipeline of the page: L layers of width H (the MLP) or L blocks of `dims` (the transformer, its rows
+    sequences) in P stages, M micro-batches of `rows` rows each (the global batch is M·rows), run in
+    `schedule`'s order."""
 
     stages: int
     layers: int
@@ -37,18 +39,33 @@ class Settings:
     rows: int
     hidden: int
     features: int = FEATURES
+    model: str = "mlp"
+    dims: models.Dims = dataclasses.field(default_factory=models.Dims)  # the transformer's sizes (the MLP ignores them)
     ladder: tuple[int, ...] = dataclasses.field(init=False)  # the M a step-time measurement visits
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ladder", tuple(microbatch_ladder(self.microbatches, self.rows, self.stages)))
+
+    @property
+    def activation_values(self) -> int:
+        """Values of what one stage hands the next for one micro-batch (`models.activation_shape`): the MLP's
+        rows × H, the transformer's residual stream rows × seq_len × d_model."""
+        return math.prod(models.activation_shape(self.model, self.rows, self.hidden, self.dims))
+
+    def initial(self, global_batch: int, seed: int) -> tuple:
+        """The model's initial parameters and a global batch of data, as the programs take them."""
+        params = models.init_params(self.model, self.features, self.hidden, seed, self.layers, self.dims)
+        return params, models.make_data(self.model, global_batch, self.features, seed, self.dims)
 
     def config(self, microbatches: int | None = None, schedule: str | None = None,
                steps: int = STEPS, replicas: int = 1) -> TrainConfig:
         """The validated training config of these settings (another M or schedule when given); with
         `replicas` X > 1, X such pipelines side by side on a data axis, each on its own M·rows rows."""
         m = self.microbatches if microbatches is None else microbatches
+        d = self.dims
         return validate(TrainConfig(
-            model="mlp", impl=programs.PIPELINE_IMPL, devices=replicas * self.stages, pipeline_stages=self.stages,
+            model=self.model, d_model=d.d_model, heads=d.heads, seq_len=d.seq_len, vocab=d.vocab,
+            impl=programs.PIPELINE_IMPL, devices=replicas * self.stages, pipeline_stages=self.stages,
             layers=self.layers, microbatches=m, schedule=schedule or self.schedule,
             global_batch=replicas * m * self.rows, hidden=self.hidden, features=self.features, steps=steps,
             chunk=steps))
@@ -62,9 +79,11 @@ class Settings:
 
 
 def check_settings(devices: int, stages: int, layers: int, microbatches: int, schedule: str, rows: int,
-                   hidden: int, available: int | None = None) -> Settings:
+                   hidden: int, available: int | None = None, model: str = "mlp",
+                   dims: models.Dims | None = None) -> Settings:
     """The settings, or a LabInputError that says which one does not fit (codes: pipeline_stages_over_devices,
-    layers_not_divisible, pipeline_rows_not_divisible, unknown_schedule, out_of_range, too_much_work, …)."""
+    layers_not_divisible, pipeline_rows_not_divisible, unknown_schedule, out_of_range, too_much_work,
+    block_not_divisible, …). `model`: "mlp" (layers of width `hidden`) or "transformer" (blocks of `dims`)."""
     devices = check_devices(devices, available)
     stages = check_int("stages", stages, 1, MAX_LAYERS)
     if stages > devices:
@@ -87,12 +106,13 @@ def check_settings(devices: int, stages: int, layers: int, microbatches: int, sc
                             suggestion=next(r for r in range(rows, rows + stages) if microbatches * r % stages == 0))
     check_int("global_batch", microbatches * rows, 1, MAX_BATCH)
     hidden = check_int("hidden", hidden, 1, MAX_HIDDEN)
-    work = STEPS * microbatches * rows * models.multiply_adds_per_sample("mlp", FEATURES, hidden, layers)
+    dims = dims or models.Dims()
+    work = STEPS * microbatches * rows * models.multiply_adds_per_sample(model, FEATURES, hidden, layers, dims)
     if work > MAX_WORK:
         raise LabInputError("too_much_work", "one timed call needs {work:,} multiply-adds, over the limit of "
                             "{limit:,}; use fewer micro-batches, fewer rows or a narrower model",
                             work=work, limit=MAX_WORK)
-    settings = Settings(stages, layers, microbatches, schedule, rows, hidden)
+    settings = Settings(stages, layers, microbatches, schedule, rows, hidden, model=model, dims=dims)
     settings.config()  # the training config's own checks, before anything compiles
     return settings
 

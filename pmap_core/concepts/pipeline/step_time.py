@@ -13,7 +13,6 @@ from pmap_core.concepts.pipeline.schedule import slot_counts
 from pmap_core.concepts.pipeline.settings import STEPS, Settings
 from pmap_core.runtime import describe_runtime, physical_cores
 from pmap_core.timing import time_call
-from pmap_core.train import models
 
 REPEATS = 7                # timed calls per M (their median is the figure)
 
@@ -118,8 +117,7 @@ def time_steps(settings: Settings, microbatches: int, steps: int = STEPS, repeat
     """One M: the compiled pipelined chunk of `steps` steps, timed after its result is ready (median of
     `repeats` calls after one warm-up; compiling apart)."""
     config, program = settings.compiled(microbatches, steps=steps)
-    params = models.init_params("mlp", settings.features, settings.hidden, config.seed, settings.layers)
-    data = models.make_data("mlp", config.global_batch, settings.features, config.seed)
+    params, data = settings.initial(config.global_batch, config.seed)
     inputs = program.place(params, data, config.learning_rate)
     timing = time_call(program.run, *inputs, repeats=repeats, warmup=1)
     counts = program.schedule.slot_counts  # the program's own table, counted once

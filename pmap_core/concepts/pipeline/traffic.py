@@ -42,13 +42,15 @@ class DataAxis:
         return self.devices - self.used
 
 
-def data_axis(devices: int, stages: int, layers: int, hidden: int, features: int = FEATURES) -> DataAxis | None:
-    """The data × stage mesh D allows, or None when D < 2P (no room for a second pipeline)."""
+def data_axis(devices: int, stages: int, layers: int, hidden: int, features: int = FEATURES, model: str = "mlp",
+              dims: models.Dims | None = None) -> DataAxis | None:
+    """The data × stage mesh D allows, or None when D < 2P (no room for a second pipeline); `model` and `dims`
+    as in `Settings`."""
     replicas = devices // stages
     if replicas < 2:
         return None
-    params = models.init_params("mlp", features, hidden, 0, layers)
-    layout = train_pipeline.StageLayout.of(params, layers, stages)
+    params = models.init_params(model, features, hidden, 0, layers, dims)
+    layout = train_pipeline.StageLayout.of(params, layers, stages, model)
     stage_bytes = max(layout.stage_sizes()) * VALUE_BYTES
     return DataAxis(devices, stages, replicas, replicas * stages, stage_bytes,
                     2 * (replicas - 1) / replicas * stage_bytes)
@@ -97,6 +99,7 @@ class DataAxisRun:
     microbatches: int
     rows: int                         # rows of one micro-batch
     hidden: int
+    activation_values: int            # values of one micro-batch's activation (`Settings.activation_values`)
     global_batch: int                 # X · M · rows
     steps: int
     slots: int                        # time slots of one step, counted from `schedule_table`: 2(M + P − 1)
@@ -146,9 +149,9 @@ class DataAxisRun:
 
     @property
     def formula_permute_bytes(self) -> int:
-        """Two ppermutes per slot (an activation forward, a cotangent back), each rows × H × 4 bytes; none with
-        one stage."""
-        return 2 * self.slots * self.rows * self.hidden * VALUE_BYTES if self.stages > 1 else 0
+        """Two ppermutes per slot (an activation forward, a cotangent back), each one micro-batch's activation
+        (rows × H, or the transformer's rows × seq_len × d_model) × 4 bytes; none with one stage."""
+        return 2 * self.slots * self.activation_values * VALUE_BYTES if self.stages > 1 else 0
 
     @property
     def loss_gap(self) -> float:
@@ -186,12 +189,13 @@ def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
     (pipeline_no_data_axis) or the X pipelines' work is over the limit (too_much_work)."""
     devices = check_devices(devices)
     settings.config(steps=steps)  # every other setting checked before anything is built
-    axis = data_axis(devices, settings.stages, settings.layers, settings.hidden, settings.features)
+    axis = data_axis(devices, settings.stages, settings.layers, settings.hidden, settings.features, settings.model,
+                     settings.dims)
     if axis is None:
         raise LabInputError("pipeline_no_data_axis", "a data axis beside {stages} stages needs D ≥ {needed}, "
                             "got D = {devices}", stages=settings.stages, needed=2 * settings.stages, devices=devices)
     work = steps * axis.replicas * settings.microbatches * settings.rows * models.multiply_adds_per_sample(
-        "mlp", settings.features, settings.hidden, settings.layers)
+        settings.model, settings.features, settings.hidden, settings.layers, settings.dims)
     if work > MAX_WORK:
         raise LabInputError("too_much_work", "one timed call needs {work:,} multiply-adds, over the limit of "
                             "{limit:,}; use fewer micro-batches, fewer rows or a narrower model",
@@ -213,7 +217,8 @@ def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
     data = [r for a, r in per_axis if r.collective.kind == "all-reduce" and a == train_pipeline.DATA_AXIS]
     flat_runs = collective_runs(programs.build(flat.config.program_spec(steps)).compiled.as_text(), (steps,))
     return DataAxisRun(
-        axis, settings.microbatches, settings.rows, settings.hidden, config.global_batch, steps,
+        axis, settings.microbatches, settings.rows, settings.hidden, settings.activation_values, config.global_batch,
+        steps,
         len(plan.table), plan.slot_counts.backward_slots,
         per_step("all-reduce", train_pipeline.DATA_AXIS, lambda r: r.ring_bytes),
         tuple(shape for r in data for shape in r.collective.shapes),
