@@ -102,3 +102,18 @@ def test_the_pipeline_page_keeps_the_mlp_by_default():
     assert_clean(at)
     assert at.radio(key="pipeline.model").value == "mlp"
     assert at.number_input(key="pipeline.hidden")
+
+
+def test_the_pipeline_page_measures_the_transformer_s_schedules():
+    """Predict, then Measure: both schedules' compiled peaks for the transformer, the stash model counting
+    b × S × d_model values per kept micro-batch."""
+    at = open_lab("pipeline", devices=4, stages=2, **{**PIPE, "microbatches": 4})
+    at.radio(key="pipeline.guess").set_value("1f1b").run()
+    at.button(key="pipeline.measure").click().run(timeout=600)
+    assert_clean(at)
+    measured = at.session_state["pipeline.last"]
+    assert measured.settings.model == "transformer"
+    per_micro = 2 * 8 * 16 * 4  # rows × seq_len × d_model float32 bytes
+    assert {row.schedule: row.stash_model_bytes for row in measured.memory} == {
+        row.schedule: row.kept * per_micro for row in measured.memory}
+    assert all(row.peak_bytes for row in measured.memory)
