@@ -109,3 +109,19 @@ def test_a_same_as_entry_shows_the_text_it_names():
                 name = entry[ALIAS]
                 source = text_table("common") if name.startswith(COMMON_PREFIX) else text_table(module)
                 assert text_table(module)[key] == source[name.removeprefix(COMMON_PREFIX)], (module, key)
+
+
+PEAK = re.compile(r"peak|memory_analysis|峰值")
+SENTENCE = re.compile(r"[^.,;:!?。，；：！？]+")  # a clause
+
+
+def test_no_compiler_figure_is_called_measured():
+    """`memory_analysis()` says what the compiler plans to allocate, not what a run used: a clause about a
+    peak calls it compiler-reported (or says it is not measured), never measured."""
+    called_measured = []
+    for module, key, entry in all_texts():
+        for lang, word, denial in (("en", "measur", "not measured"), ("zh", "实测", "不是运行时实测")):
+            for sentence in SENTENCE.findall(entry[lang]):
+                if PEAK.search(sentence) and word in sentence.replace(denial, ""):
+                    called_measured.append(f"{module}:{key} [{lang}] {sentence.strip()}")
+    assert not called_measured, called_measured
