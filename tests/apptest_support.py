@@ -13,8 +13,10 @@ import os
 import pytest
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
+from streamlit.util import calc_hash
 
 from harness.processes import ROOT
+from labs.registry import LABS
 
 # A new AppTest's first run scans the metadata of every installed distribution for Streamlit
 # components: about 1 s of CPU here, for each of the suite's hundreds of AppTests. What is
@@ -24,20 +26,24 @@ manifest_scanner.scan_component_manifests = functools.cache(manifest_scanner.sca
 APP = os.path.join(ROOT, "streamlit_app.py")
 # The session's throwaway MLflow store, which tests/conftest.py names before any test module is imported.
 SESSION_TRACKING_URI = os.environ.get("MLFLOW_TRACKING_URI", "")
+URL_PATHS = {lab.script: lab.url_path for lab in LABS}
 
 __all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "give_prediction", "heavy_slots", "lab",
            "one_slot", "open_lab"]
 
 
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
-    """Run the app on one lab (a file under labs/) with the given query parameters."""
+    """Run the app on one lab (a file under labs/) with the given query parameters: the session's first
+    run is the lab's, as when a browser opens the lab's link."""
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params["lang"] = lang
     for name, value in query.items():
         at.query_params[name] = str(value)
-    if script is not None:
-        # st.navigation registers the pages (with their url_path) on the first
-        # run; switching before it finds only pages whose url_path is the filename.
+    if script in URL_PATHS:
+        # Before its first run AppTest knows none of the pages st.navigation registers, and switch_page
+        # would name a page by its file name; st.Page names a page by the hash of its url_path.
+        at._page_hash = calc_hash(URL_PATHS[script])
+    elif script is not None:  # a page the registry does not list: found once st.navigation has registered it
         at.run()
         at.switch_page(f"labs/{script}.py")
     return at.run()

@@ -5,6 +5,11 @@ each page renders in both languages without an exception (in Chinese from a
 link whose every setting is hostile markup, which must show as text), one
 widget of each lab re-renders the page, and a link with that widget's query
 parameter brings the same setting back. Screenshots go to test-artifacts/screenshots/<run id>/.
+
+What a page does with a link's values is checked without a browser, in tests/pages: a teacher's link
+(`/collectives?op=all_gather&devices=2`) opens those settings (test_teacher_links.py), and a value out
+of range or nonsense falls back to the default with a warning that names the setting and shows the value
+(test_fuzz_links.py; in the browser, every Chinese page below also refuses its link's values this way).
 """
 
 from __future__ import annotations
@@ -170,40 +175,6 @@ def test_interaction_rerenders_and_link_restores_it(page, lab):
     kind, widget = _url_widget(page, lab.script, name)
     assert kind and _shown(kind, widget) == after, f"{lab.script}: link {name}={in_link} did not restore it ({shot})"
     assert _query(page.url).get(name) == in_link
-
-
-def test_teachers_link_to_collectives(page):
-    """The link of the design: /collectives?op=all_gather&devices=4 opens those settings."""
-    server = bs.shared_server()
-    bs.open_app_page(page, bs.page_url(server, "collectives", lang="en"))
-    if _url_widget(page, "collectives", "op")[0] is None or _url_widget(page, "collectives", "devices")[0] is None:
-        pytest.skip("the collectives lab has no `op` and `devices` settings yet")
-    bs.open_app_page(page, bs.page_url(server, "collectives", lang="en", op="all_gather", devices=4))
-    shot = bs.save_screenshot(page, "collectives-teacher-link")
-    _assert_no_exception(page, "collectives teacher link")
-    assert {"op": "all_gather", "devices": "4"}.items() <= _query(page.url).items(), shot
-    assert _shown(*_url_widget(page, "collectives", "devices")) == "4", shot
-    texts = text_table("collectives")
-    label = texts.get("w.op.all_gather", {}).get("en", "all_gather")
-    assert _shown(*_url_widget(page, "collectives", "op")) == label, shot
-
-
-def test_out_of_range_link_is_refused_with_a_message(page):
-    """A link with a value outside a widget's bounds falls back to the default and says so."""
-    server = bs.shared_server()
-    for lab in LABS:
-        bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en"))
-        numeric = {k: v for k, v in _query(page.url).items() if k != "lang" and re.fullmatch(r"-?\d+", v)}
-        if numeric:
-            name = sorted(numeric)[0]
-            bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **{name: "999999999"}))
-            shot = bs.save_screenshot(page, f"{lab.script}-bad-link")
-            _assert_no_exception(page, f"{lab.script}?{name}=999999999")
-            warnings = page.locator('[data-testid="stAlert"]').all_inner_texts()
-            assert any("999999999" in text for text in warnings), f"{lab.script}: no warning ({shot})"
-            assert _query(page.url)[name] == numeric[name]
-            return
-    pytest.skip("no lab has a numeric setting yet")
 
 
 def test_sidebar_lists_every_lab(page):

@@ -160,11 +160,7 @@ def open_pages(url: str, pages: list[str]) -> list[str]:
     return run_coroutine(opened())
 
 
-def test_pmap_lab_serves_the_installed_app(installed, tmp_path):
-    env = {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "runs.db")}
-    with installed_app(installed, tmp_path, env) as (url, command):
-        assert "--server.enableXsrfProtection=true" in command and "--client.showErrorDetails=none" in command
-        assert open_pages(url, ["home", "worksheet"]) == []
+SERVED_PAGES = ["home", "worksheet", "collectives"]  # collectives compiles programs at its first render
 
 
 def _cache_stamps(folder: pathlib.Path) -> dict[str, bytes]:
@@ -173,19 +169,21 @@ def _cache_stamps(folder: pathlib.Path) -> dict[str, bytes]:
             for path in folder.glob("*-cache")}
 
 
-def test_a_restarted_installed_server_reads_its_compilation_cache(installed, tmp_path):
-    """The warm restart from the install DEPLOY.md documents: the first start fills `.jax-cache` beside
-    the sqlite store, and the second start reads what the first wrote instead of compiling it."""
+def test_pmap_lab_serves_the_installed_app_and_a_restart_reads_its_compilation_cache(installed, tmp_path):
+    """`pmap-lab` serves the installed app with the lab's settings; and the warm restart from the install
+    DEPLOY.md documents: the first start fills `.jax-cache` beside the sqlite store, and the second start
+    reads what the first wrote instead of compiling it."""
     env = {"MLFLOW_TRACKING_URI": new_tracking_store(tmp_path / "mlflow.db")}
     cache = tmp_path / COMPILATION_CACHE_FOLDER
-    with installed_app(installed, tmp_path, env) as (url, _):
-        assert open_pages(url, ["collectives"]) == []
+    with installed_app(installed, tmp_path, env) as (url, command):
+        assert "--server.enableXsrfProtection=true" in command and "--client.showErrorDetails=none" in command
+        assert open_pages(url, SERVED_PAGES) == []
     written = _cache_stamps(cache)
     logs = "".join(path.read_text(errors="replace") for path in tmp_path.glob("server-*.log"))
     assert written, f"the installed server wrote nothing to {cache}:\n{logs[-3000:]}"
 
     with installed_app(installed, tmp_path, env) as (url, _):
-        assert open_pages(url, ["collectives"]) == []
+        assert open_pages(url, SERVED_PAGES) == []  # the same pages: the same programs, each read back
     read = _cache_stamps(cache)
     assert set(read) == set(written), "the restarted server compiled the same page's programs again"
     assert all(read[name] != written[name] for name in written), "the restarted server did not read every program"

@@ -11,6 +11,10 @@ import pytest
 from pmap_core.practice import worksheets
 from tests.core.test_worksheet_devices import DEVICE_COUNTS, sweep_at
 
+# The module's first test sets up every device count's run (its children's own limit is 900 s): on 2 cores
+# shared with other work it took over pytest's 300 s per test (pyproject.toml).
+pytestmark = pytest.mark.timeout(900)
+
 
 def steps_here() -> dict:
     """{sheet/step: what it says and does on this runtime}, as JSON gives it back."""
