@@ -19,17 +19,23 @@ Two readings of JAX, never to be confused with a measurement of memory in use:
   arguments + outputs − aliases + temporaries, `train.footprint.peak_bytes`) and `cost_analysis()` FLOPs of
   one jitted value-and-gradient step. Compiler-reported, not measured.
 
-Recomputation costs FLOPs: full remat runs each block's forward again in the backward pass, the Scaling Book's
-6ND → 8ND ("How to Parallelize a Transformer for Training", on rematerialisation). Here XLA removes
-recomputation whose result the backward does not need — each block's last product (the MLP's second weight),
-whose output only feeds the next block — so the compiler reports each block's forward less that product
-(`recomputed_flops`), about half a forward pass of the whole model at the defaults, not a whole one.
+Where the lab's per-layer count departs from the paper's, for this model at the defaults: 4 bytes an activation,
+no dropout (no masks, and V is weighted by the softmax output itself), and what JAX's derivative of this code
+keeps beyond the list — LayerNorm and tanh-GELU internals (+64sbh) and, in the attention, exp of the scores, a
+score-sized array of zeros and the broadcast causal mask beside the softmax output: 13as²b where the list,
+in float32, would have 4as²b. Selective recomputation keeps exactly the list's 64sbh (the named tensors).
+
+Recomputation costs FLOPs: full remat runs each block's forward again in the backward pass, "from 6ND to
+roughly 8ND" (the JAX Scaling Book, "All the Transformer Math You Need to Know", gradient checkpointing: block
+remat). Here XLA removes the recomputation whose result the backward does not read — each block's last product
+(the MLP's second weight), whose output only feeds the next block — so the compiler reports each block's
+forward less that product (`recomputed_flops`): about half the whole model's forward pass at the defaults.
 
 XLA has its own rematerialisation pass, which may recompute inside one jit on its own when memory is short
 (the JAX flag `jax_compiler_enable_remat_pass`, on by default, turns it off by disabling the HLO pass
-"rematerialization"). `compiled_step(..., xla_remat=False)` passes the same option to one compile; the flag
-itself is process-wide and not part of jit's compilation cache key, so flipping it between two compiles of
-the same program would return the first.
+"rematerialization"). `compiled_step(..., xla_remat=False)` passes the same option to one compile: the flag
+itself is process-wide and not part of jit's in-memory compilation cache key, so flipping it between two
+compiles of one program could return the first. On XLA:CPU both ways report the same figures here.
 """
 
 from __future__ import annotations
