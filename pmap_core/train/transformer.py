@@ -26,6 +26,13 @@ can bring in. Its loss falls visibly within 200 SGD steps from ln(vocab) as the 
 tokens follow which (measured in tests/core/test_transformer.py).
 
 Parameters are a flat dict of host NumPy arrays drawn from the seed, the same for any device count.
+
+Rematerialisation (`remat`, one of `REMAT_POLICIES`; concepts.activation_memory measures what each keeps):
+"none" keeps for the backward pass whatever autodiff saves; "full" wraps each block in `jax.checkpoint`, so only
+the block's input is kept and the block's forward runs again in the backward pass; "selective" keeps the
+tensors named in `SELECTIVE_SAVED` and recomputes the attention's scores, softmax and product with V — the terms
+that grow with seq_len² — as Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large Transformer
+Models", arXiv 2205.05198, §4.2) do.
 """
 
 from __future__ import annotations
@@ -37,12 +44,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.ad_checkpoint import checkpoint_name
 
 SUCCESSORS = 3       # next tokens a context of two tokens can have
 MLP_RATIO = 4        # the MLP's hidden width over d_model
 LN_EPS = 1e-5
 EMBED_STD = 0.1      # token and position embeddings: N(0, 0.1²)
 OUT_STD = 0.02      # the output projection: small, so the first loss is close to ln(vocab)
+
+REMAT_POLICIES = ("none", "selective", "full")
+# What selective recomputation keeps of a block (besides its input, which `jax.checkpoint` always keeps): every
+# tensor of Korthikanti et al.'s term list (§4.1) but the attention's s² ones, each marked with `checkpoint_name`.
+# By name rather than by a dots policy (`dots_with_no_batch_dims_saveable` would also keep the projections and
+# drop QKᵀ and the product with V, which have batch axes): a dots policy keeps only matmul outputs, so the
+# LayerNorm and GELU outputs the paper stores would be recomputed, and which dots have batch axes is a fact of
+# how an einsum lowers, not of the model. The names say what is kept (the JAX docs, "Gradient checkpointing
+# with jax.checkpoint", custom policies by name).
+SELECTIVE_SAVED = ("ln1_out", "qkv", "attn_context", "ln2_in", "ln2_out", "mlp_hidden", "mlp_gelu")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -133,13 +151,13 @@ def attention(params: dict, prefix: str, h: jax.Array, residual: Any = None) -> 
     Megatron-LM's fused QKV projection does, not once per projection. `residual`: the sharding of the
     output projection's result, a sum over the heads (see `block`)."""
     w = jnp.stack([params[prefix + "wq"], params[prefix + "wk"], params[prefix + "wv"]])
-    q, k, v = jnp.einsum("btd,cdhk->cbthk", h, w)
+    q, k, v = checkpoint_name(jnp.einsum("btd,cdhk->cbthk", h, w), "qkv")
     scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], h.dtype))
     t = h.shape[1]
     causal = jnp.tril(jnp.ones((t, t), bool))
     scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
     weights = jax.nn.softmax(scores, axis=-1)
-    out = jnp.einsum("bhqs,bshk->bqhk", weights, v)
+    out = checkpoint_name(jnp.einsum("bhqs,bshk->bqhk", weights, v), "attn_context")
     return jnp.einsum("bqhk,hkd->bqd", out, params[prefix + "wo"], out_sharding=residual) + params[prefix + "bo"]
 
 
@@ -152,9 +170,11 @@ def block(params: dict, layer: int, h: jax.Array, residual: Any = None) -> jax.A
     parallelism (train.tensor) that axis is split over `model`, JAX's explicit mode asks where the sum goes,
     and the batch's rows on `data`, whole over `model`, is an all-reduce over `model`."""
     p = f"block{layer}."
-    h = h + attention(params, p, layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]), residual)
-    a = layer_norm(h, params[p + "ln2_g"], params[p + "ln2_b"])
-    a = jax.nn.gelu(a @ params[p + "w_fc"] + params[p + "b_fc"], approximate=True)
+    a = checkpoint_name(layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]), "ln1_out")
+    h = checkpoint_name(h + attention(params, p, a, residual), "ln2_in")
+    a = checkpoint_name(layer_norm(h, params[p + "ln2_g"], params[p + "ln2_b"]), "ln2_out")
+    a = checkpoint_name(a @ params[p + "w_fc"] + params[p + "b_fc"], "mlp_hidden")
+    a = checkpoint_name(jax.nn.gelu(a, approximate=True), "mlp_gelu")
     return h + jnp.matmul(a, params[p + "w_proj"], out_sharding=residual) + params[p + "b_proj"]
 
 
@@ -163,21 +183,34 @@ def head(params: dict, h: jax.Array) -> jax.Array:
     return layer_norm(h, params["ln_f_g"], params["ln_f_b"]) @ params["w_out"] + params["b_out"]
 
 
-def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, residual: Any = None) -> jax.Array:
+def remat_policy(remat: str) -> Any:
+    """The `jax.checkpoint` policy of a block under `remat` ("full": None, JAX's default, which saves nothing
+    but the inputs)."""
+    if remat not in REMAT_POLICIES[1:]:
+        raise ValueError(f"remat must be one of {REMAT_POLICIES}, got {remat!r}")
+    return jax.checkpoint_policies.save_only_these_names(*SELECTIVE_SAVED) if remat == "selective" else None
+
+
+def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, residual: Any = None,
+                remat: str = "none") -> jax.Array:
     """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head
-    (`residual`: `block`'s)."""
+    (`residual`: `block`'s; `remat`: one of `REMAT_POLICIES`, for the blocks)."""
     if layer == 0:
         return embed(params, h)
     if layer <= layers:
-        return block(params, layer - 1, h, residual)
+        if remat == "none":
+            return block(params, layer - 1, h, residual)
+        run = jax.checkpoint(lambda params_, h_: block(params_, layer - 1, h_, residual), policy=remat_policy(remat))
+        return run(params, h)
     return head(params, h)
 
 
-def logits(params: dict, tokens: jax.Array, residual: Any = None) -> jax.Array:
-    """(b, t) int tokens -> (b, t, vocab) logits of each next token (`residual`: `block`'s)."""
+def logits(params: dict, tokens: jax.Array, residual: Any = None, remat: str = "none") -> jax.Array:
+    """(b, t) int tokens -> (b, t, vocab) logits of each next token (`residual`: `block`'s; `remat`:
+    `apply_layer`'s)."""
     h, layers = tokens, depth(params)
     for layer in range(layers + 2):
-        h = apply_layer(layer, params, h, layers, residual)
+        h = apply_layer(layer, params, h, layers, residual, remat)
     return h
 
 
@@ -188,9 +221,9 @@ def cross_entropy(logits_: jax.Array, targets: jax.Array) -> jax.Array:
     return jnp.mean(jax.nn.logsumexp(logits_, axis=-1) - picked)
 
 
-def loss(params: dict, x: jax.Array, y: jax.Array, residual: Any = None) -> jax.Array:
-    """The next-token cross-entropy of tokens x against y (`residual`: `block`'s)."""
-    return cross_entropy(logits(params, x, residual), y)
+def loss(params: dict, x: jax.Array, y: jax.Array, residual: Any = None, remat: str = "none") -> jax.Array:
+    """The next-token cross-entropy of tokens x against y (`residual`: `block`'s; `remat`: `apply_layer`'s)."""
+    return cross_entropy(logits(params, x, residual, remat), y)
 
 
 # ---- the task: a random second-order Markov chain ----
