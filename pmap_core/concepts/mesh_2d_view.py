@@ -11,7 +11,8 @@ from typing import Any
 
 from pmap_core.concepts import mesh_2d
 from pmap_core.train import models, programs, tensor
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
 from pmap_core.train.programs import TENSOR_IMPL
 from pmap_core.validation import LabInputError
 
@@ -78,7 +79,7 @@ class ProgramView:
 
 
 def tensor_config(config: TrainConfig, data: int, model: int) -> TrainConfig:
-    """`config` as the tensor program on a data × model mesh, checked (`train.config.validate`)."""
+    """`config` as the tensor program on a data × model mesh, checked (`train.plan.validate`)."""
     return validate(dataclasses.replace(config, model="mlp", impl=TENSOR_IMPL, devices=data * model,
                                         mesh_model=model))
 

@@ -4,7 +4,7 @@ The loop runs whatever `ParallelProgram` (`train.program`) `config.impl` names i
 (`train.programs`), through that interface only: place, run, read the losses, the parameters and
 the footprint.
 
-Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
+Both trust a validated config (`train.plan.validate`, called by the page or the CLI) and report
 to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
 chart, the CLI's progress lines and MLflow tracking (`tracking.callback`) are all callbacks.
 
@@ -184,7 +184,7 @@ def train(config: TrainConfig, callbacks: Sequence[Callback] = (), *, measure_sc
 def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: bool) -> TrainResult:
     started = time.perf_counter()
     # Every setting the run needs is read here, once.
-    plan = plan_run(config, measure_scaling)
+    plan = plan_run(config, measure_scaling, programs.REGISTRY)
     chunks, specs, baseline_spec = plan.chunks, plan.programs, plan.baseline_program
     steps, batch, learning_rate = config.steps, config.global_batch, config.learning_rate
     baseline_batch = plan.baseline.global_batch if plan.baseline else batch

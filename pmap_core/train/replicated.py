@@ -37,11 +37,14 @@ from jax.flatten_util import ravel_pytree
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from pmap_core.costs import analytic
 from pmap_core.train import models
 from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.program import (
+    AnalyticModel,
     CompiledChunk,
     HeldBytes,
+    Program,
     ProgramSpec,
     bytes_per_device,
     compile_timed,
@@ -205,7 +208,9 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
             _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
     _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
-    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
+    count = param_count(params)
+    return ReplicatedProgram(spec, devices, compiled, seconds, count, "", device_axis=True,
+                             analytic=analytic_model(spec, count))
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
@@ -222,8 +227,9 @@ def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) ->
             abstract(x.shape, rows, x.dtype), abstract(y.shape, rows, y.dtype),
             abstract((), whole))
     _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
-    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params), "",
-                             device_axis=False)
+    count = param_count(params)
+    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, count, "", device_axis=False,
+                             analytic=analytic_model(spec, count))
 
 
 def build_shard_map(spec: ProgramSpec) -> ReplicatedProgram:
@@ -232,3 +238,15 @@ def build_shard_map(spec: ProgramSpec) -> ReplicatedProgram:
 
 def build_jit(spec: ProgramSpec) -> ReplicatedProgram:
     return _build_on_mesh(spec, jit_chunk)
+
+
+def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
+    """Data parallelism's: everything whole on every device, one all-reduce of the gradient, 2(D−1)/D·4Ψ bytes
+    (ZeRO's strategy dp, `costs.analytic`)."""
+    memory, comm = analytic.zero_model(params, spec.devices, "dp")
+    return AnalyticModel(memory, comm)
+
+
+PMAP = Program("pmap", build_pmap, analytic=analytic_model)
+SHARD_MAP = Program("shard_map", build_shard_map, analytic=analytic_model)
+JIT = Program("jit", build_jit, analytic=analytic_model)

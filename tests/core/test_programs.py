@@ -12,8 +12,9 @@ from jax.flatten_util import ravel_pytree
 
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec, compile_timed, param_count
 from pmap_core.train.replicated import ReplicatedProgram
 from pmap_core.train.steps import sgd_update
