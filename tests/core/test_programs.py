@@ -120,3 +120,45 @@ def test_a_train_clicks_settings_walk_enters_no_core_file_more_than_twice(settin
     entered, returns = summary(stops)
     assert max(entered.values()) <= 2 and returns <= 8, stops
     assert "pmap_core/train/footprint.py" in entered and "pmap_core/tracking/callback.py" in entered
+
+
+def test_the_lab_programs_settings_and_trainconfigs_flat_fields_agree():
+    """Each lab program's settings dataclass owns TrainConfig's flat fields of the same names and defaults;
+    every flat field is TrainConfig's own setting or one program's."""
+    from pmap_core.train.settings import defaults, settings_of
+
+    flat = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    owned: dict[str, str] = {}
+    for entry in programs.REGISTRY.values():
+        for name, default in (defaults(entry.settings) if entry.settings else {}).items():
+            assert flat.get(name, "missing") == default, (entry.name, name)
+            assert name not in owned, (name, owned.get(name), entry.name)  # one owner each
+            owned[name] = entry.name
+        assert set(entry.shares) <= set(flat)
+    assert set(flat) - {f.name for f in settings_of(TrainConfig)} - {"options"} == set(owned)
+
+
+def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
+    builders = [entry.build for entry in programs.REGISTRY.values()]
+    assert len(set(builders)) == len(builders) and programs.PROGRAMS["zero"] is programs.REGISTRY["zero"].build
+    assert programs.resolve(TrainConfig(impl="jit")).name == "jit"
+    for changes in ({"strategy": "zero3"}, {"optimizer": "adam"}, {"accum_steps": 2}, {"precision": "mixed"}):
+        assert programs.resolve(TrainConfig(impl="jit", **changes)).name == "zero"
+    assert programs.impls() == ("pmap", "shard_map", "jit", "tensor", "pipeline")
+
+
+def test_tensor_and_pipeline_programs_carry_their_own_analytic_model_not_zeros():
+    from pmap_core.costs import analytic
+
+    mlp = dict(model="mlp", global_batch=32, hidden=8, features=4, steps=2, chunk=2)
+    tensor_config = validate(TrainConfig(devices=4, impl="tensor", mesh_model=2, **mlp))
+    tensor_program = programs.build(tensor_config.program_spec(2))
+    assert tensor_program.analytic.memory is None  # no model of the bytes held: never ZeRO's
+    assert tensor_program.analytic.comm_bytes_per_step == pytest.approx(
+        analytic.tensor_comm_bytes_per_step(32, 4, 8, 2, 2))
+    pipeline_config = validate(TrainConfig(devices=2, impl="pipeline", pipeline_stages=2, layers=2, **mlp))
+    assert programs.build(pipeline_config.program_spec(2)).analytic is None
+    zero_config = validate(TrainConfig(devices=2, impl="jit", strategy="zero2", optimizer="adam", **mlp))
+    zero_program = programs.build(zero_config.program_spec(2))
+    memory, comm = analytic.zero_model(zero_program.param_count, 2, "zero2", optimizer="adam")
+    assert zero_program.analytic.memory == memory and zero_program.analytic.comm_bytes_per_step == comm
