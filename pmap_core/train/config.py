@@ -206,7 +206,7 @@ def select_program(registry: Registry, settings: Any) -> Program:
     (unknown_impl) where none answers it."""
     for entry in registry.values():
         if entry.impl and entry.impl == settings.impl and entry.settings and any(
-                getattr(settings, name) != default for name, default in defaults(entry.settings).items()):
+                getattr(settings, field.name) != field.default for field in dataclasses.fields(entry.settings)):
             return entry
     if settings.impl not in registry:
         impls = ", ".join(dict.fromkeys(entry.impl or entry.name for entry in registry.values()))
@@ -298,7 +298,8 @@ class RunPlan:
     baseline: TrainConfig | None        # the one-device run S(D) is timed against (None: not timed apart)
     baseline_program: ProgramSpec | None
     features: int                       # input width of the model's data
-    dims: models.Dims = dataclasses.field(default_factory=models.Dims)  # the transformer's sizes
+    dims: models.Dims                   # the transformer's sizes
+    program: Program                    # the registry entry that runs it (its analytic model, for the footprint)
 
 
 def plan_run(config: TrainConfig, measure_scaling: bool, registry: Registry) -> RunPlan:
@@ -308,10 +309,10 @@ def plan_run(config: TrainConfig, measure_scaling: bool, registry: Registry) -> 
     chunks = tuple(chunk_lengths(config.steps, config.chunk))
     base = baseline_config(config, registry) if measure_scaling else None
     base = base if base != config else None
-    program = select_program(registry, config).name
-    specs = {n: config.program_spec(n, program) for n in sorted(set(chunks))}
+    program = select_program(registry, config)
+    specs = {n: config.program_spec(n, program.name) for n in sorted(set(chunks))}
     base_spec = base.program_spec(chunks[0], select_program(registry, base).name) if base else None
-    return RunPlan(chunks, specs, base, base_spec, config.input_features, config.dims)
+    return RunPlan(chunks, specs, base, base_spec, config.input_features, config.dims, program)
 
 
 def chunk_lengths(steps: int, chunk: int) -> list[int]:

@@ -161,16 +161,16 @@ def peak_bytes(memory: dict[str, int]) -> int | None:
             - memory.get("alias_size_in_bytes", 0) + memory.get("temp_size_in_bytes", 0))
 
 
-def measure(program: ParallelProgram, carried: Any) -> Footprint:
+def measure(program: ParallelProgram, carried: Any, model: AnalyticModel | None = None) -> Footprint:
     """The footprint of a trained run, through the program's interface only: `carried` is what its
-    last call returned (params, or the whole training state); beside it, the program's own analytic figures
-    (`program.analytic`, from its registry entry's model), where it has them."""
+    last call returned (params, or the whole training state); `model`: its program's analytic figures
+    (its registry entry's `analytic`), None where it has none."""
     spec = program.spec
     held = program.held_bytes(carried)
     comm = comm_per_step(program.compiled.as_text(), spec.steps, spec.accum_steps)
     emitted = comm_per_step(program.emitted_hlo, spec.steps, spec.accum_steps) if program.emitted_hlo else comm
     memory = compiled_memory(program.compiled)
-    model = getattr(program, "analytic", None) or AnalyticModel()
+    model = model or AnalyticModel()
     return Footprint(
         strategy=spec.strategy, devices=spec.devices, param_count=program.param_count,
         param_bytes_per_device=held.params, grad_bytes_per_device=held.grads, opt_bytes_per_device=held.opt,

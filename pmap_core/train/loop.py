@@ -185,7 +185,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     started = time.perf_counter()
     # Every setting the run needs is read here, once.
     plan = plan_run(config, measure_scaling, programs.REGISTRY)
-    chunks, specs, baseline_spec = plan.chunks, plan.programs, plan.baseline_program
+    chunks, specs, baseline_spec, program = plan.chunks, plan.programs, plan.baseline_program, plan.program
     steps, batch, learning_rate = config.steps, config.global_batch, config.learning_rate
     baseline_batch = plan.baseline.global_batch if plan.baseline else batch
     data = models.make_data(config.model, batch, plan.features, config.seed, plan.dims)
@@ -195,6 +195,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     compiled = {n: programs.build(spec) for n, spec in specs.items()}
     baseline = programs.build(baseline_spec) if baseline_spec else None
     first = compiled[chunks[0]]
+    model = program.analytic(first.spec, first.param_count)  # its program's textbook figures, if any
     carry, x, y, lr = first.place(initial, data, learning_rate)
 
     losses: list[float] = []
@@ -225,7 +226,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
                            steady_s / chunks[0], base_s / chunks[0])
 
     host_params, diff = first.final_params(carry)
-    footprint = measure(first, carry)
+    footprint = measure(first, carry, model)
     timed = sum(call_times)
     return TrainResult(
         config=config,

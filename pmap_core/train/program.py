@@ -120,8 +120,6 @@ class CompiledChunk:
     compile_s: float
     param_count: int
     emitted_hlo: str
-    # Its program's textbook figures for this spec (`Program.analytic`), beside what the footprint measures.
-    analytic: AnalyticModel | None = dataclasses.field(default=None, kw_only=True)
 
     def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
         return self.compiled(carry, x, y, learning_rate)

@@ -98,6 +98,6 @@ def compiles_in_this_thread() -> int:
 @functools.lru_cache(maxsize=64)
 def build(spec: ProgramSpec) -> ParallelProgram:
     """The compiled program of `spec` (compiled once per spec)."""
-    program = (REGISTRY[spec.program] if spec.program else resolve(spec)).build(spec)
+    program = REGISTRY[spec.program or resolve(spec).name].build(spec)
     _compiled_here.count = compiles_in_this_thread() + 1
     return program

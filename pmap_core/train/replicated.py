@@ -208,9 +208,7 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
             _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
     _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
-    count = param_count(params)
-    return ReplicatedProgram(spec, devices, compiled, seconds, count, "", device_axis=True,
-                             analytic=analytic_model(spec, count))
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
@@ -227,9 +225,8 @@ def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) ->
             abstract(x.shape, rows, x.dtype), abstract(y.shape, rows, y.dtype),
             abstract((), whole))
     _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
-    count = param_count(params)
-    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, count, "", device_axis=False,
-                             analytic=analytic_model(spec, count))
+    return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params), "",
+                             device_axis=False)
 
 
 def build_shard_map(spec: ProgramSpec) -> ReplicatedProgram:

@@ -165,9 +165,8 @@ def build(spec: ProgramSpec) -> TensorParallelProgram:
             abstract(mesh, x.shape, BATCH_ROWS, x.dtype), abstract(mesh, y.shape, BATCH_ROWS, y.dtype),
             abstract(mesh, (), P()))
     lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps, LOSSES[spec.model])), args)
-    count = param_count(params)
-    return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, count,
-                                 lowered.as_text(dialect="hlo"), mesh, analytic=analytic_model(spec, count))
+    return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+                                 lowered.as_text(dialect="hlo"), mesh)
 
 
 def array_types(program: TensorParallelProgram, carry: Any, x: Any, y: Any) -> dict[str, str]:

@@ -403,10 +403,8 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
             jax.ShapeDtypeStruct(y.shape, y.dtype, sharding=rows),
             jax.ShapeDtypeStruct((), np.float32, sharding=whole))
     lowered, compiled, seconds = compile_timed(jax.jit(body), args)
-    count = param_count(params)
-    return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, count,
-                               lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings, (x, y),
-                               analytic=analytic_model(spec, count))
+    return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
+                               lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings, (x, y))
 
 
 @dataclasses.dataclass(frozen=True)

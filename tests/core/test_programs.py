@@ -147,18 +147,21 @@ def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
     assert programs.impls() == ("pmap", "shard_map", "jit", "tensor", "pipeline")
 
 
-def test_tensor_and_pipeline_programs_carry_their_own_analytic_model_not_zeros():
+def test_tensor_and_pipeline_runs_have_their_own_analytic_model_not_zeros():
+    """The footprint's model is the run's program's: Megatron's bytes sent for the tensor-parallel MLP and no
+    model of the bytes held (ZeRO's said Ψ replicated), none for a pipeline; ZeRO's for a sharded state."""
     from pmap_core.costs import analytic
 
-    mlp = dict(model="mlp", global_batch=32, hidden=8, features=4, steps=2, chunk=2)
-    tensor_config = validate(TrainConfig(devices=4, impl="tensor", mesh_model=2, **mlp))
-    tensor_program = programs.build(tensor_config.program_spec(2))
-    assert tensor_program.analytic.memory is None  # no model of the bytes held: never ZeRO's
-    assert tensor_program.analytic.comm_bytes_per_step == pytest.approx(
+    mlp = dict(model="mlp", global_batch=32, hidden=8, features=4, steps=2, chunk=2, seed=0)
+    tensor_run = train(validate(TrainConfig(devices=4, impl="tensor", mesh_model=2, **mlp)), measure_scaling=False)
+    assert tensor_run.footprint.model_memory is None
+    assert tensor_run.footprint.model_comm_bytes_per_step == pytest.approx(
         analytic.tensor_comm_bytes_per_step(32, 4, 8, 2, 2))
-    pipeline_config = validate(TrainConfig(devices=2, impl="pipeline", pipeline_stages=2, layers=2, **mlp))
-    assert programs.build(pipeline_config.program_spec(2)).analytic is None
-    zero_config = validate(TrainConfig(devices=2, impl="jit", strategy="zero2", optimizer="adam", **mlp))
-    zero_program = programs.build(zero_config.program_spec(2))
-    memory, comm = analytic.zero_model(zero_program.param_count, 2, "zero2", optimizer="adam")
-    assert zero_program.analytic.memory == memory and zero_program.analytic.comm_bytes_per_step == comm
+    assert tensor_run.footprint.ratios()["param"] is None
+    piped = train(validate(TrainConfig(devices=2, impl="pipeline", pipeline_stages=2, **mlp)), measure_scaling=False)
+    assert piped.footprint.model_memory is None and piped.footprint.model_comm_bytes_per_step is None
+    assert set(piped.footprint.ratios().values()) == {None}
+    zero_run = train(validate(TrainConfig(devices=2, impl="jit", strategy="zero2", optimizer="adam", **mlp)),
+                     measure_scaling=False)
+    memory, comm = analytic.zero_model(zero_run.footprint.param_count, 2, "zero2", optimizer="adam")
+    assert zero_run.footprint.model_memory == memory and zero_run.footprint.model_comm_bytes_per_step == comm
