@@ -37,7 +37,8 @@ import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operati
 from pmap_core.runtime import describe_runtime
 from pmap_core.timing import time_call
 from pmap_core.train import models, pipeline, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
 
 
 @dataclasses.dataclass(frozen=True)

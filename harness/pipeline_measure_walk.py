@@ -5,8 +5,9 @@ can resolve (module functions, methods of classes whose type is written down: a 
 a dataclass field's, `self`, a constructor's or a function's return annotation; properties count as calls)
 into `pmap_core` and the page, depth first, in source order, each loop body once, every call walked again
 wherever it is made (a cache does not spare the reader the call); a call through a registry dict follows
-its "pipeline" entry, the page's program. Calls into JAX, NumPy or `labs/ui`, and
-callbacks passed as arguments, are not followed.
+its "pipeline" entry, the page's program (an entry built by a call, `Program("pipeline", build, ...)`, is
+followed into its `build`). Calls into JAX, NumPy or `labs/ui`, and callbacks passed as arguments, are not
+followed.
 
 Each function entered in a recorded file is a stop in that file, and before it, coming back to the nearest
 recorded caller (the reader returns there to follow the next call). Consecutive stops in one file are one.
@@ -15,6 +16,9 @@ left. Recorded: the pipeline's own files (the
 page, `concepts/pipeline*`, `train/pipeline*`, `train/schedule*`); `--scope core` records every file.
 
     python -m benchmarks.pipeline_measure_walk [--scope pipeline|core] [--quiet]
+
+The same walker follows another click from its page's function: `--start labs.training:run_training
+--registry-key pmap` walks the training page's Train click (the "pmap" entry of the registry).
 """
 
 from __future__ import annotations
@@ -40,13 +44,14 @@ def _modules() -> dict[str, pathlib.Path]:
 class Module:
     """One source file: its top-level functions and classes, and the names it imports."""
 
-    def __init__(self, name: str, path: pathlib.Path):
+    def __init__(self, name: str, path: pathlib.Path, registry_key: str = REGISTRY_KEY):
         self.name, self.path = name, path
         self.file = str(path.relative_to(ROOT))
         self.tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         self.defs: dict[str, ast.AST] = {}
         self.imports: dict[str, tuple[str, str | None]] = {}  # alias -> (module, attribute or None)
         self.registries: dict[str, ast.AST] = {}  # NAME = {"pipeline": f, ...}: its "pipeline" entry
+        self.built: dict[str, ast.Call] = {}  # NAME = Program(...): a registry entry made by a call
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in self.tree.body:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
@@ -54,9 +59,11 @@ class Module:
             elif isinstance(node, (ast.Assign, ast.AnnAssign)) and isinstance(node.value, ast.Dict):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for key, value in zip(node.value.keys, node.value.values, strict=True):
-                    if isinstance(key, ast.Constant) and key.value == REGISTRY_KEY:
+                    if isinstance(key, ast.Constant) and key.value == registry_key:
                         self.registries.update({t.id: value for t in targets if isinstance(t, ast.Name)})
-            elif isinstance(node, ast.Import):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+                self.built.update({t.id: node.value for t in node.targets if isinstance(t, ast.Name)})
+            if isinstance(node, ast.Import):
                 for alias in node.names:
                     self.imports[alias.asname or alias.name.split(".")[0]] = (alias.name, None)
             elif isinstance(node, ast.ImportFrom):
@@ -69,9 +76,9 @@ class Module:
 
 
 class Walker:
-    def __init__(self, scope: str):
-        self.modules = {name: Module(name, path) for name, path in _modules().items()}
-        self.scope = scope
+    def __init__(self, scope: str, start: tuple[str, str] = START, registry_key: str = REGISTRY_KEY):
+        self.modules = {name: Module(name, path, registry_key) for name, path in _modules().items()}
+        self.scope, self.start = scope, start
         self.stops: list[str] = []
         self.stack: list[ast.AST] = []
         self.files: list[Module] = []  # the module of each function on the stack
@@ -114,6 +121,23 @@ class Walker:
             if base is not None and isinstance(base[2], ast.ClassDef):
                 return self.member(base[1], base[2], node.attr)
         return None
+
+    def entry_member(self, entry: ast.AST, mod: Module, name: str):
+        """`name` of a registry entry made by a call (`PROGRAM = Program("pipeline", build, ...)`): the
+        argument of that name, or the positional one in the fields' order (name, build, ...)."""
+        where = mod
+        if isinstance(entry, ast.Attribute):
+            base = self.resolve(entry.value, mod, {})
+            if base is None or base[0] != "module":
+                return None
+            where, entry = base[1], ast.Name(entry.attr)
+        made = where.built.get(entry.id) if isinstance(entry, ast.Name) else None
+        if made is None:
+            return None
+        value = next((k.value for k in made.keywords if k.arg == name), None)
+        if value is None and name == "build" and len(made.args) > 1:
+            value = made.args[1]
+        return self.resolve(value, where, {}) if value is not None else None
 
     def member(self, mod: Module, cls: ast.ClassDef, name: str):
         for node in cls.body:
@@ -174,6 +198,9 @@ class Walker:
         func = call.func
         if isinstance(func, ast.Subscript) and isinstance(func.value, ast.Name) and func.value.id in mod.registries:
             return self.resolve(mod.registries[func.value.id], mod, {})
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Subscript) and \
+                isinstance(func.value.value, ast.Name) and func.value.value.id in mod.registries:
+            return self.entry_member(mod.registries[func.value.value.id], mod, func.attr)
         if isinstance(func, ast.Attribute):
             owner = self.type_of(func.value, mod, scope)
             if owner is not None:
@@ -183,7 +210,7 @@ class Walker:
     # --- walking ----------------------------------------------------------------------------------------
 
     def followed(self, mod: Module) -> bool:
-        return mod.file.startswith(("pmap_core/", "labs/pipeline.py"))
+        return mod.file.startswith(("pmap_core/", "labs/pipeline.py")) or mod.name == self.start[0]
 
     def recorded(self, mod: Module) -> bool:
         return self.scope == "core" or mod.file.startswith(PIPELINE_FILES)
@@ -278,7 +305,7 @@ class Walker:
         return None
 
     def walk(self) -> list[str]:
-        module, name = START
+        module, name = self.start
         mod = self.modules[module]
         self.enter(mod, mod.defs[name])
         return self.stops
@@ -291,10 +318,12 @@ def _is_property(node: ast.AST) -> bool:
         for d in node.decorator_list)
 
 
-def measure_click_walk(scope: str = "pipeline", calls: list[str] | None = None) -> list[str]:
+def measure_click_walk(scope: str = "pipeline", calls: list[str] | None = None, start: tuple[str, str] = START,
+                       registry_key: str = REGISTRY_KEY) -> list[str]:
     """The stops of the Measure click's calls (`scope` "pipeline": the pipeline's own files; "core": all);
-    every function entered is appended to `calls` when given."""
-    walker = Walker(scope)
+    every function entered is appended to `calls` when given. `start` (module, function) and `registry_key`
+    walk another click the same way."""
+    walker = Walker(scope, start, registry_key)
     stops = walker.walk()
     if calls is not None:
         calls.extend(walker.entered)
@@ -306,9 +335,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scope", choices=("pipeline", "core"), default="pipeline")
     parser.add_argument("--quiet", action="store_true", help="the figures only, not the walk")
     parser.add_argument("--calls", action="store_true", help="also every function entered, by depth")
+    parser.add_argument("--start", default=":".join(START), help="module:function the click starts in")
+    parser.add_argument("--registry-key", default=REGISTRY_KEY, help="the registry entry a call through it follows")
     args = parser.parse_args(argv)
     calls: list[str] = []
-    stops = measure_click_walk(args.scope, calls)
+    module, _, function = args.start.partition(":")
+    stops = measure_click_walk(args.scope, calls, (module, function), args.registry_key)
     if args.calls:
         print("\n".join(calls))
         print()

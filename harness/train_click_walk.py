@@ -24,7 +24,8 @@ from pmap_core.tracking import check_tracking_uri
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import loop
-from pmap_core.train.config import RunPlan, TrainConfig, validate
+from pmap_core.train.config import RunPlan, TrainConfig
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
 
 CORE = pathlib.Path(pmap_core.__file__).resolve().parent

@@ -24,7 +24,7 @@ from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
-from pmap_core.train import models, tensor
+from pmap_core.train import models, plan, tensor
 from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError
 
 T = texts("mesh_2d")
@@ -415,7 +415,7 @@ with guard(T):
     base = train_config.TrainConfig(model=model_name, devices=devices, global_batch=global_batch,
                                     learning_rate=learning_rate,
                                     steps=steps, hidden=hidden, features=features, chunk=min(CHUNK, steps), **sizes)
-    train_config.validate(base)  # heads that do not divide d_model are refused before any shape is drawn
+    plan.validate(base)  # heads that do not divide d_model are refused before any shape is drawn
     shapes = mesh_2d.mesh_shapes(devices, mesh_2d.split_size(base))
     data, model = shape_choice(shapes, base, devices)
     config = view.tensor_config(base, data, model)

@@ -25,6 +25,7 @@ from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
 from pmap_core.train import models, transformer
+from pmap_core.train import plan as train_plan
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
 T = texts("sharded_dp")
@@ -361,7 +362,7 @@ config = zero_compare.effective(train_config.TrainConfig(
 counts = zero_compare.measure_counts(devices, measure_max)
 valid = False
 with guard(T):
-    config = train_config.validate(config)
+    config = train_plan.validate(config)
     zero_compare.ladder_configs(config, counts)  # the measured runs pass the same checks
     valid = True
     if config.model == models.TRANSFORMER:

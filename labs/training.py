@@ -21,6 +21,7 @@ from pmap_core.train import advice as impl_advice
 from pmap_core.train import config as train_config
 from pmap_core.train import loop as training
 from pmap_core.train import models, replicated
+from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
@@ -290,7 +291,7 @@ config = train_config.TrainConfig(model=model, devices=devices, global_batch=glo
 sweep_counts = device_ladder(max_devices)
 valid = False
 with guard(T):
-    config = train_config.validate(config)
+    config = train_plan.validate(config)
     valid = True
     st.caption(T("per_device", batch=config.global_batch, devices=config.devices, per=config.per_device_batch))
 
@@ -307,7 +308,7 @@ with guard(T):
         run_training(config)
     if sweep_clicked:
         sweep_impls = IMPLEMENTATIONS if compare else None
-        train_config.check_sweep(config, sweep_counts, sweep_impls)
+        train_plan.check_sweep(config, sweep_counts, sweep_impls)
         run_sweep(config, sweep_counts, sweep_impls)
 
 if LAST_RUN in st.session_state:

@@ -35,11 +35,12 @@ from pmap_core.tracking import (
 from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
-from pmap_core.train import distributed, loading, loop, models
+from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
-from pmap_core.train.pipeline import SCHEDULES
+from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
-from pmap_core.validation import MAX_BATCH, MAX_STEPS, LabInputError, check_devices
+from pmap_core.train.settings import help_of, settings_of
+from pmap_core.validation import LabInputError, check_devices
 
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
@@ -76,65 +77,29 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
+def setting_fields(flags: bool = True) -> list[dataclasses.Field]:
+    """Every setting a run may be given (`flags`: those with a flag of their own), once per name: TrainConfig's
+    own, then each registered program's (the field of the program that owns it: its help, choices, limits)."""
+    owners = [train_config.TrainConfig, *(entry.settings for entry in programs.REGISTRY.values() if entry.settings)]
+    fields: dict[str, dataclasses.Field] = {}
+    for owner in owners:
+        for field in settings_of(owner):
+            if (field.metadata["flag"] or not flags) and field.name not in fields:
+                fields[field.name] = field
+    return list(fields.values())
+
+
 def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
-    d = train_config.TrainConfig()
     add = parser.add_argument
-    add("--model", choices=models.MODELS, default=None,
-        help=f"linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer (--layers "
-             f"blocks, --d-model, --heads, --seq-len, --vocab) predicting a random Markov chain's next token "
-             f"(default: {d.model}; mlp with --meshes)")
-    add("--devices", type=int, default=None, help="devices D (default: all devices of every process)")
-    add("--global-batch", type=int, default=None,
-        help=f"samples per step over all devices, divisible by D (1–{MAX_BATCH}; default: {d.global_batch}, or the "
-             "multiple of D nearest to it)")
-    add("--learning-rate", type=float, default=None,
-        help=f"η (up to {train_config.MAX_LEARNING_RATE:g}; default: {train_config.BASE_LEARNING_RATE:g}, times "
-             f"{train_config.BASE_WIDTH}/--hidden for an MLP wider than {train_config.BASE_WIDTH}, so wide MLPs stay "
-             f"stable; {train_config.TRANSFORMER_LEARNING_RATE:g} for the transformer). A run whose loss stops being "
-             "finite stops there and exits with status 2")
-    add("--steps", type=int, default=d.steps, help=f"training steps (1–{MAX_STEPS})")
-    add("--hidden", type=int, default=d.hidden, help=f"MLP width (1–{train_config.MAX_HIDDEN})")
-    add("--features", type=int, default=d.features, help=f"MLP input width (1–{train_config.MAX_MODEL_FEATURES})")
-    add("--seed", type=int, default=d.seed)
-    add("--chunk", type=int, default=d.chunk, help=f"steps run inside one compiled call (1–{train_config.MAX_CHUNK})")
-    add("--impl", choices=(*IMPLEMENTATIONS, "all") if sweep else IMPLEMENTATIONS, default=None,
-        help=f"how the step is written: pmap, shard_map or jit with shardings (default: {d.impl}; jit when "
-             "--optimizer/--strategy/--accum-steps/--grad-dtype/--precision leave the replicated SGD step)"
-             + ("; all: every implementation at every D" if sweep else ""))
-    add("--layers", type=int, default=d.layers,
-        help=f"MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
-             f"output layer; the transformer's blocks (2–{train_config.MAX_LAYERS}; "
-             f"default: {d.layers})")
-    add("--d-model", type=int, default=d.d_model,
-        help=f"transformer width (1–{train_config.MAX_D_MODEL}; default: {d.d_model})")
-    add("--heads", type=int, default=d.heads,
-        help=f"transformer attention heads, dividing --d-model (1–{train_config.MAX_HEADS}; default: {d.heads})")
-    add("--seq-len", type=int, default=d.seq_len,
-        help=f"transformer tokens per sequence (1–{train_config.MAX_SEQ_LEN}; default: {d.seq_len})")
-    add("--vocab", type=int, default=d.vocab,
-        help=f"transformer vocabulary ({train_config.MIN_VOCAB}–{train_config.MAX_VOCAB}; default: {d.vocab})")
-    add("--pipeline-stages", type=int, default=None,
-        help="P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices "
-             "a multiple of P, default P: D/P pipelines side by side, data parallel over them)")
-    add("--microbatches", type=int, default=d.microbatches,
-        help=f"impl pipeline: M micro-batches per step (1–{train_config.MAX_MICROBATCHES})")
-    add("--schedule", choices=SCHEDULES, default=d.schedule,
-        help="impl pipeline: gpipe (every forward, then every backward) or 1f1b (one forward, one backward)")
-    add("--optimizer", choices=train_config.OPTIMIZERS, default=d.optimizer, help="sgd, or adam (optax)")
-    add("--strategy", choices=train_config.STRATEGIES, default=d.strategy,
-        help="dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; zero3 (FSDP): + params")
-    add("--accum-steps", type=int, default=d.accum_steps,
-        help=f"K micro-batches per step (1–{train_config.MAX_ACCUM_STEPS}): dp and zero1 run the gradient's "
-             "collective once per K, zero2 reduce-scatters each micro-batch's gradient, zero3 gathers and "
-             "reduce-scatters each layer per micro-batch; the global batch must split into D × K equal micro-batches")
-    add("--grad-dtype", choices=train_config.GRAD_DTYPES, default=d.grad_dtype,
-        help="dtype of the gradient's collectives (dp: the all-reduce; zero1/zero2: the reduce-scatters; zero3: "
-             "each layer's backward reduce-scatter): bfloat16 halves their bytes in the program JAX emits, but "
-             "XLA:CPU compiles them back to float32, so on CPU devices the compiled step sends as many bytes")
-    add("--precision", choices=train_config.PRECISIONS, default=d.precision,
-        help="float32, or mixed: bfloat16 params and gradients, an fp32 master copy and fp32 Adam moments")
-    add("--scaling", choices=train_config.SCALING_MODES, default=d.scaling,
-        help="strong: D = 1 baseline on the same global batch; weak: on the same per-device batch")
+    for field in setting_fields():
+        meta = field.metadata
+        add("--" + field.name.replace("_", "-"), type=meta["kind"], choices=meta["choices"],
+            default=meta["cli_default"], help=help_of(field) or None)
+    impls = programs.impls()
+    add("--impl", choices=(*impls, "all") if sweep else impls, default=None,
+        help=f"how the step is written: pmap, shard_map or jit with shardings, or a registered program "
+             f"(default: {train_config.TrainConfig.impl}; jit when --optimizer/--strategy/--accum-steps/--grad-dtype/"
+             "--precision leave the replicated SGD step)" + ("; all: every implementation at every D" if sweep else ""))
     add("--tracking-uri", default=None, help="MLflow store (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
     add("--no-tracking", action="store_true", help="do not log to MLflow")
     add("--json", action="store_true", help="print one JSON object on stdout")
@@ -195,13 +160,13 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
                                   args.init_timeout, args.heartbeat_timeout)
     model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
+    given = {field.name: getattr(args, field.name) for field in setting_fields()
+             if field.name not in ("model", "devices", "global_batch", "pipeline_stages")}
+    flat = {field.name for field in dataclasses.fields(train_config.TrainConfig)}
     config = train_config.TrainConfig(
         model=model, devices=args.devices if args.devices is not None else info.global_devices,
-        global_batch=args.global_batch or 0, learning_rate=args.learning_rate, steps=args.steps,
-        hidden=args.hidden, features=args.features, seed=args.seed, chunk=args.chunk, scaling=args.scaling,
-        optimizer=args.optimizer, strategy=args.strategy, accum_steps=args.accum_steps, grad_dtype=args.grad_dtype,
-        precision=args.precision, layers=args.layers, microbatches=args.microbatches, schedule=args.schedule,
-        d_model=args.d_model, heads=args.heads, seq_len=args.seq_len, vocab=args.vocab,
+        global_batch=args.global_batch or 0, options=_options(given, args.impl, flat),
+        **{name: value for name, value in given.items() if name in flat},
     )
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
@@ -219,6 +184,13 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         config = dataclasses.replace(config, impl=PIPELINE_IMPL, devices=devices, pipeline_stages=stages)
         return _with_batch(config, args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
+
+
+def _options(given: dict[str, Any], impl: str | None, flat: set[str]) -> tuple[tuple[str, Any], ...]:
+    """The settings of the registered program `impl` that are not TrainConfig's own (`TrainConfig.options`)."""
+    entry = programs.REGISTRY.get(impl or "")
+    owned = {field.name for field in settings_of(entry.settings)} if entry and entry.settings else set()
+    return tuple(sorted((name, value) for name, value in given.items() if name in owned and name not in flat))
 
 
 def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> RunTracker:
@@ -251,22 +223,18 @@ def _point_progress(point: loop.SweepPoint, index: int, total: int) -> None:
 
 
 def _run_summary(result: loop.TrainResult, scaling: dict[str, float]) -> dict[str, Any]:
-    """One run as the JSON reports it: its settings, then the metrics under MLflow's names."""
+    """One run as the JSON reports it: the settings marked `reported` (those of one model only for its runs),
+    a registered program's own, then the metrics under MLflow's names."""
     config = result.config
+    settings = {field.name: getattr(config, field.name) for field in setting_fields(flags=False)
+                if field.metadata["reported"] in (True, config.model) and hasattr(config, field.name)}
     summary: dict[str, Any] = {
-        "impl": config.impl, "devices": config.devices, "model": config.model, "global_batch": config.global_batch,
-        "per_device_batch": config.per_device_batch, "steps": config.steps, "scaling": config.scaling,
-        "optimizer": config.optimizer, "strategy": config.strategy, "accum_steps": config.accum_steps,
-        "grad_dtype": config.grad_dtype, "precision": config.precision,
-        "mesh_data": config.mesh_data, "mesh_model": config.mesh_model, "layers": config.layers,
-        "pipeline_stages": config.pipeline_stages, "microbatches": config.microbatches, "schedule": config.schedule,
+        **settings, **config.derived(), **dict(config.options),
         "scaling_ratio": None, "efficiency": None, "hardware_ceiling": None, "baseline_throughput": None,
         **result_metrics(result), **scaling, "replicas_identical": result.replicas_identical,
     }
     if config.model == "linear":
         summary["params"] = {name: float(value) for name, value in result.params.items()}
-    if config.model == models.TRANSFORMER:
-        summary.update(d_model=config.d_model, heads=config.heads, seq_len=config.seq_len, vocab=config.vocab)
     return summary
 
 
@@ -314,7 +282,7 @@ def run_train(args: argparse.Namespace) -> int:
         return _run_per_host(args)
     with stdout_to_stderr():
         config, info = join_and_configure(args)
-        config = train_config.validate(config)
+        config = train_plan.validate(config)
         tracker = make_tracker(args, info)
         progress(f"training {config.model} with {config.impl} on {config.devices} devices "
                  f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
@@ -333,7 +301,7 @@ def _run_per_host(args: argparse.Namespace) -> int:
 
     with stdout_to_stderr():
         config, info = join_and_configure(args)
-        config = train_config.validate(config)
+        config = train_plan.validate(config)
         loading.check_sizes(args.dataset_size, config.global_batch, config.devices)
         tracker = make_tracker(args, info)
         progress(f"process {info.process_id} of {info.num_processes}: {info.local_devices} local devices "
@@ -356,9 +324,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         config, info = join_and_configure(args)
         counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
-        config = train_config.validate(config)
+        config = train_plan.validate(config)
         impls = IMPLEMENTATIONS if args.impl == "all" else None
-        train_config.check_sweep(config, counts, impls)
+        train_plan.check_sweep(config, counts, impls)
         tracker = make_tracker(args, info)
         noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)

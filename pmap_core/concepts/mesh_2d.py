@@ -28,9 +28,10 @@ import numpy as np
 from pmap_core.costs import analytic, fit
 from pmap_core.runtime import describe_runtime
 from pmap_core.train import loop, models, programs, tensor
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
+from pmap_core.train.plan import validate
 from pmap_core.train.programs import TENSOR_IMPL
 from pmap_core.validation import LabInputError, check_devices, check_float, check_int
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Sequence
 from pmap_core.costs import analytic
 from pmap_core.runtime import device_ladder
 from pmap_core.train import loop, models, programs
-from pmap_core.train.config import STRATEGIES, TrainConfig, chunk_lengths, validate
+from pmap_core.train.config import STRATEGIES, TrainConfig, chunk_lengths
 from pmap_core.train.footprint import Footprint, collective_runs
+from pmap_core.train.plan import validate
 
 MEASURE_STEPS = 2  # bytes do not depend on how long a run trains: a short run measures them all
 KINDS = ("params", "grads", "optimizer")

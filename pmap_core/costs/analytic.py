@@ -274,6 +274,17 @@ def zero_comm_bytes_per_step(params: float, devices: int, strategy: str, param_b
     return params * units * (devices - 1) / devices
 
 
+def zero_model(params: float, devices: int, strategy: str, precision: str = "float32", optimizer: str = "sgd",
+               grad_dtype: str = "float32", accum_steps: int = 1) -> tuple[ZeroMemory, float]:
+    """(bytes held, bytes sent per step) per device of a run's settings: `state_bytes` of its precision and
+    optimizer, its gradient collective's bytes per value (bfloat16 under mixed precision)."""
+    per_param = state_bytes(precision, optimizer)
+    comm_bytes = 2.0 if precision == "mixed" else float(GRAD_DTYPE_BYTES[grad_dtype])
+    memory = zero_memory_per_device(params, devices, strategy, per_param.params, per_param.grads,
+                                    per_param.optimizer)
+    return memory, zero_comm_bytes_per_step(params, devices, strategy, per_param.params, comm_bytes, accum_steps)
+
+
 def largest_model_params(budget_bytes: float, devices: int, strategy: str, param_bytes: float = 4.0,
                          grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> float:
     """The most parameters Ψ whose model states fit `budget_bytes` per device (activations excluded)."""

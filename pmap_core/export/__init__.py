@@ -28,6 +28,7 @@ from pmap_core.export.sharded import mesh_2d_export, sharded_dp_export
 from pmap_core.export.templating import SCRIPT_MAX_DEVICES, Exported, cli_command, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
 from pmap_core.train import models
+from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError, check_int, check_seed
 
@@ -78,7 +79,7 @@ def check_training(config: train_config.TrainConfig) -> train_config.TrainConfig
     """`config` checked as its script will run it: every setting as the lab checks it, the device
     count as a script's (`script_devices`), the global batch split evenly over those devices."""
     devices = script_devices(config.devices)
-    config = dataclasses.replace(train_config.validate(dataclasses.replace(config, devices=1)), devices=devices)
+    config = dataclasses.replace(train_plan.validate(dataclasses.replace(config, devices=1)), devices=devices)
     if config.impl not in IMPLEMENTATIONS:
         raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
                             options=", ".join(IMPLEMENTATIONS), value=config.impl)

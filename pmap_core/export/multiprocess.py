@@ -10,6 +10,7 @@ from pmap_core.export.templating import Exported, cli_command, fill, shown
 from pmap_core.runtime import MIN_WORKER_THREADS
 from pmap_core.train import config as train_config
 from pmap_core.train import launch, models
+from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError
 
@@ -23,7 +24,7 @@ def multiprocess_export(processes: int, per_process: int, impl: str, global_batc
         raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
                             options=", ".join(IMPLEMENTATIONS), value=impl)
     launch.check_group(processes, per_process, global_batch, None, dataset_size)
-    config = train_config.validate(train_config.TrainConfig(
+    config = train_plan.validate(train_config.TrainConfig(
         model="linear", devices=1, impl=impl, global_batch=global_batch, learning_rate=learning_rate, steps=steps,
         seed=seed))
     settings = {"processes": processes, "per_process": per_process, "impl": impl, "batch": config.global_batch,

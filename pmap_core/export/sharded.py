@@ -11,6 +11,7 @@ from pmap_core.concepts import sharded_dp
 from pmap_core.export.templating import Exported, cli_command, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
 from pmap_core.train import models
+from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import SHARDED_STATE_IMPL, TENSOR_IMPL
 from pmap_core.validation import LabInputError
 
@@ -24,7 +25,7 @@ def check_split(config: train_config.TrainConfig) -> train_config.TrainConfig:
         name, size = ("devices", devices) if devices % model_axis else ("hidden", config.hidden)
         raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                             axis="model", count=model_axis, name=name, size=size)
-    checked = train_config.validate(dataclasses.replace(config, devices=1, mesh_model=1))
+    checked = train_plan.validate(dataclasses.replace(config, devices=1, mesh_model=1))
     checked = dataclasses.replace(checked, devices=devices, mesh_model=model_axis)
     if checked.impl == TENSOR_IMPL and checked.strategy == "zero3" and checked.features % checked.mesh_data:
         raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",

@@ -29,8 +29,9 @@ log = logging.getLogger(__name__)
 
 
 def run_params(config: TrainConfig) -> dict[str, Any]:
-    """Every setting of a run, as MLflow params."""
-    return {**dataclasses.asdict(config), **config.derived(), "processes": jax.process_count()}
+    """Every setting of a run, as MLflow params: a registered program's (`options`) each under its own name."""
+    settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "options"}
+    return {**settings, **dict(config.options), **config.derived(), "processes": jax.process_count()}
 
 
 def scaling_metrics(scaling_ratio: float, efficiency: float, hardware_ceiling: float,

@@ -1,31 +1,31 @@
-"""A training run's settings and the checks that guard a shared server: validated once, at the edge.
+"""A training run's settings and the checks every run needs, whatever its program.
 
-The page and the CLI call `validate` (or `check_sweep`) on what the user asked for; everything
-below them (`loop.train`, `loop.sweep`) trusts the config it is given. `TrainConfig`'s defaults are
-the one home of every default the page, the CLI and export show.
+The page and the CLI call `train.plan.validate` (or `check_sweep`) on what the user asked for: it checks
+each setting against its own choices and limits, then the run's program's checks (each program owns
+them, in its registry entry), then `check_run` here; everything below them (`loop.train`, `loop.sweep`)
+trusts the config it is given. `TrainConfig`'s defaults are the one home of every default the page, the
+CLI and export show. This module sits below the programs: it names none of them.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import jax
 
-from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, PRECISIONS, ZERO_SHARDED
+from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
-from pmap_core.train.pipeline import SCHEDULES
-from pmap_core.train.program import ProgramSpec
-from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, PROGRAMS, SHARDED_STATE_IMPL, TENSOR_IMPL
+from pmap_core.train.program import Program, ProgramSpec
+from pmap_core.train.settings import check_value, defaults, setting, settings_of
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_STEPS,
     LabInputError,
     check_devices,
     check_elements,
-    check_float,
-    check_int,
     check_seed,
 )
 
@@ -47,7 +47,6 @@ MAX_D_MODEL = 512          # the transformer's width
 MAX_HEADS = 32
 MAX_SEQ_LEN = 256          # its attention is seq_len² per head and layer
 MIN_VOCAB, MAX_VOCAB = 2, 512
-PIPELINE_MODELS = ("mlp", models.TRANSFORMER)  # the models impl pipeline splits into stages
 TRANSFORMER_LEARNING_RATE = 0.1  # the transformer's default η with SGD (default_learning_rate says why)
 BASE_LEARNING_RATE = 0.1  # the default η: linear regression's, and an MLP's up to BASE_WIDTH wide
 BASE_WIDTH = 32           # TrainConfig's MLP width; a wider MLP starts from η·hidden = BASE_LEARNING_RATE·BASE_WIDTH
@@ -83,35 +82,63 @@ def default_learning_rate(model: str, hidden: int) -> float:
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """Every setting of a training run; `validate` checks it against the limits above. A learning rate
-    left out is the model's and width's default (`default_learning_rate`), fixed when the config is made:
-    `dataclasses.replace` keeps it."""
+    """Every setting of a training run; `validate` (train.plan) checks it against the limits above and its
+    program's own checks. A learning rate left out is the model's and width's default
+    (`default_learning_rate`), fixed when the config is made: `dataclasses.replace` keeps it.
 
-    model: str = "linear"        # one of models.MODELS
-    devices: int = 8
-    global_batch: int = 256
-    learning_rate: float = None  # type: ignore[assignment]  # None: default_learning_rate(model, hidden)
-    steps: int = 300
-    hidden: int = 32             # MLP width (ignored by linear)
-    features: int = 8            # MLP input width (linear regression has one input)
-    seed: int = 0
-    chunk: int = 25              # steps run inside one compiled call
-    scaling: str = "strong"      # one of SCALING_MODES: same global batch | same per-device batch
-    impl: str = "pmap"           # a name in train.programs.PROGRAMS: how the step runs
-    optimizer: str = "sgd"       # one of zero.OPTIMIZERS (optax)
-    strategy: str = "dp"         # one of zero.STRATEGIES: which training state each device holds whole
-    accum_steps: int = 1         # K micro-batches per device per step, one gradient collective per K
-    grad_dtype: str = "float32"  # one of GRAD_DTYPES: the dtype the gradient collective sends
-    precision: str = "float32"   # one of PRECISIONS: float32, or mixed (bfloat16 params and grads, fp32 master)
-    mesh_model: int = 1          # impl tensor: devices on the model axis; the data axis has devices / mesh_model
-    layers: int = 2              # MLP layers: tanh, residual tanh layers (models.apply_layer), the output
-    pipeline_stages: int = 1     # impl pipeline: stages P, one per device, layers / P layers each
-    microbatches: int = 1        # impl pipeline: micro-batches M of the global batch per step
-    schedule: str = "gpipe"      # impl pipeline: one of SCHEDULES, the order of forwards and backwards
-    d_model: int = 32            # transformer width (`layers` blocks of it; train.transformer)
-    heads: int = 4               # transformer attention heads, dividing d_model
-    seq_len: int = 32            # transformer tokens per sequence
-    vocab: int = 32              # transformer vocabulary: tokens of its Markov chain
+    The settings every run has carry their help, choices and limits here (`train.settings.setting`); those of
+    the lab's own programs are flat fields too (reads and `dataclasses.replace` stay as they were) whose
+    help, choices and limits are their owner's (`zero.ShardedStateSettings`, `tensor.TensorSettings`,
+    `pipeline.PipelineSettings`; tests/core/test_register_program.py keeps names and defaults equal). A
+    program registered from outside the lab keeps its settings in `options`."""
+
+    model: str = setting(
+        "linear", "linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer "
+        "(--layers blocks, --d-model, --heads, --seq-len, --vocab) predicting a random Markov chain's next token "
+        "(default: {default}; mlp with --meshes)", choices=models.MODELS, cli_default=None, reported=True)
+    devices: int = setting(8, "devices D (default: all devices of every process)", check=check_devices,
+                           cli_default=None, reported=True)
+    global_batch: int = setting(
+        256, "samples per step over all devices, divisible by D ({low}–{high}; default: {default}, or the "
+        "multiple of D nearest to it)", low=1, high=MAX_BATCH, cli_default=None, reported=True)
+    learning_rate: float = setting(  # type: ignore[assignment]  # None: default_learning_rate(model, hidden)
+        None, f"η (up to {{high}}; default: {BASE_LEARNING_RATE:g}, times {BASE_WIDTH}/--hidden for an MLP wider "
+        f"than {BASE_WIDTH}, so wide MLPs stay stable; {TRANSFORMER_LEARNING_RATE:g} for the transformer). A run "
+        "whose loss stops being finite stops there and exits with status 2", kind=float,
+        low=MIN_LEARNING_RATE, high=MAX_LEARNING_RATE)
+    steps: int = setting(300, "training steps ({low}–{high})", low=1, high=MAX_STEPS, reported=True)
+    hidden: int = setting(32, "MLP width ({low}–{high})", low=1, high=MAX_HIDDEN)  # ignored by linear
+    features: int = setting(8, "MLP input width ({low}–{high})", low=1, high=MAX_MODEL_FEATURES)
+    seed: int = setting(0, "", check=check_seed)
+    chunk: int = setting(25, "steps run inside one compiled call ({low}–{high})", low=1, high=MAX_CHUNK)
+    scaling: str = setting("strong", "strong: D = 1 baseline on the same global batch; weak: on the same "
+                           "per-device batch", choices=SCALING_MODES, reported=True)
+    # How the step runs: an impl a program of train.programs answers (its own flag: the CLI lists them).
+    impl: str = setting("pmap", flag=False, reported=True)
+    optimizer: str = "sgd"       # train.zero.ShardedStateSettings: one of OPTIMIZERS (optax)
+    strategy: str = "dp"         # ...: one of STRATEGIES, which training state each device holds whole
+    accum_steps: int = 1         # ...: K micro-batches per device per step, one gradient collective per K
+    grad_dtype: str = "float32"  # ...: one of GRAD_DTYPES, the dtype the gradient collective sends
+    precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
+    mesh_model: int = 1          # train.tensor.TensorSettings: devices on the model axis (data: devices / it)
+    layers: int = setting(
+        2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
+        "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
+        reported=True)
+    pipeline_stages: int = 1     # train.pipeline.PipelineSettings: stages P, one per device, layers / P each
+    microbatches: int = 1        # ...: micro-batches M of the global batch per step
+    schedule: str = "gpipe"      # ...: the order of forwards and backwards
+    d_model: int = setting(32, "transformer width ({low}–{high}; default: {default})", low=1, high=MAX_D_MODEL,
+                           reported=models.TRANSFORMER)
+    heads: int = setting(4, "transformer attention heads, dividing --d-model ({low}–{high}; default: {default})",
+                         low=1, high=MAX_HEADS, reported=models.TRANSFORMER)
+    seq_len: int = setting(32, "transformer tokens per sequence ({low}–{high}; default: {default})", low=1,
+                           high=MAX_SEQ_LEN, reported=models.TRANSFORMER)
+    vocab: int = setting(32, "transformer vocabulary ({low}–{high}; default: {default})", low=MIN_VOCAB,
+                         high=MAX_VOCAB, reported=models.TRANSFORMER)
+    # The settings of a program registered from outside the lab, as sorted (name, value) pairs: hashable,
+    # so a config stays a cache key. `validate` fills in its program's defaults.
+    options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         if self.learning_rate is None:
@@ -155,96 +182,111 @@ class TrainConfig:
             return models.Dims()
         return models.Dims(self.d_model, self.heads, self.seq_len, self.vocab)
 
-    def program_spec(self, steps: int) -> ProgramSpec:
-        """What fixes the compiled program that runs `steps` of this config's steps in one call."""
+    def option(self, name: str, default: Any = None) -> Any:
+        """The value of a registered program's setting `name` (`options`)."""
+        return dict(self.options).get(name, default)
+
+    def program_spec(self, steps: int, program: str = "") -> ProgramSpec:
+        """What fixes the compiled program that runs `steps` of this config's steps in one call (`program`: the
+        registry entry that runs it, where the caller chose it)."""
         dims = self.dims
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
                            self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
                            self.precision, self.sharded_state, self.mesh_model, self.layers,
                            self.pipeline_stages, self.microbatches, self.schedule,
-                           dims.d_model, dims.heads, dims.seq_len, dims.vocab)
+                           dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program)
 
 
-def validate(config: TrainConfig) -> TrainConfig:
-    """The config with numbers normalised, or a LabInputError (codes: unknown_model,
-    unknown_scaling, unknown_impl, unknown_optimizer, unknown_strategy, unknown_grad_dtype, unknown_precision,
-    strategy_needs_jit, mesh_needs_tensor, tensor_needs_mlp_sgd, mesh_not_divisible, batch_not_divisible,
-    micro_batch_not_divisible, too_much_work, out_of_range, not_whole_number, not_a_number, too_many_devices,
-    too_large, distributed_devices, unknown_schedule, layers_need_replicated, stages_need_pipeline,
-    pipeline_needs_mlp_sgd, pipeline_devices, layers_not_divisible, microbatches_not_divisible,
-    block_not_divisible: the transformer's heads do not divide d_model)."""
-    if config.model not in models.MODELS:
-        raise LabInputError("unknown_model", "model must be one of {options}, got {value!r}",
-                            options=", ".join(models.MODELS), value=config.model)
-    if config.impl not in PROGRAMS:
-        raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}",
-                            options=", ".join(PROGRAMS), value=config.impl)
-    if config.scaling not in SCALING_MODES:
-        raise LabInputError("unknown_scaling", "scaling must be one of {options}, got {value!r}",
-                            options=", ".join(SCALING_MODES), value=config.scaling)
-    for field, options in (("optimizer", OPTIMIZERS), ("strategy", STRATEGIES), ("grad_dtype", GRAD_DTYPES),
-                           ("precision", PRECISIONS), ("schedule", SCHEDULES)):
-        if getattr(config, field) not in options:
-            raise LabInputError(f"unknown_{field}", "{field} must be one of {options}, got {value!r}",
-                                field=field, options=", ".join(options), value=getattr(config, field))
-    checked = dataclasses.replace(
-        config,
-        devices=check_devices(config.devices),
-        global_batch=check_int("global_batch", config.global_batch, 1, MAX_BATCH),
-        learning_rate=check_float("learning_rate", config.learning_rate, MIN_LEARNING_RATE, MAX_LEARNING_RATE),
-        steps=check_int("steps", config.steps, 1, MAX_STEPS),
-        hidden=check_int("hidden", config.hidden, 1, MAX_HIDDEN),
-        features=check_int("features", config.features, 1, MAX_MODEL_FEATURES),
-        seed=check_seed(config.seed),
-        chunk=check_int("chunk", config.chunk, 1, MAX_CHUNK),
-        accum_steps=check_int("accum_steps", config.accum_steps, 1, MAX_ACCUM_STEPS),
-        mesh_model=check_int("mesh_model", config.mesh_model, 1, MAX_MESH_MODEL),
-        layers=check_int("layers", config.layers, 2, MAX_LAYERS),
-        pipeline_stages=check_int("pipeline_stages", config.pipeline_stages, 1, MAX_LAYERS),
-        microbatches=check_int("microbatches", config.microbatches, 1, MAX_MICROBATCHES),
-        d_model=check_int("d_model", config.d_model, 1, MAX_D_MODEL),
-        heads=check_int("heads", config.heads, 1, MAX_HEADS),
-        seq_len=check_int("seq_len", config.seq_len, 1, MAX_SEQ_LEN),
-        vocab=check_int("vocab", config.vocab, MIN_VOCAB, MAX_VOCAB),
-    )
-    _check_transformer(checked)
-    _check_mesh(checked)
-    _check_pipeline(checked)
-    if checked.sharded_state and checked.impl not in (SHARDED_STATE_IMPL, TENSOR_IMPL):
-        raise LabInputError(
-            "strategy_needs_jit",
-            "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
-            "{precision} precision run in the jit implementation (sharded training state); got impl {impl!r}: "
-            "use impl jit, or sgd, dp, 1, float32 and float32 for {impl}", optimizer=checked.optimizer,
-            strategy=checked.strategy, accum=checked.accum_steps, dtype=checked.grad_dtype,
-            precision=checked.precision, impl=checked.impl)
-    if jax.process_count() > 1 and checked.devices != jax.device_count():
+Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program
+
+
+def select_program(registry: Registry, settings: Any) -> Program:
+    """The entry that runs `settings` (a TrainConfig or a ProgramSpec): one that answers its impl for runs that
+    change its settings, where the run changes one, else the entry of that name; a LabInputError
+    (unknown_impl) where none answers it."""
+    for entry in registry.values():
+        if entry.impl and entry.impl == settings.impl and entry.settings and any(
+                getattr(settings, field.name) != field.default for field in dataclasses.fields(entry.settings)):
+            return entry
+    if settings.impl not in registry:
+        impls = ", ".join(dict.fromkeys(entry.impl or entry.name for entry in registry.values()))
+        raise LabInputError("unknown_impl", "impl must be one of {options}, got {value!r}", options=impls,
+                            value=settings.impl)
+    return registry[settings.impl]
+
+
+def check(config: TrainConfig, registry: Registry) -> TrainConfig:
+    """`config` checked against `registry`'s programs (`train.plan.validate`): each setting against its choices
+    and limits (TrainConfig's, every program's; a registered program's own settings completed with their
+    defaults), then the check of the program it selects, then every other program's refusal of a run that
+    sets its settings, then `check_run`."""
+    entry = select_program(registry, config)
+    options = dict(config.options)
+    checked = {field.name: check_value(field, getattr(config, field.name)) for field in settings_of(TrainConfig)}
+    for owner in registry.values():
+        for field in settings_of(owner.settings) if owner.settings else ():
+            if field.name in checked:
+                continue
+            if hasattr(config, field.name):
+                checked[field.name] = check_value(field, getattr(config, field.name))
+            elif owner is entry:
+                options[field.name] = check_value(field, options.get(field.name, field.default))
+    unknown = sorted(set(options) - (set(defaults(entry.settings)) if entry.settings else set()))
+    if unknown:
+        raise LabInputError("unknown_program_setting", "impl {impl} has no setting {name}", impl=config.impl,
+                            name=unknown[0])
+    config = dataclasses.replace(config, **checked, options=tuple(sorted(options.items())))
+    entry.check(config)
+    own = {*(defaults(entry.settings) if entry.settings else ()), *entry.shares}
+    for owner in registry.values():  # a setting only other programs own keeps its default; its owner says why
+        if owner is entry or owner.settings is None or owner.refused_elsewhere is None:
+            continue
+        if any(name not in own and hasattr(config, name) and getattr(config, name) != default
+               for name, default in defaults(owner.settings).items()):
+            raise owner.refused_elsewhere(config)
+    check_run(config)
+    return config
+
+
+def check_run(config: TrainConfig) -> None:
+    """What every run needs whatever its program, once each setting is in range (`train.plan.validate` calls it
+    last): a LabInputError (codes: block_not_divisible, distributed_devices, batch_not_divisible,
+    micro_batch_not_divisible, too_large, too_much_work)."""
+    _check_transformer(config)
+    if jax.process_count() > 1 and config.devices != jax.device_count():
         raise LabInputError("distributed_devices",
                             "a multi-process run trains on all {available} devices of its processes, got {devices}",
-                            available=jax.device_count(), devices=checked.devices)
-    if checked.global_batch % checked.devices:
+                            available=jax.device_count(), devices=config.devices)
+    if config.global_batch % config.devices:
         raise LabInputError(
             "batch_not_divisible",
             "global_batch {batch} does not split evenly over {devices} devices; try {suggestion}",
-            batch=checked.global_batch, devices=checked.devices,
-            suggestion=max(checked.devices, checked.global_batch // checked.devices * checked.devices),
+            batch=config.global_batch, devices=config.devices,
+            suggestion=max(config.devices, config.global_batch // config.devices * config.devices),
         )
-    if checked.global_batch % (checked.devices * checked.accum_steps):
-        step = checked.devices * checked.accum_steps
+    if config.global_batch % (config.devices * config.accum_steps):
+        step = config.devices * config.accum_steps
         raise LabInputError(
             "micro_batch_not_divisible",
             "global_batch {batch} does not split into {devices} devices × {accum} micro-batches of equal size; "
-            "try {suggestion}", batch=checked.global_batch, devices=checked.devices, accum=checked.accum_steps,
-            suggestion=max(step, checked.global_batch // step * step))
-    check_elements("training data", checked.global_batch * checked.input_features)
-    work = checked.steps * checked.global_batch * models.multiply_adds_per_sample(
-        checked.model, checked.input_features, checked.hidden, checked.layers, checked.dims)
+            "try {suggestion}", batch=config.global_batch, devices=config.devices, accum=config.accum_steps,
+            suggestion=max(step, config.global_batch // step * step))
+    check_elements("training data", config.global_batch * config.input_features)
+    work = config.steps * config.global_batch * models.multiply_adds_per_sample(
+        config.model, config.input_features, config.hidden, config.layers, config.dims)
     if work > MAX_WORK:
         raise LabInputError("too_much_work",
                             "this run needs {work:,} multiply-adds, over the limit of {limit:,}; "
                             "use fewer steps, a smaller batch or a narrower model",
                             work=work, limit=MAX_WORK)
-    return checked
+
+
+def baseline_config(config: TrainConfig, registry: Registry) -> TrainConfig:
+    """The one-device run S(D) is measured against: the same global batch (strong) or the same per-device
+    batch (weak), with what the run's impl's program changes for it (a pipeline's: the model unsplit, impl jit)."""
+    batch = config.global_batch if config.scaling == "strong" else config.global_batch // config.devices
+    changes = registry[config.impl].baseline(config)
+    return dataclasses.replace(config, devices=1, global_batch=batch, **changes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -256,17 +298,21 @@ class RunPlan:
     baseline: TrainConfig | None        # the one-device run S(D) is timed against (None: not timed apart)
     baseline_program: ProgramSpec | None
     features: int                       # input width of the model's data
-    dims: models.Dims = dataclasses.field(default_factory=models.Dims)  # the transformer's sizes
+    dims: models.Dims                   # the transformer's sizes
+    program: Program                    # the registry entry that runs it (its analytic model, for the footprint)
 
 
-def plan_run(config: TrainConfig, measure_scaling: bool) -> RunPlan:
-    """The programs a run needs: one per chunk length, and, when its scaling is measured and one
-    device is not the run itself, the one-device program of the same chunk."""
+def plan_run(config: TrainConfig, measure_scaling: bool, registry: Registry) -> RunPlan:
+    """The programs a run needs (`registry`: train.programs.REGISTRY): one per chunk length, and, when its
+    scaling is measured and one device is not the run itself, the one-device program of the same chunk;
+    each spec names the entry that runs it."""
     chunks = tuple(chunk_lengths(config.steps, config.chunk))
-    base = baseline_config(config) if measure_scaling else None
+    base = baseline_config(config, registry) if measure_scaling else None
     base = base if base != config else None
-    return RunPlan(chunks, {n: config.program_spec(n) for n in sorted(set(chunks))}, base,
-                   base.program_spec(chunks[0]) if base else None, config.input_features, config.dims)
+    program = select_program(registry, config)
+    specs = {n: config.program_spec(n, program.name) for n in sorted(set(chunks))}
+    base_spec = base.program_spec(chunks[0], select_program(registry, base).name) if base else None
+    return RunPlan(chunks, specs, base, base_spec, config.input_features, config.dims, program)
 
 
 def chunk_lengths(steps: int, chunk: int) -> list[int]:
@@ -296,75 +342,12 @@ def _check_transformer(config: TrainConfig) -> None:
                         parts=config.heads, nearest=", ".join(map(str, nearest)))
 
 
-def _check_mesh(config: TrainConfig) -> None:
-    """A data × model mesh (impl tensor) trains the MLP or the transformer with SGD in float32, its parameters
-    replicated over data (dp) or sharded over it too (zero3: FSDP × TP), its model axis dividing the devices
-    and the split widths (the MLP's hidden width; the transformer's heads and MLP width 4·d_model, and under
-    zero3 its data axis d_model); every other impl runs on one axis."""
-    if config.impl != TENSOR_IMPL:
-        if config.mesh_model != 1:
-            raise LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
-                                model=config.mesh_model, impl=config.impl)
-        return
-    settings = (config.optimizer, config.accum_steps, config.grad_dtype, config.precision)
-    plain = settings == ("sgd", 1, "float32", "float32")
-    if config.model not in ("mlp", models.TRANSFORMER) or not plain or config.strategy not in ("dp", "zero3"):
-        raise LabInputError("tensor_needs_mlp_sgd",
-                            "impl tensor splits the MLP's or the transformer's weights and trains with SGD in float32 "
-                            "(strategy dp or zero3, no accumulation); got model {model}, optimizer {optimizer}, "
-                            "strategy {strategy}", model=config.model, optimizer=config.optimizer,
-                            strategy=config.strategy)
-    needs = [("model", config.mesh_model, "devices", config.devices)]
-    if config.model == models.TRANSFORMER:  # the heads and the MLP's width split over model; zero3: d_model over data
-        needs += [("model", config.mesh_model, "heads", config.heads),
-                  ("model", config.mesh_model, "mlp width", models.transformer.MLP_RATIO * config.d_model)]
-        if config.strategy == "zero3":
-            needs.append(("data", config.devices // config.mesh_model, "d_model", config.d_model))
-    else:
-        needs.append(("model", config.mesh_model, "hidden", config.hidden))
-        if config.strategy == "zero3":  # w1's rows split over data too
-            needs.append(("data", config.devices // config.mesh_model, "features", config.features))
-    for axis, count, name, size in needs:
-        if size % count:
-            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
-                                axis=axis, count=count, name=name, size=size)
-
-
-def _check_pipeline(config: TrainConfig) -> None:
-    """More than 2 layers train replicated (pmap, shard_map, jit with SGD) or pipelined; a pipeline
-    (impl pipeline) trains the MLP or the transformer with SGD in float32 (strategy dp), one stage per device
-    and D/P pipelines side by side (data parallelism over them), its layers (the transformer's blocks) splitting
-    evenly into the stages and its global batch into D/P · M micro-batches."""
-    pipelined = config.impl == PIPELINE_IMPL
-    if config.layers != 2 and not pipelined and (config.impl not in IMPLEMENTATIONS or config.sharded_state):
+def check_two_layers(config: TrainConfig) -> None:
+    """For the programs that train only the two-layer MLP (or the transformer's blocks, two by default)."""
+    if config.layers != 2:
         raise LabInputError("layers_need_replicated",
                             "{layers} layers train with impl pmap, shard_map or jit (SGD, float32) or pipeline; "
                             "got impl {impl!r}", layers=config.layers, impl=config.impl)
-    if not pipelined:
-        if (config.pipeline_stages, config.microbatches, config.schedule) != (1, 1, "gpipe"):
-            raise LabInputError("stages_need_pipeline",
-                                "pipeline stages, micro-batches and a schedule need impl pipeline, got impl {impl!r}",
-                                impl=config.impl)
-        return
-    if config.model not in PIPELINE_MODELS or config.sharded_state:
-        raise LabInputError("pipeline_needs_mlp_sgd",
-                            "impl pipeline splits the layers of the MLP or the transformer and trains with SGD in "
-                            "float32 (strategy dp, no accumulation); got model {model}, optimizer {optimizer}, "
-                            "strategy {strategy}",
-                            model=config.model, optimizer=config.optimizer, strategy=config.strategy)
-    if config.devices % config.pipeline_stages:
-        raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device, D/P pipelines side by "
-                            "side: {stages} stages need a multiple of {stages} devices, got {devices}",
-                            stages=config.pipeline_stages, devices=config.devices)
-    if config.layers % config.pipeline_stages:
-        raise LabInputError("layers_not_divisible", "{layers} layers do not split evenly into {stages} stages",
-                            layers=config.layers, stages=config.pipeline_stages)
-    if config.global_batch % (config.devices // config.pipeline_stages * config.microbatches):
-        step = config.devices // config.pipeline_stages * config.microbatches
-        raise LabInputError("microbatches_not_divisible",
-                            "global_batch {batch} does not split into {microbatches} micro-batches of equal size; "
-                            "try {suggestion}", batch=config.global_batch, microbatches=step,
-                            suggestion=max(step, config.global_batch // step * step))
 
 
 def steadier_learning_rate(config: TrainConfig) -> float:
@@ -378,15 +361,6 @@ def default_batch(devices: int, accum_steps: int = 1) -> int:
     multiple of D·K nearest to it where D·K does not divide it (255 on 3 devices), so no default fails."""
     step = max(1, devices * accum_steps)  # a count out of range is refused later, by `validate`
     return max(step, round(TrainConfig().global_batch / step) * step)
-
-
-def baseline_config(config: TrainConfig) -> TrainConfig:
-    """The one-device run S(D) is measured against: the same global batch (strong) or the same
-    per-device batch (weak). A pipeline's is the same model unsplit, on one device (impl jit)."""
-    batch = config.global_batch if config.scaling == "strong" else config.per_device_batch
-    unsplit = (dict(impl="jit", pipeline_stages=1, microbatches=1, schedule="gpipe")
-               if config.impl == PIPELINE_IMPL else {})
-    return dataclasses.replace(config, devices=1, global_batch=batch, mesh_model=1, **unsplit)
 
 
 def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = None,
@@ -403,12 +377,3 @@ def sweep_configs(config: TrainConfig, device_counts: Sequence[int] | None = Non
                 continue
             configs.append(dataclasses.replace(config, devices=d, global_batch=batch, impl=impl))
     return configs
-
-
-def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
-                impls: Sequence[str] | None = None) -> None:
-    """Check, once each, every run of a config's sweep (a weak sweep's larger D grows the batch)."""
-    config = validate(config)  # the ladder below divides by its numbers
-    for run in sweep_configs(config, device_counts, impls):
-        if run != config:
-            validate(run)

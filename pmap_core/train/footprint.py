@@ -1,5 +1,6 @@
 """Measured, not typed: the bytes each device holds for params, gradients and optimizer state, and
-the bytes its collectives send per step — beside the textbook model (`costs.analytic.zero_*`).
+the bytes its collectives send per step — beside its program's textbook model (`Program.analytic`: ZeRO's
+and data parallelism's `costs.analytic.zero_*`, Megatron's for the tensor-parallel MLP; none for a pipeline).
 
 - Held bytes are read from real arrays by the program itself (`ParallelProgram.held_bytes`): the
   trained state's `addressable_shards` (the largest shard total over this process's devices), and
@@ -20,7 +21,7 @@ from typing import Any
 
 from pmap_core import hlo
 from pmap_core.costs import analytic
-from pmap_core.train.program import ParallelProgram
+from pmap_core.train.program import AnalyticModel, ParallelProgram
 
 _HEADER = re.compile(r"^(?P<entry>ENTRY )?%?(?P<name>[\w.\-]+)(?: \(.*)? \{\s*$")
 _CALLEE = re.compile(r"\b(?P<key>calls|to_apply|body|condition|true_computation|false_computation)"
@@ -103,8 +104,8 @@ def comm_per_step(text: str, steps: int, accum_steps: int = 1) -> Comm:
 
 @dataclasses.dataclass(frozen=True)
 class Footprint:
-    """Per device, measured beside the model (Ψ parameters; `analytic.zero_memory_per_device`,
-    `analytic.zero_comm_bytes_per_step`)."""
+    """Per device, measured beside the program's own analytic model where it has one (Ψ parameters; ZeRO's
+    and data parallelism's: `analytic.zero_memory_per_device`, `analytic.zero_comm_bytes_per_step`)."""
 
     strategy: str
     devices: int
@@ -122,8 +123,8 @@ class Footprint:
     reductions_per_step: float
     deepest_loop: int                    # 2 when some collective runs once per micro-batch
     compiled_memory: dict[str, int]      # `compiled.memory_analysis()` fields the backend filled
-    model_memory: analytic.ZeroMemory
-    model_comm_bytes_per_step: float
+    model_memory: analytic.ZeroMemory | None   # None: the program's model says nothing of the bytes held
+    model_comm_bytes_per_step: float | None    # None: nor of the bytes sent
     precision: str = "float32"
     padding_bytes_per_device: int = 0    # of the params: zeros that let every layer split into D shards
     emitted_comm_bytes_per_step: float = 0.0  # every collective of the program as JAX emitted it
@@ -133,10 +134,11 @@ class Footprint:
     peak_bytes_per_device: int | None = None
 
     def ratios(self) -> dict[str, float | None]:
-        """measured / model for each figure (None where the model says zero)."""
-        pairs = {"param": (self.param_bytes_per_device, self.model_memory.params),
-                 "grad": (self.grad_bytes_per_device, self.model_memory.grads),
-                 "opt": (self.opt_bytes_per_device, self.model_memory.optimizer),
+        """measured / model for each figure (None where the model says zero, or nothing)."""
+        memory = self.model_memory
+        pairs = {"param": (self.param_bytes_per_device, memory and memory.params),
+                 "grad": (self.grad_bytes_per_device, memory and memory.grads),
+                 "opt": (self.opt_bytes_per_device, memory and memory.optimizer),
                  "comm": (self.comm_bytes_per_step, self.model_comm_bytes_per_step)}
         return {name: (measured / model if model else None) for name, (measured, model) in pairs.items()}
 
@@ -159,30 +161,24 @@ def peak_bytes(memory: dict[str, int]) -> int | None:
             - memory.get("alias_size_in_bytes", 0) + memory.get("temp_size_in_bytes", 0))
 
 
-def measure(program: ParallelProgram, carried: Any) -> Footprint:
+def measure(program: ParallelProgram, carried: Any, model: AnalyticModel | None = None) -> Footprint:
     """The footprint of a trained run, through the program's interface only: `carried` is what its
-    last call returned (params, or the whole training state)."""
+    last call returned (params, or the whole training state); `model`: its program's analytic figures
+    (its registry entry's `analytic`), None where it has none."""
     spec = program.spec
     held = program.held_bytes(carried)
     comm = comm_per_step(program.compiled.as_text(), spec.steps, spec.accum_steps)
     emitted = comm_per_step(program.emitted_hlo, spec.steps, spec.accum_steps) if program.emitted_hlo else comm
-    count = program.param_count
     memory = compiled_memory(program.compiled)
-    per_param = analytic.state_bytes(spec.precision, spec.optimizer)
-    mixed = spec.precision == "mixed"
-    comm_bytes = 2.0 if mixed else float(analytic.GRAD_DTYPE_BYTES[spec.grad_dtype])
+    model = model or AnalyticModel()
     return Footprint(
-        strategy=spec.strategy, devices=spec.devices, param_count=count,
+        strategy=spec.strategy, devices=spec.devices, param_count=program.param_count,
         param_bytes_per_device=held.params, grad_bytes_per_device=held.grads, opt_bytes_per_device=held.opt,
         comm_bytes_per_step=comm.bytes_per_step, comm_by_kind=comm.by_kind, comm_dtypes=comm.dtypes,
         grad_comm_bytes_per_step=comm.reduction_bytes_per_step,
         emitted_grad_comm_bytes_per_step=emitted.reduction_bytes_per_step,
         reductions_per_step=comm.reductions_per_step, deepest_loop=comm.deepest_loop,
-        compiled_memory=memory,
-        model_memory=analytic.zero_memory_per_device(count, spec.devices, spec.strategy, per_param.params,
-                                                     per_param.grads, per_param.optimizer),
-        model_comm_bytes_per_step=analytic.zero_comm_bytes_per_step(
-            count, spec.devices, spec.strategy, per_param.params, comm_bytes, spec.accum_steps),
+        compiled_memory=memory, model_memory=model.memory, model_comm_bytes_per_step=model.comm_bytes_per_step,
         precision=spec.precision, padding_bytes_per_device=held.padding,
         emitted_comm_bytes_per_step=emitted.bytes_per_step, peak_bytes_per_device=peak_bytes(memory),
     )

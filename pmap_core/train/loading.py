@@ -21,8 +21,9 @@ import jax
 import numpy as np
 
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.divergence import check_finite
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ParallelProgram
 from pmap_core.validation import LabInputError
 

@@ -4,7 +4,7 @@ The loop runs whatever `ParallelProgram` (`train.program`) `config.impl` names i
 (`train.programs`), through that interface only: place, run, read the losses, the parameters and
 the footprint.
 
-Both trust a validated config (`train_config.validate`, called by the page or the CLI) and report
+Both trust a validated config (`train.plan.validate`, called by the page or the CLI) and report
 to callbacks (minGPT's trainer shape): training knows nothing of who watches — the page's live
 chart, the CLI's progress lines and MLflow tracking (`tracking.callback`) are all callbacks.
 
@@ -184,8 +184,8 @@ def train(config: TrainConfig, callbacks: Sequence[Callback] = (), *, measure_sc
 def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: bool) -> TrainResult:
     started = time.perf_counter()
     # Every setting the run needs is read here, once.
-    plan = plan_run(config, measure_scaling)
-    chunks, specs, baseline_spec = plan.chunks, plan.programs, plan.baseline_program
+    plan = plan_run(config, measure_scaling, programs.REGISTRY)
+    chunks, specs, baseline_spec, program = plan.chunks, plan.programs, plan.baseline_program, plan.program
     steps, batch, learning_rate = config.steps, config.global_batch, config.learning_rate
     baseline_batch = plan.baseline.global_batch if plan.baseline else batch
     data = models.make_data(config.model, batch, plan.features, config.seed, plan.dims)
@@ -195,6 +195,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     compiled = {n: programs.build(spec) for n, spec in specs.items()}
     baseline = programs.build(baseline_spec) if baseline_spec else None
     first = compiled[chunks[0]]
+    model = program.analytic(first.spec, first.param_count)  # its program's textbook figures, if any
     carry, x, y, lr = first.place(initial, data, learning_rate)
 
     losses: list[float] = []
@@ -225,7 +226,7 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
                            steady_s / chunks[0], base_s / chunks[0])
 
     host_params, diff = first.final_params(carry)
-    footprint = measure(first, carry)
+    footprint = measure(first, carry, model)
     timed = sum(call_times)
     return TrainResult(
         config=config,

@@ -56,16 +56,21 @@ from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.train import footprint, models
+from pmap_core.train.config import MAX_LAYERS, MAX_MICROBATCHES
 from pmap_core.train.mesh import DATA_AXIS, STAGE_AXIS, build_mesh
 from pmap_core.train.program import (
     HeldBytes,
     MeshProgram,
+    Program,
     ProgramSpec,
+    RunExtras,
     abstract,
     bytes_per_device,
     compile_timed,
     param_count,
 )
+from pmap_core.train.settings import setting
+from pmap_core.validation import LabInputError
 
 SCHEDULES = ("gpipe", "1f1b")
 IDLE, FORWARD, BACKWARD = 0, 1, 2
@@ -496,3 +501,70 @@ def build(spec: ProgramSpec) -> PipelineProgram:
     lowered, compiled, seconds = compile_timed(chunk(layout, spec, mesh, schedule), args)
     return PipelineProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
                            lowered.as_text(dialect="hlo"), mesh, layout, schedule)
+
+
+PIPELINE_MODELS = ("mlp", models.TRANSFORMER)  # the models this program splits into stages
+
+
+@dataclasses.dataclass(frozen=True)
+class PipelineSettings:
+    """The settings this program owns (also TrainConfig's fields of the same names)."""
+
+    # The CLI's --pipeline-stages, when given, selects this program (its default: "not given").
+    pipeline_stages: int = setting(
+        1, "P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices a "
+        "multiple of P, default P: D/P pipelines side by side, data parallel over them)", low=1, high=MAX_LAYERS,
+        cli_default=None, reported=True)
+    microbatches: int = setting(1, "impl pipeline: M micro-batches per step ({low}–{high})", low=1,
+                                high=MAX_MICROBATCHES, reported=True)
+    schedule: str = setting("gpipe", "impl pipeline: gpipe (every forward, then every backward) or 1f1b (one "
+                            "forward, one backward)", choices=SCHEDULES, reported=True)
+
+
+def check(config) -> None:
+    """A pipeline trains the MLP or the transformer with SGD in float32 (strategy dp), one stage per device
+    and D/P pipelines side by side (data parallelism over them), its layers (the transformer's blocks)
+    splitting evenly into the stages and its global batch into D/P · M micro-batches."""
+    if config.model not in PIPELINE_MODELS or config.sharded_state:
+        raise LabInputError("pipeline_needs_mlp_sgd",
+                            "impl pipeline splits the layers of the MLP or the transformer and trains with SGD in "
+                            "float32 (strategy dp, no accumulation); got model {model}, optimizer {optimizer}, "
+                            "strategy {strategy}",
+                            model=config.model, optimizer=config.optimizer, strategy=config.strategy)
+    if config.devices % config.pipeline_stages:
+        raise LabInputError("pipeline_devices", "impl pipeline runs one stage per device, D/P pipelines side by "
+                            "side: {stages} stages need a multiple of {stages} devices, got {devices}",
+                            stages=config.pipeline_stages, devices=config.devices)
+    if config.layers % config.pipeline_stages:
+        raise LabInputError("layers_not_divisible", "{layers} layers do not split evenly into {stages} stages",
+                            layers=config.layers, stages=config.pipeline_stages)
+    if config.global_batch % (config.devices // config.pipeline_stages * config.microbatches):
+        step = config.devices // config.pipeline_stages * config.microbatches
+        raise LabInputError("microbatches_not_divisible",
+                            "global_batch {batch} does not split into {microbatches} micro-batches of equal size; "
+                            "try {suggestion}", batch=config.global_batch, microbatches=step,
+                            suggestion=max(step, config.global_batch // step * step))
+
+
+def refused_elsewhere(config) -> LabInputError:
+    return LabInputError("stages_need_pipeline",
+                         "pipeline stages, micro-batches and a schedule need impl pipeline, got impl {impl!r}",
+                         impl=config.impl)
+
+
+def _setup(config) -> tuple[str, ...]:
+    return (f"P{config.pipeline_stages}", f"M{config.microbatches}", config.schedule)
+
+
+def _metrics(config) -> dict[str, float]:
+    return {"bubble_fraction": schedule_bubble(config.pipeline_stages, config.microbatches, config.schedule)}
+
+
+def baseline(config) -> dict[str, Any]:
+    """S(D) of a pipeline is against the same model unsplit, on one device (impl jit)."""
+    return dict(impl="jit", pipeline_stages=1, microbatches=1, schedule="gpipe")
+
+
+# No analytic model: the footprint reports what the run measured (ZeRO's model does not describe stages).
+PROGRAM = Program("pipeline", build, PipelineSettings, check, refused_elsewhere,
+                  RunExtras(setup=_setup, metrics=_metrics), baseline=baseline)

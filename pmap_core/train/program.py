@@ -13,8 +13,8 @@ compiled for one `ProgramSpec`, ahead of time, and then:
     program.compiled.as_text()                                      # its collectives (train.footprint)
 
 That is the whole surface, the size of optax's `GradientTransformation`: a new way of splitting the
-model is one module with one such class and one line in `train.programs.PROGRAMS`; the loop
-(`train.loop`) and the footprint (`train.footprint`) never name a program.
+model is one module with one such class and one `Program` entry (below) registered in `train.programs`;
+the loop (`train.loop`) and the footprint (`train.footprint`) never name a program.
 
 This module imports nothing above it: the programs and their users both depend on it.
 """
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import jax
@@ -60,6 +60,14 @@ class ProgramSpec:
     heads: int = 4               # its attention heads
     seq_len: int = 32            # tokens per sequence: x and y are (rows, seq_len)
     vocab: int = 32              # tokens of its vocabulary
+    # The settings of a program registered from outside the lab, as (name, value) pairs (`TrainConfig.options`).
+    options: tuple[tuple[str, Any], ...] = ()
+    # The registry entry that runs it, where the run's plan chose it ("": `programs.resolve` chooses). Not part
+    # of what the spec is: equal settings select the same entry.
+    program: str = dataclasses.field(default="", compare=False)
+
+    def option(self, name: str) -> Any:
+        return dict(self.options)[name]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -171,3 +179,84 @@ def place_from_host(value: np.ndarray, sharding: Any) -> jax.Array:
     """A global array with `sharding` whose every device reads its own part of host `value`."""
     value = np.asarray(value)
     return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
+
+
+Builder = Callable[[ProgramSpec], ParallelProgram]
+
+# A hook reads a run's `TrainConfig` (typed `Any`: this module sits below train.config's users).
+Config = Any
+
+
+def _no_labels(config: Config) -> Sequence[str]:
+    return ()
+
+
+def _no_metrics(config: Config) -> Mapping[str, float]:
+    return {}
+
+
+@dataclasses.dataclass(frozen=True)
+class RunExtras:
+    """What a program adds to the record of its runs, beyond the settings and figures every run has."""
+
+    # Labels a run's name shows after its named settings: "4x2" (a data × model mesh), "P4", "M8", "1f1b".
+    setup: Callable[[Config], Sequence[str]] = _no_labels
+    # Figures a finished run logs besides the loop's, known from its settings (a pipeline's bubble).
+    metrics: Callable[[Config], Mapping[str, float]] = _no_metrics
+    # The run's data × model mesh: its label ("4x2") and the model axis's size. A sweep of one D over
+    # runs that have one compares meshes (curves against the model axis), not device counts.
+    mesh: Callable[[Config], tuple[str, int]] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class AnalyticModel:
+    """A program's textbook figures per device, beside what its run measures (`train.footprint`): the bytes
+    held (a `costs.analytic.ZeroMemory`: params, grads, optimizer) and sent per step; None where the program's
+    model does not say."""
+
+    memory: Any = None
+    comm_bytes_per_step: float | None = None
+
+
+def _no_check(config: Config) -> None:
+    return None
+
+
+def _unchanged(config: Config) -> Mapping[str, Any]:
+    return {}
+
+
+def _no_model(spec: ProgramSpec, param_count: int) -> AnalyticModel | None:
+    return None
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One entry of the registry (`train.programs`): a way of running the step and all it owns.
+
+    `TrainConfig.impl` selects an entry (`config.select_program`): the one of that name, or an entry that answers
+    that impl (`impl`) for the runs that set one of its settings away from its default (impl "jit" with a
+    sharded training state runs "zero"). Such an entry shares the record of the impl's runs: the impl's entry
+    says what it adds to them (`extras`) and what its one-device baseline is."""
+
+    name: str
+    build: Callable[[ProgramSpec], ParallelProgram]
+    # The dataclass of the settings it owns (fields declared with `train.settings.setting`). The lab's own
+    # programs' settings are also TrainConfig's fields of the same names; another program's live in
+    # `TrainConfig.options`.
+    settings: type | None = None
+    # Its settings against the run (devices, model, batch...): a LabInputError, or nothing.
+    check: Callable[[Config], None] = _no_check
+    # The error for a run of another program that sets one of its settings away from the default.
+    refused_elsewhere: Callable[[Config], Exception] | None = None
+    extras: RunExtras = RunExtras()
+    # TrainConfig changes (beyond one device and the baseline's batch) that make its one-device baseline.
+    baseline: Callable[[Config], Mapping[str, Any]] = _unchanged
+    # Its textbook memory and communication, from its spec and Ψ (None: it has none).
+    analytic: Callable[[ProgramSpec, int], AnalyticModel | None] = _no_model
+    impl: str = ""  # the TrainConfig.impl that selects it when a run changes its settings ("": its name)
+    shares: tuple[str, ...] = ()  # other programs' settings it reads too (theirs to describe and limit)
+
+    @property
+    def selected_by(self) -> str:
+        return self.impl or self.name

@@ -1,112 +1,92 @@
-"""The registry of parallel programs: a name for each way of running the training step, and the
-compiled program of a spec, cached.
+"""The registry of parallel programs: one entry (`program.Program`) per way of running the training step,
+and the compiled program of a spec, cached.
 
-`TrainConfig.impl` names an entry of `PROGRAMS`; `build(spec)` compiles that entry's program once
-per spec (a rerun with the same shapes never recompiles) and times the compile on its own. The
-"jit" entry runs the sharded-state program (`train.zero`) when the spec asks for a ZeRO strategy,
-Adam, accumulation or bfloat16 gradients, and the replicated one otherwise.
+An entry carries everything its program owns: the builder (`ProgramSpec -> ParallelProgram`), its
+settings dataclass, the check of those settings against a run, the error for another program's run that
+sets them, what it adds to the record of its runs (`RunExtras`), its one-device baseline and its analytic
+memory and communication model. Each program module defines its own entry (`replicated.PMAP`,
+`zero.PROGRAM`, ...); this module lists them, and `register` adds one from outside the lab.
 
-Adding a way of running the step: write a module whose builder takes a `ProgramSpec` and returns
-a `ParallelProgram` (`train.program`), and `register` it. Nothing in the loop changes.
+One name, one builder: "jit" is the replicated jit program, "zero" the sharded-state one. A run names how
+its step is written (`TrainConfig.impl`: pmap, shard_map, jit, tensor, pipeline); impl "jit" with a
+sharded training state (a ZeRO strategy, Adam, accumulation, bfloat16 gradients or mixed precision)
+selects "zero" (`resolve`), and its record keeps impl "jit" (with what the impl's entry adds to it).
+`build(spec)` compiles the selected entry's program once per spec (a rerun with the same shapes never
+recompiles) and times the compile on its own.
 
-What a program adds to the record of its runs (labels in a run's name, figures known from its
-settings, the mesh a sweep of one D compares) is its `RunExtras`, registered beside its builder:
-tracking asks `extras(config.impl)` and names no program.
+Nothing in the loop, the footprint or the tracking changes when a program is added.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import threading
-from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pmap_core.train import pipeline, replicated, tensor, zero
-from pmap_core.train.program import ParallelProgram, ProgramSpec
+from pmap_core.train.config import select_program
+from pmap_core.train.program import Builder, ParallelProgram, Program, ProgramSpec, RunExtras
 
-Builder = Callable[[ProgramSpec], ParallelProgram]
+__all__ = ["IMPLEMENTATIONS", "PIPELINE_IMPL", "PROGRAMS", "REGISTRY", "SHARDED_STATE_IMPL", "TENSOR_IMPL",
+           "Program", "RunExtras", "build", "compiles_in_this_thread", "extras", "impls", "register", "resolve",
+           "unregister"]
 
-
-def _jit(spec: ProgramSpec) -> ParallelProgram:
-    return zero.build(spec) if spec.sharded_state else replicated.build_jit(spec)
-
-
-PROGRAMS: dict[str, Builder] = {"pmap": replicated.build_pmap, "shard_map": replicated.build_shard_map,
-                                "jit": _jit, "tensor": tensor.build, "pipeline": pipeline.build}
+# In the order their checks of other programs' settings run (train.plan.validate): a model axis, stages,
+# then a sharded training state.
+REGISTRY: dict[str, Program] = {"pmap": replicated.PMAP, "shard_map": replicated.SHARD_MAP, "jit": replicated.JIT,
+                                "tensor": tensor.PROGRAM, "pipeline": pipeline.PROGRAM, "zero": zero.PROGRAM}
+LAB_PROGRAMS = frozenset(REGISTRY)
 IMPLEMENTATIONS = ("pmap", "shard_map", "jit")  # the three ways of writing 1-D data parallelism, as pages show them
 TENSOR_IMPL = "tensor"             # a data × model mesh: tensor parallelism with data parallelism (train.tensor)
 PIPELINE_IMPL = "pipeline"         # the MLP's layers in stages over a `stage` axis (train.pipeline)
-SHARDED_STATE_IMPL = "jit"         # the one entry that runs a sharded training state
-
-# A hook reads a run's `TrainConfig` (typed `Any`: train.config imports this module).
-Config = Any
-
-
-def _no_labels(config: Config) -> Sequence[str]:
-    return ()
-
-
-def _no_metrics(config: Config) -> Mapping[str, float]:
-    return {}
-
-
-@dataclasses.dataclass(frozen=True)
-class RunExtras:
-    """What a program adds to the record of its runs, beyond the settings and figures every run has."""
-
-    # Labels a run's name shows after its named settings: "4x2" (a data × model mesh), "P4", "M8", "1f1b".
-    setup: Callable[[Config], Sequence[str]] = _no_labels
-    # Figures a finished run logs besides the loop's, known from its settings (a pipeline's bubble).
-    metrics: Callable[[Config], Mapping[str, float]] = _no_metrics
-    # The run's data × model mesh: its label ("4x2") and the model axis's size. A sweep of one D over
-    # runs that have one compares meshes (curves against the model axis), not device counts.
-    mesh: Callable[[Config], tuple[str, int]] | None = None
-
-
-def _mesh(config: Config) -> tuple[str, int]:
-    return f"{config.mesh_data}x{config.mesh_model}", config.mesh_model
-
-
-def _tensor_setup(config: Config) -> Sequence[str]:
-    return (_mesh(config)[0],)
-
-
-def _pipeline_setup(config: Config) -> Sequence[str]:
-    return (f"P{config.pipeline_stages}", f"M{config.microbatches}", config.schedule)
-
-
-def _pipeline_metrics(config: Config) -> Mapping[str, float]:
-    return {"bubble_fraction": pipeline.schedule_bubble(config.pipeline_stages, config.microbatches,
-                                                        config.schedule)}
-
+SHARDED_STATE_IMPL = "jit"         # the impl whose runs with a sharded training state run "zero" (train.zero)
 
 NO_EXTRAS = RunExtras()
-EXTRAS: dict[str, RunExtras] = {TENSOR_IMPL: RunExtras(setup=_tensor_setup, mesh=_mesh),
-                                PIPELINE_IMPL: RunExtras(setup=_pipeline_setup, metrics=_pipeline_metrics)}
-
 _compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
 
 
-def register(name: str, builder: Builder, run_extras: RunExtras | None = None) -> None:
-    """Make `name` a value of `TrainConfig.impl` that trains with `builder`'s programs (and records its
-    runs with `run_extras`, when it adds anything to them)."""
-    PROGRAMS[name] = builder
-    if run_extras is not None:
-        EXTRAS[name] = run_extras
+def _builders() -> dict[str, Builder]:
+    return {name: entry.build for name, entry in REGISTRY.items()}
+
+
+PROGRAMS: dict[str, Builder] = _builders()  # each entry's builder, by name
+
+
+def register(entry: Program | str, builder: Builder | None = None, run_extras: RunExtras | None = None,
+             **fields: Any) -> Program:
+    """Add a program: a `Program` entry, or a name, its builder and what else it owns (`run_extras`, and
+    `Program`'s other fields by name: settings, check, baseline, analytic, ...). Its name becomes a value
+    of `TrainConfig.impl`."""
+    if isinstance(entry, str):
+        entry = Program(entry, builder, extras=run_extras or NO_EXTRAS, **fields)
+    if entry.name in LAB_PROGRAMS:
+        raise ValueError(f"{entry.name!r} is one of the lab's own programs")
+    REGISTRY[entry.name] = entry
+    PROGRAMS[entry.name] = entry.build
+    return entry
 
 
 def unregister(name: str) -> None:
-    if name in IMPLEMENTATIONS or name in (TENSOR_IMPL, PIPELINE_IMPL):
+    if name in LAB_PROGRAMS:
         raise ValueError(f"{name!r} is one of the lab's own programs")
+    REGISTRY.pop(name, None)
     PROGRAMS.pop(name, None)
-    EXTRAS.pop(name, None)
     build.cache_clear()
 
 
+def impls() -> tuple[str, ...]:
+    """The values `TrainConfig.impl` may take: what selects each entry, in the registry's order."""
+    return tuple(dict.fromkeys(entry.selected_by for entry in REGISTRY.values()))
+
+
+def resolve(settings: Any) -> Program:
+    """The entry that runs `settings`, a TrainConfig or a ProgramSpec (`config.select_program`)."""
+    return select_program(REGISTRY, settings)
+
+
 def extras(impl: str) -> RunExtras:
-    """What the program `impl` adds to the record of its runs (nothing, for most)."""
-    return EXTRAS.get(impl, NO_EXTRAS)
+    """What the runs of `impl` add to their record (nothing, for most): its entry's `RunExtras`."""
+    return REGISTRY[impl].extras if impl in REGISTRY else NO_EXTRAS
 
 
 def compiles_in_this_thread() -> int:
@@ -118,6 +98,6 @@ def compiles_in_this_thread() -> int:
 @functools.lru_cache(maxsize=64)
 def build(spec: ProgramSpec) -> ParallelProgram:
     """The compiled program of `spec` (compiled once per spec)."""
-    program = PROGRAMS[spec.impl](spec)
+    program = REGISTRY[spec.program or resolve(spec).name].build(spec)
     _compiled_here.count = compiles_in_this_thread() + 1
     return program

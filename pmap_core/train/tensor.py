@@ -45,17 +45,24 @@ from jax import lax
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from pmap_core.costs import analytic
 from pmap_core.train import logical, models, transformer
+from pmap_core.train.config import MAX_MESH_MODEL, check_two_layers
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
+    AnalyticModel,
     HeldBytes,
     MeshProgram,
+    Program,
     ProgramSpec,
+    RunExtras,
     abstract,
     bytes_per_device,
     compile_timed,
     param_count,
 )
+from pmap_core.train.settings import setting
+from pmap_core.validation import LabInputError
 
 # The 2-layer MLP's parameters split by the rules of train.logical: Megatron's split (the hidden width
 # over `model`); FSDP × TP (strategy zero3) also splits the first weight, most of the parameters, over
@@ -166,3 +173,67 @@ def array_types(program: TensorParallelProgram, carry: Any, x: Any, y: Any) -> d
     """`jax.typeof` of every array the step takes, as the page shows them (`float32[8,32@model]`)."""
     arrays = {**carry, "x": x, "y": y}
     return {name: str(jax.typeof(value)) for name, value in arrays.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorSettings:
+    """The setting this program owns (also TrainConfig's field). The CLI's `--mesh data=X,model=Y` sets it and
+    the devices together. It also reads the sharded-state program's strategy (dp, or zero3: FSDP × TP)."""
+
+    mesh_model: int = setting(1, "devices on the model axis; the data axis has devices / mesh_model",
+                              low=1, high=MAX_MESH_MODEL, flag=False, reported=True)
+
+
+def check(config) -> None:
+    """A data × model mesh trains the MLP or the transformer with SGD in float32, its parameters replicated
+    over data (dp) or sharded over it too (zero3: FSDP × TP), its model axis dividing the devices and the
+    split widths (the MLP's hidden width; the transformer's heads and MLP width 4·d_model, and under zero3
+    its data axis d_model), two layers."""
+    settings = (config.optimizer, config.accum_steps, config.grad_dtype, config.precision)
+    plain = settings == ("sgd", 1, "float32", "float32")
+    if config.model not in ("mlp", models.TRANSFORMER) or not plain or config.strategy not in ("dp", "zero3"):
+        raise LabInputError("tensor_needs_mlp_sgd",
+                            "impl tensor splits the MLP's or the transformer's weights and trains with SGD in float32 "
+                            "(strategy dp or zero3, no accumulation); got model {model}, optimizer {optimizer}, "
+                            "strategy {strategy}", model=config.model, optimizer=config.optimizer,
+                            strategy=config.strategy)
+    needs = [("model", config.mesh_model, "devices", config.devices)]
+    if config.model == models.TRANSFORMER:  # the heads and the MLP's width split over model; zero3: d_model over data
+        needs += [("model", config.mesh_model, "heads", config.heads),
+                  ("model", config.mesh_model, "mlp width", transformer.MLP_RATIO * config.d_model)]
+        if config.strategy == "zero3":
+            needs.append(("data", config.devices // config.mesh_model, "d_model", config.d_model))
+    else:
+        needs.append(("model", config.mesh_model, "hidden", config.hidden))
+        if config.strategy == "zero3":  # w1's rows split over data too
+            needs.append(("data", config.devices // config.mesh_model, "features", config.features))
+    for axis, count, name, size in needs:
+        if size % count:
+            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
+                                axis=axis, count=count, name=name, size=size)
+    check_two_layers(config)
+
+
+def refused_elsewhere(config) -> LabInputError:
+    return LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
+                         model=config.mesh_model, impl=config.impl)
+
+
+def mesh_of(config) -> tuple[str, int]:
+    """A run's data × model mesh: its label ("4x2") and the model axis's size."""
+    return f"{config.mesh_data}x{config.mesh_model}", config.mesh_model
+
+
+def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel | None:
+    """Megatron's MLP on a data × model mesh sends `analytic.tensor_comm_bytes_per_step` (the loss's one-value
+    all-reduce left out); no model here for the transformer or for FSDP × TP, and none of the bytes held."""
+    if spec.model != "mlp" or spec.strategy != "dp":
+        return None
+    data = spec.devices // spec.mesh_model
+    return AnalyticModel(comm_bytes_per_step=analytic.tensor_comm_bytes_per_step(
+        spec.devices * spec.per_device_batch, spec.features, spec.hidden, data, spec.mesh_model))
+
+
+PROGRAM = Program("tensor", build, TensorSettings, check, refused_elsewhere,
+                  RunExtras(setup=lambda config: (mesh_of(config)[0],), mesh=mesh_of),
+                  baseline=lambda config: {"mesh_model": 1}, analytic=analytic_model, shares=("strategy",))

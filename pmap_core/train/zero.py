@@ -45,18 +45,24 @@ from jax import lax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from pmap_core.costs.analytic import ZERO_SHARDED
+from pmap_core.costs import analytic
+from pmap_core.costs.analytic import PRECISIONS, ZERO_SHARDED
 from pmap_core.train import models
+from pmap_core.train.config import GRAD_DTYPES, MAX_ACCUM_STEPS, OPTIMIZERS, STRATEGIES, check_two_layers
 from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.program import (
+    AnalyticModel,
     HeldBytes,
     MeshProgram,
+    Program,
     ProgramSpec,
     bytes_per_device,
     compile_timed,
     param_count,
     place_from_host,
 )
+from pmap_core.train.settings import setting
+from pmap_core.validation import LabInputError
 
 WHOLE, ROWS = P(), P(DATA_AXIS)
 
@@ -399,3 +405,52 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     lowered, compiled, seconds = compile_timed(jax.jit(body), args)
     return ShardedStateProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
                                lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings, (x, y))
+
+
+@dataclasses.dataclass(frozen=True)
+class ShardedStateSettings:
+    """The training-state settings this program owns (also TrainConfig's fields of the same names)."""
+
+    optimizer: str = setting("sgd", "sgd, or adam (optax)", choices=OPTIMIZERS, reported=True)
+    strategy: str = setting("dp", "dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; "
+                            "zero3 (FSDP): + params", choices=STRATEGIES, reported=True)
+    accum_steps: int = setting(
+        1, "K micro-batches per step ({low}–{high}): dp and zero1 run the gradient's collective once per K, zero2 "
+        "reduce-scatters each micro-batch's gradient, zero3 gathers and reduce-scatters each layer per "
+        "micro-batch; the global batch must split into D × K equal micro-batches", low=1, high=MAX_ACCUM_STEPS,
+        reported=True)
+    grad_dtype: str = setting(
+        "float32", "dtype of the gradient's collectives (dp: the all-reduce; zero1/zero2: the reduce-scatters; "
+        "zero3: each layer's backward reduce-scatter): bfloat16 halves their bytes in the program JAX emits, but "
+        "XLA:CPU compiles them back to float32, so on CPU devices the compiled step sends as many bytes",
+        choices=GRAD_DTYPES, reported=True)
+    precision: str = setting("float32", "float32, or mixed: bfloat16 params and gradients, an fp32 master copy "
+                             "and fp32 Adam moments", choices=PRECISIONS, reported=True)
+
+
+def check(config) -> None:
+    """The MLP's or the transformer's two layers: the flat layout holds one buffer per layer of those."""
+    check_two_layers(config)
+
+
+def refused_elsewhere(config) -> LabInputError:
+    return LabInputError(
+        "strategy_needs_jit",
+        "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
+        "{precision} precision run in the jit implementation (sharded training state); got impl {impl!r}: "
+        "use impl jit, or sgd, dp, 1, float32 and float32 for {impl}", optimizer=config.optimizer,
+        strategy=config.strategy, accum=config.accum_steps, dtype=config.grad_dtype,
+        precision=config.precision, impl=config.impl)
+
+
+def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
+    """ZeRO's model states and communication (Rajbhandari et al. 2020, §5 and §7.2; `costs.analytic`)."""
+    memory, comm = analytic.zero_model(params, spec.devices, spec.strategy, spec.precision, spec.optimizer,
+                                       spec.grad_dtype, spec.accum_steps)
+    return AnalyticModel(memory, comm)
+
+
+# impl "jit" with a sharded training state (any of these settings changed) runs this program; its runs keep
+# impl "jit" in their record.
+PROGRAM = Program("zero", build, ShardedStateSettings, check, refused_elsewhere, analytic=analytic_model,
+                  impl="jit")

@@ -12,8 +12,9 @@ from jax.sharding import PartitionSpec as P
 from pmap_core import hlo
 from pmap_core.cli import training as cli_training
 from pmap_core.train import programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
+from pmap_core.train.plan import validate
 
 
 def _help(option: str) -> str:

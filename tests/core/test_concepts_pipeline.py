@@ -235,8 +235,9 @@ def test_no_data_axis_below_two_pipelines(devices, stages):
 
 def _one_device_loss(settings: pipeline.Settings, replicas: int) -> float:
     """The reference: the same model, batch, initial parameters and steps, unsplit on one device."""
-    from pmap_core.train.config import TrainConfig, validate
+    from pmap_core.train.config import TrainConfig
     from pmap_core.train.loop import train
+    from pmap_core.train.plan import validate
 
     batch = replicas * settings.microbatches * settings.rows
     config = validate(TrainConfig(model="mlp", impl="jit", devices=1, layers=settings.layers, hidden=settings.hidden,

@@ -4,7 +4,8 @@ of D·K nearest to it, for the pages, the CLI and export alike, so no default is
 import pytest
 
 from pmap_core import export
-from pmap_core.train.config import TrainConfig, default_batch, validate
+from pmap_core.train.config import TrainConfig, default_batch
+from pmap_core.train.plan import validate
 
 
 @pytest.mark.parametrize("devices, accum, batch", [(1, 1, 256), (3, 1, 255), (5, 1, 255), (6, 1, 258), (7, 1, 259),

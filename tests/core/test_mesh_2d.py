@@ -15,7 +15,8 @@ from pmap_core import hlo
 from pmap_core.concepts import mesh_2d, sharding_in_types
 from pmap_core.costs import analytic
 from pmap_core.train import loop, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
 MLP = TrainConfig(model="mlp", devices=8, global_batch=48, hidden=32, features=8, steps=6, chunk=3, seed=2)

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from pmap_core.train import models, pipeline
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
 from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, Slot, bubble_fraction, format_table, schedule_table
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError
 

@@ -12,8 +12,9 @@ from jax.flatten_util import ravel_pytree
 
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec, compile_timed, param_count
 from pmap_core.train.replicated import ReplicatedProgram
 from pmap_core.train.steps import sgd_update
@@ -119,3 +120,48 @@ def test_a_train_clicks_settings_walk_enters_no_core_file_more_than_twice(settin
     entered, returns = summary(stops)
     assert max(entered.values()) <= 2 and returns <= 8, stops
     assert "pmap_core/train/footprint.py" in entered and "pmap_core/tracking/callback.py" in entered
+
+
+def test_the_lab_programs_settings_and_trainconfigs_flat_fields_agree():
+    """Each lab program's settings dataclass owns TrainConfig's flat fields of the same names and defaults;
+    every flat field is TrainConfig's own setting or one program's."""
+    from pmap_core.train.settings import defaults, settings_of
+
+    flat = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    owned: dict[str, str] = {}
+    for entry in programs.REGISTRY.values():
+        for name, default in (defaults(entry.settings) if entry.settings else {}).items():
+            assert flat.get(name, "missing") == default, (entry.name, name)
+            assert name not in owned, (name, owned.get(name), entry.name)  # one owner each
+            owned[name] = entry.name
+        assert set(entry.shares) <= set(flat)
+    assert set(flat) - {f.name for f in settings_of(TrainConfig)} - {"options"} == set(owned)
+
+
+def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
+    builders = [entry.build for entry in programs.REGISTRY.values()]
+    assert len(set(builders)) == len(builders) and programs.PROGRAMS["zero"] is programs.REGISTRY["zero"].build
+    assert programs.resolve(TrainConfig(impl="jit")).name == "jit"
+    for changes in ({"strategy": "zero3"}, {"optimizer": "adam"}, {"accum_steps": 2}, {"precision": "mixed"}):
+        assert programs.resolve(TrainConfig(impl="jit", **changes)).name == "zero"
+    assert programs.impls() == ("pmap", "shard_map", "jit", "tensor", "pipeline")
+
+
+def test_tensor_and_pipeline_runs_have_their_own_analytic_model_not_zeros():
+    """The footprint's model is the run's program's: Megatron's bytes sent for the tensor-parallel MLP and no
+    model of the bytes held (ZeRO's said Ψ replicated), none for a pipeline; ZeRO's for a sharded state."""
+    from pmap_core.costs import analytic
+
+    mlp = dict(model="mlp", global_batch=32, hidden=8, features=4, steps=2, chunk=2, seed=0)
+    tensor_run = train(validate(TrainConfig(devices=4, impl="tensor", mesh_model=2, **mlp)), measure_scaling=False)
+    assert tensor_run.footprint.model_memory is None
+    assert tensor_run.footprint.model_comm_bytes_per_step == pytest.approx(
+        analytic.tensor_comm_bytes_per_step(32, 4, 8, 2, 2))
+    assert tensor_run.footprint.ratios()["param"] is None
+    piped = train(validate(TrainConfig(devices=2, impl="pipeline", pipeline_stages=2, **mlp)), measure_scaling=False)
+    assert piped.footprint.model_memory is None and piped.footprint.model_comm_bytes_per_step is None
+    assert set(piped.footprint.ratios().values()) == {None}
+    zero_run = train(validate(TrainConfig(devices=2, impl="jit", strategy="zero2", optimizer="adam", **mlp)),
+                     measure_scaling=False)
+    memory, comm = analytic.zero_model(zero_run.footprint.param_count, 2, "zero2", optimizer="adam")
+    assert zero_run.footprint.model_memory == memory and zero_run.footprint.model_comm_bytes_per_step == comm

@@ -10,8 +10,9 @@ import pytest
 
 from pmap_core.costs import analytic
 from pmap_core.train import models, programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
+from pmap_core.train.plan import validate
 from pmap_core.train.tensor import array_types
 from pmap_core.validation import LabInputError
 

@@ -15,7 +15,8 @@ from jax.sharding import PartitionSpec as P
 from pmap_core import hlo
 from pmap_core.cli import commands
 from pmap_core.train import logical, loop, models, programs, tensor, transformer
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
 SMALL = transformer.Dims(d_model=16, heads=4, seq_len=8, vocab=16)

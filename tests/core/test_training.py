@@ -9,8 +9,9 @@ import pytest
 
 from pmap_core.runtime import physical_cores
 from pmap_core.train import models
-from pmap_core.train.config import MAX_WORK, TrainConfig, check_sweep, sweep_configs, validate
+from pmap_core.train.config import MAX_WORK, TrainConfig, sweep_configs
 from pmap_core.train.loop import Progress, sweep, train
+from pmap_core.train.plan import check_sweep, validate
 from pmap_core.validation import LabInputError
 
 TINY_MLP = TrainConfig(model="mlp", global_batch=64, hidden=16, features=4, steps=32, chunk=8,

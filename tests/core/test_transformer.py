@@ -14,7 +14,8 @@ import pytest
 
 from pmap_core.cli import commands
 from pmap_core.train import loop, models, transformer
-from pmap_core.train.config import MAX_WORK, TrainConfig, validate
+from pmap_core.train.config import MAX_WORK, TrainConfig
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError
 

@@ -9,8 +9,9 @@ import pytest
 
 from pmap_core.cli.commands import main
 from pmap_core.costs import analytic
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
+from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
 # 321 parameters in two layers: w1 (8, 32) and b1 (32,), 288 values; w2 (32,) and b2, 33 values.

@@ -238,8 +238,9 @@ def data_page():
 
 def _unsplit_loss(batch: int) -> float:
     """The reference: the same model, batch and initial parameters, unsplit on one device, as many steps."""
-    from pmap_core.train.config import TrainConfig, validate
+    from pmap_core.train.config import TrainConfig
     from pmap_core.train.loop import train
+    from pmap_core.train.plan import validate
 
     return train(validate(TrainConfig(model="mlp", impl="jit", devices=1, layers=4, hidden=16, features=8,
                                       global_batch=batch, steps=pipeline.STEPS, chunk=pipeline.STEPS)),

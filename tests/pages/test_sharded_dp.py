@@ -299,11 +299,12 @@ def rerun(**changes):
     """The page's run at D = 3, recomputed here through pmap_core (as the page's settings define it)."""
     from pmap_core.train import config as train_config
     from pmap_core.train import loop
+    from pmap_core.train import plan as train_plan
 
     config = train_config.TrainConfig(model="mlp", devices=3, global_batch=12, learning_rate=0.01, steps=4,
                                       hidden=8, features=4, chunk=4, impl="jit", optimizer="adam", strategy="zero3",
                                       accum_steps=2)
-    return loop.train(train_config.validate(dataclasses.replace(config, **changes)), measure_scaling=False)
+    return loop.train(train_plan.validate(dataclasses.replace(config, **changes)), measure_scaling=False)
 
 
 def en(key: str, **values) -> str:

@@ -19,6 +19,7 @@ from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration
 from pmap_core.train import config as train_config
 from pmap_core.train import loop
+from pmap_core.train import plan as train_plan
 
 NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
 TRAINING = {  # D: a config whose steps span two compiled calls of different lengths
@@ -74,7 +75,7 @@ def test_exported_scripts_print_what_the_labs_compute(tmp_path, capsys):
     processes = {key: _start(tmp_path / f"{key[0]}_{key[1]}.py") for key in scripts}  # run while we compute
 
     for d, config in TRAINING.items():
-        result = loop.train(train_config.validate(dataclasses.replace(config, chunk=25)), measure_scaling=False)
+        result = loop.train(train_plan.validate(dataclasses.replace(config, chunk=25)), measure_scaling=False)
         loss, params = _training_output(_output(processes[("training", d)]))
         np.testing.assert_allclose(loss, result.final_loss, rtol=1e-5, err_msg=f"D={d}")
         assert set(params) == set(result.params), d

@@ -14,8 +14,9 @@ from pmap_core import hlo
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import programs
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep, train
+from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
 from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.validation import LabInputError

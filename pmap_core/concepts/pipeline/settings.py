@@ -10,8 +10,9 @@ import math
 
 from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
-from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig, validate
+from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig
 from pmap_core.train.pipeline import SCHEDULES
+from pmap_core.train.plan import validate
 from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
 
 VALUE_BYTES = 4            # the lab's MLP and transformer train in float32

@@ -14,9 +14,10 @@ from pmap_core.hlo import Collective
 from pmap_core.runtime import describe_runtime, physical_cores
 from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
 from pmap_core.train.loop import train
+from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError, check_devices
 
 LOSS_RTOL = 1e-5           # final losses this close are the same training, the float sums in another order

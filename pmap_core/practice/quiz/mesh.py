@@ -20,6 +20,7 @@ from pmap_core.hlo import collectives
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.train import config as train_config
 from pmap_core.train import loop, programs, tensor
+from pmap_core.train import plan as train_plan
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
 
 
@@ -117,7 +118,7 @@ DP_FEWER, TP_FEWER, SAME = "data only (n × 1)", "model only (1 × n)", "the sam
 
 def _bytes_per_step(mesh_model: int) -> float:
     n = _n()
-    config = train_config.validate(train_config.TrainConfig(
+    config = train_plan.validate(train_config.TrainConfig(
         model="mlp", devices=n, global_batch=64 * n, features=32, hidden=8 * n, steps=1, chunk=1, impl="tensor",
         mesh_model=mesh_model, learning_rate=0.01))
     return loop.train(config, measure_scaling=False).footprint.comm_bytes_per_step  # read from the compiled step
@@ -137,7 +138,7 @@ NOT_SENT = "nowhere: the data axis has one device"
 def gradient_axis() -> str:
     data, model = _shape()
     features, hidden = 8, 16 * model
-    config = train_config.validate(train_config.TrainConfig(
+    config = train_plan.validate(train_config.TrainConfig(
         model="mlp", devices=data * model, global_batch=16 * data * model, features=features, hidden=hidden,
         steps=1, chunk=1, impl="tensor", mesh_model=model))
     program = programs.build(config.program_spec(1))

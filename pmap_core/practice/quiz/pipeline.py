@@ -13,7 +13,8 @@ import jax
 
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.train import pipeline
-from pmap_core.train.config import TrainConfig, validate
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
 
 STAGES, MICRO = 4, 8  # the schedule the table questions ask about
 

@@ -23,6 +23,7 @@ from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.train import config as train_config
 from pmap_core.train import footprint, loop
+from pmap_core.train import plan as train_plan
 
 PSI = 1e9  # the questions' model: one billion parameters, trained with Adam
 
@@ -82,7 +83,7 @@ MORE, SAME, FEWER, NOTHING = "more than dp", "the same as dp", "fewer than dp", 
 
 
 def _config(strategy: str, accum_steps: int = 1) -> train_config.TrainConfig:
-    return train_config.validate(train_config.TrainConfig(
+    return train_plan.validate(train_config.TrainConfig(
         model="mlp", devices=_n(), global_batch=8 * _n(), steps=1, chunk=1, hidden=64, features=16, impl="jit",
         optimizer="adam", strategy=strategy, accum_steps=accum_steps, learning_rate=0.01))
 
