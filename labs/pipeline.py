@@ -20,7 +20,7 @@ from labs.ui.visitor import guard
 from pmap_core.concepts import pipeline
 from pmap_core.train import models
 from pmap_core.train import pipeline as train_pipeline
-from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, PIPELINE_MODELS, default_learning_rate
+from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, default_learning_rate
 
 T = texts("pipeline")
 R = texts("classroom")
@@ -290,7 +290,7 @@ st.latex(r"\frac{t_\text{bubble}}{T_\text{step}} = \frac{P-1}{M+P-1}, \qquad "
 st.caption(T("formulas"))
 
 max_devices = runtime_info().device_count
-model = url_choice(T, "model", PIPELINE_MODELS, "mlp", radio=True)
+model = url_choice(T, "model", train_pipeline.PIPELINE_MODELS, "mlp", radio=True)
 transformer = model == models.TRANSFORMER
 if transformer:
     st.markdown(T("intro.transformer"))
