@@ -136,6 +136,10 @@ class TrainConfig:
                            high=MAX_SEQ_LEN, reported=models.TRANSFORMER)
     vocab: int = setting(32, "transformer vocabulary ({low}–{high}; default: {default})", low=MIN_VOCAB,
                          high=MAX_VOCAB, reported=models.TRANSFORMER)
+    remat: str = setting("none", "transformer: which block activations the backward pass recomputes instead of "
+                         "keeping: none, selective (the attention's scores and softmax) or full (all but each "
+                         "block's input) (default: {default})", choices=models.transformer.REMAT_POLICIES,
+                         reported=models.TRANSFORMER)
     # The settings of a program registered from outside the lab, as sorted (name, value) pairs: hashable,
     # so a config stays a cache key. `validate` fills in its program's defaults.
     options: tuple[tuple[str, Any], ...] = ()
@@ -194,7 +198,8 @@ class TrainConfig:
                            self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
                            self.precision, self.sharded_state, self.mesh_model, self.layers,
                            self.pipeline_stages, self.microbatches, self.schedule,
-                           dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program)
+                           dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
+                           remat=self.remat)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program
@@ -237,6 +242,7 @@ def check(config: TrainConfig, registry: Registry) -> TrainConfig:
                             name=unknown[0])
     config = dataclasses.replace(config, **checked, options=tuple(sorted(options.items())))
     entry.check(config)
+    _check_remat(config, entry, registry)
     own = {*(defaults(entry.settings) if entry.settings else ()), *entry.shares}
     for owner in registry.values():  # a setting only other programs own keeps its default; its owner says why
         if owner is entry or owner.settings is None or owner.refused_elsewhere is None:
@@ -246,6 +252,20 @@ def check(config: TrainConfig, registry: Registry) -> TrainConfig:
             raise owner.refused_elsewhere(config)
     check_run(config)
     return config
+
+
+def _check_remat(config: TrainConfig, entry: Program, registry: Registry) -> None:
+    """Rematerialisation is the transformer's (its blocks are what it recomputes), in the programs that run the
+    whole model's loss on each device's rows (`Program.rematerialises`)."""
+    if config.remat == "none":
+        return
+    if config.model != models.TRANSFORMER:
+        raise LabInputError("remat_needs_transformer", "remat {remat} recomputes the transformer's blocks; "
+                            "got model {model}", remat=config.remat, model=config.model)
+    if not entry.rematerialises:
+        impls = ", ".join(dict.fromkeys(e.selected_by for e in registry.values() if e.rematerialises))
+        raise LabInputError("remat_needs_replicated", "remat {remat} runs with impl {impls}; got impl {impl}",
+                            remat=config.remat, impls=impls, impl=config.impl)
 
 
 def check_run(config: TrainConfig) -> None:

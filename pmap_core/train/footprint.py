@@ -132,6 +132,12 @@ class Footprint:
     # rows of the batch), its outputs not written over them, and the compiler's temporaries (activations,
     # gathered layers, gradients). None where the backend reports no memory figures.
     peak_bytes_per_device: int | None = None
+    # The activations one device's forward pass saves for its backward, from JAX's list of residuals (None
+    # where the program splits the model: `ParallelProgram.saved_activation_bytes`).
+    residual_bytes_per_device: int | None = None
+    # One step's FLOPs on one device, as the compiler counts them (`cost_analysis()`; XLA counts a loop's body
+    # once, so a chunk of n steps reports one step's). None where the backend counts none.
+    flops_per_step: float | None = None
 
     def ratios(self) -> dict[str, float | None]:
         """measured / model for each figure (None where the model says zero, or nothing)."""
@@ -151,6 +157,15 @@ def compiled_memory(compiled: Any) -> dict[str, int]:
     names = ("argument_size_in_bytes", "output_size_in_bytes", "alias_size_in_bytes", "temp_size_in_bytes",
              "generated_code_size_in_bytes")
     return {name: int(getattr(stats, name)) for name in names if getattr(stats, name, 0)}
+
+
+def compiled_flops(compiled: Any) -> float | None:
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:  # noqa: BLE001 - a backend without a cost analysis reports none
+        return None
+    analysis = analysis[0] if isinstance(analysis, list) else analysis  # older JAX: one dict per device
+    return float(analysis["flops"]) if analysis and "flops" in analysis else None
 
 
 def peak_bytes(memory: dict[str, int]) -> int | None:
@@ -181,4 +196,5 @@ def measure(program: ParallelProgram, carried: Any, model: AnalyticModel | None 
         compiled_memory=memory, model_memory=model.memory, model_comm_bytes_per_step=model.comm_bytes_per_step,
         precision=spec.precision, padding_bytes_per_device=held.padding,
         emitted_comm_bytes_per_step=emitted.bytes_per_step, peak_bytes_per_device=peak_bytes(memory),
+        residual_bytes_per_device=program.saved_activation_bytes, flops_per_step=compiled_flops(program.compiled),
     )

@@ -86,8 +86,9 @@ class TrainResult:
         figures = {"param_bytes_per_device": f.param_bytes_per_device,
                    "grad_bytes_per_device": f.grad_bytes_per_device, "opt_bytes_per_device": f.opt_bytes_per_device,
                    "padding_bytes_per_device": f.padding_bytes_per_device, "comm_bytes_per_step": f.comm_bytes_per_step}
-        if f.peak_bytes_per_device is not None:
-            figures["peak_bytes_per_device"] = f.peak_bytes_per_device
+        optional = {"peak_bytes_per_device": f.peak_bytes_per_device, "flops_per_step": f.flops_per_step,
+                    "residual_bytes_per_device": f.residual_bytes_per_device}
+        figures.update({name: value for name, value in optional.items() if value is not None})
         return figures
 
     @property

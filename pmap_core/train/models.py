@@ -21,6 +21,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax._src.ad_checkpoint import saved_residuals  # the list print_saved_residuals prints
 
 from pmap_core.train import transformer
 from pmap_core.train.transformer import Dims
@@ -171,12 +172,13 @@ def predict(model: str, params: dict[str, jax.Array], x: jax.Array) -> jax.Array
     return h
 
 
-def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax.Array:
-    """Mean squared error over the batch; the transformer's: next-token cross-entropy over batch and positions."""
+def loss(model: str, params: dict[str, jax.Array], x: jax.Array, y: jax.Array, remat: str = "none") -> jax.Array:
+    """Mean squared error over the batch; the transformer's: next-token cross-entropy over batch and positions
+    (`remat`: which of its blocks' activations the backward pass recomputes, `transformer.REMAT_POLICIES`)."""
     if model == "linear":
         return linear_loss(params, x[:, 0], y)
     if model == TRANSFORMER:
-        return transformer.loss(params, x, y)
+        return transformer.loss(params, x, y, remat=remat)
     return output_loss(model, predict(model, params, x), y)
 
 
@@ -207,3 +209,17 @@ def multiply_adds_per_sample(model: str, features: int, hidden: int, layers: int
     if model == TRANSFORMER:
         return transformer.multiply_adds_per_sample(dims or Dims(), layers)
     return features * hidden + (layers - 2) * hidden * hidden + hidden
+
+
+def saved_activation_bytes(model: str, rows: int, features: int, hidden: int, layers: int = 2,
+                           dims: Dims | None = None, remat: str = "none") -> int:
+    """Bytes of the activations the loss's forward pass saves for its backward on `rows` rows of one device:
+    JAX's own list of the gradient's residuals (`jax.ad_checkpoint.print_saved_residuals` prints it), traced
+    with abstract arrays, nothing run; the loss's arguments (parameters, the batch), which a step holds
+    anyway, are left out."""
+    params = init_params(model, features, hidden, 0, layers, dims)
+    x, y = input_shapes(model, rows, features)
+    shapes = jax.tree.map(lambda p: jax.ShapeDtypeStruct(p.shape, p.dtype), params)
+    found = saved_residuals(lambda p, x_, y_: loss(model, p, x_, y_, remat), shapes, x, y)
+    return sum(int(np.prod(aval.shape)) * aval.dtype.itemsize for aval, source in found
+               if not source.startswith("from the argument"))

@@ -65,6 +65,7 @@ class ProgramSpec:
     # The registry entry that runs it, where the run's plan chose it ("": `programs.resolve` chooses). Not part
     # of what the spec is: equal settings select the same entry.
     program: str = dataclasses.field(default="", compare=False)
+    remat: str = "none"          # the transformer's blocks: what the backward recomputes (transformer.REMAT_POLICIES)
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]
@@ -89,6 +90,9 @@ class ParallelProgram(Protocol):
     compiled: Any              # the `jax.stages.Compiled` program: HLO text, memory analysis
     emitted_hlo: str           # the program as JAX emitted it, before the backend's passes ("" if not kept)
     param_count: int           # Ψ: parameters of the model
+    # Bytes of the activations one device's forward pass saves for its backward (JAX's residuals), where a
+    # device runs the whole model's loss on its rows; None where the program splits the model.
+    saved_activation_bytes: int | None
 
     def place(self, params: dict[str, np.ndarray], data: Dataset, learning_rate: float) -> tuple:
         """(carry, x, y, learning_rate) on the devices, as `run` takes them. In a multi-process run
@@ -120,6 +124,7 @@ class CompiledChunk:
     compile_s: float
     param_count: int
     emitted_hlo: str
+    saved_activation_bytes: int | None = dataclasses.field(default=None, kw_only=True)  # see ParallelProgram
 
     def run(self, carry: Any, x: Any, y: Any, learning_rate: Any) -> tuple[Any, Any]:
         return self.compiled(carry, x, y, learning_rate)
@@ -256,6 +261,7 @@ class Program:
     analytic: Callable[[ProgramSpec, int], AnalyticModel | None] = _no_model
     impl: str = ""  # the TrainConfig.impl that selects it when a run changes its settings ("": its name)
     shares: tuple[str, ...] = ()  # other programs' settings it reads too (theirs to describe and limit)
+    rematerialises: bool = False  # it applies TrainConfig.remat (the other programs refuse a policy but "none")
 
     @property
     def selected_by(self) -> str:

@@ -67,9 +67,9 @@ def _scanned(step: Callable[..., tuple[Any, jax.Array]], steps: int) -> Callable
     return run
 
 
-def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...]) -> Callable[..., Any]:
+def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...], remat: str = "none") -> Callable[..., Any]:
     """params and batch with a leading device axis; returns (params, losses), each (D, …)."""
-    loss_fn = functools.partial(models.loss, model)
+    loss_fn = functools.partial(models.loss, model, remat=remat)
 
     def step(params, x, y, learning_rate):
         return data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)  # this device's loss
@@ -77,9 +77,9 @@ def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...]) -> Callable[...
     return jax.pmap(_scanned(step, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
 
 
-def shard_map_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
+def shard_map_chunk(model: str, steps: int, mesh: Mesh, remat: str = "none") -> Callable[..., Any]:
     """params `P()`, batch `P('data')` with global shapes; returns (params `P()`, losses (D, steps))."""
-    loss_fn = functools.partial(models.loss, model)
+    loss_fn = functools.partial(models.loss, model, remat=remat)
 
     def step(params, x, y, learning_rate):
         varying = lax.pcast(params, DATA_AXIS, to="varying")  # per-device gradients, not their sum
@@ -95,10 +95,10 @@ def shard_map_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
     return jax.jit(body)
 
 
-def jit_chunk(model: str, steps: int, mesh: Mesh) -> Callable[..., Any]:
+def jit_chunk(model: str, steps: int, mesh: Mesh, remat: str = "none") -> Callable[..., Any]:
     """The global-batch step; the shardings of the inputs decide what runs where. Returns (params,
     losses (D, steps)), row i the loss on device i's block."""
-    loss_fn = functools.partial(models.loss, model)
+    loss_fn = functools.partial(models.loss, model, remat=remat)
     blocks = mesh.shape[DATA_AXIS]
 
     def step(params, x, y, learning_rate):
@@ -199,6 +199,12 @@ def _host_zeros(local: int, shape: tuple[int, ...], dtype: Any = np.float32) -> 
     return np.zeros((local, *shape), dtype)
 
 
+def _saved(spec: ProgramSpec) -> int:
+    """What the model's loss on one device's rows saves for the backward (its remat policy's choice)."""
+    return models.saved_activation_bytes(spec.model, spec.per_device_batch, spec.features, spec.hidden, spec.layers,
+                                         models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab), spec.remat)
+
+
 def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
@@ -207,11 +213,12 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
     x, y = models.input_shapes(spec.model, spec.per_device_batch, spec.features)
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
             _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
-    _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices), args)
-    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
+    _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices, spec.remat), args)
+    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "",
+                             device_axis=True, saved_activation_bytes=_saved(spec))
 
 
-def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) -> ReplicatedProgram:
+def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh, str], Any]) -> ReplicatedProgram:
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     mesh = data_mesh(spec.devices)
@@ -224,9 +231,9 @@ def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh], Any]) ->
     args = (jax.tree.map(lambda p: abstract(p.shape, whole), params),
             abstract(x.shape, rows, x.dtype), abstract(y.shape, rows, y.dtype),
             abstract((), whole))
-    _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh), args)
+    _, compiled, seconds = compile_timed(chunk(spec.model, spec.steps, mesh, spec.remat), args)
     return ReplicatedProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params), "",
-                             device_axis=False)
+                             device_axis=False, saved_activation_bytes=_saved(spec))
 
 
 def build_shard_map(spec: ProgramSpec) -> ReplicatedProgram:
@@ -244,6 +251,6 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
     return AnalyticModel(memory, comm)
 
 
-PMAP = Program("pmap", build_pmap, analytic=analytic_model)
-SHARD_MAP = Program("shard_map", build_shard_map, analytic=analytic_model)
-JIT = Program("jit", build_jit, analytic=analytic_model)
+PMAP = Program("pmap", build_pmap, analytic=analytic_model, rematerialises=True)
+SHARD_MAP = Program("shard_map", build_shard_map, analytic=analytic_model, rematerialises=True)
+JIT = Program("jit", build_jit, analytic=analytic_model, rematerialises=True)
