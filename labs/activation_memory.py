@@ -155,10 +155,9 @@ def show_measured(run: Run) -> None:
     if lowest is None:
         st.markdown(T("measure.no_peak"))
     else:
+        st.markdown(T("measure.peak", lowest=labels[lowest], none=none.peak, full=full.peak, selective=selective.peak))
         saved = none.peak - full.peak
-        st.markdown(T("measure.peak", lowest=labels[lowest], none=none.peak, full=full.peak,
-                      selective=selective.peak, saved=abs(saved),
-                      direction=T("measure.peak.lower" if saved > 0 else "measure.peak.not_lower")))
+        st.markdown(T("measure.peak.saved" if saved > 0 else "measure.peak.not_saved", saved=abs(saved)))
     extra = full.flops - none.flops
     modelled = am.recomputed_flops(measured.settings.dims, measured.settings.layers, measured.settings.batch, "full")
     # Full remat's extra FLOPs against the model of what its backward runs again (XLA drops what is never read).

@@ -71,6 +71,17 @@ def test_a_guess_then_measure_shows_the_cores_figures_then_the_sweep_its_fits():
     assert TEXTS["outcome"]["en"].format(guess=TEXTS["policy.none"]["en"], answer=fewest) in text
     assert f"full {measured.of('full').residual_bytes:,}" in text
     assert "measured" not in " ".join(m.value for m in at.markdown if "peak" in m.value)
+    # Each sentence is the one that fits what ran: the peak full remat saves (or not), its extra FLOPs.
+    none, full = measured.of("none"), measured.of("full")
+    saved = none.peak - full.peak
+    assert TEXTS["measure.peak.saved" if saved > 0 else "measure.peak.not_saved"]["en"].format(saved=abs(saved)) in text
+    extra = full.flops - none.flops
+    modelled = am.recomputed_flops(settings.dims, settings.layers, settings.batch, "full")
+    key = ("measure.flops_none" if extra <= 0 else "measure.flops" if abs(extra - modelled) <= 0.1 * modelled
+           else "measure.flops_off_model")
+    assert TEXTS[key]["en"].format(extra=extra, none=none.flops, full=full.flops, forward=measured.forward_flops,
+                                   share=measured.recomputed_share, modelled=modelled,
+                                   selective_extra=measured.of("selective").flops - none.flops) in text
     # The residual table of the link's policy (selective by default): JAX's own list.
     residuals = frame_with(at, "dtype")
     assert list(residuals["bytes"]) == [r.bytes for r in measured.of("selective").residuals]
