@@ -259,6 +259,7 @@ if settings is not None:
     with guard(T):
         show_formula(settings, devices)
 classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
+st.caption(T("predict.no_controls"))
 labels = policy_labels()
 guess = st.radio(T("w.guess"), am.POLICIES, format_func=lambda p: labels.get(p, p), index=None, key=GUESS,
                  horizontal=True, disabled=settings is None)

@@ -1,7 +1,8 @@
 """The activation-memory lab in English and 中文 at D = 1 and 3: the formula's term table with the learner's numbers
 and Korthikanti et al.'s Table 2 at t = D, nothing that ran shown (and both buttons waiting) before the prediction;
 after it, the Measure click's figures are the core's (`concepts.activation_memory`: JAX's saved residuals, the
-compiler-reported temporaries, peak and FLOPs per policy), and the Sweep's fits are `sweep`'s. A link value out
+compiler-reported temporaries, peak and FLOPs per policy), and the Sweep's fits are `sweep`'s; with a class code the
+guess is recorded, as a first attempt made before the answer, with the computed answer. A link value out
 of range falls back to the default with a warning; heads that do not divide d_model get an error box."""
 
 import pytest
@@ -9,6 +10,8 @@ from conftest import assert_clean, open_lab
 
 from labs.texts import table as text_table
 from pmap_core.concepts import activation_memory as am
+from pmap_core.tracking import classroom
+from tests.apptest_support import class_store
 
 TEXTS = text_table("activation_memory")
 SMALL = {"batch": 2, "seq_len": 8, "d_model": 16, "heads": 2, "layers": 1}  # a compile of a second or two
@@ -120,3 +123,20 @@ def test_heads_that_do_not_divide_d_model_get_an_error_and_nothing_runs():
     assert [e.value for e in at.error] and "d_model" in at.error[0].value
     assert at.radio(key="activation_memory.guess").disabled
     assert button(at, "activation_memory.measure").disabled
+
+
+record_store = class_store("activation memory key")
+
+
+def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_store):
+    at = open_lab("activation_memory", **SMALL)
+    at.text_input(key="activation_memory.student").set_value("Ada")
+    at.text_input(key="activation_memory.class_code").set_value("remat-class").run()
+    at.radio(key="activation_memory.guess").set_value("selective").run()
+    button(at, "activation_memory.measure").click().run()
+    assert_clean(at)
+    fewest = am.measure(am.check_settings(**SMALL)).fewest
+    kept = classroom.read_class("remat-class", record_store).predictions
+    assert kept[["sheet", "step", "attempt", "after_answer"]].values.tolist() == [
+        ["activation_memory", "fewest_bytes", 1, False]]
+    assert kept[["prediction", "answer", "result"]].values.tolist() == [["selective", fewest, fewest == "selective"]]
