@@ -58,7 +58,8 @@ if held in ids:
 question = quiz.get_question(chosen)
 n = runtime_info().device_count
 st.subheader(T(f"w.question.{chosen}"))
-st.markdown(T(f"q.{chosen}.text", n=n, tolerance=f"{question.tolerance:.0%}"))
+tolerance = f"{question.tolerance:.0%}"
+st.markdown(T(f"q.{chosen}.text", n=n, tolerance=tolerance))
 
 ready = {"on_change": predicting.open_run, "args": (SHEET,)}  # the check that follows is one write
 if question.kind == quiz.CHOICE:  # empty until the student chooses, in an order of this browser's own
@@ -102,7 +103,7 @@ elif chosen in results:
         st.success(T("right", **words), icon="🎉")
     else:
         st.warning(T("wrong", **words), icon="🤔")
-    st.markdown(T(f"q.{chosen}.explain", n=n, answer=shown(result["answer"])))
+    st.markdown(T(f"q.{chosen}.explain", n=n, answer=shown(result["answer"]), tolerance=tolerance))
     with st.expander(T("the_code"), expanded=True):
         st.code(inspect.getsource(question.program), language="python")
     if chosen == "measured_speedup":

@@ -20,7 +20,8 @@ _SECTIONS = {
     "section.concepts": (("basics", "🍱"), ("device_mapping", "🗺️"), ("collectives", "🔁"),
                          ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
     "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("mesh_2d", "🧮"),
-                         ("pipeline", "⛓️"), ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
+                         ("pipeline", "⛓️"), ("activation_memory", "💾"),
+                         ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
     "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),
 }

@@ -51,6 +51,7 @@ from jax._src.ad_checkpoint import saved_residuals as _jax_saved_residuals  # pr
 
 from pmap_core.train import transformer
 from pmap_core.train.footprint import compiled_memory, peak_bytes
+from pmap_core.validation import LabInputError, check_int
 
 POLICIES = transformer.REMAT_POLICIES
 SEQ_LENS = (16, 32, 48, 64)     # the sweep's sequence lengths
@@ -296,3 +297,168 @@ def sweep(dims: transformer.Dims, layers: int, batch: int, remat: str, seq_lens:
     return Sweep(remat, tuple(seq_lens), tuple(residual), tuple(temp), fit_quadratic(seq_lens, residual),
                  fit_quadratic(seq_lens, temp) if temp else None, formula.linear * layers,
                  formula.quadratic * layers, xla_remat)
+
+
+# ---- the lab page: its settings, one click's figures, and single answers for sheets and questions ----
+
+MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS = 16, 64, 64, 8, 4  # a compile in seconds on 2 cores
+MIN_SEQ_LEN = 2
+VOCAB = transformer.Dims().vocab
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    batch: int
+    layers: int
+    dims: transformer.Dims
+
+    @property
+    def key(self) -> tuple[int, int, int, int, int]:
+        return self.batch, self.dims.seq_len, self.dims.d_model, self.dims.heads, self.layers
+
+
+def check_settings(batch: int, seq_len: int, d_model: int, heads: int, layers: int) -> Settings:
+    """The page's sizes within its limits, heads dividing d_model; a LabInputError that says which otherwise."""
+    batch = check_int("batch", batch, 1, MAX_BATCH)
+    seq_len = check_int("seq_len", seq_len, MIN_SEQ_LEN, MAX_SEQ_LEN)
+    d_model = check_int("d_model", d_model, 1, MAX_D_MODEL)
+    heads = check_int("heads", heads, 1, MAX_HEADS)
+    layers = check_int("layers", layers, 1, MAX_LAYERS)
+    if d_model % heads:
+        nearest = sorted({max(heads, d_model // heads * heads), -(-d_model // heads) * heads})
+        raise LabInputError("block_not_divisible",
+                            "heads ({parts}) must divide d_model ({size}); d_model that do: {nearest}",
+                            spec="heads", dim="d_model", size=d_model, parts=heads,
+                            nearest=", ".join(map(str, nearest)))
+    return Settings(batch, layers, transformer.Dims(d_model, heads, seq_len, VOCAB))
+
+
+def policy_coefficients(remat: str, b: int, h: int, a: int) -> tuple[float, float]:
+    """The lab formula's bytes per unit of s and of s² for one layer under `remat`: every term ("none"), the
+    terms selective recomputation keeps (no s² term), or the layer's input alone ("full": 4bh)."""
+    if remat == "full":
+        return float(LAB_BYTES * b * h), 0.0
+    kept = [term for term in TERMS if remat == "none" or term.kept_by_selective]
+    per = {"sbh": b * h, "as²b": a * b}
+    linear = sum(term.lab * per[term.unit] for term in kept if term.unit == "sbh")
+    return float(linear), float(sum(term.lab * per[term.unit] for term in kept if term.unit == "as²b"))
+
+
+def policy_formula(remat: str, settings: Settings) -> int:
+    """The lab formula's bytes for every block of the model under `remat` (the embedding and head left out)."""
+    linear, quadratic = policy_coefficients(remat, settings.batch, settings.dims.d_model, settings.dims.heads)
+    s = settings.dims.seq_len
+    return int(settings.layers * (linear * s + quadratic * s * s))
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicyFigures:
+    """One policy at one setting: what autodiff saves, what the formula says, what the compiler reports."""
+
+    remat: str
+    residual_bytes: int      # the loss's arguments left out
+    formula_bytes: int       # the lab formula, blocks only
+    residuals: tuple[Residual, ...]
+    temp: int                # compiler-reported
+    peak: int | None         # compiler-reported
+    flops: float             # compiler-reported
+
+
+@dataclasses.dataclass(frozen=True)
+class Measured:
+    settings: Settings
+    policies: tuple[PolicyFigures, ...]
+    forward_flops: float     # the loss's forward pass alone, compiler-reported
+
+    def of(self, remat: str) -> PolicyFigures:
+        return next(p for p in self.policies if p.remat == remat)
+
+    @property
+    def fewest(self) -> str:
+        """The policy whose residuals take the fewest bytes."""
+        return min(self.policies, key=lambda p: p.residual_bytes).remat
+
+    @property
+    def lowest_peak(self) -> str | None:
+        """The policy with the lowest compiler-reported peak; None where the backend reports none."""
+        if any(p.peak is None for p in self.policies):
+            return None
+        return min(self.policies, key=lambda p: p.peak).remat
+
+    @property
+    def recomputed_share(self) -> float:
+        """Full remat's extra FLOPs over none's, as a share of one forward pass."""
+        return (self.of("full").flops - self.of("none").flops) / self.forward_flops
+
+
+def measure(settings: Settings, on_policy: Any = None) -> Measured:
+    """Every policy's residuals and compiled step at `settings` (`on_policy(remat)` before each)."""
+    rows = []
+    for remat in POLICIES:
+        if on_policy is not None:
+            on_policy(remat)
+        residuals = saved_residuals(settings.dims, settings.layers, settings.batch, remat)
+        step = compiled_step(settings.dims, settings.layers, settings.batch, remat)
+        rows.append(PolicyFigures(remat, activation_bytes(residuals), policy_formula(remat, settings),
+                                  tuple(residuals), step.temp, step.peak, step.flops))
+    return Measured(settings, tuple(rows), forward_flops(settings.dims, settings.layers, settings.batch))
+
+
+def sweep_policies(settings: Settings, seq_lens: tuple[int, ...] = SEQ_LENS, on_policy: Any = None
+                   ) -> tuple[Sweep, ...]:
+    """Each policy's residual bytes over `seq_lens` and their quadratic fit (traced, not compiled)."""
+    found = []
+    for remat in POLICIES:
+        if on_policy is not None:
+            on_policy(remat)
+        found.append(sweep(settings.dims, settings.layers, settings.batch, remat, seq_lens, compile_steps=False))
+    return tuple(found)
+
+
+def score_residual_bytes(residuals: list[Residual] | tuple[Residual, ...], settings: Settings) -> int:
+    """The bytes of the residuals shaped like the attention's scores, (b, a, s, s) once broadcast."""
+    s = settings.dims.seq_len
+    return sum(r.bytes for r in residuals if not r.argument and len(r.shape) == 4 and r.shape[-2:] == (s, s))
+
+
+# Single answers with plain arguments, for the worksheets and the interview questions.
+
+def fewest_saved(batch: int, seq_len: int, d_model: int, heads: int, layers: int) -> str:
+    """The policy whose saved residuals take the fewest bytes (traced, not compiled)."""
+    settings = check_settings(batch, seq_len, d_model, heads, layers)
+    saved = {remat: activation_bytes(saved_residuals(settings.dims, layers, batch, remat)) for remat in POLICIES}
+    return min(saved, key=saved.get)
+
+
+def saved_bytes(batch: int, seq_len: int, d_model: int, heads: int, layers: int, remat: str) -> int:
+    settings = check_settings(batch, seq_len, d_model, heads, layers)
+    return activation_bytes(saved_residuals(settings.dims, layers, batch, remat))
+
+
+def lowest_peak(batch: int, seq_len: int, d_model: int, heads: int, layers: int) -> str:
+    """The policy with the lowest compiler-reported peak."""
+    settings = check_settings(batch, seq_len, d_model, heads, layers)
+    peaks = {remat: compiled_step(settings.dims, layers, batch, remat).peak for remat in POLICIES}
+    if None in peaks.values():
+        raise RuntimeError("this backend gives no memory figures")
+    return min(peaks, key=peaks.get)
+
+
+def recompute_share(batch: int, seq_len: int, d_model: int, heads: int, layers: int) -> float:
+    """Full remat's compiler-reported extra FLOPs over none's, as a share of the forward pass's FLOPs."""
+    settings = check_settings(batch, seq_len, d_model, heads, layers)
+    full, none = (compiled_step(settings.dims, layers, batch, remat).flops for remat in ("full", "none"))
+    return (full - none) / forward_flops(settings.dims, layers, batch)
+
+
+def score_growth(batch: int, seq_len: int, d_model: int, heads: int, layers: int) -> float:
+    """How many times the score-shaped residuals' bytes grow (no remat) when seq_len doubles."""
+    at = [check_settings(batch, s, d_model, heads, layers) for s in (seq_len, 2 * seq_len)]
+    held = [score_residual_bytes(saved_residuals(x.dims, layers, batch, "none"), x) for x in at]
+    return held[1] / held[0]
+
+
+def fitted(batch: int, d_model: int, heads: int, layers: int, remat: str) -> Sweep:
+    """The residual sweep over `SEQ_LENS` under `remat` (`residual_fit`: c0, c1, c2)."""
+    settings = check_settings(batch, SEQ_LENS[0], d_model, heads, layers)
+    return sweep(settings.dims, layers, batch, remat, SEQ_LENS, compile_steps=False)

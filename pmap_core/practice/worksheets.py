@@ -70,6 +70,13 @@ ALLOWED = {
     "pmap_core.practice.quiz.registry.answer": ("pmap_core.practice.quiz.registry", "answer"),
     "pmap_core.train.pipeline.schedule_summary": ("pmap_core.train.pipeline", "schedule_summary"),
     "pmap_core.train.pipeline.compiled_peaks": ("pmap_core.train.pipeline", "compiled_peaks"),
+    "pmap_core.concepts.activation_memory.predict": ("pmap_core.concepts.activation_memory", "predict"),
+    "pmap_core.concepts.activation_memory.fewest_saved": ("pmap_core.concepts.activation_memory", "fewest_saved"),
+    "pmap_core.concepts.activation_memory.saved_bytes": ("pmap_core.concepts.activation_memory", "saved_bytes"),
+    "pmap_core.concepts.activation_memory.score_growth": ("pmap_core.concepts.activation_memory", "score_growth"),
+    "pmap_core.concepts.activation_memory.fitted": ("pmap_core.concepts.activation_memory", "fitted"),
+    "pmap_core.concepts.activation_memory.recompute_share": (
+        "pmap_core.concepts.activation_memory", "recompute_share"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
 }

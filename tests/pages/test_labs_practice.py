@@ -137,6 +137,16 @@ def test_interview_choice_question():
     assert "the code returned (8, 16)" in texts_of(at.warning)
 
 
+@pytest.mark.parametrize("question,guess", [("pipeline_bubble", 0.25), ("remat_score_growth", 4.0)])
+def test_interview_explanations_that_name_the_tolerance_show_it(question, guess):
+    # Both texts of these questions name {tolerance}: the explanation after a check must fill it in too.
+    at = open_lab("interview", question=question)
+    at.number_input(key=f"interview.{question}.guess").set_value(guess).run()
+    at.button(key="interview.check").click().run()
+    assert_clean(at)
+    assert "(within 1%)" in texts_of(at.markdown)
+
+
 def test_interview_bad_question_in_link_and_chinese():
     at = open_lab("interview", question="nope")
     assert not at.exception and "not allowed here" in texts_of(at.warning)

@@ -1,0 +1,142 @@
+"""The activation-memory lab in English and 中文 at D = 1 and 3: the formula's term table with the learner's numbers
+and Korthikanti et al.'s Table 2 at t = D, nothing that ran shown (and both buttons waiting) before the prediction;
+after it, the Measure click's figures are the core's (`concepts.activation_memory`: JAX's saved residuals, the
+compiler-reported temporaries, peak and FLOPs per policy), and the Sweep's fits are `sweep`'s; with a class code the
+guess is recorded, as a first attempt made before the answer, with the computed answer. A link value out
+of range falls back to the default with a warning; heads that do not divide d_model get an error box."""
+
+import pytest
+from conftest import assert_clean, open_lab
+
+from labs.texts import table as text_table
+from pmap_core.concepts import activation_memory as am
+from pmap_core.tracking import classroom
+from tests.apptest_support import class_store
+
+TEXTS = text_table("activation_memory")
+SMALL = {"batch": 2, "seq_len": 8, "d_model": 16, "heads": 2, "layers": 1}  # a compile of a second or two
+
+
+def said(at) -> str:
+    return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
+
+
+def button(at, key):
+    return next(b for b in at.button if b.key == key)
+
+
+def frame_with(at, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("devices", [1, 3])
+def test_the_page_predicts_with_the_formula_and_reveals_nothing_before_the_guess(devices, lang):
+    at = open_lab("activation_memory", lang=lang, devices=devices)
+    assert_clean(at)
+    s, b, h, a = 32, 8, 32, 4
+    lab, paper = am.predict("lab", s, b, h, a, devices), am.predict("paper", s, b, h, a, devices)
+    terms = frame_with(at, "lab_per_unit")
+    assert len(terms) == len(am.TERMS)
+    assert list(terms["lab_bytes"]) == [bytes_ for _, bytes_ in lab.terms]
+    assert f"{paper.total:,}" in said(at) and f"{lab.total:,}" in said(at)
+    variants = frame_with(at, "variant")
+    assert list(variants["paper_bytes"]) == pytest.approx(list(paper.variants.values()))
+    assert TEXTS["table2.heading"][lang].format(t=devices) in [h.value for h in at.subheader]
+    one = TEXTS["table2.one_device"][lang]
+    uneven = TEXTS["table2.uneven"][lang].format(a=a, t=devices)
+    assert (one in said(at)) == (devices == 1) and (uneven in said(at)) == (devices == 3)
+    # Nothing ran: no measured table, the buttons wait for the prediction.
+    assert button(at, "activation_memory.measure").disabled and button(at, "activation_memory.sweep").disabled
+    assert not any("residual_bytes" in d.value.columns for d in at.dataframe)
+    assert not at.get("vega_lite_chart")
+    assert TEXTS["predict.first"][lang] in said(at)
+
+
+def test_a_guess_then_measure_shows_the_cores_figures_then_the_sweep_its_fits():
+    at = open_lab("activation_memory", **SMALL)
+    assert_clean(at)
+    at.radio(key="activation_memory.guess").set_value("none").run()
+    assert not button(at, "activation_memory.measure").disabled
+    assert button(at, "activation_memory.sweep").disabled  # the sweep follows a measurement
+    button(at, "activation_memory.measure").click().run()
+    assert_clean(at)
+    settings = am.check_settings(**SMALL)
+    measured = am.measure(settings)
+    rows = frame_with(at, "residual_bytes")
+    assert list(rows["residual_bytes"]) == [p.residual_bytes for p in measured.policies]
+    assert list(rows["formula_bytes"]) == [am.policy_formula(p.remat, settings) for p in measured.policies]
+    assert list(rows["temp_bytes"]) == [p.temp for p in measured.policies]
+    assert list(rows["peak_bytes"]) == [p.peak for p in measured.policies]
+    assert list(rows["flops"]) == [p.flops for p in measured.policies]
+    text = said(at)
+    fewest = TEXTS[f"policy.{measured.fewest}"]["en"]
+    assert TEXTS["outcome"]["en"].format(guess=TEXTS["policy.none"]["en"], answer=fewest) in text
+    assert f"full {measured.of('full').residual_bytes:,}" in text
+    assert "measured" not in " ".join(m.value for m in at.markdown if "peak" in m.value)
+    # Each sentence is the one that fits what ran: the peak full remat saves (or not), its extra FLOPs.
+    none, full = measured.of("none"), measured.of("full")
+    saved = none.peak - full.peak
+    assert TEXTS["measure.peak.saved" if saved > 0 else "measure.peak.not_saved"]["en"].format(saved=abs(saved)) in text
+    extra = full.flops - none.flops
+    modelled = am.recomputed_flops(settings.dims, settings.layers, settings.batch, "full")
+    key = ("measure.flops_none" if extra <= 0 else "measure.flops" if abs(extra - modelled) <= 0.1 * modelled
+           else "measure.flops_off_model")
+    assert TEXTS[key]["en"].format(extra=extra, none=none.flops, full=full.flops, forward=measured.forward_flops,
+                                   share=measured.recomputed_share, modelled=modelled,
+                                   selective_extra=measured.of("selective").flops - none.flops) in text
+    # The residual table of the link's policy (selective by default): JAX's own list.
+    residuals = frame_with(at, "dtype")
+    assert list(residuals["bytes"]) == [r.bytes for r in measured.of("selective").residuals]
+    assert at.get("vega_lite_chart")
+
+    button(at, "activation_memory.sweep").click().run()
+    assert_clean(at)
+    fits = frame_with(at, "c2")
+    for row, sweep in zip(fits.itertuples(), am.sweep_policies(settings), strict=True):
+        assert (row.c0, row.c1, row.c2) == pytest.approx(sweep.residual_fit, abs=1e-6)
+        linear, quadratic = am.policy_coefficients(sweep.remat, 2, 16, 2)
+        assert (row.formula_linear, row.formula_quadratic) == (linear, quadratic)
+    none_c2 = fits["c2"][0]
+    assert none_c2 == pytest.approx(am.policy_coefficients("none", 2, 16, 2)[1], rel=1e-6)
+    assert TEXTS["sweep.selective_gone"]["en"].format(c2=fits["c2"][1], none=none_c2) in said(at)
+
+    # Other settings: the figures of the last ones are not shown as these ones'.
+    at.number_input(key="activation_memory.batch").set_value(3).run()
+    assert_clean(at)
+    assert TEXTS["measure.stale"]["en"] in said(at)
+    assert not any("residual_bytes" in d.value.columns for d in at.dataframe)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_out_of_range_link_value_falls_back_with_a_warning(lang):
+    at = open_lab("activation_memory", lang=lang, seq_len=4096, heads="x")
+    assert_clean(at)
+    assert at.number_input(key="activation_memory.seq_len").value == 32
+    assert at.number_input(key="activation_memory.heads").value == 4
+    assert len(at.warning) == 2
+
+
+def test_heads_that_do_not_divide_d_model_get_an_error_and_nothing_runs():
+    at = open_lab("activation_memory", d_model=30, heads=4)
+    assert not at.exception
+    assert [e.value for e in at.error] and "d_model" in at.error[0].value
+    assert at.radio(key="activation_memory.guess").disabled
+    assert button(at, "activation_memory.measure").disabled
+
+
+record_store = class_store("activation memory key")
+
+
+def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_store):
+    at = open_lab("activation_memory", **SMALL)
+    at.text_input(key="activation_memory.student").set_value("Ada")
+    at.text_input(key="activation_memory.class_code").set_value("remat-class").run()
+    at.radio(key="activation_memory.guess").set_value("selective").run()
+    button(at, "activation_memory.measure").click().run()
+    assert_clean(at)
+    fewest = am.measure(am.check_settings(**SMALL)).fewest
+    kept = classroom.read_class("remat-class", record_store).predictions
+    assert kept[["sheet", "step", "attempt", "after_answer"]].values.tolist() == [
+        ["activation_memory", "fewest_bytes", 1, False]]
+    assert kept[["prediction", "answer", "result"]].values.tolist() == [["selective", fewest, fewest == "selective"]]
