@@ -208,12 +208,15 @@ def last_json_line(out: str) -> object:
     raise AssertionError(f"no JSON line in the child's output:\n{out[-3000:]}")
 
 
-def json_at_device_counts(code_or_args: str | Sequence[str | os.PathLike], device_counts: Iterable[int], *,
+def json_at_device_counts(code_or_args: str | Sequence[str | os.PathLike] | Callable[[int], str | Sequence[str]],
+                          device_counts: Iterable[int], *,
                           timeout: float = 300) -> dict[int, object]:
-    """Run `code_or_args` (see python_command; `["-m", "tests.children.quiz_answers"]`) in one child per
-    device count, all at once, each printing a JSON value as its last line (last_json_line); that value
-    per device count. A child that fails fails the caller with its stderr."""
-    children = {devices: start_python(code_or_args, devices=devices) for devices in device_counts}
+    """Run `code_or_args` (see python_command; `["-m", "tests.children.quiz_answers", "all"]`), or what a
+    function of the device count gives, in one child per device count, all at once, each printing a JSON
+    value as its last line (last_json_line); that value per device count. A child that fails fails the
+    caller with its stderr."""
+    command = code_or_args if callable(code_or_args) else lambda devices: code_or_args
+    children = {devices: start_python(command(devices), devices=devices) for devices in device_counts}
     results = {}
     for devices, child in children.items():
         out, err = child.communicate(timeout=timeout)

@@ -4,14 +4,15 @@ and mesh_model params in the session's MLflow store), "sweep_disabled"}, and wit
 after a prediction of 3x1 and a sweep, "swept" (the shapes measured), "verdict", "regime" and "dp" (the
 data-parallel shape's predicted compute and communication, µs).
 
-Run by tests/system/test_mesh_2d_devices.py at 1 and 3 devices, one process each."""
+Run by tests/system/test_mesh_2d_and_pipeline_devices.py at 1 and 3 devices, with the other lab in the
+same process (tests/children/mesh_2d_and_pipeline_pages.py)."""
 
 import json
 
 from tests.children.apptest_setup import SESSION_TRACKING_URI, open_lab
 
 
-def main() -> None:
+def main() -> dict:
     import jax
     from mlflow.tracking import MlflowClient
 
@@ -41,8 +42,8 @@ def main() -> None:
         dp = next(p for p in shown.prediction.shapes if p.model == 1)
         found["regime"] = [m.value for m in at.markdown if "by bandwidth alone" in m.value]
         found["dp"] = [dp.compute_s * 1e6, dp.comm_s * 1e6]
-    print(json.dumps(found))
+    return json.loads(json.dumps(found))
 
 
 if __name__ == "__main__":
-    main()
+    print(json.dumps(main()))

@@ -4,14 +4,15 @@
 time slots), and after a prediction and a measurement at hidden=8, "peaks" (both schedules' peak bytes) and
 "timed" (the microbatch counts timed, or null)}.
 
-Run by tests/system/test_pipeline_devices.py at 1 and 3 devices, one process each."""
+Run by tests/system/test_mesh_2d_and_pipeline_devices.py at 1 and 3 devices, with the other lab in the
+same process (tests/children/mesh_2d_and_pipeline_pages.py)."""
 
 import json
 
 from tests.children.apptest_setup import open_lab
 
 
-def main() -> None:
+def main() -> dict:
     import jax
 
     from pmap_core.runtime import physical_cores
@@ -35,8 +36,8 @@ def main() -> None:
     measured = at.session_state["pipeline.last"]
     found["peaks"] = [row.peak_bytes for row in measured.memory]
     found["timed"] = None if measured.fit is None else [p.microbatches for p in measured.fit.points]
-    print(json.dumps(found))
+    return json.loads(json.dumps(found))
 
 
 if __name__ == "__main__":
-    main()
+    print(json.dumps(main()))

@@ -1,12 +1,11 @@
 """The interview's questions answered on this process's device count: prints one JSON line,
-{question: [answer, options]}.
+{topic: {question: [answer, options]}} for each topic named.
 
-    python -m tests.children.quiz_answers             # every question that is not heavy
-    python -m tests.children.quiz_answers mesh        # the questions of pmap_core.practice.quiz.mesh
-    python -m tests.children.quiz_answers pipeline    # ... of pmap_core.practice.quiz.pipeline
+    python -m tests.children.quiz_answers all                # every question that is not heavy
+    python -m tests.children.quiz_answers mesh pipeline      # those of pmap_core.practice.quiz.mesh and .pipeline
 
-Run by tests/system/test_quiz_devices.py (every question; it computes its own count's answers with
-`answers` here), test_quiz_mesh_devices.py and test_quiz_pipeline_devices.py, one process per count."""
+Run by tests/system/test_quiz_devices.py, one process per count (it computes its own count's answers with
+`answers` here)."""
 
 from __future__ import annotations
 
@@ -29,4 +28,4 @@ def answers(topic: str | None = None) -> dict[str, list]:
 
 
 if __name__ == "__main__":
-    print(json.dumps(answers(*sys.argv[1:2])))
+    print(json.dumps({topic: answers(None if topic == "all" else topic) for topic in sys.argv[1:]}))

@@ -144,13 +144,16 @@ def test_the_refusal_names_both_models_impl_pipeline_splits():
     assert "MLP or the transformer" in str(refused.value) and "got model linear" in str(refused.value)
 
 
-def test_the_command_line_trains_the_transformer_in_stages(capsys):
+def test_the_command_line_trains_the_transformer_in_stages(capsys, one_device):
+    """The settings of the case (4, 2, 2, 4) under GPipe, chunk included: the same compiled program, so a cold
+    compilation cache compiles it once for both; the command line ends where one device does too."""
     assert commands.main(["train", "--model", "transformer", "--layers", "4", "--pipeline-stages", "2",
-                          "--microbatches", "4", "--devices", "4", "--steps", "20", "--global-batch", "48",
-                          "--learning-rate", "0.1", "--d-model", "16", "--heads", "2", "--seq-len", "8", "--vocab",
-                          "16", "--json", "--no-tracking"]) == 0
+                          "--microbatches", "2", "--devices", "4", "--steps", "20", "--chunk", "10",
+                          "--global-batch", "48", "--learning-rate", "0.1", "--d-model", "16", "--heads", "2",
+                          "--seq-len", "8", "--vocab", "16", "--json", "--no-tracking"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert (result["model"], result["impl"], result["devices"], result["pipeline_stages"],
-            result["microbatches"]) == ("transformer", "pipeline", 4, 2, 4)
-    assert result["bubble_fraction"] == pytest.approx(1 / 5)
+            result["microbatches"]) == ("transformer", "pipeline", 4, 2, 2)
+    assert result["bubble_fraction"] == pytest.approx(1 / 3)  # (P − 1) / (M + P − 1); M = 1 would give 1/2
     assert math.isfinite(result["final_loss"]) and result["replicas_identical"]
+    assert abs(result["final_loss"] - one_device(4)) / one_device(4) <= 1e-5, result["final_loss"]

@@ -1,7 +1,7 @@
 """The interview questions on 2-D meshes against independent references: the shape rules, the bytes of the
 split arrays counted by hand, the ring formula of `costs.analytic` for the bytes a step sends, and the axis
 and count of the gradient's all-reduce by the rules of data parallelism. `references(n)` gives
-them for any device count; tests/system/test_quiz_mesh_devices.py checks them at other counts."""
+them for any device count; tests/system/test_quiz_devices.py checks them at other counts."""
 
 import math
 

@@ -1,7 +1,7 @@
 """The interview questions on pipeline parallelism against independent references: the bubble and the length
 of a step by the formulas of GPipe (Huang et al. 2019) and the Ultra-Scale Playbook, the activations 1F1B keeps
 by PipeDream-Flush's rule (P − s + 1 on stage s, at most M), and the measured peak by which schedule keeps
-fewer micro-batches. `references(n)` gives them for any device count; tests/system/test_quiz_pipeline_devices.py
+fewer micro-batches. `references(n)` gives them for any device count; tests/system/test_quiz_devices.py
 checks them at other counts."""
 
 

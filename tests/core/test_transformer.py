@@ -178,14 +178,18 @@ def test_the_work_limit_counts_the_transformer():
     assert refused.value.code == "too_much_work"
 
 
-def test_the_command_line_trains_the_transformer(capsys):
-    assert commands.main(["train", "--model", "transformer", "--devices", "2", "--steps", "4", "--global-batch", "16",
+def test_the_command_line_trains_the_transformer(capsys, one_device_loss):
+    """The settings of pmap at D = 2 in test_every_data_parallel_program_ends_where_one_device_does, chunk
+    included: the same compiled program, so a cold compilation cache compiles it once for both."""
+    assert commands.main(["train", "--model", "transformer", "--devices", "2", "--impl", "pmap", "--steps", "20",
+                          "--chunk", "10", "--global-batch", "48", "--learning-rate", "0.1", "--layers", "2",
                           "--d-model", "16", "--heads", "2", "--seq-len", "8", "--vocab", "16", "--json",
                           "--no-tracking"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert (result["model"], result["devices"], result["steps"]) == ("transformer", 2, 4)
+    assert (result["model"], result["devices"], result["steps"]) == ("transformer", 2, 20)
     assert (result["d_model"], result["heads"], result["seq_len"], result["vocab"]) == (16, 2, 8, 16)
     assert math.isfinite(result["final_loss"]) and result["replicas_identical"]
+    assert abs(result["final_loss"] - one_device_loss) / one_device_loss <= 1e-5, result["final_loss"]
 
 
 def test_the_help_lists_the_transformer_settings(capsys):

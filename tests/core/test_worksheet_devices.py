@@ -1,7 +1,7 @@
 """Worksheets at every device count: a step that runs on devices takes its count from the runtime's D
 (`devices = { at_most, divides }`), so every step is answerable, and says what it ran, at D = 1, 2, 3,
 5 and 8; the lab its link opens gets the same numbers. Steps are bound to each D here, in this 8-device
-process (a step runs on a subset of the devices); tests/system/test_worksheet_devices.py runs them in a
+process (a step runs on a subset of the devices); tests/system/test_pages_at_each_device_count.py runs them in a
 process of each D. Also: what a sheet may not say about devices and placeholders, refused when it loads,
 and one broken sheet never hides the others."""
 

@@ -2,7 +2,7 @@
 on a runtime of D devices: each step's computed answer against an independent reference (the bytes of the
 split arrays and of the ring all-reduces counted by hand, the Scaling Book's row by its formula), and the
 link of each step opening the mesh lab on the same devices and shape. The Worksheet page itself, at each D in
-a process of its own: tests/system/test_worksheet_devices.py."""
+a process of its own: tests/system/test_pages_at_each_device_count.py."""
 
 import math
 

@@ -1,7 +1,7 @@
 """Sheet 10 (pipeline parallelism) at D = 1, 2, 3, 5 and 8, bound inside this one process: the schedule steps
 give GPipe's formulas at every D (the table needs no device), the steps on d = min(4, D) stages the bubble
 (d − 1)/(M + d − 1) and the compiled peak saving of 1F1B, the activations it does not keep (none at d = 1).
-tests/system/test_worksheet_devices.py opens the lab each step links to, at each D."""
+tests/system/test_pages_at_each_device_count.py opens the lab each step links to, at each D."""
 
 import pytest
 

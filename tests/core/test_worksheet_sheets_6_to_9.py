@@ -3,7 +3,7 @@ D = 1, 2, 3, 5 and 8 inside this process, as the Worksheet page binds them on a 
 computed answer against an independent reference (the trap's factors by their rule, the bytes of the padded
 layers and of the ring collectives counted by hand, the rows of each process from `train.loading` on real
 devices), and each step's link opening its lab on the same devices. The Worksheet page itself, at each D in a
-process of its own: tests/system/test_worksheet_devices.py."""
+process of its own: tests/system/test_pages_at_each_device_count.py."""
 
 from __future__ import annotations
 

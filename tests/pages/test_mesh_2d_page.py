@@ -1,7 +1,7 @@
 """The 2-D mesh lab in English and 中文 at the page's own D = 1, 2, 3 and 8: no exception and no error box, the
 shapes that fit D, every array's type and the bytes of each mesh axis against the rules; one session trains on
 a shape of D = 4 and measures every shape after a prediction, each run read back from MLflow. A runtime of
-one device (and of three) in a child process of its own: tests/system/test_mesh_2d_devices.py."""
+one device (and of three) in a child process of its own: tests/system/test_mesh_2d_and_pipeline_devices.py."""
 
 import numpy as np
 import pytest

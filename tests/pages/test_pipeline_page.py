@@ -8,7 +8,7 @@ slots and collectives. One session predicts,
 then measures at P = 2 (the peak bytes of both compiled schedules against their memory_analysis, the step time
 against M and its fit); one at P = 4 on too few cores measures the memory alone. Settings that do not fit
 get an error box that says which. A runtime of one device and of three, each in a child process of its own:
-tests/system/test_pipeline_devices.py."""
+tests/system/test_mesh_2d_and_pipeline_devices.py."""
 
 import numpy as np
 import pytest

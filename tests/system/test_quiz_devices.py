@@ -1,5 +1,12 @@
-"""The interview's answers at other device counts, each count computed in a child process of its own:
-every choice question offers its computed answer, and the answers follow the rules for that count."""
+"""The interview's answers at other device counts, each count computed in a process of its own (this one's here,
+the others in child processes, all at once; one child per count answers every topic asked of that count):
+
+- every question that is not heavy: every choice question offers its computed answer, and the answers follow
+  the rules for that count;
+- the 2-D mesh questions (pmap_core.practice.quiz.mesh) and the pipeline questions (…quiz.pipeline): every
+  answer equals its reference for that count (tests/core/test_quiz_mesh.py, tests/core/test_quiz_pipeline.py)
+  and is among the choices offered; at one device the measured pipeline question compiles one stage, and says
+  both peaks are equal."""
 
 import jax
 import numpy as np
@@ -7,22 +14,38 @@ import pytest
 
 from pmap_core.practice.quiz import registry as quiz
 from tests.children.quiz_answers import answers
+from tests.core.test_quiz_mesh import references as mesh_references
+from tests.core.test_quiz_pipeline import references as pipeline_references
 
 N = jax.local_device_count()
 
-
-# The device count is fixed per process: this one's count is computed here, each other count in a
-# child process of its own, all at once. 1 is where an app may start, 3 does not divide the
-# uneven batch (D + 4 = 7), 16 is more than the default 8.
+# The device count is fixed per process. 1 is where an app may start, 3 does not divide the uneven batch
+# (D + 4 = 7), 16 is more than the default 8.
 QUIZ_DEVICE_COUNTS = (1, 2, 3, 8, 16)
+MESH_DEVICE_COUNTS = PIPELINE_DEVICE_COUNTS = (1, 2, 3, 5)
+# The topics of tests.children.quiz_answers ("all": every question that is not heavy), each at its counts.
+TOPIC_DEVICE_COUNTS = {"all": QUIZ_DEVICE_COUNTS, "mesh": MESH_DEVICE_COUNTS, "pipeline": PIPELINE_DEVICE_COUNTS}
+
+
+def topics_at(devices: int) -> list[str]:
+    return [topic for topic, counts in TOPIC_DEVICE_COUNTS.items() if devices in counts]
 
 
 @pytest.fixture(scope="module")
-def quiz_at_each_device_count():
+def answers_at_each_device_count() -> dict[int, dict[str, dict[str, list]]]:
+    """{D: {topic: {question: [answer, options]}}}."""
     from harness.processes import json_at_device_counts
 
-    others = [d for d in QUIZ_DEVICE_COUNTS if d != N]
-    return {N: answers(), **json_at_device_counts(["-m", "tests.children.quiz_answers"], others)}
+    counts = sorted({devices for counts in TOPIC_DEVICE_COUNTS.values() for devices in counts} - {N})
+    here = {topic: answers(None if topic == "all" else topic) for topic in topics_at(N)}
+    others = json_at_device_counts(lambda devices: ["-m", "tests.children.quiz_answers", *topics_at(devices)],
+                                   counts)
+    return {N: here, **others}
+
+
+@pytest.fixture(scope="module")
+def quiz_at_each_device_count(answers_at_each_device_count):
+    return {devices: topics["all"] for devices, topics in answers_at_each_device_count.items() if "all" in topics}
 
 
 @pytest.mark.parametrize("devices", QUIZ_DEVICE_COUNTS)
@@ -49,3 +72,20 @@ def test_answers_at_each_device_count_match_the_references(quiz_at_each_device_c
     assert got["replicated_output"] == float(devices)
     assert got["same_bytes_three_ways"] == "same"
     assert got["typeof_sharded"] == f"float32[{4 * devices}@data,3]"
+
+
+@pytest.mark.parametrize("topic, devices, rel", [
+    *(("mesh", devices, 1e-9) for devices in MESH_DEVICE_COUNTS),
+    *(("pipeline", devices, 1e-12) for devices in PIPELINE_DEVICE_COUNTS),
+])
+def test_mesh_and_pipeline_answers_match_their_references_at_each_device_count(answers_at_each_device_count,
+                                                                               topic, devices, rel):
+    expected = {"mesh": mesh_references, "pipeline": pipeline_references}[topic](devices)
+    got = answers_at_each_device_count[devices][topic]
+    assert got, (topic, devices)
+    for question_id, (answer, offered) in got.items():
+        if isinstance(expected[question_id], float):
+            assert answer == pytest.approx(expected[question_id], rel=rel), (devices, question_id)
+        else:
+            assert answer == expected[question_id], (devices, question_id)
+            assert answer in offered and len(set(offered)) == len(offered) >= 2, (devices, question_id, offered)

@@ -1,19 +1,44 @@
-"""Every worksheet step at D = 1, 2, 3, 5 and 8, each D in a process of its own (this one's D here, the
-others in child processes, all at once): its answer computed on that runtime (a step not bound to a
-count binds itself to the runtime's), checked on the Worksheet page, and the lab its link opens shows
-the step's settings with no error box and no setting ignored. tests/core/test_worksheet_devices.py
-binds the steps to each D inside one 8-device process."""
+"""Every page at D = 1, 2, 3, 5, 8 and 16, each D in a process of its own (this one's D here, the others in
+child processes, all at once; one child per D walks both, since starting a process costs more than a page):
+
+- every page of the registry opens on its default settings, in English and in 中文, with no exception and no
+  error box (a laptop with one GPU gives D = 1, a server may be started with an odd count);
+- every worksheet step at D = 1, 2, 3, 5 and 8: its answer computed on that runtime (a step not bound to a
+  count binds itself to the runtime's), checked on the Worksheet page, and the lab its link opens shows the
+  step's settings with no error box and no setting ignored. tests/core/test_worksheet_devices.py binds the
+  steps to each D inside one 8-device process."""
 
 from __future__ import annotations
 
 import pytest
 
+from labs.registry import HOME, LABS
 from pmap_core.practice import worksheets
-from tests.core.test_worksheet_devices import DEVICE_COUNTS, sweep_at
+from tests.core.test_worksheet_devices import DEVICE_COUNTS as WORKSHEET_DEVICE_COUNTS
+from tests.core.test_worksheet_devices import sweep_at
+
+DEVICE_COUNTS = (1, 2, 3, 5, 8, 16)
+SCRIPTS = [HOME.script, *(lab.script for lab in LABS)]
 
 # The module's first test sets up every device count's run (its children's own limit is 900 s): on 2 cores
 # shared with other work it took over pytest's 300 s per test (pyproject.toml).
 pytestmark = pytest.mark.timeout(900)
+
+
+def pages_here() -> dict:
+    """{lang: {script: [what went wrong]}}: each page, in English and in Chinese, on its defaults on this
+    process's device count: the exceptions and error boxes shown, or the error of a page that did not finish."""
+    from tests.apptest_support import open_lab
+
+    found = {}
+    for lang in ("en", "zh"):
+        for lab in [HOME, *LABS]:
+            try:
+                at = open_lab(None if lab is HOME else lab.script, lang=lang)
+                found.setdefault(lang, {})[lab.script] = [e.value for e in at.exception] + [e.value for e in at.error]
+            except Exception as error:  # noqa: BLE001 - a page that does not finish is as wrong as an error box
+                found.setdefault(lang, {})[lab.script] = [f"{type(error).__name__}: {error}"]
+    return found
 
 
 def steps_here() -> dict:
@@ -55,17 +80,39 @@ def steps_here() -> dict:
     return json.loads(json.dumps(found))
 
 
+def walks_here() -> dict:
+    """{"pages": pages_here(), "worksheet": steps_here() or None where the worksheet is not walked}: the pages on
+    their defaults first, as a first visitor opens them."""
+    pages = pages_here()
+    here = worksheets.runtime_devices()
+    return {"pages": pages, "worksheet": steps_here() if here in WORKSHEET_DEVICE_COUNTS else None}
+
+
 @pytest.fixture(scope="module")
-def steps_at_each_device_count():
+def walks_at_each_device_count():
+    """{D: walks_here() on a runtime of D devices}."""
     from harness.processes import json_at_device_counts
 
     here = worksheets.runtime_devices()
-    others = json_at_device_counts(["-m", "tests.children.worksheet_steps"], [d for d in DEVICE_COUNTS if d != here],
-                                   timeout=900)
-    return {here: steps_here(), **others}
+    others = json_at_device_counts(["-m", "tests.children.pages_at_device_count"],
+                                   [d for d in DEVICE_COUNTS if d != here], timeout=900)
+    return {here: walks_here(), **others}
+
+
+@pytest.fixture(scope="module")
+def steps_at_each_device_count(walks_at_each_device_count):
+    return {devices: walks["worksheet"] for devices, walks in walks_at_each_device_count.items()}
 
 
 @pytest.mark.parametrize("devices", DEVICE_COUNTS)
+def test_every_page_opens_clean_on_its_defaults(walks_at_each_device_count, devices):
+    for lang, pages in walks_at_each_device_count[devices]["pages"].items():
+        assert list(pages) == SCRIPTS, (devices, lang)
+        broken = {script: problems for script, problems in pages.items() if problems}
+        assert not broken, (devices, lang, broken)
+
+
+@pytest.mark.parametrize("devices", WORKSHEET_DEVICE_COUNTS)
 def test_every_step_is_answered_on_the_page_at_each_device_count(steps_at_each_device_count, devices):
     steps = steps_at_each_device_count[devices]
     assert len(steps) == sum(len(s.steps) for s in worksheets.load_sheets().sheets)
@@ -78,7 +125,7 @@ def test_every_step_is_answered_on_the_page_at_each_device_count(steps_at_each_d
             assert len(step["checked"]) == 1 and step["answer"] in step["checked"][0], (where, step["checked"])
 
 
-@pytest.mark.parametrize("devices", DEVICE_COUNTS)
+@pytest.mark.parametrize("devices", WORKSHEET_DEVICE_COUNTS)
 def test_the_lab_a_step_opens_shows_its_settings_at_each_device_count(steps_at_each_device_count, devices):
     for name, step in steps_at_each_device_count[devices].items():
         assert not step["lab"]["problems"], (devices, name, step["lab"]["problems"])
