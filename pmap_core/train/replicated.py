@@ -67,14 +67,23 @@ def _scanned(step: Callable[..., tuple[Any, jax.Array]], steps: int) -> Callable
     return run
 
 
-def pmap_chunk(model: str, steps: int, devices: tuple[Any, ...], remat: str = "none") -> Callable[..., Any]:
-    """params and batch with a leading device axis; returns (params, losses), each (D, …)."""
-    loss_fn = functools.partial(models.loss, model, remat=remat)
+Step = Callable[[Any, jax.Array, jax.Array, jax.Array], tuple[Any, jax.Array]]  # (params, x, y, η) -> (params, loss)
+
+
+def pmap_chunk(step: Step, steps: int, devices: tuple[Any, ...]) -> Callable[..., Any]:
+    """`steps` of one device's `step` under pmap: params and batch with a leading device axis; returns (params,
+    losses), each (D, …)."""
+    return jax.pmap(_scanned(step, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
+
+
+def data_parallel_step(spec: ProgramSpec) -> Step:
+    """One device's SGD step on its rows with the mean gradient over `data` (its remat policy applied)."""
+    loss_fn = functools.partial(models.loss, spec.model, remat=spec.remat)
 
     def step(params, x, y, learning_rate):
         return data_parallel_sgd_step(loss_fn, params, x, y, learning_rate)  # this device's loss
 
-    return jax.pmap(_scanned(step, steps), axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
+    return step
 
 
 def shard_map_chunk(model: str, steps: int, mesh: Mesh, remat: str = "none") -> Callable[..., Any]:
@@ -205,7 +214,9 @@ def _saved(spec: ProgramSpec) -> int:
                                          models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab), spec.remat)
 
 
-def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
+def pmap_program(spec: ProgramSpec, step: Step) -> ReplicatedProgram:
+    """The compiled pmap program of one device's `step` (params, x, y, η) -> (params, loss), `spec.steps` of them
+    per call: the lab's own (`build_pmap`), or that of a program registered from outside it."""
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
     devices = tuple(jax.devices()[:spec.devices])
@@ -213,9 +224,13 @@ def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
     x, y = models.input_shapes(spec.model, spec.per_device_batch, spec.features)
     args = (jax.tree.map(lambda p: _host_zeros(local, p.shape), params),
             _host_zeros(local, x.shape, x.dtype), _host_zeros(local, y.shape, y.dtype), np.float32(0))
-    _, compiled, seconds = compile_timed(pmap_chunk(spec.model, spec.steps, devices, spec.remat), args)
+    _, compiled, seconds = compile_timed(pmap_chunk(step, spec.steps, devices), args)
     return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "",
                              device_axis=True, saved_activation_bytes=_saved(spec))
+
+
+def build_pmap(spec: ProgramSpec) -> ReplicatedProgram:
+    return pmap_program(spec, data_parallel_step(spec))
 
 
 def _build_on_mesh(spec: ProgramSpec, chunk: Callable[[str, int, Mesh, str], Any]) -> ReplicatedProgram:

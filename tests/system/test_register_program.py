@@ -24,8 +24,8 @@ from pmap_core.train import models, programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
 from pmap_core.train.plan import validate
-from pmap_core.train.program import ProgramSpec, compile_timed, param_count
-from pmap_core.train.replicated import ReplicatedProgram
+from pmap_core.train.program import ProgramSpec
+from pmap_core.train.replicated import ReplicatedProgram, pmap_program
 from pmap_core.train.settings import setting
 from pmap_core.train.steps import sgd_update
 from pmap_core.validation import LabInputError
@@ -49,18 +49,7 @@ def build_scaled_step(spec: ProgramSpec) -> ReplicatedProgram:
         loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
         return sgd_update(params, lax.pmean(grads, DATA_AXIS), learning_rate * scale), loss
 
-    def chunk(params, x, y, learning_rate):
-        return lax.scan(lambda p, _: step(p, x, y, learning_rate), params, None, length=spec.steps)
-
-    devices = tuple(jax.devices()[:spec.devices])
-    params = models.init_params(spec.model, spec.features, spec.hidden, 0)
-    zeros = functools.partial(np.zeros, dtype=np.float32)
-    args = (jax.tree.map(lambda p: zeros((spec.devices, *p.shape)), params),
-            zeros((spec.devices, spec.per_device_batch, spec.features)),
-            zeros((spec.devices, spec.per_device_batch)), np.float32(0))
-    program = jax.pmap(chunk, axis_name=DATA_AXIS, in_axes=(0, 0, 0, None), devices=devices)
-    _, compiled, seconds = compile_timed(program, args)
-    return ReplicatedProgram(spec, devices, compiled, seconds, param_count(params), "", device_axis=True)
+    return pmap_program(spec, step)
 
 
 @pytest.fixture
