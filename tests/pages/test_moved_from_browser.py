@@ -7,7 +7,8 @@ answer is the server's, for both languages and every page.
   value verbatim (the browser checks that no markup of it is drawn and nothing it names is fetched).
 - Every lab: its first setting in the link with a widget, changed, is written into the link, and a new
   session opened from a link with that value shows the same setting (the browser checks the location bar).
-- The pipeline lab at D = 4 and the 2-D mesh lab on its 2 × 2 shape, in both languages, as the browser opens them.
+- The pipeline lab at D = 4, its measurement after a prediction and its two pipelines trained side by side, and
+  the 2-D mesh lab on its 2 × 2 shape, in both languages (the browser draws each in one).
 """
 
 from __future__ import annotations
@@ -113,6 +114,43 @@ def test_the_pipeline_lab_at_d4(lang):
     bubble = next(m.value for m in at.metric if m.label == texts["metric.bubble"][lang])
     assert bubble == f"{3 / (8 + 3):.4f}"  # (P − 1)/(M + P − 1) at the default P = min(4, D), M = 8
     assert at.get("vega_lite_chart")  # the timeline
+
+
+def _subheaders(at) -> list[str]:
+    return [h.value for h in at.subheader]
+
+
+def _in_both_languages(at, check) -> None:
+    """`check(lang)` on the page as drawn in English, then in 中文 (the session's language switched)."""
+    for lang in ("en", "zh"):
+        at.session_state["lang"] = lang
+        at.run()
+        assert_clean(at)
+        check(lang)
+
+
+def test_the_pipeline_labs_measurement_and_its_pipelines_side_by_side_in_both_languages():
+    texts = text_table("pipeline")
+    at = open_lab("pipeline", devices=2, microbatches=4, rows=4, hidden=16)
+    assert_clean(at)
+    assert at.button(key="pipeline.measure").disabled  # a prediction first
+    at.radio(key="pipeline.guess").set_value("1f1b").run()
+    at.button(key="pipeline.measure").click().run()
+
+    def measured(lang: str) -> None:
+        assert texts["memory.heading"][lang] in _subheaders(at)
+        said = " ".join(m.value for m in at.markdown)
+        assert "t_f" in said and "(M + P − 1)(t_f + t_b)" in said  # the fits, from what ran (P = 2)
+
+    _in_both_languages(at, measured)
+
+    at = open_lab("pipeline", devices=4, stages=2, layers=4, microbatches=4, rows=4, hidden=16)
+    at.button(key="pipeline.train_data").click().run()
+
+    def trained(lang: str) -> None:
+        assert texts["scaling.heading"][lang] in _subheaders(at)
+
+    _in_both_languages(at, trained)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
