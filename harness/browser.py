@@ -195,21 +195,42 @@ def close_shared() -> None:
 # --- pages --------------------------------------------------------------------
 
 
+# Counts the script runs that ended on the page (the app's script state leaving "running"), so that a wait
+# after an interaction knows whether a rerun has already come and gone; `seen` is the count at the last wait.
+_COUNT_RUNS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app && window.__pmapApp !== app) {
+    window.__pmapApp = app;
+    window.__pmapEnded = 0;
+    new MutationObserver(records => {
+      window.__pmapEnded += records.filter(r => r.oldValue === "running").length;
+    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
+  }
+  window.__pmapSeen = window.__pmapEnded;
+}"""
+_RERUN_CAME = f"""() => window.__pmapEnded > window.__pmapSeen || document.querySelector('{RUNNING}') !== null"""
+
+
 def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
-    """Wait until the script has finished. After an interaction, first give the
-    rerun a moment to start, so that the old 'notRunning' does not count."""
+    """Wait until the script has finished. After an interaction, first wait (a few seconds at most) until
+    its rerun has started or already ended, so that the old 'notRunning' does not count."""
     if rerun:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        # A fast rerun may finish before we look: then there is nothing to wait for.
+        counted = page.evaluate("() => window.__pmapEnded !== undefined")
+        # A rerun that never shows within the budget: the interaction needed none, nothing to wait for.
         with contextlib.suppress(PlaywrightTimeout):
-            page.wait_for_selector(RUNNING, timeout=3_000)
+            if counted:  # a rerun that finished before we looked has been counted
+                page.wait_for_function(_RERUN_CAME, timeout=3_000)
+            else:
+                page.wait_for_selector(RUNNING, timeout=3_000)
     page.wait_for_selector(READY, timeout=timeout_ms)
     # A widget whose code the browser has not loaded yet shows as a grey skeleton after the script
     # has finished (lazy chunks; slow on a busy machine): wait until every element is drawn.
     page.wait_for_function(f"document.querySelectorAll('{SKELETON}').length === 0", timeout=timeout_ms)
     # Elements of the previous run can linger for a frame; let them settle.
     page.wait_for_timeout(150)
+    page.evaluate(_COUNT_RUNS)
 
 
 def open_app_page(page, url: str, timeout_ms: float = 90_000) -> None:
