@@ -77,6 +77,26 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = REA
 
     Its MLflow store is `tracking_store(<the server's folder>/mlflow.db)`: an empty one
     unless the caller gives another (tests.tracked_runs.store_with_runs)."""
+    (server,) = start_servers([extra_env], timeout_s, tracking_store)
+    return server
+
+
+def start_servers(extra_envs: list[dict[str, str] | None], timeout_s: float = READY_BUDGET_S,
+                  tracking_store: Callable[[pathlib.Path], str] = new_tracking_store) -> list[Server]:
+    """One server per environment of `extra_envs` (see start_server), all started before any is waited
+    for: their start-ups overlap. Returns them once every one is healthy; if one is not, all are stopped."""
+    servers = [_launch(extra_env, tracking_store) for extra_env in extra_envs]
+    try:
+        for server in servers:
+            wait_until_answering(server.url + HEALTH_PATH, server.process, server.log_tail, timeout_s)
+    except BaseException:
+        for server in servers:
+            stop_server(server)
+        raise
+    return servers
+
+
+def _launch(extra_env: dict[str, str] | None, tracking_store: Callable[[pathlib.Path], str]) -> Server:
     port = free_port()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-server-"))
     env = {
@@ -93,13 +113,7 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = REA
     ]
     with open(log_path, "wb") as log:
         process = start_python(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=False)
-    server = Server(f"http://127.0.0.1:{port}", process, log_path)
-    try:
-        wait_until_answering(server.url + HEALTH_PATH, process, server.log_tail, timeout_s)
-    except BaseException:
-        stop_server(server)
-        raise
-    return server
+    return Server(f"http://127.0.0.1:{port}", process, log_path)
 
 
 def stop_server(server: Server, keep_folder: bool = False, timeout_s: float = 15) -> None:
