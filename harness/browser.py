@@ -77,6 +77,26 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = REA
 
     Its MLflow store is `tracking_store(<the server's folder>/mlflow.db)`: an empty one
     unless the caller gives another (tests.tracked_runs.store_with_runs)."""
+    (server,) = start_servers([extra_env], timeout_s, tracking_store)
+    return server
+
+
+def start_servers(extra_envs: list[dict[str, str] | None], timeout_s: float = READY_BUDGET_S,
+                  tracking_store: Callable[[pathlib.Path], str] = new_tracking_store) -> list[Server]:
+    """One server per environment of `extra_envs` (see start_server), all started before any is waited
+    for: their start-ups overlap. Returns them once every one is healthy; if one is not, all are stopped."""
+    servers = [_launch(extra_env, tracking_store) for extra_env in extra_envs]
+    try:
+        for server in servers:
+            wait_until_answering(server.url + HEALTH_PATH, server.process, server.log_tail, timeout_s)
+    except BaseException:
+        for server in servers:
+            stop_server(server)
+        raise
+    return servers
+
+
+def _launch(extra_env: dict[str, str] | None, tracking_store: Callable[[pathlib.Path], str]) -> Server:
     port = free_port()
     workdir = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-server-"))
     env = {
@@ -93,13 +113,7 @@ def start_server(extra_env: dict[str, str] | None = None, timeout_s: float = REA
     ]
     with open(log_path, "wb") as log:
         process = start_python(command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=False)
-    server = Server(f"http://127.0.0.1:{port}", process, log_path)
-    try:
-        wait_until_answering(server.url + HEALTH_PATH, process, server.log_tail, timeout_s)
-    except BaseException:
-        stop_server(server)
-        raise
-    return server
+    return Server(f"http://127.0.0.1:{port}", process, log_path)
 
 
 def stop_server(server: Server, keep_folder: bool = False, timeout_s: float = 15) -> None:
@@ -135,6 +149,9 @@ def server_rss_bytes(server: Server) -> int:
 # --- one server and one browser per process ----------------------------------
 
 _shared: dict[str, object] = {}
+# The shared server's teacher key (at least the 20 characters the app asks for): the class tests open its
+# teacher controls, each class under a code of its own.
+TEACHER_KEY = "a teacher key for the test"
 
 
 def shared_server() -> Server:
@@ -143,7 +160,8 @@ def shared_server() -> Server:
     if "server" not in _shared:
         from harness.tracked_runs import store_with_runs
 
-        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"}, tracking_store=store_with_runs)
+        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1", "PMAP_LAB_TEACHER_KEY": TEACHER_KEY},
+                              tracking_store=store_with_runs)
         _shared["server"] = server
         atexit.register(stop_server, server)
     return _shared["server"]  # type: ignore[return-value]
@@ -195,21 +213,42 @@ def close_shared() -> None:
 # --- pages --------------------------------------------------------------------
 
 
+# Counts the script runs that ended on the page (the app's script state leaving "running"), so that a wait
+# after an interaction knows whether a rerun has already come and gone; `seen` is the count at the last wait.
+_COUNT_RUNS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (app && window.__pmapApp !== app) {
+    window.__pmapApp = app;
+    window.__pmapEnded = 0;
+    new MutationObserver(records => {
+      window.__pmapEnded += records.filter(r => r.oldValue === "running").length;
+    }).observe(app, {attributes: true, attributeOldValue: true, attributeFilter: ["data-test-script-state"]});
+  }
+  window.__pmapSeen = window.__pmapEnded;
+}"""
+_RERUN_CAME = f"""() => window.__pmapEnded > window.__pmapSeen || document.querySelector('{RUNNING}') !== null"""
+
+
 def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
-    """Wait until the script has finished. After an interaction, first give the
-    rerun a moment to start, so that the old 'notRunning' does not count."""
+    """Wait until the script has finished. After an interaction, first wait (a few seconds at most) until
+    its rerun has started or already ended, so that the old 'notRunning' does not count."""
     if rerun:
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        # A fast rerun may finish before we look: then there is nothing to wait for.
+        counted = page.evaluate("() => window.__pmapEnded !== undefined")
+        # A rerun that never shows within the budget: the interaction needed none, nothing to wait for.
         with contextlib.suppress(PlaywrightTimeout):
-            page.wait_for_selector(RUNNING, timeout=3_000)
+            if counted:  # a rerun that finished before we looked has been counted
+                page.wait_for_function(_RERUN_CAME, timeout=3_000)
+            else:
+                page.wait_for_selector(RUNNING, timeout=3_000)
     page.wait_for_selector(READY, timeout=timeout_ms)
     # A widget whose code the browser has not loaded yet shows as a grey skeleton after the script
     # has finished (lazy chunks; slow on a busy machine): wait until every element is drawn.
     page.wait_for_function(f"document.querySelectorAll('{SKELETON}').length === 0", timeout=timeout_ms)
     # Elements of the previous run can linger for a frame; let them settle.
     page.wait_for_timeout(150)
+    page.evaluate(_COUNT_RUNS)
 
 
 def open_app_page(page, url: str, timeout_ms: float = 90_000) -> None:

@@ -1,15 +1,16 @@
 """Every page in a real browser: Chromium against `streamlit run` on 127.0.0.1.
 
-Generic over `labs.registry.LABS`, so each lab is covered as soon as it exists:
-each page renders in both languages without an exception (in Chinese from a
-link whose every setting is hostile markup, which must show as text), one
-widget of each lab re-renders the page, and a link with that widget's query
-parameter brings the same setting back. Screenshots go to test-artifacts/screenshots/<run id>/.
+Generic over `labs.registry.LABS`, so each lab is covered as soon as it exists. Each page is drawn once, in
+one language (English and 中文 in turn, page after page), from a link whose every setting is hostile markup:
+it shows its heading and the sidebar's every lab with no exception, the link's values as text (no markup
+drawn, nothing fetched), and one widget of each lab re-renders the page and goes into the location bar.
+Screenshots go to test-artifacts/screenshots/<run id>/.
 
-What a page does with a link's values is checked without a browser, in tests/pages: a teacher's link
-(`/collectives?op=all_gather&devices=2`) opens those settings (test_teacher_links.py), and a value out
-of range or nonsense falls back to the default with a warning that names the setting and shows the value
-(test_fuzz_links.py; in the browser, every Chinese page below also refuses its link's values this way).
+What the server says is checked without a browser, in tests/pages: every page's heading and its warning for
+each refused setting in both languages, and a changed setting's link brought back by a new session
+(test_moved_from_browser.py); a teacher's link (`/collectives?op=all_gather&devices=2`) opens those settings
+(test_teacher_links.py); a value out of range or nonsense falls back to the default with a warning that names
+the setting and shows the value (test_fuzz_links.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ if _missing and not bs.in_ci():
     pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
 
 PAGES = list(bs.iter_all_pages())
+# One language per page, in turn: the other language's heading and warnings are the AppTests' (tests/pages).
+LANG = {script: ("en", "zh")[i % 2] for i, (script, _) in enumerate(PAGES)}
 
 
 @pytest.fixture(scope="module")
@@ -60,11 +63,6 @@ def _query(url: str) -> dict[str, str]:
 def _assert_no_exception(page, where: str) -> None:
     errors = bs.exception_texts(page)
     assert not errors, f"{where}: exception on the page:\n" + "\n---\n".join(errors)
-
-
-def test_home_page_renders_in_english(page):
-    bs.open_app_page(page, bs.page_url(bs.shared_server(), HOME.url_path, lang="en"))
-    _assert_renders_its_heading(page, HOME.script, "en")
 
 
 def _assert_renders_its_heading(page, script: str, lang: str) -> pathlib.Path:
@@ -99,9 +97,9 @@ def _url_widget(page, script: str, name: str):
     return None, None
 
 
-def _first_url_widget(page, script: str):
-    """(name, kind, locator) of the first setting in the link that a widget on the page shows."""
-    for name in _query(page.url):
+def _first_url_widget(page, script: str, names):
+    """(name, kind, locator) of the first setting of `names` (those in the link) that a widget on the page shows."""
+    for name in names:
         if name != "lang":
             kind, widget = _url_widget(page, script, name)
             if kind:
@@ -148,50 +146,6 @@ def _change(page, kind: str, widget) -> None:
                 break
 
 
-@pytest.mark.parametrize("lab", LABS, ids=[lab.script for lab in LABS])
-def test_interaction_rerenders_and_link_restores_it(page, lab):
-    server = bs.shared_server()
-    bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en"))
-    _assert_renders_its_heading(page, lab.script, "en")
-    name, kind, widget = _first_url_widget(page, lab.script)
-    if kind is None:
-        pytest.skip(f"{lab.script}: no slider, number input, radio or selectbox keeps its value in the link")
-    before = _shown(kind, widget)
-
-    _change(page, kind, widget)
-    bs.wait_ready(page, rerun=True)
-    shot = bs.save_screenshot(page, f"{lab.script}-changed")
-    _assert_no_exception(page, f"{lab.script} after changing `{name}` ({kind}), screenshot {shot}")
-    kind, widget = _url_widget(page, lab.script, name)
-    after, in_link = _shown(kind, widget), _query(page.url).get(name)
-    assert after != before, f"{lab.script}: the {kind} `{name}` did not change ({shot})"
-    assert in_link is not None, f"{lab.script}: `{name}` left the link after a change"
-    print(f"\n{lab.script}: {kind} `{name}` {before} -> {after}; link {name}={in_link}")
-
-    # A fresh visit to a link with that setting shows the same value.
-    bs.open_app_page(page, bs.page_url(server, lab.url_path, lang="en", **{name: in_link}))
-    shot = bs.save_screenshot(page, f"{lab.script}-deep-link")
-    _assert_no_exception(page, f"{lab.script} from link {name}={in_link}")
-    kind, widget = _url_widget(page, lab.script, name)
-    assert kind and _shown(kind, widget) == after, f"{lab.script}: link {name}={in_link} did not restore it ({shot})"
-    assert _query(page.url).get(name) == in_link
-
-
-def test_sidebar_lists_every_lab(page):
-    """Every lab is listed in the sidebar, none folded behind Streamlit's "View N more"."""
-    server = bs.shared_server()
-    for lang in ("en", "zh"):
-        bs.open_app_page(page, bs.page_url(server, "", lang=lang))
-        nav = page.locator('[data-testid="stSidebarNav"]')
-        shot = bs.save_screenshot(page, f"sidebar-{lang}")
-        listed = [text.strip() for text in nav.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
-        # A link reads "<icon> <title>".
-        missing = [_title(lab.script, lang) for lab in LABS
-                   if not any(text.endswith(_title(lab.script, lang)) for text in listed)]
-        assert not missing, f"not listed in the sidebar ({lang}): {missing} ({shot})"
-        assert not nav.locator('[data-testid="stSidebarNavViewButton"]').count(), f"a 'View more' button ({shot})"
-
-
 # A value that closes a code span and goes on as markdown and HTML: an image (a tracking
 # pixel), a link, raw HTML. The port is closed: nothing may even try to fetch it.
 POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=http://127.0.0.1:9/h.png> `"
@@ -205,13 +159,25 @@ def _settings_named_in_texts(script: str) -> set[str]:
     return {key[2:] for key in keys if key.startswith("w.") and "." not in key[2:]}
 
 
-@pytest.mark.parametrize("script,url_path", PAGES, ids=[f"{script}-zh" for script, _ in PAGES])
-def test_page_renders_in_chinese_and_no_link_value_renders_as_markup(page, script, url_path):
-    """Every page in Chinese, opened from a link in which every setting it can keep there is the
-    poison: it renders its heading without an exception, says for each setting it keeps that the
-    value was ignored and shows the value as its own characters; no <a> or <img> comes from it and
-    the browser fetches nothing it names. (In English, each lab's first render is the start of its
-    interaction test.)"""
+def _assert_sidebar_lists_every_lab(page, lang: str, shot: pathlib.Path) -> None:
+    """Every lab is listed in the sidebar, in the page's language, none folded behind Streamlit's "View N more"."""
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    listed = [text.strip() for text in nav.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()]
+    # A link reads "<icon> <title>".
+    missing = [_title(lab.script, lang) for lab in LABS
+               if not any(text.endswith(_title(lab.script, lang)) for text in listed)]
+    assert not missing, f"not listed in the sidebar ({lang}): {missing} ({shot})"
+    assert not nav.locator('[data-testid="stSidebarNavViewButton"]').count(), f"a 'View more' button ({shot})"
+
+
+@pytest.mark.parametrize("script,url_path", PAGES, ids=[f"{script}-{LANG[script]}" for script, _ in PAGES])
+def test_page_renders_no_link_value_as_markup_and_a_change_goes_into_the_link(page, script, url_path):
+    """Every page, in its language, opened from a link in which every setting it can keep there is the
+    poison: it renders its heading and the sidebar without an exception, says for each setting it keeps
+    that the value was ignored and shows the value as its own characters; no <a> or <img> comes from it and
+    the browser fetches nothing it names. Then the first of those settings a widget shows is changed: the
+    page re-renders, the widget shows the new value and the location bar carries it."""
+    lang = LANG[script]
     fetched: list[str] = []
 
     def watch(request) -> None:
@@ -221,11 +187,12 @@ def test_page_renders_in_chinese_and_no_link_value_renders_as_markup(page, scrip
     candidates = _settings_named_in_texts(script)
     page.on("request", watch)
     try:
-        bs.open_app_page(page, bs.page_url(bs.shared_server(), url_path, lang="zh",
+        bs.open_app_page(page, bs.page_url(bs.shared_server(), url_path, lang=lang,
                                            **dict.fromkeys(candidates, POISON)))
-        shot = _assert_renders_its_heading(page, script, "zh")
+        shot = _assert_renders_its_heading(page, script, lang)
     finally:
         page.remove_listener("request", watch)
+    _assert_sidebar_lists_every_lab(page, lang, shot)
     # The settings the page keeps now hold their defaults; a name it does not use keeps the poison.
     kept = {name: value for name, value in _query(page.url).items() if name != "lang" and value != POISON}
     unlabelled = kept.keys() - candidates
@@ -237,7 +204,24 @@ def test_page_renders_in_chinese_and_no_link_value_renders_as_markup(page, scrip
     for name in kept:
         assert any(name in text and POISON in text for text in alerts), (
             f"{script}: `{name}` not refused with its value shown verbatim: {alerts} ({shot})")
-    print(f"\n{script}: poisoned link parameters refused: {sorted(kept)}")
+    print(f"\n{script} ({lang}): poisoned link parameters refused: {sorted(kept)}")
     assert not fetched, f"the browser fetched what a link value named: {fetched}"
     if script == "experiments":
         assert kept, "the experiments lab kept no setting in its link (empty store?)"
+    if script == HOME.script:
+        return
+
+    name, kind, widget = _first_url_widget(page, script, kept)
+    if kind is None:
+        pytest.skip(f"{script}: no slider, number input, radio or selectbox keeps its value in the link")
+    before, linked_before = _shown(kind, widget), kept[name]
+    _change(page, kind, widget)
+    bs.wait_ready(page, rerun=True)
+    shot = bs.save_screenshot(page, f"{script}-changed")
+    _assert_no_exception(page, f"{script} after changing `{name}` ({kind}), screenshot {shot}")
+    kind, widget = _url_widget(page, script, name)
+    after, in_link = _shown(kind, widget), _query(page.url).get(name)
+    assert after != before, f"{script}: the {kind} `{name}` did not change ({shot})"
+    # A new session from this link shows the same value: tests/pages/test_moved_from_browser.py.
+    assert in_link not in (None, linked_before), f"{script}: `{name}` in the link {linked_before} -> {in_link} ({shot})"
+    print(f"{script}: {kind} `{name}` {before} -> {after}; link {name}={in_link}")

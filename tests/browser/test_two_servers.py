@@ -30,7 +30,7 @@ def test_runs_from_two_app_processes_land_in_one_mlflow_server_unmixed(tmp_path)
         # A loaded 2-core machine can keep one MLflow worker busy past the lab's 5 s request timeout.
         env = {"MLFLOW_TRACKING_URI": mlflow.uri, "MLFLOW_HTTP_REQUEST_TIMEOUT": "60",
                "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2"}
-        servers = [bs.start_server(env) for _ in SETTINGS]
+        servers = bs.start_servers([env] * len(SETTINGS))
         mlflow.wait_until_healthy()
         client = MlflowClient(tracking_uri=mlflow.uri)
         # No experiment yet: the two apps may create it at the same instant, and both runs must still land here.
