@@ -43,15 +43,14 @@ class Settings:
     model: str = "mlp"
     dims: models.Dims = dataclasses.field(default_factory=models.Dims)  # the transformer's sizes (the MLP ignores them)
     ladder: tuple[int, ...] = dataclasses.field(init=False)  # the M a step-time measurement visits
+    # Values of what one stage hands the next for one micro-batch (`models.activation_shape`): the MLP's rows × H,
+    # the transformer's residual stream rows × seq_len × d_model. A field, fixed with the settings.
+    activation_values: int = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ladder", tuple(microbatch_ladder(self.microbatches, self.rows, self.stages)))
-
-    @property
-    def activation_values(self) -> int:
-        """Values of what one stage hands the next for one micro-batch (`models.activation_shape`): the MLP's
-        rows × H, the transformer's residual stream rows × seq_len × d_model."""
-        return math.prod(models.activation_shape(self.model, self.rows, self.hidden, self.dims))
+        object.__setattr__(self, "activation_values",
+                           math.prod(models.activation_shape(self.model, self.rows, self.hidden, self.dims)))
 
     def initial(self, global_batch: int, seed: int) -> tuple:
         """The model's initial parameters and a global batch of data, as the programs take them."""
@@ -77,6 +76,14 @@ class Settings:
         `steps` steps; the program carries its `Schedule` (`PipelineProgram.schedule`)."""
         config = self.config(microbatches, schedule, steps)
         return config, programs.build(config.program_spec(steps))
+
+    def ready(self, microbatches: int, steps: int = STEPS) -> tuple[TrainConfig, train_pipeline.PipelineProgram, tuple]:
+        """The config of these settings at `microbatches`, its compiled program, and the program's inputs (initial
+        parameters, a global batch, η) placed on its devices: all a timed call needs, made here in one visit."""
+        config = self.config(microbatches, steps=steps)
+        params, data = self.initial(config.global_batch, config.seed)
+        program = programs.build(config.program_spec(steps))
+        return config, program, program.place(params, data, config.learning_rate)
 
 
 def check_settings(devices: int, stages: int, layers: int, microbatches: int, schedule: str, rows: int,

@@ -116,9 +116,7 @@ def fit_slot_times(points: Sequence[StepPoint]) -> tuple[float | None, float | N
 def time_steps(settings: Settings, microbatches: int, steps: int = STEPS, repeats: int = REPEATS) -> StepPoint:
     """One M: the compiled pipelined chunk of `steps` steps, timed after its result is ready (median of
     `repeats` calls after one warm-up; compiling apart)."""
-    config, program = settings.compiled(microbatches, steps=steps)
-    params, data = settings.initial(config.global_batch, config.seed)
-    inputs = program.place(params, data, config.learning_rate)
+    config, program, inputs = settings.ready(microbatches, steps)
     timing = time_call(program.run, *inputs, repeats=repeats, warmup=1)
     counts = program.schedule.slot_counts  # the program's own table, counted once
     return StepPoint(microbatches, config.global_batch, 2 * (microbatches + settings.stages - 1),
