@@ -149,9 +149,6 @@ def server_rss_bytes(server: Server) -> int:
 # --- one server and one browser per process ----------------------------------
 
 _shared: dict[str, object] = {}
-# The shared server's teacher key (at least the 20 characters the app asks for): the class tests open its
-# teacher controls, each class under a code of its own.
-TEACHER_KEY = "a teacher key for the test"
 
 
 def shared_server() -> Server:
@@ -160,8 +157,7 @@ def shared_server() -> Server:
     if "server" not in _shared:
         from harness.tracked_runs import store_with_runs
 
-        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1", "PMAP_LAB_TEACHER_KEY": TEACHER_KEY},
-                              tracking_store=store_with_runs)
+        server = start_server({"PMAP_LAB_HEAVY_JOBS": "1"}, tracking_store=store_with_runs)
         _shared["server"] = server
         atexit.register(stop_server, server)
     return _shared["server"]  # type: ignore[return-value]

@@ -18,7 +18,7 @@ from pmap_core.tracking import class_controls, classroom, predictions
 if reason := bs.chromium_missing_reason():
     pytestmark = pytest.mark.skip(reason=reason)
 
-KEY = bs.TEACHER_KEY
+KEY = "the withheld sheet's teacher key"
 CODE = "withheld-class"
 SHEET, STEP = "1_shards", "pad_per_device"  # 3 is right
 STUDENTS = (("Ada", "3"), ("Grace", "2"), ("Alan", "2"))
@@ -58,8 +58,8 @@ def released(uri: str, student: str) -> None:
                               attempts=tags)
 
 
-def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key():
-    server = bs.shared_server()  # its teacher key is KEY; this class has a code of its own
+def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
+    server = bs.start_server({"PMAP_LAB_TEACHER_KEY": KEY})
     contexts = []
     try:
         browser = bs.shared_browser()
@@ -139,3 +139,4 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key():
     finally:
         for context in contexts:
             context.close()
+        bs.stop_server(server)
