@@ -2,7 +2,7 @@
 
 The page and the CLI call `train.plan.validate` (or `check_sweep`) on what the user asked for: it checks
 each setting against its own choices and limits, then the run's program's checks (each program owns
-them, in its registry entry), then `check_run` here; everything below them (`loop.train`, `loop.sweep`)
+them, in its registry entry), then `_check_run` here; everything below them (`loop.train`, `loop.sweep`)
 trusts the config it is given. `TrainConfig`'s defaults are the one home of every default the page, the
 CLI and export show. This module sits below the programs: it names none of them.
 """
@@ -224,9 +224,9 @@ def check(config: TrainConfig, registry: Registry) -> TrainConfig:
     """`config` checked against `registry`'s programs (`train.plan.validate`): each setting against its choices
     and limits (TrainConfig's, every program's; a registered program's own settings completed with their
     defaults), then the check of the program it selects, then every other program's refusal of a run that
-    sets its settings, then `check_run`."""
+    sets its settings, then `_check_run`."""
     entry = select_program(registry, config)
-    options = dict(config.options)
+    options = _program_options(config.options)
     checked = {field.name: check_value(field, getattr(config, field.name)) for field in settings_of(TrainConfig)}
     for owner in registry.values():
         for field in settings_of(owner.settings) if owner.settings else ():
@@ -250,7 +250,7 @@ def check(config: TrainConfig, registry: Registry) -> TrainConfig:
         if any(name not in own and hasattr(config, name) and getattr(config, name) != default
                for name, default in defaults(owner.settings).items()):
             raise owner.refused_elsewhere(config)
-    check_run(config)
+    _check_run(config)
     return config
 
 
@@ -268,7 +268,19 @@ def _check_remat(config: TrainConfig, entry: Program, registry: Registry) -> Non
                             remat=config.remat, impls=impls, impl=config.impl)
 
 
-def check_run(config: TrainConfig) -> None:
+def _program_options(options: Any) -> dict[str, Any]:
+    """A registered program's settings as a run gives them, (name, value) pairs, or a LabInputError."""
+    try:
+        pairs = dict(options)
+    except (TypeError, ValueError):
+        pairs = None
+    if pairs is None or not all(isinstance(name, str) for name in pairs):
+        raise LabInputError("program_settings_not_pairs",
+                            "a program's own settings are (name, value) pairs, got {value!r}", value=options)
+    return pairs
+
+
+def _check_run(config: TrainConfig) -> None:
     """What every run needs whatever its program, once each setting is in range (`train.plan.validate` calls it
     last): a LabInputError (codes: block_not_divisible, distributed_devices, batch_not_divisible,
     micro_batch_not_divisible, too_large, too_much_work)."""

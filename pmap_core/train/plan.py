@@ -17,13 +17,13 @@ from pmap_core.train.config import TrainConfig, sweep_configs
 
 def validate(config: TrainConfig) -> TrainConfig:
     """The config with numbers normalised (a registered program's settings completed with their defaults), or
-    a LabInputError: unknown_impl, unknown_program_setting, a setting's own (unknown_<setting>, out_of_range,
-    not_whole_number, not_a_number, too_many_devices), its program's (mesh_not_divisible,
-    tensor_needs_mlp_sgd, pipeline_needs_mlp_sgd, pipeline_devices, layers_not_divisible,
+    a LabInputError: unknown_impl, program_settings_not_pairs, unknown_program_setting, a setting's own
+    (unknown_<setting>, out_of_range, not_whole_number, not_a_number, too_many_devices), its program's
+    (mesh_not_divisible, tensor_needs_mlp_sgd, pipeline_needs_mlp_sgd, pipeline_devices, layers_not_divisible,
     microbatches_not_divisible, layers_need_replicated, ...), another program's setting on this run
-    (strategy_needs_jit, mesh_needs_tensor, stages_need_pipeline), or `config.check_run`'s
-    (block_not_divisible, batch_not_divisible, micro_batch_not_divisible, too_large, too_much_work,
-    distributed_devices)."""
+    (strategy_needs_jit, mesh_needs_tensor, stages_need_pipeline), remat_needs_transformer,
+    remat_needs_replicated, or what every run needs (block_not_divisible, batch_not_divisible,
+    micro_batch_not_divisible, too_large, too_much_work, distributed_devices)."""
     return train_config.check(config, programs.REGISTRY)
 
 

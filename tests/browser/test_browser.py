@@ -139,7 +139,7 @@ def _change(page, kind: str, widget) -> None:
         current = box.input_value().strip()
         box.click()
         choices = page.locator('[role="option"]')
-        choices.first.wait_for(timeout=10_000)
+        choices.first.wait_for(timeout=bs.READY_BUDGET_S * 1000)  # the dropdown draws late on a loaded machine
         for i in range(choices.count()):
             if choices.nth(i).inner_text().strip() != current:
                 choices.nth(i).click()

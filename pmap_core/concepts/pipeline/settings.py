@@ -131,4 +131,4 @@ def microbatch_ladder(most: int, rows: int = 1, stages: int = 1) -> list[int]:
     counts = [1]
     while counts[-1] * 2 < most:
         counts.append(counts[-1] * 2)
-    return sorted({*(m for m in counts if m * rows % stages == 0), most})
+    return sorted({*(m for m in counts if m * rows % max(stages, 1) == 0), most})  # stages < 1: refused on use
