@@ -102,17 +102,8 @@ def run_measure(settings: am.Settings, guess: str) -> None:
 
 
 def show_outcome(run: Run) -> None:
-    labels = policy_labels()
-    answer = run.measured.fewest
-    st.markdown(T("outcome", guess=labels[run.guess], answer=labels[answer]))
-    if run.guess == answer:
-        st.success(T("outcome.right"), icon="🎯")
-    else:
-        st.info(T("outcome.wrong", answer=labels[answer]), icon="🔎")
-    predicting.saw_answer(T.page, PREDICT_STEP)  # from now on this browser's guesses say so
-    recorded = st.session_state.get(RECORDED)
-    if recorded is not None:
-        predicting.show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
+    predicting.show_outcome(T, PREDICT_STEP, run.guess, run.measured.fewest, policy_labels(),
+                            st.session_state.get(RECORDED))
 
 
 def policy_rows(measured: am.Measured) -> list[dict]:

@@ -268,16 +268,8 @@ def show_memory(measured: Measured) -> None:
                   saved=saved, gpipe_kept=kept["gpipe"], one_kept=kept["1f1b"],
                   model_saved=stash["gpipe"] - stash["1f1b"]))
     if verdict != "unknown":
-        labels = answer_labels()
-        st.markdown(T("outcome", guess=labels[measured.guess], answer=labels[verdict]))
-        if measured.guess == verdict:
-            st.success(T("outcome.right"), icon="🎯")
-        else:
-            st.info(T("outcome.wrong", answer=labels[verdict]), icon="🔎")
-        predicting.saw_answer(T.page, PREDICT_STEP)  # from now on this browser's guesses say so
-        recorded = st.session_state.get(RECORDED)
-        if recorded is not None:
-            predicting.show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
+        predicting.show_outcome(T, PREDICT_STEP, measured.guess, verdict, answer_labels(),
+                                st.session_state.get(RECORDED))
 
 
 # --- the page ------------------------------------------------------------------------------------------

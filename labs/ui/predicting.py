@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import streamlit as st
 
 from labs.ui import classroom, teacher
-from labs.ui.i18n import texts
+from labs.ui.i18n import Texts, texts
 from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
 from pmap_core.validation import Budget
@@ -179,3 +179,17 @@ def show_record(recorded: bool, error: str | None, no_code: bool = False, after_
         st.caption(R("not_recorded"))
     if after_answer and (recorded or error):
         st.caption(R("after_answer"))
+
+
+def show_outcome(T: Texts, step_id: str, guess: str, answer: str, labels: Mapping[str, str],
+                 recorded: Recorded | None) -> None:
+    """A predict-then-measure page's reveal: the learner's prediction beside what ran (the page's `outcome`,
+    `outcome.right` and `outcome.wrong` texts), marked as seen from now on, then what became of its record."""
+    st.markdown(T("outcome", guess=labels[guess], answer=labels[answer]))
+    if guess == answer:
+        st.success(T("outcome.right"), icon="🎯")
+    else:
+        st.info(T("outcome.wrong", answer=labels[answer]), icon="🔎")
+    saw_answer(T.page, step_id)  # from now on this browser's guesses say so
+    if recorded is not None:
+        show_record(recorded.recorded, recorded.error, recorded.no_code, recorded.after_answer)
