@@ -16,11 +16,12 @@ from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_int
 from labs.ui.visitor import guard
 from pmap_core.concepts import activation_memory as am
-from pmap_core.train import transformer
+from pmap_core.train import tensor, transformer
 
 T = texts("activation_memory")
 LAST = "activation_memory.last"          # session state: Run of the last Measure click
 SWEPT = "activation_memory.swept"        # session state: (Settings, sweeps) of the last Sweep click
+SPLIT = "activation_memory.splits"       # session state: SplitComparison of the last Compare click
 GUESS = "activation_memory.guess"        # the learner's prediction, before measuring
 RECORDED = "activation_memory.recorded"  # what became of the guess's record for the class
 PREDICT_STEP = "fewest_bytes"            # the guess as a class records it: sheet "activation_memory", this step
@@ -217,6 +218,49 @@ def show_sweep(settings: am.Settings, sweeps: tuple[am.Sweep, ...]) -> None:
     st.caption(T("sweep.linear" if extra >= 0 else "sweep.linear_short", extra=abs(extra)))
 
 
+# --- 4. sequence parallelism ------------------------------------------------------------------------------
+
+
+def run_split(settings: am.Settings, model: int) -> None:
+    labels = split_labels()
+    with heavy_jobs.heavy_job(T):
+        bar = st.progress(0.0, text=T("progress.split", split=labels["one"]))
+        names = ("one", *am.SPLITS)
+
+        def on_split(name: str) -> None:
+            bar.progress(names.index(name) / len(names), text=T("progress.split", split=labels[name]))
+
+        compared = am.compare_splits(settings, model, on_split)
+        bar.empty()
+    st.session_state[SPLIT] = compared
+
+
+def split_labels() -> dict[str, str]:
+    return {name: T(f"split.{name}") for name in ("one", *am.SPLITS)}
+
+
+def show_split(compared: am.SplitComparison) -> None:
+    labels, tp, whole = split_labels(), compared.of("off"), compared.one_device.residual_bytes
+    rows = [{"split": labels[name], "all_reduce": step.comm_by_kind.get("all-reduce", 0.0),
+             "all_gather": step.comm_by_kind.get("all-gather", 0.0),
+             "reduce_scatter": step.comm_by_kind.get("reduce-scatter", 0.0), "comm_bytes": step.comm_bytes,
+             "comm_vs_tensor": step.comm_bytes / tp.comm_bytes, "residual_bytes": step.residual_bytes,
+             "residual_vs_one": step.residual_bytes / whole}
+            for name, step in (("one", compared.one_device), *zip(am.SPLITS, compared.splits, strict=True))]
+    dataframe(T, pd.DataFrame(rows))
+    keep, on, t = compared.of("keep"), compared.of("on"), compared.model
+    ratio = keep.comm_bytes / tp.comm_bytes
+    st.markdown(T("split.bytes_equal" if abs(ratio - 1) <= 0.02 else "split.bytes_differ", keep=keep.comm_bytes,
+                  tp=tp.comm_bytes, ratio=ratio))
+    extra, formula = on.comm_bytes - keep.comm_bytes, compared.regathered
+    st.markdown(T("split.regather" if abs(extra - formula) <= 0.01 * formula else "split.regather_off_formula",
+                  extra=extra, formula=formula, t=t, layers=compared.settings.layers))
+    divided = on.residual_bytes / whole
+    st.markdown(T("split.divided" if abs(divided * t - 1) <= 0.1 else "split.not_divided", on=on.residual_bytes,
+                  whole=whole, share=divided, inverse=1 / t, t=t, tp=tp.residual_bytes,
+                  tp_share=tp.residual_bytes / whole, keep=keep.residual_bytes, keep_share=keep.residual_bytes / whole))
+
+
 # --- the page -----------------------------------------------------------------------------------------
 
 st.title(T("title"))
@@ -288,4 +332,21 @@ if measured_here and swept is not None and swept[0] == settings:
 elif not measured_here:
     st.caption(T("sweep.first"))
 
-show_code(T, am.predict, am.saved_residuals, am.compiled_step, am.sweep, transformer.remat_policy)
+st.header(T("split.heading", t=devices))
+st.markdown(T("split.body", t=devices))
+if devices == 1:
+    st.caption(T("split.one_device"))
+split_clicked = st.button(T("button.split"), key="activation_memory.split", help=T("button.split.help"),
+                          disabled=not measured_here or devices == 1)
+with guard(T):
+    if split_clicked:
+        run_split(settings, devices)
+compared = st.session_state.get(SPLIT)
+if measured_here and compared is not None and (compared.settings, compared.model) == (settings, devices):
+    with guard(T):
+        show_split(compared)
+elif not measured_here:
+    st.caption(T("split.first"))
+
+show_code(T, am.predict, am.saved_residuals, am.compiled_step, am.sweep, transformer.remat_policy, am.split_step,
+          tensor.sequence_parallel_loss)

@@ -31,6 +31,15 @@ remat). Here XLA removes the recomputation whose result the backward does not re
 (the MLP's second weight), whose output only feeds the next block — so the compiler reports each block's
 forward less that product (`recomputed_flops`): about half the whole model's forward pass at the defaults.
 
+Sequence parallelism (§4.2.2; `train.tensor`, `--sequence-parallel`): tensor parallelism leaves the LayerNorms,
+the residual adds and their inputs whole on every device of the model axis (Table 2's 10sbh); splitting them by
+positions divides every term by t. `split_step` compiles one step on a data × model mesh and reads both claims off
+it: the bytes its collectives send (ring bytes from the HLO, `train.footprint`) and the residuals one device keeps
+(JAX's list, each counted by its shard). Megatron-LM gathers each column-parallel product's input again in the
+backward pass so that only its split part is kept ("on"): activations ÷t, and one more all-gather per product
+(`regathered_bytes`) beside the ring's. Kept whole instead ("keep"), the bytes are tensor parallelism's, and those
+inputs are not divided.
+
 XLA has its own rematerialisation pass, which may recompute inside one jit on its own when memory is short
 (the JAX flag `jax_compiler_enable_remat_pass`, on by default, turns it off by disabling the HLO pass
 "rematerialization"). `compiled_step(..., xla_remat=False)` passes the same option to one compile: the flag
@@ -48,9 +57,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src.ad_checkpoint import saved_residuals as _jax_saved_residuals  # print_saved_residuals's list
+from jax.sharding import NamedSharding
 
-from pmap_core.train import transformer
-from pmap_core.train.footprint import compiled_memory, peak_bytes
+from pmap_core.train import tensor, transformer
+from pmap_core.train.footprint import comm_per_step, compiled_memory, peak_bytes
+from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError, check_int
 
 POLICIES = transformer.REMAT_POLICIES
@@ -256,6 +267,91 @@ def recomputed_flops(dims: transformer.Dims, layers: int, batch: int, remat: str
     tokens, d, s = batch * dims.seq_len, dims.d_model, dims.seq_len
     per_token = {"none": 0, "selective": 2 * s * d, "full": 16 * d * d + 4 * s * d}[remat]
     return layers * tokens * per_token
+
+
+# ---- sequence parallelism: the bytes sent and the activations kept on a data × model mesh ----
+
+@dataclasses.dataclass(frozen=True)
+class SplitStep:
+    """One value-and-gradient step of the transformer on a data × model mesh, per device."""
+
+    data: int
+    model: int
+    sequence_parallel: str             # train.tensor.SEQUENCE_PARALLEL_CHOICES
+    comm_bytes: float                  # ring bytes sent, every collective of the compiled step
+    comm_by_kind: dict[str, float]
+    residual_bytes: int                # JAX's residuals, each by its shard, the loss's arguments left out
+    loss: float
+    grads: dict[str, np.ndarray]
+
+
+def split_step(dims: transformer.Dims, layers: int, rows: int, data: int, model: int,
+               sequence_parallel: str = "off") -> SplitStep:
+    """`rows` sequences on each data group of a `data` × `model` mesh: tensor parallelism ("off") or sequence
+    parallelism ("on": Megatron-LM's; "keep": each gathered input kept), compiled and run once."""
+    mesh = tensor.tensor_mesh(data, model)
+    spec = ProgramSpec("tensor", "transformer", data * model, rows // model, dims.seq_len, 0, 1, layers=layers,
+                       mesh_model=model, d_model=dims.d_model, heads=dims.heads, seq_len=dims.seq_len,
+                       vocab=dims.vocab, sequence_parallel=sequence_parallel)
+    objective = tensor.objective_of(spec)
+    specs = tensor.param_specs("dp", "transformer", layers)
+    params, x, y = _batch(dims, layers, rows * data)
+    placed = ({name: jax.device_put(value, NamedSharding(mesh, specs[name])) for name, value in params.items()},
+              jax.device_put(x, NamedSharding(mesh, tensor.BATCH_ROWS)),
+              jax.device_put(y, NamedSharding(mesh, tensor.BATCH_ROWS)))
+    with jax.set_mesh(mesh):
+        compiled = jax.jit(jax.value_and_grad(lambda p, x_, y_: objective(p, x_, y_, mesh))).lower(*placed).compile()
+        loss, grads = compiled(*placed)
+    comm = comm_per_step(compiled.as_text(), 1)
+    return SplitStep(data, model, sequence_parallel, comm.bytes_per_step, comm.by_kind,
+                     tensor.residual_bytes_per_device(objective, mesh, *placed), float(loss),
+                     {name: np.asarray(g) for name, g in grads.items()})
+
+
+def regathered_bytes(dims: transformer.Dims, layers: int, rows: int, model: int) -> float:
+    """Ring bytes of the all-gathers Megatron-LM's sequence parallelism adds in the backward pass: each block's two
+    column-parallel inputs, (rows, seq_len, d_model) float32, gathered again, (t − 1)/t of them sent."""
+    return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES * (model - 1) / model
+
+
+SPLITS = ("off", "keep", "on")  # the page's order: tensor parallelism, then sequence parallelism's two forms
+
+
+@dataclasses.dataclass(frozen=True)
+class SplitComparison:
+    """The page's settings on one data group of `model` devices: one device on the model axis (the reference
+    the activations are divided from) and each of `SPLITS` on `model` devices."""
+
+    settings: Settings
+    model: int
+    one_device: SplitStep
+    splits: tuple[SplitStep, ...]   # in the order of SPLITS
+
+    def of(self, sequence_parallel: str) -> SplitStep:
+        return self.splits[SPLITS.index(sequence_parallel)]
+
+    @property
+    def regathered(self) -> float:
+        """What Megatron-LM's form adds by the formula (`regathered_bytes`)."""
+        return regathered_bytes(self.settings.dims, self.settings.layers, self.settings.batch, self.model)
+
+
+def compare_splits(settings: Settings, model: int, on_split: Any = None) -> SplitComparison:
+    """`settings`' batch on a 1 × `model` mesh under each of `SPLITS`, and on one device (`on_split(name)` before
+    each); a LabInputError where `model` does not divide the heads, the MLP's width or the sequence."""
+    dims = settings.dims
+    for name, size in (("heads", dims.heads), ("mlp width", transformer.MLP_RATIO * dims.d_model),
+                       ("seq_len", dims.seq_len)):
+        if size % model:
+            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
+                                axis="model", count=model, name=name, size=size)
+    steps = []
+    for name in ("one", *SPLITS):
+        if on_split is not None:
+            on_split(name)
+        split_model, split = (1, "off") if name == "one" else (model, name)
+        steps.append(split_step(dims, settings.layers, settings.batch, 1, split_model, split))
+    return SplitComparison(settings, model, steps[0], tuple(steps[1:]))
 
 
 # ---- the sweep over sequence lengths ----

@@ -121,6 +121,7 @@ class TrainConfig:
     grad_dtype: str = "float32"  # ...: one of GRAD_DTYPES, the dtype the gradient collective sends
     precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
     mesh_model: int = 1          # train.tensor.TensorSettings: devices on the model axis (data: devices / it)
+    sequence_parallel: str = "off"  # ...: "on" splits the transformer's residual stream by positions over model
     layers: int = setting(
         2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
         "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
@@ -199,7 +200,7 @@ class TrainConfig:
                            self.precision, self.sharded_state, self.mesh_model, self.layers,
                            self.pipeline_stages, self.microbatches, self.schedule,
                            dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
-                           remat=self.remat)
+                           remat=self.remat, sequence_parallel=self.sequence_parallel)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program

@@ -45,6 +45,12 @@ FSDP_TENSOR_PARALLEL = {**TENSOR_PARALLEL, EMBED: DATA_AXIS}
 # (where the sums over the split heads and MLP width go). Always the tensor-parallel rules: under FSDP the
 # `embed` of the weights is split over `data`, not the activations'.
 RESIDUAL = (BATCH, LENGTH, EMBED)
+# A sequence's tokens, (batch, length): the transformer's inputs and targets.
+TOKENS = (BATCH, LENGTH)
+# Sequence parallelism (Megatron-SP: Korthikanti et al. 2022, §4.2.2; train.tensor with sequence_parallel on): the
+# activations' positions over `model` as well, so the LayerNorms and residual adds run on each device's 1/t of
+# them. For activations only (the residual stream, the tokens): the position embedding's rows stay whole.
+SEQUENCE_PARALLEL = {**TENSOR_PARALLEL, LENGTH: MODEL_AXIS}
 
 
 def _mlp_axes(layers: int) -> dict[str, tuple[str, ...]]:

@@ -220,6 +220,14 @@ def saved_activation_bytes(model: str, rows: int, features: int, hidden: int, la
     params = init_params(model, features, hidden, 0, layers, dims)
     x, y = input_shapes(model, rows, features)
     shapes = jax.tree.map(lambda p: jax.ShapeDtypeStruct(p.shape, p.dtype), params)
-    found = saved_residuals(lambda p, x_, y_: loss(model, p, x_, y_, remat), shapes, x, y)
-    return sum(int(np.prod(aval.shape)) * aval.dtype.itemsize for aval, source in found
-               if not source.startswith("from the argument"))
+    return residual_bytes(saved_residuals(lambda p, x_, y_: loss(model, p, x_, y_, remat), shapes, x, y))
+
+
+def residual_bytes(found: list, per_device: bool = False) -> int:
+    """Bytes of the residuals in `found` (`saved_residuals`' (aval, source) pairs), the loss's arguments left out;
+    `per_device`: each counted by its shard on one device, as its type's sharding splits it."""
+    def size(aval) -> int:
+        shape = aval.sharding.shard_shape(aval.shape) if per_device else aval.shape
+        return int(np.prod(shape)) * aval.dtype.itemsize
+
+    return sum(size(aval) for aval, source in found if not source.startswith("from the argument"))

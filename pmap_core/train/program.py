@@ -66,6 +66,7 @@ class ProgramSpec:
     # of what the spec is: equal settings select the same entry.
     program: str = dataclasses.field(default="", compare=False)
     remat: str = "none"          # the transformer's blocks: what the backward recomputes (transformer.REMAT_POLICIES)
+    sequence_parallel: str = "off"  # impl "tensor": "on" splits the residual stream's positions over `model` too
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]

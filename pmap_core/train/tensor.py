@@ -36,6 +36,7 @@ well (FSDP × TP), each gathered over `data` before use. The specs come from `tr
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -71,8 +72,14 @@ from pmap_core.validation import LabInputError
 PARAM_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.TENSOR_PARALLEL)
 FSDP_SPECS = logical.partition_specs(logical.param_axes("mlp"), logical.FSDP_TENSOR_PARALLEL)
 BATCH_ROWS = logical.spec((logical.BATCH,), logical.TENSOR_PARALLEL)
-# The transformer's residual stream: rows over `data`, whole over `model`.
+# The transformer's residual stream: rows over `data`, whole over `model`; under sequence parallelism its positions
+# over `model` too, and the tokens read and predicted with them.
 RESIDUAL = logical.spec(logical.RESIDUAL, logical.TENSOR_PARALLEL)
+SEQUENCE_RESIDUAL = logical.spec(logical.RESIDUAL, logical.SEQUENCE_PARALLEL)
+SEQUENCE_TOKENS = logical.spec(logical.TOKENS, logical.SEQUENCE_PARALLEL)
+# Sequence parallelism: off; on, Megatron-LM's (each column-parallel product's input gathered again in the backward
+# pass); keep (each gathered input kept whole for the backward pass: no second gather).
+SEQUENCE_PARALLEL_CHOICES = ("off", "on", "keep")
 # The hidden layer's and the output layer's parameters, by the names the model gives them.
 (HIDDEN_WEIGHT, HIDDEN_BIAS), (OUTPUT_WEIGHT, OUTPUT_BIAS) = models.layer_names("mlp")
 
@@ -103,12 +110,77 @@ def transformer_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, m
     """The transformer's cross-entropy (`transformer.loss`) over the global arrays: every parameter in its
     tensor-parallel split (FSDP: gathered over data; else as is), the sums over the split heads and MLP width
     all-reduced over `model` into the residual stream's rows."""
+    return transformer.loss(_tensor_params(params, mesh), x, y, transformer.Split(stream=NamedSharding(mesh, RESIDUAL)))
+
+
+def sequence_parallel_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array, mesh: Mesh,
+                           regather: bool = True) -> jax.Array:
+    """`transformer_loss` with Megatron's sequence parallelism (Korthikanti et al. 2022, §4.2.2): the residual
+    stream, its LayerNorms and its residual adds hold each device's positions over `model`; each column-parallel
+    product all-gathers its input's positions over `model` first, and each row-parallel product reduce-scatters its
+    sums back to positions, where tensor parallelism all-reduces them. A ring's all-reduce is a reduce-scatter and an
+    all-gather, so those send the same bytes. The tokens are split by positions as the stream is (taking one's part
+    of a whole array sends nothing), so the embedding and the head run on each device's positions too.
+
+    `regather`: keep each column-parallel product's input split, and all-gather it again in the backward pass for
+    its weight's gradient, as Megatron-LM does: every activation is then 1/t as large, for one more all-gather per
+    product in the backward pass. Without it the gathered input is kept whole, and only the ring's bytes are sent."""
+    tokens = NamedSharding(mesh, SEQUENCE_TOKENS)
+    split = transformer.Split(stream=NamedSharding(mesh, SEQUENCE_RESIDUAL), column=_gathered_first(mesh, regather),
+                              row=_reduce_scattered(mesh))
+    return transformer.loss(_tensor_params(params, mesh), jax.reshard(x, tokens), jax.reshard(y, tokens), split)
+
+
+def _tensor_params(params: dict[str, jax.Array], mesh: Mesh) -> dict[str, jax.Array]:
+    """The transformer's parameters in tensor parallelism's split (FSDP × TP: each gathered over `data`)."""
     split = param_specs("dp", models.TRANSFORMER, transformer.depth(params))
-    params = {name: jax.reshard(value, NamedSharding(mesh, split[name])) for name, value in params.items()}
-    return transformer.loss(params, x, y, residual=NamedSharding(mesh, RESIDUAL))
+    return {name: jax.reshard(value, NamedSharding(mesh, split[name])) for name, value in params.items()}
+
+
+# Sequence parallelism's two collectives, written per device (`shard_map`) over the sequence axis (1). Said through
+# shardings instead (`jax.reshard` to whole positions, `out_sharding=` the split stream), XLA's partitioner writes
+# each reduce-scatter, the forward's and the one that transposes an all-gather, as an all-reduce followed by each
+# device's slice: the same values, twice the bytes on the wire (the CPU backend has no pass that fuses the two).
+def _gathered_first(mesh: Mesh, regather: bool):
+    def column(subscripts: str, a: jax.Array, w: jax.Array) -> jax.Array:
+        def local(a_part, w_part):
+            return jnp.einsum(subscripts, lax.all_gather(a_part, MODEL_AXIS, axis=1, tiled=True), w_part)
+        whole = jax.eval_shape(lambda a_, w_: jnp.einsum(subscripts, jax.reshard(a_, NamedSharding(mesh, RESIDUAL)),
+                                                          w_), a, w)
+        return jax.shard_map(jax.checkpoint(local) if regather else local, mesh=mesh,
+                             in_specs=(_spec(a), _spec(w)), out_specs=_spec(whole))(a, w)
+    return column
+
+
+def _reduce_scattered(mesh: Mesh):
+    def row(subscripts: str, a: jax.Array, w: jax.Array) -> jax.Array:
+        def local(a_part, w_part):
+            return lax.psum_scatter(jnp.einsum(subscripts, a_part, w_part), MODEL_AXIS, scatter_dimension=1,
+                                    tiled=True)
+        return jax.shard_map(local, mesh=mesh, in_specs=(_spec(a), _spec(w)), out_specs=SEQUENCE_RESIDUAL)(a, w)
+    return row
+
+
+def _spec(value: Any) -> P:
+    return (value.sharding if isinstance(value, jax.ShapeDtypeStruct) else jax.typeof(value).sharding).spec
 
 
 LOSSES = {"mlp": loss, models.TRANSFORMER: transformer_loss}
+
+
+def objective_of(spec: ProgramSpec):
+    """The loss a run of `spec` trains: its model's, the transformer's with sequence parallelism where asked."""
+    if spec.sequence_parallel == "off":
+        return LOSSES[spec.model]
+    return functools.partial(sequence_parallel_loss, regather=spec.sequence_parallel == "on")
+
+
+def residual_bytes_per_device(objective, mesh: Mesh, params: dict, x: Any, y: Any) -> int:
+    """The activations one device keeps for the backward pass: JAX's residuals of `objective` traced over the
+    abstract sharded arguments, each counted by its shard on one device (its type names its split)."""
+    with jax.set_mesh(mesh):
+        return models.residual_bytes(models.saved_residuals(
+            lambda p, x_, y_: objective(p, x_, y_, mesh), params, x, y), per_device=True)
 
 
 def chunk(mesh: Mesh, steps: int, objective=loss):
@@ -164,9 +236,11 @@ def build(spec: ProgramSpec) -> TensorParallelProgram:
     args = ({name: abstract(mesh, np.shape(value), specs[name]) for name, value in params.items()},
             abstract(mesh, x.shape, BATCH_ROWS, x.dtype), abstract(mesh, y.shape, BATCH_ROWS, y.dtype),
             abstract(mesh, (), P()))
-    lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps, LOSSES[spec.model])), args)
+    objective = objective_of(spec)
+    lowered, compiled, seconds = compile_timed(jax.jit(chunk(mesh, spec.steps, objective)), args)
+    saved = residual_bytes_per_device(objective, mesh, *args[:3]) if spec.model == models.TRANSFORMER else None
     return TensorParallelProgram(spec, tuple(mesh.devices.flat), compiled, seconds, param_count(params),
-                                 lowered.as_text(dialect="hlo"), mesh)
+                                 lowered.as_text(dialect="hlo"), mesh, saved_activation_bytes=saved)
 
 
 def array_types(program: TensorParallelProgram, carry: Any, x: Any, y: Any) -> dict[str, str]:
@@ -182,6 +256,12 @@ class TensorSettings:
 
     mesh_model: int = setting(1, "devices on the model axis; the data axis has devices / mesh_model",
                               low=1, high=MAX_MESH_MODEL, flag=False, reported=True)
+    sequence_parallel: str = setting(
+        "off", "with --mesh and --model transformer: on splits the residual stream's positions over the model axis "
+        "too (Megatron's sequence parallelism: an all-gather and a reduce-scatter where tensor parallelism "
+        "all-reduces, and the gather again in the backward pass; activations ÷ model); keep: the same, each "
+        "gathered input kept for the backward pass instead (default: {default})", choices=SEQUENCE_PARALLEL_CHOICES,
+        reported=models.TRANSFORMER)
 
 
 def check(config) -> None:
@@ -212,9 +292,20 @@ def check(config) -> None:
             raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                                 axis=axis, count=count, name=name, size=size)
     check_two_layers(config)
+    if config.sequence_parallel != "off":
+        if config.model != models.TRANSFORMER:
+            raise LabInputError("sequence_parallel_needs_transformer", "sequence parallelism splits the "
+                                "transformer's positions; got model {model}", model=config.model)
+        if config.seq_len % config.mesh_model:
+            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
+                                axis="model", count=config.mesh_model, name="seq_len", size=config.seq_len)
 
 
 def refused_elsewhere(config) -> LabInputError:
+    if config.mesh_model == 1:  # the setting asked for is sequence parallelism
+        return LabInputError("sequence_parallel_needs_mesh", "sequence parallelism ({value}) splits positions over "
+                             "the model axis of a data × model mesh (impl tensor, --mesh data=X,model=Y); got impl "
+                             "{impl!r}", value=config.sequence_parallel, impl=config.impl)
     return LabInputError("mesh_needs_tensor", "a model axis of {model} devices needs impl tensor, got {impl!r}",
                          model=config.mesh_model, impl=config.impl)
 

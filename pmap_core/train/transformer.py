@@ -13,8 +13,8 @@ then belongs to exactly one layer — the embedding, a block, or the head — so
 The attention's projections are stored with a head axis, wq/wk/wv (d_model, heads, d_head) and
 wo (heads, d_head, d_model): the parameters alone say how many heads the model has, so
 `models.loss(model, params, x, y)` needs no other setting. That head axis is also what tensor parallelism
-splits (train.tensor, Megatron-LM's split: each device its heads, and its columns of the MLP), with
-`residual` telling the forward pass where the two sums over a split axis in each block go.
+splits (train.tensor, Megatron-LM's split: each device its heads, and its columns of the MLP), with a `Split`
+telling the forward pass where the residual stream and the two sums over a split axis in each block go.
 
 The task: a fixed random second-order Markov chain over `vocab` tokens, drawn from the seed. Each
 context (a, b) of the two previous tokens has `SUCCESSORS` possible next tokens with random
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -75,6 +76,39 @@ class Dims:
     @property
     def d_head(self) -> int:
         return self.d_model // self.heads
+
+
+@dataclasses.dataclass(frozen=True)
+class Split:
+    """How a block's products run when a program splits the model over devices (train.tensor); left empty (one
+    device, or a batch split by rows only), as written, the compiler placing every result.
+
+    stream: the residual stream's (b, t, d_model) sharding, where the sums of the block's two row-parallel products
+        go (the attention's output projection sums over the heads, the MLP's second weight over its width). Whole
+        over `model` (tensor parallelism), an einsum told `out_sharding=stream` all-reduces them.
+    column: how a column-parallel product (einsum subscripts, a LayerNorm's output, a weight) runs; None: as
+        written. Under sequence parallelism it first all-gathers every position over `model`.
+    row: how a row-parallel product puts its sums on the stream; None: the einsum with `out_sharding=stream`.
+        Under sequence parallelism, a reduce-scatter by positions (Korthikanti et al. 2022, §4.2.2: Megatron's g
+        and ḡ).
+    """
+
+    stream: Any = None
+    column: Callable[[str, jax.Array, jax.Array], jax.Array] | None = None
+    row: Callable[[str, jax.Array, jax.Array], jax.Array] | None = None
+
+    def expanded(self, subscripts: str, a: jax.Array, w: jax.Array) -> jax.Array:
+        """The column-parallel product `subscripts` of a and w."""
+        return jnp.einsum(subscripts, a, w) if self.column is None else self.column(subscripts, a, w)
+
+    def summed(self, subscripts: str, a: jax.Array, w: jax.Array) -> jax.Array:
+        """The row-parallel product `subscripts` of a and w, its sums over the split axis placed on the stream."""
+        if self.row is not None:
+            return self.row(subscripts, a, w)
+        return jnp.einsum(subscripts, a, w, out_sharding=self.stream)
+
+
+NO_SPLIT = Split()
 
 
 def block_names(layer: int) -> tuple[str, ...]:
@@ -142,40 +176,38 @@ def embed(params: dict, tokens: jax.Array) -> jax.Array:
     return one_hot @ table + params["pos_emb"][:tokens.shape[-1]]
 
 
-def attention(params: dict, prefix: str, h: jax.Array, residual: Any = None) -> jax.Array:
+def attention(params: dict, prefix: str, h: jax.Array, split: Split = NO_SPLIT) -> jax.Array:
     """Causal multi-head self-attention of h (b, t, d): position i attends to positions ≤ i only.
 
     Q, K and V come from one product with the three projections stacked, (3, d, heads, d_head): the same
     sums as three products, but under tensor parallelism (train.tensor: the heads split over `model`) the
     backward pass then sums the three paths' gradients of h before it all-reduces them, once per block as
-    Megatron-LM's fused QKV projection does, not once per projection. `residual`: the sharding of the
-    output projection's result, a sum over the heads (see `block`)."""
+    Megatron-LM's fused QKV projection does, not once per projection. `split.stream`: where the output
+    projection's result, a sum over the heads, goes (see `Split`)."""
     w = jnp.stack([params[prefix + "wq"], params[prefix + "wk"], params[prefix + "wv"]])
-    q, k, v = checkpoint_name(jnp.einsum("btd,cdhk->cbthk", h, w), "qkv")
+    q, k, v = checkpoint_name(split.expanded("btd,cdhk->cbthk", h, w), "qkv")
     scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], h.dtype))
     t = h.shape[1]
     causal = jnp.tril(jnp.ones((t, t), bool))
     scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
     weights = jax.nn.softmax(scores, axis=-1)
     out = checkpoint_name(jnp.einsum("bhqs,bshk->bqhk", weights, v), "attn_context")
-    return jnp.einsum("bqhk,hkd->bqd", out, params[prefix + "wo"], out_sharding=residual) + params[prefix + "bo"]
+    return split.summed("bqhk,hkd->bqd", out, params[prefix + "wo"]) + params[prefix + "bo"]
 
 
-def block(params: dict, layer: int, h: jax.Array, residual: Any = None) -> jax.Array:
+def block(params: dict, layer: int, h: jax.Array, split: Split = NO_SPLIT) -> jax.Array:
     """Pre-LayerNorm block `layer`: h + Attn(LN(h)), then + MLP(LN(·)) with tanh-GELU.
 
-    `residual`: where the residual stream's (b, t, d_model) values go after the block's two products that sum
-    over a split axis — the attention's output projection (over the heads) and the MLP's second weight (over its
-    hidden width). On one device or split by rows only, None (the compiler places them); under tensor
-    parallelism (train.tensor) that axis is split over `model`, JAX's explicit mode asks where the sum goes,
-    and the batch's rows on `data`, whole over `model`, is an all-reduce over `model`."""
+    `split`: how its column- and row-parallel products run and where their sums go (`Split`). JAX's explicit mode
+    asks where a product that sums over a split axis puts its result; on one device or split by rows only, nothing
+    needs saying."""
     p = f"block{layer}."
     a = checkpoint_name(layer_norm(h, params[p + "ln1_g"], params[p + "ln1_b"]), "ln1_out")
-    h = checkpoint_name(h + attention(params, p, a, residual), "ln2_in")
+    h = checkpoint_name(h + attention(params, p, a, split), "ln2_in")
     a = checkpoint_name(layer_norm(h, params[p + "ln2_g"], params[p + "ln2_b"]), "ln2_out")
-    a = checkpoint_name(a @ params[p + "w_fc"] + params[p + "b_fc"], "mlp_hidden")
+    a = checkpoint_name(split.expanded("btd,df->btf", a, params[p + "w_fc"]) + params[p + "b_fc"], "mlp_hidden")
     a = checkpoint_name(jax.nn.gelu(a, approximate=True), "mlp_gelu")
-    return h + jnp.matmul(a, params[p + "w_proj"], out_sharding=residual) + params[p + "b_proj"]
+    return h + split.summed("btf,fd->btd", a, params[p + "w_proj"]) + params[p + "b_proj"]
 
 
 def head(params: dict, h: jax.Array) -> jax.Array:
@@ -191,26 +223,26 @@ def remat_policy(remat: str) -> Any:
     return jax.checkpoint_policies.save_only_these_names(*SELECTIVE_SAVED) if remat == "selective" else None
 
 
-def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, residual: Any = None,
+def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, split: Split = NO_SPLIT,
                 remat: str = "none") -> jax.Array:
     """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head
-    (`residual`: `block`'s; `remat`: one of `REMAT_POLICIES`, for the blocks)."""
+    (`split`: `block`'s; `remat`: one of `REMAT_POLICIES`, for the blocks)."""
     if layer == 0:
         return embed(params, h)
     if layer <= layers:
         if remat == "none":
-            return block(params, layer - 1, h, residual)
-        run = jax.checkpoint(lambda params_, h_: block(params_, layer - 1, h_, residual), policy=remat_policy(remat))
+            return block(params, layer - 1, h, split)
+        run = jax.checkpoint(lambda params_, h_: block(params_, layer - 1, h_, split), policy=remat_policy(remat))
         return run(params, h)
     return head(params, h)
 
 
-def logits(params: dict, tokens: jax.Array, residual: Any = None, remat: str = "none") -> jax.Array:
-    """(b, t) int tokens -> (b, t, vocab) logits of each next token (`residual`: `block`'s; `remat`:
+def logits(params: dict, tokens: jax.Array, split: Split = NO_SPLIT, remat: str = "none") -> jax.Array:
+    """(b, t) int tokens -> (b, t, vocab) logits of each next token (`split`: `block`'s; `remat`:
     `apply_layer`'s)."""
     h, layers = tokens, depth(params)
     for layer in range(layers + 2):
-        h = apply_layer(layer, params, h, layers, residual, remat)
+        h = apply_layer(layer, params, h, layers, split, remat)
     return h
 
 
@@ -221,9 +253,9 @@ def cross_entropy(logits_: jax.Array, targets: jax.Array) -> jax.Array:
     return jnp.mean(jax.nn.logsumexp(logits_, axis=-1) - picked)
 
 
-def loss(params: dict, x: jax.Array, y: jax.Array, residual: Any = None, remat: str = "none") -> jax.Array:
-    """The next-token cross-entropy of tokens x against y (`residual`: `block`'s; `remat`: `apply_layer`'s)."""
-    return cross_entropy(logits(params, x, residual, remat), y)
+def loss(params: dict, x: jax.Array, y: jax.Array, split: Split = NO_SPLIT, remat: str = "none") -> jax.Array:
+    """The next-token cross-entropy of tokens x against y (`split`: `block`'s; `remat`: `apply_layer`'s)."""
+    return cross_entropy(logits(params, x, split, remat), y)
 
 
 # ---- the task: a random second-order Markov chain ----

@@ -140,3 +140,48 @@ def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_
     assert kept[["sheet", "step", "attempt", "after_answer"]].values.tolist() == [
         ["activation_memory", "fewest_bytes", 1, False]]
     assert kept[["prediction", "answer", "result"]].values.tolist() == [["selective", fewest, fewest == "selective"]]
+
+
+@pytest.mark.parametrize(("devices", "lang"), [(2, "en"), (2, "zh"), (4, "en")])
+def test_the_comparison_of_splits_shows_the_cores_figures_and_the_sentence_that_fits(devices, lang):
+    """Section 4 on a 1 × t mesh: each split's bytes by kind and residuals are `compare_splits`' own, and each
+    sentence is the one the figures choose (bytes equal within 2%, the second gather, activations ÷t)."""
+    small = {**SMALL, "heads": 4, "seq_len": 8}
+    at = open_lab("activation_memory", lang=lang, devices=devices, **small)
+    assert button(at, "activation_memory.split").disabled  # it follows a measurement
+    at.radio(key="activation_memory.guess").set_value("full").run()
+    button(at, "activation_memory.measure").click().run()
+    button(at, "activation_memory.split").click().run()
+    assert_clean(at)
+    compared = am.compare_splits(am.check_settings(**small), devices)
+    rows = frame_with(at, "comm_vs_tensor")
+    steps = [compared.one_device, *compared.splits]
+    assert list(rows["comm_bytes"]) == pytest.approx([s.comm_bytes for s in steps])
+    assert list(rows["residual_bytes"]) == [s.residual_bytes for s in steps]
+    assert list(rows["reduce_scatter"]) == pytest.approx([s.comm_by_kind.get("reduce-scatter", 0) for s in steps])
+    tp, keep, on = (compared.of(name) for name in ("off", "keep", "on"))
+    ratio, whole = keep.comm_bytes / tp.comm_bytes, compared.one_device.residual_bytes
+    text = said(at)
+    assert TEXTS["split.bytes_equal" if abs(ratio - 1) <= 0.02 else "split.bytes_differ"][lang].format(
+        keep=keep.comm_bytes, tp=tp.comm_bytes, ratio=ratio) in text
+    assert TEXTS["split.regather"][lang].format(extra=on.comm_bytes - keep.comm_bytes, formula=compared.regathered,
+                                                t=devices, layers=1) in text
+    share = on.residual_bytes / whole
+    key = "split.divided" if abs(share * devices - 1) <= 0.1 else "split.not_divided"
+    assert TEXTS[key][lang].format(on=on.residual_bytes, whole=whole, share=share, inverse=1 / devices, t=devices,
+                                   tp=tp.residual_bytes, tp_share=tp.residual_bytes / whole, keep=keep.residual_bytes,
+                                   keep_share=keep.residual_bytes / whole) in text
+
+
+@pytest.mark.parametrize("devices", [1, 3])
+def test_a_model_axis_that_cannot_split_says_so_in_one_line(devices):
+    at = open_lab("activation_memory", devices=devices, **SMALL)
+    at.radio(key="activation_memory.guess").set_value("full").run()
+    button(at, "activation_memory.measure").click().run()
+    if devices == 1:
+        assert button(at, "activation_memory.split").disabled
+        assert TEXTS["split.one_device"]["en"] in said(at)
+        return
+    button(at, "activation_memory.split").click().run()
+    assert not at.exception
+    assert len(at.error) == 1 and "heads (2)" in at.error[0].value

@@ -1,0 +1,93 @@
+"""Sequence parallelism (Megatron-SP, `--sequence-parallel`) on a data × model mesh of the transformer: the same
+loss and gradients as tensor parallelism; the bytes on the wire (ring bytes from the compiled HLO) and the
+activations one device keeps (JAX's residuals by shard) against Korthikanti et al. 2022's claims, at t = 2 and 4;
+and the runs it refuses, in one line each."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from pmap_core.cli import commands
+from pmap_core.concepts import activation_memory as am
+from pmap_core.train import transformer
+from pmap_core.train.config import TrainConfig
+from pmap_core.train.plan import validate
+from pmap_core.validation import LabInputError
+
+DIMS, LAYERS, ROWS, DATA = transformer.Dims(), 2, 16, 2   # 16 sequences of 32 tokens on each data group
+
+
+@pytest.fixture(scope="module")
+def steps():
+    """Each split at t = 1, 2 and 4 (data 2: D = 2, 4, 8)."""
+    return {(t, sp): am.split_step(DIMS, LAYERS, ROWS, DATA, t, sp) for t in (1, 2, 4) for sp in ("off", "on", "keep")}
+
+
+@pytest.mark.parametrize("t", [2, 4])
+@pytest.mark.parametrize("sp", ["on", "keep"])
+def test_it_computes_what_tensor_parallelism_computes(steps, t, sp):
+    ours, tp = steps[t, sp], steps[t, "off"]
+    assert ours.loss == pytest.approx(tp.loss, rel=1e-6)
+    for name, grad in tp.grads.items():
+        np.testing.assert_allclose(ours.grads[name], grad, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.parametrize("t", [2, 4])
+def test_kept_whole_its_gathers_and_scatters_send_what_the_all_reduces_did(steps, t):
+    """A ring all-reduce is a reduce-scatter then an all-gather (§4.2.2): the same bytes, within 2%."""
+    keep, tp = steps[t, "keep"], steps[t, "off"]
+    assert set(tp.comm_by_kind) == {"all-reduce"}
+    assert keep.comm_by_kind["all-gather"] > 0 and keep.comm_by_kind["reduce-scatter"] > 0
+    assert keep.comm_bytes == pytest.approx(tp.comm_bytes, rel=0.02)
+
+
+@pytest.mark.parametrize("t", [2, 4])
+def test_megatrons_gathers_again_once_per_product_in_the_backward_pass(steps, t):
+    on, keep = steps[t, "on"], steps[t, "keep"]
+    assert on.comm_bytes - keep.comm_bytes == pytest.approx(am.regathered_bytes(DIMS, LAYERS, ROWS, t), rel=1e-6)
+    assert on.comm_by_kind["reduce-scatter"] == keep.comm_by_kind["reduce-scatter"]
+
+
+@pytest.mark.parametrize("t", [2, 4])
+def test_megatrons_keeps_one_t_th_of_the_activations(steps, t):
+    """Table 2: sbh/t·(34 + 5as/h) with sequence parallelism — every term ÷t of one device's (t = 1)."""
+    whole = steps[1, "off"].residual_bytes
+    assert steps[t, "on"].residual_bytes == pytest.approx(whole / t, rel=0.10)
+    # Tensor parallelism alone divides the attention's and the MLP's terms only; kept whole, the gathered inputs
+    # are not divided either.
+    assert steps[t, "on"].residual_bytes < steps[t, "keep"].residual_bytes < steps[t, "off"].residual_bytes
+
+
+def test_one_model_device_is_tensor_parallelism():
+    step = am.split_step(DIMS, LAYERS, ROWS, DATA, 1, "on")
+    assert step.comm_by_kind.get("all-gather", 0) == 0 and step.comm_by_kind.get("reduce-scatter", 0) == 0
+
+
+def _config(**changes) -> TrainConfig:
+    return TrainConfig(**{**dict(model="transformer", devices=4, global_batch=16, steps=2, chunk=2, impl="tensor",
+                                 mesh_model=2, sequence_parallel="on"), **changes})
+
+
+@pytest.mark.parametrize(("changes", "code"), [
+    (dict(model="mlp"), "sequence_parallel_needs_transformer"),
+    (dict(seq_len=30, devices=4, mesh_model=4), "mesh_not_divisible"),
+    (dict(impl="pmap", mesh_model=1), "sequence_parallel_needs_mesh"),
+    (dict(sequence_parallel="both"), "unknown_sequence_parallel"),
+])
+def test_it_refuses_in_one_line(changes, code):
+    with pytest.raises(LabInputError) as refused:
+        validate(_config(**changes))
+    assert refused.value.code == code
+    assert "\n" not in str(refused.value)
+
+
+def test_the_cli_trains_it_and_reports_it(capsys):
+    assert commands.main(["train", "--model", "transformer", "--mesh", "data=2,model=2", "--sequence-parallel",
+                          "on", "--steps", "4", "--chunk", "4", "--global-batch", "16", "--d-model", "16",
+                          "--heads", "2", "--seq-len", "8", "--vocab", "16", "--json", "--no-tracking"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["sequence_parallel"] == "on" and report["mesh_model"] == 2
+    assert report["residual_bytes_per_device"] > 0 and report["comm_bytes_per_step"] > 0
