@@ -19,6 +19,8 @@ page, `concepts/pipeline*`, `train/pipeline*`, `train/schedule*`); `--scope core
 
 The same walker follows another click from its page's function: `--start labs.training:run_training
 --registry-key pmap` walks the training page's Train click (the "pmap" entry of the registry).
+`harness.train_click_static_walk` walks that click following only the calls handed its settings: a subclass
+of `Walker` that answers `follow` otherwise, with the same resolving and counting.
 """
 
 from __future__ import annotations
@@ -37,16 +39,12 @@ PIPELINE_FILES = ("labs/pipeline.py", "pmap_core/concepts/pipeline", "pmap_core/
                   "pmap_core/train/schedule")
 
 
-def _modules() -> dict[str, pathlib.Path]:
-    return source_modules(ROOT, PACKAGES)
-
-
 class Module:
     """One source file: its top-level functions and classes, and the names it imports."""
 
-    def __init__(self, name: str, path: pathlib.Path, registry_key: str = REGISTRY_KEY):
+    def __init__(self, name: str, path: pathlib.Path, registry_key: str = REGISTRY_KEY, root: pathlib.Path = ROOT):
         self.name, self.path = name, path
-        self.file = str(path.relative_to(ROOT))
+        self.file = path.relative_to(root).as_posix()
         self.tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
         self.defs: dict[str, ast.AST] = {}
         self.imports: dict[str, tuple[str, str | None]] = {}  # alias -> (module, attribute or None)
@@ -76,8 +74,13 @@ class Module:
 
 
 class Walker:
-    def __init__(self, scope: str, start: tuple[str, str] = START, registry_key: str = REGISTRY_KEY):
-        self.modules = {name: Module(name, path, registry_key) for name, path in _modules().items()}
+    """Walks a click from its start function, following every call it can resolve. Which calls it follows is
+    `follow` (a subclass may follow fewer); the resolving and the counting of stops are the same for all."""
+
+    def __init__(self, scope: str, start: tuple[str, str] = START, registry_key: str = REGISTRY_KEY,
+                 root: pathlib.Path = ROOT):
+        self.modules = {name: Module(name, path, registry_key, root)
+                        for name, path in source_modules(root, PACKAGES).items()}
         self.scope, self.start = scope, start
         self.stops: list[str] = []
         self.stack: list[ast.AST] = []
@@ -209,6 +212,15 @@ class Walker:
 
     # --- walking ----------------------------------------------------------------------------------------
 
+    def follow(self, node: ast.Call | ast.Attribute, target: tuple, mod: Module, scope: dict) -> dict | None:
+        """Whether to walk into `target`, called (or read, a property) by `node` in `mod`: None not to, else
+        what the callee's scope starts with. This walker follows every call it resolves."""
+        return {}
+
+    def first_scope(self) -> dict:
+        """What the start function's scope starts with."""
+        return {}
+
     def followed(self, mod: Module) -> bool:
         return mod.file.startswith(("pmap_core/", "labs/pipeline.py")) or mod.name == self.start[0]
 
@@ -219,7 +231,7 @@ class Walker:
         if self.recorded(mod) and (not self.stops or self.stops[-1] != mod.file):
             self.stops.append(mod.file)
 
-    def enter(self, mod: Module, definition: ast.AST, owner: tuple | None = None) -> None:
+    def enter(self, mod: Module, definition: ast.AST, owner: tuple | None = None, given: dict | None = None) -> None:
         if isinstance(definition, ast.ClassDef):  # a constructor: its __post_init__, if any
             post = self.member(mod, definition, "__post_init__")
             if post is None:
@@ -235,7 +247,7 @@ class Walker:
         self.entered.append(f"{'  ' * len(self.stack)}{mod.file}:{definition.name}")
         self.stack.append(definition)
         self.files.append(mod)
-        scope = self.scope_of(definition, mod, owner)
+        scope = {**self.scope_of(definition, mod, owner), **(given or {})}
         for statement in definition.body:
             self.visit(statement, mod, scope)
         self.stack.pop()
@@ -277,21 +289,23 @@ class Walker:
             if isinstance(node.func, ast.Attribute):
                 self.visit(node.func.value, mod, scope)
             target = self.callee(node, mod, scope)
-            if target is not None and target[0] == "def":
+            given = self.follow(node, target, mod, scope) if target is not None and target[0] == "def" else None
+            if given is not None:
                 owner = None
                 if isinstance(node.func, ast.Attribute):
                     owner = self.type_of(node.func.value, mod, scope) or self.class_of(target)
                 elif not isinstance(target[2], ast.ClassDef):
                     owner = self.class_of(target)
-                self.enter(target[1], target[2], owner)
+                self.enter(target[1], target[2], owner, given)
             return
         if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
             self.visit(node.value, mod, scope)
             owner = self.type_of(node.value, mod, scope)
             if owner is not None:
                 prop = self.member(owner[1], owner[2], node.attr)
-                if prop is not None and _is_property(prop[2]):
-                    self.enter(prop[1], prop[2], owner)
+                given = self.follow(node, prop, mod, scope) if prop is not None and _is_property(prop[2]) else None
+                if given is not None:
+                    self.enter(prop[1], prop[2], owner, given)
             return
         for child in ast.iter_child_nodes(node):
             self.visit(child, mod, scope)
@@ -307,7 +321,7 @@ class Walker:
     def walk(self) -> list[str]:
         module, name = self.start
         mod = self.modules[module]
-        self.enter(mod, mod.defs[name])
+        self.enter(mod, mod.defs[name], given=self.first_scope())
         return self.stops
 
 
