@@ -133,7 +133,7 @@ class Footprint:
     # gathered layers, gradients). None where the backend reports no memory figures.
     peak_bytes_per_device: int | None = None
     # The activations one device's forward pass saves for its backward, from JAX's list of residuals (None
-    # where the program splits the model: `ParallelProgram.saved_activation_bytes`).
+    # where the program does not say: `ParallelProgram.saved_activation_bytes`).
     residual_bytes_per_device: int | None = None
     # One step's FLOPs on one device, as the compiler counts them (`cost_analysis()`; XLA counts a loop's body
     # once, so a chunk of n steps reports one step's). None where the backend counts none.

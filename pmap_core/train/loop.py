@@ -193,8 +193,8 @@ def _train(config: TrainConfig, callbacks: Sequence[Callback], measure_scaling: 
     initial = models.init_params(config.model, plan.features, config.hidden, config.seed, config.layers, plan.dims)
 
     compiled_before = compiles_in_this_thread()
-    compiled = {n: programs.build(spec) for n, spec in specs.items()}
-    baseline = programs.build(baseline_spec) if baseline_spec else None
+    compiled = {n: programs.build_planned(spec) for n, spec in specs.items()}
+    baseline = programs.build_planned(baseline_spec) if baseline_spec else None
     first = compiled[chunks[0]]
     model = program.analytic(first.spec, first.param_count)  # its program's textbook figures, if any
     carry, x, y, lr = first.place(initial, data, learning_rate)

@@ -92,7 +92,8 @@ class ParallelProgram(Protocol):
     emitted_hlo: str           # the program as JAX emitted it, before the backend's passes ("" if not kept)
     param_count: int           # Ψ: parameters of the model
     # Bytes of the activations one device's forward pass saves for its backward (JAX's residuals), where a
-    # device runs the whole model's loss on its rows; None where the program splits the model.
+    # device runs the whole model's loss on its rows, or its shard of each where a program splits the model over
+    # a mesh (train.tensor); None where the program does not say (the pipeline's stages, ZeRO).
     saved_activation_bytes: int | None
 
     def place(self, params: dict[str, np.ndarray], data: Dataset, learning_rate: float) -> tuple:

@@ -19,6 +19,7 @@ Nothing in the loop, the footprint or the tracking changes when a program is add
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import threading
 from typing import Any
@@ -71,7 +72,7 @@ def unregister(name: str) -> None:
         raise ValueError(f"{name!r} is one of the lab's own programs")
     REGISTRY.pop(name, None)
     PROGRAMS.pop(name, None)
-    build.cache_clear()
+    build_planned.cache_clear()
 
 
 def impls() -> tuple[str, ...]:
@@ -95,9 +96,17 @@ def compiles_in_this_thread() -> int:
     return getattr(_compiled_here, "count", 0)
 
 
-@functools.lru_cache(maxsize=64)
 def build(spec: ProgramSpec) -> ParallelProgram:
-    """The compiled program of `spec` (compiled once per spec)."""
-    program = REGISTRY[spec.program or resolve(spec).name].build(spec)
+    """The compiled program of `spec` (compiled once per spec), by the entry its run's plan named or, where none
+    did, the one that answers its settings (a spec's entry is not part of what it is: both forms share one cache,
+    `build_planned`'s)."""
+    return build_planned(spec if spec.program else dataclasses.replace(spec, program=resolve(spec).name))
+
+
+@functools.lru_cache(maxsize=64)
+def build_planned(spec: ProgramSpec) -> ParallelProgram:
+    """The compiled program of a spec whose run's plan named its entry (`spec.program`, `train.config.plan_run`):
+    the training loop's, which chose every program before it builds one."""
+    program = REGISTRY[spec.program].build(spec)
     _compiled_here.count = compiles_in_this_thread() + 1
     return program

@@ -10,7 +10,7 @@ CONFIG = TrainConfig(devices=3, steps=14, chunk=7, global_batch=24, seed=11)
 
 
 def test_another_session_compiling_the_same_program_does_not_flip_recompiled(monkeypatch):
-    programs.build.cache_clear()
+    programs.build_planned.cache_clear()
     real_make_data = models.make_data
     other = {}
 
@@ -26,5 +26,5 @@ def test_another_session_compiling_the_same_program_does_not_flip_recompiled(mon
     ours = loop.train(CONFIG)
     assert other["result"].recompiled is True  # the other session compiled the program
     assert ours.recompiled is False  # this run took it from the cache
-    programs.build.cache_clear()
+    programs.build_planned.cache_clear()
     assert loop.train(CONFIG).recompiled is True

@@ -51,6 +51,18 @@ def test_a_program_that_splits_the_model_refuses_a_policy(split):
     assert set(refused.value.params["impls"].split(", ")) == {"pmap", "shard_map", "jit"}
 
 
-def test_a_split_program_reports_no_residuals():
-    run = loop.train(validate(dataclasses.replace(SMALL, devices=2, global_batch=16, impl="tensor", mesh_model=2)))
-    assert run.footprint.residual_bytes_per_device is None and "residual_bytes_per_device" not in run.memory
+def test_a_tensor_parallel_run_reports_one_devices_share_and_a_pipeline_none():
+    """Under tensor parallelism a device keeps its shard of each residual (its heads, its columns of the MLP): JAX's
+    list traced over the split arguments, each counted by its shard. A pipeline stage keeps its own layers' for each
+    micro-batch in flight: not reported."""
+    changes = dict(devices=2, global_batch=16)
+    whole = loop.train(validate(dataclasses.replace(SMALL, impl="jit", **changes)), measure_scaling=False)
+    split = loop.train(validate(dataclasses.replace(SMALL, impl="tensor", mesh_model=2, **changes)),
+                       measure_scaling=False)
+    # One data group of 16 rows on two model devices against two data groups of 8 rows each: the heads and the MLP's
+    # columns halve, the LayerNorms and the residual stream do not.
+    assert whole.footprint.residual_bytes_per_device < split.footprint.residual_bytes_per_device < (
+        2 * whole.footprint.residual_bytes_per_device)
+    staged = loop.train(validate(dataclasses.replace(SMALL, impl="pipeline", pipeline_stages=2, **changes)),
+                        measure_scaling=False)
+    assert staged.footprint.residual_bytes_per_device is None and "residual_bytes_per_device" not in staged.memory
