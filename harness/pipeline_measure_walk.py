@@ -29,7 +29,7 @@ import argparse
 import ast
 import pathlib
 
-from harness.walks import print_walk, source_modules
+from harness.walks import click_arguments, print_click, source_modules, walked
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ("pmap_core", "labs")
@@ -150,13 +150,9 @@ class Walker:
 
     def annotation_type(self, annotation: ast.AST | None, mod: Module, scope: dict):
         """The class an annotation names (the first one of `A | None`), or None."""
+        annotation = annotation_node(annotation)
         if annotation is None:
             return None
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return None
         if isinstance(annotation, ast.BinOp):
             return (self.annotation_type(annotation.left, mod, scope)
                     or self.annotation_type(annotation.right, mod, scope))
@@ -325,6 +321,17 @@ class Walker:
         return self.stops
 
 
+def annotation_node(annotation: ast.AST | None) -> ast.AST | None:
+    """An annotation as an expression: a string one (`"ProgramSpec"`) parsed; None where there is none or it
+    does not parse."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        try:
+            return ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return None
+    return annotation
+
+
 def _is_property(node: ast.AST) -> bool:
     return isinstance(node, ast.FunctionDef) and any(
         (isinstance(d, ast.Name) and d.id in ("property", "cached_property"))
@@ -337,28 +344,18 @@ def measure_click_walk(scope: str = "pipeline", calls: list[str] | None = None, 
     """The stops of the Measure click's calls (`scope` "pipeline": the pipeline's own files; "core": all);
     every function entered is appended to `calls` when given. `start` (module, function) and `registry_key`
     walk another click the same way."""
-    walker = Walker(scope, start, registry_key)
-    stops = walker.walk()
-    if calls is not None:
-        calls.extend(walker.entered)
-    return stops
+    return walked(Walker(scope, start, registry_key), calls)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scope", choices=("pipeline", "core"), default="pipeline")
-    parser.add_argument("--quiet", action="store_true", help="the figures only, not the walk")
-    parser.add_argument("--calls", action="store_true", help="also every function entered, by depth")
-    parser.add_argument("--start", default=":".join(START), help="module:function the click starts in")
-    parser.add_argument("--registry-key", default=REGISTRY_KEY, help="the registry entry a call through it follows")
+    click_arguments(parser, START, REGISTRY_KEY)
     args = parser.parse_args(argv)
     calls: list[str] = []
     module, _, function = args.start.partition(":")
     stops = measure_click_walk(args.scope, calls, (module, function), args.registry_key)
-    if args.calls:
-        print("\n".join(calls))
-        print()
-    print_walk(stops, args.quiet)
+    print_click(args, stops, calls)
 
 if __name__ == "__main__":
     main()

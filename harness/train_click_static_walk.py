@@ -30,8 +30,8 @@ import argparse
 import ast
 import pathlib
 
-from harness.pipeline_measure_walk import ROOT, Module, Walker
-from harness.walks import print_walk
+from harness.pipeline_measure_walk import ROOT, Module, Walker, annotation_node
+from harness.walks import click_arguments, print_click, walked
 
 START = ("labs.training", "run_training")
 SETTINGS = ("config",)  # the start function's parameters that hold the run's settings
@@ -57,13 +57,9 @@ class SettingsWalker(Walker):
 
     def names_settings(self, annotation: ast.AST | None, mod: Module) -> bool:
         """Whether an annotation names a settings class anywhere (`ProgramSpec | None`, `dict[int, ProgramSpec]`)."""
+        annotation = annotation_node(annotation)
         if annotation is None:
             return False
-        if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-            try:
-                annotation = ast.parse(annotation.value, mode="eval").body
-            except SyntaxError:
-                return False
         for node in ast.walk(annotation):
             if isinstance(node, (ast.Name, ast.Attribute)):
                 found = self.resolve(node, mod, {})
@@ -233,30 +229,20 @@ def train_click_static_walk(registry_key: str = "pmap", calls: list[str] | None 
                             start: tuple[str, str] = START, root: pathlib.Path = ROOT, **options) -> list[str]:
     """The stops of the Train click's settings, every file recorded; every function entered is appended to
     `calls` when given. `options`: SettingsWalker's (settings, settings_classes)."""
-    walker = SettingsWalker(start, registry_key, root=root, **options)
-    stops = walker.walk()
-    if calls is not None:
-        calls.extend(walker.entered)
-    return stops
+    return walked(SettingsWalker(start, registry_key, root=root, **options), calls)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quiet", action="store_true", help="the figures only, not the walk")
-    parser.add_argument("--calls", action="store_true", help="also every function entered, by depth")
-    parser.add_argument("--start", default=":".join(START), help="module:function the click starts in")
+    click_arguments(parser, START, "pmap")
     parser.add_argument("--settings", default=",".join(SETTINGS),
                         help="the start function's parameters that hold the settings, comma-separated")
-    parser.add_argument("--registry-key", default="pmap", help="the registry entry a call through it follows")
     args = parser.parse_args(argv)
     calls: list[str] = []
     module, _, function = args.start.partition(":")
     stops = train_click_static_walk(args.registry_key, calls, (module, function),
                                     settings=tuple(args.settings.split(",")))
-    if args.calls:
-        print("\n".join(calls))
-        print()
-    print_walk(stops, args.quiet)
+    print_click(args, stops, calls)
 
 
 if __name__ == "__main__":
