@@ -38,7 +38,7 @@ from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
 from pmap_core.train import plan as train_plan
-from pmap_core.train.programs import IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
+from pmap_core.train.programs import CONTEXT_IMPL, IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
 from pmap_core.train.settings import help_of, settings_of
 from pmap_core.validation import LabInputError, check_devices
 
@@ -112,9 +112,10 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     group.add_argument("--heartbeat-timeout", type=int, default=100,
                        help="seconds without a heartbeat after which a process counts as dead (default 100)")
     if not sweep:
-        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y",
+        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y|data=X,seq=Y",
             help="train the MLP or the transformer on a data × model mesh of X·Y devices: tensor parallelism "
-                 "over model (Megatron's split), data parallelism over data (impl tensor)")
+                 "over model (Megatron's split), data parallelism over data (impl tensor); or the transformer on a "
+                 "data × seq mesh: its positions split over seq (context parallelism, --context; impl context)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
@@ -133,19 +134,20 @@ def _meshes(text: str) -> str | list[tuple[int, int]]:
     raise argparse.ArgumentTypeError(f"expected all, or shapes such as 4x2,2x4, got {text!r}")
 
 
-def _mesh(text: str) -> tuple[int, int]:
-    """"data=4,model=2" -> (4, 2), the axes named as `train.mesh` names them."""
+def _mesh(text: str) -> dict[str, int]:
+    """"data=4,model=2" -> {"data": 4, "model": 2}; "data=2,seq=4" -> {"data": 2, "seq": 4}: the axes named as
+    `train.mesh` names them, a data axis and one other (model or seq)."""
     try:
         sizes = dict(part.split("=") for part in text.split(","))
         unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
         if unknown:
             raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
                                              f"the mesh axes are {', '.join(train_mesh.AXES)}")
-        if set(sizes) == {train_mesh.DATA_AXIS, train_mesh.MODEL_AXIS}:
-            return int(sizes[train_mesh.DATA_AXIS]), int(sizes[train_mesh.MODEL_AXIS])
+        if set(sizes) in ({train_mesh.DATA_AXIS, train_mesh.MODEL_AXIS}, {train_mesh.DATA_AXIS, train_mesh.SEQ_AXIS}):
+            return {axis: int(size) for axis, size in sizes.items()}
     except ValueError:
         pass
-    raise argparse.ArgumentTypeError(f"expected data=X,model=Y with whole numbers, got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected data=X,model=Y or data=X,seq=Y with whole numbers, got {text!r}")
 
 
 def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> train_config.TrainConfig:
@@ -171,8 +173,15 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     default_impl = "jit" if config.sharded_state else config.impl
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
     mesh = getattr(args, "mesh", None)
+    if mesh is not None and train_mesh.SEQ_AXIS in mesh:
+        data, seq = mesh[train_mesh.DATA_AXIS], mesh[train_mesh.SEQ_AXIS]
+        if args.devices is not None and args.devices != data * seq:
+            raise LabInputError("seq_mesh_devices", "--mesh data={data},seq={seq} uses {mesh} devices, not {devices}",
+                                data=data, seq=seq, mesh=data * seq, devices=args.devices)
+        config = dataclasses.replace(config, impl=CONTEXT_IMPL, devices=data * seq, mesh_seq=seq)
+        return _with_batch(config, args), info
     if mesh is not None:
-        data, model = mesh
+        data, model = mesh[train_mesh.DATA_AXIS], mesh[train_mesh.MODEL_AXIS]
         if args.devices is not None and args.devices != data * model:
             raise LabInputError("mesh_devices", "--mesh data={data},model={model} uses {mesh} devices, not {devices}",
                                 data=data, model=model, mesh=data * model, devices=args.devices)

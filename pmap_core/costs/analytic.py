@@ -348,3 +348,83 @@ def scaling_book_layer_bytes(strategy: str, batch: float, d_model: float, d_ff: 
     units = {"dp": 8 * d * f, "fsdp": 4 * d * f + 8 * d * f, "tp": 4 * b * d + 4 * b * d,
              "fsdp_tp": (4 * b * d / data + 4 * d * f / model) + (8 * b * d / data + 8 * d * f / model)}[strategy]
     return units * _positive("value_bytes", value_bytes) / SCALING_BOOK_VALUE_BYTES
+
+
+# ---- context parallelism: the transformer's positions over a `seq` axis (train.context) ----
+
+CONTEXT_SCHEMES = ("allgather", "ring", "ulysses")
+
+
+@dataclasses.dataclass(frozen=True)
+class CommTerm:
+    """One term of a step's communication per device: what is sent, by which collective (as compiled HLO names
+    it), its ring bytes per step, and where the formula comes from."""
+
+    name: str
+    collective: str
+    bytes: float
+    source: str
+
+
+def context_comm_terms(scheme: str, batch: int, seq_len: int, d_model: int, layers: int, params: float,
+                       data: int, seq: int, value_bytes: float = 4.0) -> tuple[CommTerm, ...]:
+    """Bytes each device sends per training step (ring bytes, as `train.footprint` reads them from the HLO) for
+    the transformer with context parallelism over P = `seq` devices, `data` × P devices in all, `batch` sequences
+    per step (B/X on each data group) and Ψ = `params` parameters replicated on every device.
+
+    A device's block of the attention's K (or V, Q, its output) is S_blk = (B/X) · (seq_len/P) · d_model values.
+    Per scheme, per layer:
+      allgather: K and V all-gathered over seq in the forward pass, each device sending (P − 1)/P of the whole
+        (B/X) · seq_len · d_model, 2(P − 1) · S_blk; their gradients reduce-scattered back in the backward pass (the
+        transpose of an all-gather), the same bytes (MaxText's context parallelism; the Ultra-Scale Playbook,
+        "Context parallelism"; Llama 3, Dubey et al. 2024, arXiv 2407.21783, §3.3.2).
+      ring: the K and V blocks passed to the next device P − 1 times in the forward pass, 2(P − 1) · S_blk; the
+        backward pass passes their gradients dK and dV around the ring the same P − 1 times (Liu, Zaharia and
+        Abbeel 2023, arXiv 2310.01889, §3: each device sends its key-value block to the next while it computes
+        with the one it holds; here autodiff's transpose of each ppermute).
+      ulysses: four all-to-alls in the forward pass (Q, K and V from positions to heads, the output back; Jacobs et
+        al. 2023, arXiv 2309.14509, §3.2: messages of 3Nh and Nh per layer), each device keeping 1/P of its S_blk
+        and sending (P − 1)/P of it, 4(P − 1)/P · S_blk; the backward pass the same four, transposed.
+    And once per step, whatever the scheme: the gradient of the Ψ replicated parameters all-reduced over the
+    g = X · P devices that each computed a part of it, 2(g − 1)/g · Ψ (data parallelism's; the ring all-reduce of
+    `ring_bytes_sent_per_device` twice over); and the loss's mean over them, one value."""
+    if scheme not in CONTEXT_SCHEMES:
+        raise LabInputError("unknown_context", "context must be one of {options}, got {value!r}",
+                            options=", ".join(CONTEXT_SCHEMES), value=scheme)
+    data = check_int("data", data, 1, MAX_MODEL_DEVICES)
+    p = check_int("seq", seq, 1, MAX_MODEL_DEVICES)
+    block = batch / data * seq_len / p * d_model * value_bytes
+    g = data * p
+    per_scheme = {
+        "allgather": (
+            ("K and V all-gathered over seq, per layer (forward)", "all-gather", 2 * (p - 1) * block,
+             "MaxText context parallelism; Ultra-Scale Playbook; Llama 3 §3.3.2"),
+            ("dK and dV reduce-scattered over seq, per layer (backward)", "reduce-scatter", 2 * (p - 1) * block,
+             "the transpose of the forward's all-gather")),
+        "ring": (
+            ("K and V blocks passed on P − 1 times, per layer (forward)", "collective-permute", 2 * (p - 1) * block,
+             "Liu, Zaharia and Abbeel 2023 (arXiv 2310.01889) §3"),
+            ("dK and dV blocks passed on P − 1 times, per layer (backward)", "collective-permute",
+             2 * (p - 1) * block, "Liu, Zaharia and Abbeel 2023; autodiff's transpose of each ppermute")),
+        "ulysses": (
+            ("Q, K, V to heads and the output back: 4 all-to-alls, per layer (forward)", "all-to-all",
+             4 * (p - 1) / p * block, "Jacobs et al. 2023 (arXiv 2309.14509) §3.2"),
+            ("the same 4 all-to-alls transposed, per layer (backward)", "all-to-all", 4 * (p - 1) / p * block,
+             "the transpose of an all-to-all is an all-to-all")),
+    }[scheme]
+    terms = [CommTerm(name, kind, layers * value, source) for name, kind, value, source in per_scheme]
+    terms += [CommTerm("the replicated parameters' gradient, all-reduced over data × seq", "all-reduce",
+                       2 * (g - 1) / g * params * value_bytes, "data parallelism's ring all-reduce"),
+              CommTerm("the loss's mean over data × seq", "all-reduce", 2 * (g - 1) / g * value_bytes,
+                       "one value")]
+    return tuple(terms)
+
+
+def comm_by_collective(terms: tuple[CommTerm, ...]) -> dict[str, float]:
+    """`terms`' bytes summed by collective, as `train.footprint.Comm.by_kind` reads them from compiled HLO (a
+    collective with no bytes left out)."""
+    found: dict[str, float] = {}
+    for term in terms:
+        if term.bytes:
+            found[term.collective] = found.get(term.collective, 0.0) + term.bytes
+    return found

@@ -38,6 +38,7 @@ MAX_CHUNK = 500
 MIN_LEARNING_RATE, MAX_LEARNING_RATE = 1e-6, 10.0
 MAX_ACCUM_STEPS = 64
 MAX_MESH_MODEL = 64
+MAX_MESH_SEQ = 64
 MAX_LAYERS = 16
 MAX_MICROBATCHES = 64
 # Forward multiply-adds over the whole run (steps × batch × model size): the transformer at its defaults (300 steps
@@ -89,8 +90,8 @@ class TrainConfig:
     The settings every run has carry their help, choices and limits here (`train.settings.setting`); those of
     the lab's own programs are flat fields too (reads and `dataclasses.replace` stay as they were) whose
     help, choices and limits are their owner's (`zero.ShardedStateSettings`, `tensor.TensorSettings`,
-    `pipeline.PipelineSettings`; tests/core/test_register_program.py keeps names and defaults equal). A
-    program registered from outside the lab keeps its settings in `options`."""
+    `pipeline.PipelineSettings`, `context.ContextSettings`; tests/core/test_register_program.py keeps names and
+    defaults equal). A program registered from outside the lab keeps its settings in `options`."""
 
     model: str = setting(
         "linear", "linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer "
@@ -122,6 +123,9 @@ class TrainConfig:
     precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
     mesh_model: int = 1          # train.tensor.TensorSettings: devices on the model axis (data: devices / it)
     sequence_parallel: str = "off"  # ...: "on" splits the transformer's residual stream by positions over model
+    mesh_seq: int = 1            # train.context.ContextSettings: devices on the seq axis (data: devices / it)
+    context: str = "allgather"   # ...: how attention reaches the other devices' positions (allgather, ring, ulysses)
+    context_layout: str = "contiguous"  # ...: which positions each device holds (contiguous, zigzag)
     layers: int = setting(
         2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
         "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
@@ -151,7 +155,7 @@ class TrainConfig:
 
     @property
     def mesh_data(self) -> int:
-        return self.devices // self.mesh_model
+        return self.devices // (self.mesh_model * self.mesh_seq)
 
     def derived(self) -> dict[str, int]:
         """The settings that follow from the others, as a run's record names them."""
@@ -200,7 +204,8 @@ class TrainConfig:
                            self.precision, self.sharded_state, self.mesh_model, self.layers,
                            self.pipeline_stages, self.microbatches, self.schedule,
                            dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
-                           remat=self.remat, sequence_parallel=self.sequence_parallel)
+                           remat=self.remat, sequence_parallel=self.sequence_parallel, mesh_seq=self.mesh_seq,
+                           context=self.context, context_layout=self.context_layout)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.train import models
-from pmap_core.train.mesh import AXES, DATA_AXIS, MODEL_AXIS
+from pmap_core.train.mesh import AXES, DATA_AXIS, MODEL_AXIS, SEQ_AXIS
 from pmap_core.validation import LabInputError
 
 EMBED, MLP, HEADS, HEAD_DIM, VOCAB, LENGTH, BATCH = "embed", "mlp", "heads", "head_dim", "vocab", "length", "batch"
@@ -51,6 +51,9 @@ TOKENS = (BATCH, LENGTH)
 # activations' positions over `model` as well, so the LayerNorms and residual adds run on each device's 1/t of
 # them. For activations only (the residual stream, the tokens): the position embedding's rows stay whole.
 SEQUENCE_PARALLEL = {**TENSOR_PARALLEL, LENGTH: MODEL_AXIS}
+# Context parallelism (train.context): the activations' positions over `seq`, the batch's rows over `data`; every
+# parameter whole (the position embedding's rows too: each device reads its own positions' rows).
+CONTEXT_PARALLEL = {BATCH: DATA_AXIS, LENGTH: SEQ_AXIS}
 
 
 def _mlp_axes(layers: int) -> dict[str, tuple[str, ...]]:

@@ -15,7 +15,7 @@ where a run puts it.
     data    data parallelism: the batch's rows (also pmap's axis_name: `runtime.DATA_AXIS`)
     stage   pipeline parallelism: one pipeline stage per device (`train.pipeline`)
     expert  expert parallelism (for a mixture-of-experts model; no program uses it yet)
-    seq     sequence parallelism (a sequence model's positions; no program uses it yet)
+    seq     context parallelism: the transformer's positions (`train.context`)
     model   tensor parallelism: Megatron's split of the MLP's hidden width (`train.tensor`)
 
 A run asks only for the axes it uses; an axis it does not ask for has size 1 (`axis_sizes`). The order

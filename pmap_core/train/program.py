@@ -67,6 +67,9 @@ class ProgramSpec:
     program: str = dataclasses.field(default="", compare=False)
     remat: str = "none"          # the transformer's blocks: what the backward recomputes (transformer.REMAT_POLICIES)
     sequence_parallel: str = "off"  # impl "tensor": "on" splits the residual stream's positions over `model` too
+    mesh_seq: int = 1            # impl "context": devices on the seq axis of a data × seq mesh
+    context: str = "allgather"   # impl "context": how attention reaches the other devices' positions
+    context_layout: str = "contiguous"  # impl "context": which positions each device holds
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]

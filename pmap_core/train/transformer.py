@@ -91,11 +91,18 @@ class Split:
     row: how a row-parallel product puts its sums on the stream; None: the einsum with `out_sharding=stream`.
         Under sequence parallelism, a reduce-scatter by positions (Korthikanti et al. 2022, §4.2.2: Megatron's g
         and ḡ).
+    attend: the attention's core, (q, k, v) -> the heads' outputs, each (b, t, heads, d_head); None:
+        `causal_attention` of the positions at hand. Context parallelism (train.context), where each device holds
+        a block of positions, writes its own: K and V gathered, rotated around a ring or exchanged for heads.
+    positions: the positions (t,) in the whole sequence of the tokens at hand; None: 0 … t − 1. Under context
+        parallelism, the device's block (or its two zig-zag chunks): the embedding adds their position embeddings.
     """
 
     stream: Any = None
     column: Callable[[str, jax.Array, jax.Array], jax.Array] | None = None
     row: Callable[[str, jax.Array, jax.Array], jax.Array] | None = None
+    attend: Callable[[jax.Array, jax.Array, jax.Array], jax.Array] | None = None
+    positions: jax.Array | None = None
 
     def expanded(self, subscripts: str, a: jax.Array, w: jax.Array) -> jax.Array:
         """The column-parallel product `subscripts` of a and w."""
@@ -106,6 +113,10 @@ class Split:
         if self.row is not None:
             return self.row(subscripts, a, w)
         return jnp.einsum(subscripts, a, w, out_sharding=self.stream)
+
+    def attended(self, q: jax.Array, k: jax.Array, v: jax.Array) -> jax.Array:
+        """The heads' outputs of q, k and v (`attend`, or `causal_attention`)."""
+        return causal_attention(q, k, v) if self.attend is None else self.attend(q, k, v)
 
 
 NO_SPLIT = Split()
@@ -164,8 +175,9 @@ def layer_norm(h: jax.Array, gain: jax.Array, bias: jax.Array) -> jax.Array:
     return (h - mean) * jax.lax.rsqrt(var + LN_EPS) * gain + bias
 
 
-def embed(params: dict, tokens: jax.Array) -> jax.Array:
-    """(b, t) tokens -> (b, t, d_model): the token's embedding plus its position's.
+def embed(params: dict, tokens: jax.Array, positions: jax.Array | None = None) -> jax.Array:
+    """(b, t) tokens -> (b, t, d_model): the token's embedding plus its position's (`positions`: where the t tokens
+    sit in the whole sequence, a device's block under context parallelism; None: 0 … t − 1).
 
     The lookup is a product with the tokens' one-hot rows, not a gather (MaxText offers the same): under impl jit
     the batch is sharded over an explicit mesh, where a gather by sharded indices has no unambiguous output
@@ -173,7 +185,8 @@ def embed(params: dict, tokens: jax.Array) -> jax.Array:
     not a scatter-add. It costs vocab · d_model multiply-adds per token."""
     table = params["tok_emb"]
     one_hot = jax.nn.one_hot(tokens, table.shape[0], dtype=table.dtype)
-    return one_hot @ table + params["pos_emb"][:tokens.shape[-1]]
+    where = params["pos_emb"][:tokens.shape[-1]] if positions is None else params["pos_emb"][positions]
+    return one_hot @ table + where
 
 
 def attention(params: dict, prefix: str, h: jax.Array, split: Split = NO_SPLIT) -> jax.Array:
@@ -186,13 +199,25 @@ def attention(params: dict, prefix: str, h: jax.Array, split: Split = NO_SPLIT) 
     projection's result, a sum over the heads, goes (see `Split`)."""
     w = jnp.stack([params[prefix + "wq"], params[prefix + "wk"], params[prefix + "wv"]])
     q, k, v = checkpoint_name(split.expanded("btd,cdhk->cbthk", h, w), "qkv")
-    scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], h.dtype))
-    t = h.shape[1]
-    causal = jnp.tril(jnp.ones((t, t), bool))
+    out = checkpoint_name(split.attended(q, k, v), "attn_context")
+    return split.summed("bqhk,hkd->bqd", out, params[prefix + "wo"]) + params[prefix + "bo"]
+
+
+def causal_attention(q: jax.Array, k: jax.Array, v: jax.Array, q_positions: jax.Array | None = None,
+                     k_positions: jax.Array | None = None) -> jax.Array:
+    """softmax(Q·Kᵀ / √d_head, the future masked out) · V for each head: q (b, tq, heads, d_head), k and v
+    (b, tk, heads, d_head) -> (b, tq, heads, d_head). The mask keeps key j for query i where j's position ≤ i's:
+    `q_positions` (tq,) and `k_positions` (tk,) in the whole sequence (context parallelism's blocks, in any order),
+    or, None, 0 … t − 1 both."""
+    scores = jnp.einsum("bqhk,bshk->bhqs", q, k) / jnp.sqrt(jnp.asarray(q.shape[-1], q.dtype))
+    if q_positions is None:
+        t = q.shape[1]
+        causal = jnp.tril(jnp.ones((t, t), bool))
+    else:
+        causal = q_positions[:, None] >= k_positions[None, :]
     scores = jnp.where(causal, scores, jnp.finfo(scores.dtype).min)
     weights = jax.nn.softmax(scores, axis=-1)
-    out = checkpoint_name(jnp.einsum("bhqs,bshk->bqhk", weights, v), "attn_context")
-    return split.summed("bqhk,hkd->bqd", out, params[prefix + "wo"]) + params[prefix + "bo"]
+    return jnp.einsum("bhqs,bshk->bqhk", weights, v)
 
 
 def block(params: dict, layer: int, h: jax.Array, split: Split = NO_SPLIT) -> jax.Array:
@@ -228,7 +253,7 @@ def apply_layer(layer: int, params: dict, h: jax.Array, layers: int, split: Spli
     """Layer `layer` of `layer_names(layers)`: 0 the embedding (tokens in), 1..layers the blocks, then the head
     (`split`: `block`'s; `remat`: one of `REMAT_POLICIES`, for the blocks)."""
     if layer == 0:
-        return embed(params, h)
+        return embed(params, h, split.positions)
     if layer <= layers:
         if remat == "none":
             return block(params, layer - 1, h, split)

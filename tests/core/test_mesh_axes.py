@@ -19,7 +19,7 @@ from pmap_core.train import logical, mesh, models, pipeline, replicated, tensor,
 from pmap_core.validation import LabInputError
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "pmap_core"
-PROGRAMS = ("tensor", "zero", "pipeline", "replicated")
+PROGRAMS = ("tensor", "context", "zero", "pipeline", "replicated")
 
 
 # --- the builder ----------------------------------------------------------------------------
@@ -170,7 +170,8 @@ def test_the_cli_s_mesh_option_checks_its_axis_names():
 
     from pmap_core.cli.training import _mesh
 
-    assert _mesh("data=4,model=2") == (4, 2) and _mesh("model=2,data=4") == (4, 2)
+    assert _mesh("data=4,model=2") == {"data": 4, "model": 2} and _mesh("model=2,data=4") == {"data": 4, "model": 2}
+    assert _mesh("data=2,seq=4") == {"data": 2, "seq": 4}
     with pytest.raises(argparse.ArgumentTypeError, match=r"axis 'tensor'.*data, stage, expert, seq, model"):
         _mesh("data=4,tensor=2")
     for text in ("data=4,stage=2", "data=4", "data=x,model=2", "4x2"):

@@ -19,8 +19,8 @@ from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig
 
 TRACKING = pathlib.Path(tracking.__file__).resolve().parent
-PROGRAM_MODULES = {f"pmap_core.train.{name}" for name in ("pipeline", "tensor", "zero", "replicated")}
-PROGRAM_CONSTANTS = {"PIPELINE_IMPL", "TENSOR_IMPL", "SHARDED_STATE_IMPL", "IMPLEMENTATIONS"}
+PROGRAM_MODULES = {f"pmap_core.train.{name}" for name in ("pipeline", "tensor", "context", "zero", "replicated")}
+PROGRAM_CONSTANTS = {"PIPELINE_IMPL", "TENSOR_IMPL", "CONTEXT_IMPL", "SHARDED_STATE_IMPL", "IMPLEMENTATIONS"}
 MAX_FACE_LINES = 120
 
 
