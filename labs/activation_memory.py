@@ -225,10 +225,9 @@ def run_split(settings: am.Settings, model: int) -> None:
     labels = split_labels()
     with heavy_jobs.heavy_job(T):
         bar = st.progress(0.0, text=T("progress.split", split=labels["one"]))
-        names = ("one", *am.SPLITS)
 
         def on_split(name: str) -> None:
-            bar.progress(names.index(name) / len(names), text=T("progress.split", split=labels[name]))
+            bar.progress(am.COMPARED.index(name) / len(am.COMPARED), text=T("progress.split", split=labels[name]))
 
         compared = am.compare_splits(settings, model, on_split)
         bar.empty()
@@ -236,7 +235,7 @@ def run_split(settings: am.Settings, model: int) -> None:
 
 
 def split_labels() -> dict[str, str]:
-    return {name: T(f"split.{name}") for name in ("one", *am.SPLITS)}
+    return {name: T(f"split.{name}") for name in am.COMPARED}
 
 
 def show_split(compared: am.SplitComparison) -> None:

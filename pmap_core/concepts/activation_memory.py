@@ -314,7 +314,9 @@ def regathered_bytes(dims: transformer.Dims, layers: int, rows: int, model: int)
     return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES * (model - 1) / model
 
 
-SPLITS = ("off", "keep", "on")  # the page's order: tensor parallelism, then sequence parallelism's two forms
+# The comparison's rows: one device on the model axis, then tensor parallelism and sequence parallelism's two forms.
+COMPARED = ("one", "off", "keep", "on")
+SPLITS = COMPARED[1:]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -339,6 +341,8 @@ class SplitComparison:
 def compare_splits(settings: Settings, model: int, on_split: Any = None) -> SplitComparison:
     """`settings`' batch on a 1 × `model` mesh under each of `SPLITS`, and on one device (`on_split(name)` before
     each); a LabInputError where `model` does not divide the heads, the MLP's width or the sequence."""
+    settings = check_settings(*settings.key)
+    model = check_int("model", model, 1, MAX_MODEL)
     dims = settings.dims
     for name, size in (("heads", dims.heads), ("mlp width", transformer.MLP_RATIO * dims.d_model),
                        ("seq_len", dims.seq_len)):
@@ -346,7 +350,7 @@ def compare_splits(settings: Settings, model: int, on_split: Any = None) -> Spli
             raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                                 axis="model", count=model, name=name, size=size)
     steps = []
-    for name in ("one", *SPLITS):
+    for name in COMPARED:
         if on_split is not None:
             on_split(name)
         split_model, split = (1, "off") if name == "one" else (model, name)
@@ -399,6 +403,7 @@ def sweep(dims: transformer.Dims, layers: int, batch: int, remat: str, seq_lens:
 
 MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS = 16, 64, 64, 8, 4  # a compile in seconds on 2 cores
 MIN_SEQ_LEN = 2
+MAX_MODEL = 64  # devices on the model axis of the comparison: the most the app starts with
 VOCAB = transformer.Dims().vocab
 
 
