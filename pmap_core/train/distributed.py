@@ -11,8 +11,15 @@ devices the backend will see.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
+import signal
+import socket
 import sys
+import threading
+from collections.abc import Iterator
+from typing import NoReturn
 
 import jax
 
@@ -20,6 +27,15 @@ from pmap_core.train import launch
 from pmap_core.validation import LabInputError, check_int
 
 MAX_PROCESSES = 1024
+AUTO = "auto"
+# JAX's cluster detectors (jax._src.clusters) that `--cluster` may name: what each reads from the environment
+# its launcher sets. slurm: SLURM_JOB_ID, SLURM_STEP_NODELIST, SLURM_NTASKS, SLURM_PROCID, SLURM_LOCALID (the
+# coordinator is the step's first node, on port 61440 + job id mod 4096). ompi: Open MPI 4's mpirun
+# (OMPI_MCA_orte_hnp_uri, OMPI_COMM_WORLD_SIZE, _RANK, _LOCAL_RANK; the coordinator is mpirun's host);
+# Open MPI 5 goes through mpi4py. mpi4py: only when named (a COMM_WORLD broadcast of the address).
+# k8s: KUBERNETES_SERVICE_HOST and the `kubernetes` package, which asks the API server for its pod and Job.
+# JAX_COORDINATOR_PORT, when set, is the coordinator's port under any of them.
+CLUSTERS = ("slurm", "ompi", "mpi4py", "k8s")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,18 +74,84 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     return process_info()
 
 
+def initialize_from_cluster(cluster: str = AUTO, timeout_s: int = 120, heartbeat_timeout_s: int = 100) -> ProcessInfo:
+    """Join the group a cluster's launcher started (`srun`, `mpirun`, a Kubernetes Job): `jax.distributed.initialize()`
+    given no address, number of processes or id, which JAX reads from the launcher's environment (`CLUSTERS`).
+    `cluster` names one detector, or `auto` for the first whose environment is present."""
+    if cluster != AUTO and cluster not in CLUSTERS:
+        raise LabInputError("bad_cluster", "unknown cluster {value!r}; choose auto or one of {options}",
+                            value=cluster, options=", ".join(CLUSTERS))
+    from jax._src import clusters, xla_bridge
+
+    if xla_bridge.backends_are_initialized():
+        raise RuntimeError("jax.distributed must be initialized before any JAX computation")
+    detectors = [env for env in clusters.ClusterEnv._cluster_types
+                 if (env.name == cluster if cluster != AUTO else not env.opt_in_only_method)]
+    if cluster != "mpi4py" and not any(env.is_env_present() for env in detectors):  # mpi4py asks MPI itself
+        raise LabInputError("no_cluster", "no cluster launcher set this process's environment (looked for {wanted}): "
+                            "start it with srun or mpirun, or give --coordinator-address, --num-processes and "
+                            "--process-id", wanted=", ".join(CLUSTERS) if cluster == AUTO else cluster)
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    jax.distributed.initialize(cluster_detection_method=None if cluster == AUTO else cluster,
+                               initialization_timeout=timeout_s, heartbeat_timeout_seconds=heartbeat_timeout_s)
+    return process_info()
+
+
 def join_group(coordinator_address: str | None, num_processes: int, process_id: int,
-               timeout_s: int = 120, heartbeat_timeout_s: int = 100) -> ProcessInfo:
-    """Join the group when there is one (an address, or more than one process), exiting with the
-    launcher that started this process; where this process stands, in a group or alone. Once the group
-    has formed, one line on stderr says so (`launch.JOINED`: the launcher reads it)."""
-    if not coordinator_address and num_processes <= 1:
+               timeout_s: int = 120, heartbeat_timeout_s: int = 100, cluster: str | None = None) -> ProcessInfo:
+    """Join the group when there is one (an address, more than one process, or a cluster's launcher named
+    by `cluster`), exiting with the launcher that started this process; where this process stands, in a
+    group or alone. Once the group has formed, one line on stderr says so (`launch.JOINED`: the launcher
+    reads it, with the process's host and pid)."""
+    if cluster:
+        if coordinator_address or num_processes > 1 or process_id:
+            raise LabInputError("cluster_and_address", "--cluster {value} reads the coordinator, the number of "
+                                "processes and this process's id from the launcher; leave out --coordinator-address, "
+                                "--num-processes and --process-id", value=cluster)
+        launch.exit_with_parent()
+        with python_keeps_sigterm():
+            info = initialize_from_cluster(cluster, timeout_s, heartbeat_timeout_s)
+    elif not coordinator_address and num_processes <= 1:
         return process_info()
-    launch.exit_with_parent()
-    info = initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
+    else:
+        launch.exit_with_parent()
+        with python_keeps_sigterm():
+            info = initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
     print(f"{launch.JOINED} process {info.process_id} of {info.num_processes}, {info.local_devices} of "
-          f"{info.global_devices} devices", file=sys.stderr, flush=True)
+          f"{info.global_devices} devices, pid {os.getpid()} on {socket.gethostname()}", file=sys.stderr, flush=True)
     return info
+
+
+@contextlib.contextmanager
+def python_keeps_sigterm() -> Iterator[None]:
+    """Around `jax.distributed.initialize()`: it starts JAX's preemption notifier, whose native SIGTERM handler
+    replaces the one Python had and only takes note of the signal, so a SIGTERM from a launcher (mpirun's or
+    srun's when another process died, the local launcher's, `timeout`'s) would no longer end the command, nor
+    its MLflow run as KILLED; Python's handler is put back once it returns (the lab uses no preemption sync)."""
+    main = threading.current_thread() is threading.main_thread()
+    previous = signal.getsignal(signal.SIGTERM) if main else None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def in_group() -> bool:
+    """Whether this process has joined a `jax.distributed` group (without starting a JAX backend)."""
+    from jax._src import distributed as jax_distributed
+
+    return getattr(jax_distributed.global_state, "client", None) is not None
+
+
+def leave_now(status: int) -> NoReturn:
+    """End this process of a group at once, with `status`. A process that leaves normally waits at exit in JAX's
+    shutdown barrier for every other one; with one of them gone, it waits there for the heartbeat timeout and
+    is then aborted (SIGABRT, with a native crash report). Whatever must be written is written first."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
 
 
 def process_info() -> ProcessInfo:
