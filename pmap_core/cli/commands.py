@@ -5,10 +5,10 @@ one line on stderr with exit status 2, never a traceback. SIGTERM (what `timeout
 systemd or a container runtime sends) stops a command like Ctrl-C does: every open
 MLflow run ends KILLED with what it logged so far, and the status is 143.
 
-A process of a `jax.distributed` group that loses another one (a collective fails: the peer's connection
-closed) says so in one line and exits with status 1, its MLflow run (process 0's) ended FAILED with the
-losses logged so far; in a group, both exits are immediate (`distributed.leave_now`): JAX's shutdown barrier
-would wait for the lost process for the heartbeat timeout, then abort.
+A process of a `jax.distributed` group that loses another one (a collective fails, or the coordinator counts
+a process as gone) says so in one line and exits with status 1, its MLflow run (process 0's) ended FAILED with
+the losses logged so far (`lost_group`); in a group, both exits are immediate (`distributed.leave_now`): JAX's
+shutdown barrier would wait for the lost process for the heartbeat timeout, then abort.
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from contextlib import contextmanager
 from jax.errors import JaxRuntimeError
 
 from pmap_core import versions
-from pmap_core.cli import bench, export, launch, store, training
+from pmap_core.cli import bench, export, launch, lost_group, store, training
 from pmap_core.runtime import configure_runtime
 from pmap_core.train import distributed
 from pmap_core.validation import LabInputError
 
 TERMINATED_STATUS = 128 + signal.SIGTERM
-LOST_GROUP_STATUS = 1
 
 
 class Terminated(BaseException):
@@ -87,23 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Terminated:
+        grouped = distributed.in_group()
+        if grouped:
+            lost_group.claim()  # the group's watch must not end this process meanwhile
         _end_open_runs()
         print("terminated (SIGTERM): every open MLflow run ended as KILLED with the losses logged so far",
               file=sys.stderr)
-        if distributed.in_group():
+        if grouped:
             distributed.leave_now(TERMINATED_STATUS)
         return TERMINATED_STATUS
     except JaxRuntimeError as error:
         if not distributed.in_group():
             raise
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the launcher's SIGTERM must not cut the lines below
-        _end_open_runs()
-        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        info = distributed.process_info()
-        tracked = "; the group's MLflow run ended FAILED with the losses logged so far" if info.is_leader else ""
-        print(f"error: process {info.process_id} lost contact with the group: {first}{tracked}", file=sys.stderr)
-        distributed.leave_now(LOST_GROUP_STATUS)
+        lost_group.leave(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
 
 
 def _end_open_runs() -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from mlflow.tracking import MlflowClient
 
+from pmap_core.cli import lost_group
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
 from pmap_core.tracking import (
     NullTracker,
@@ -161,7 +162,7 @@ def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> t
 def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
     """Join the process group (before any JAX work), then build the config the user asked for."""
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
-                                  args.init_timeout, args.heartbeat_timeout, args.cluster)
+                                  args.init_timeout, args.heartbeat_timeout, args.cluster, lost_group.leave)
     model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
     given = {field.name: getattr(args, field.name) for field in setting_fields()
              if field.name not in ("model", "devices", "global_batch", "pipeline_stages")}

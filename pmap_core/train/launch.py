@@ -11,6 +11,11 @@ A process that is still waiting for the group to form when its join timeout runs
 JAX (DEADLINE_EXCEEDED, SIGABRT, a native crash report), not given an exception: the group knows
 which processes wrote `JOINED` and which started late, and says it from the outside, by name and
 timeout (`Outcome.join_timed_out`, `describe_failure`).
+
+`ClusterGroup` has the same surface for P processes a cluster's launcher starts (`mpirun -np P`, `srun
+--ntasks P`, `launch --via`): each joins with `jax.distributed.initialize()` given nothing (`train --cluster
+auto`), the launcher stops the others when one dies, and its tagged output is split back into each process's
+lines. Both record when each process was seen to end (`Outcome.ended_s`, `Outcome.ended_after_kill_s`).
 """
 
 from __future__ import annotations

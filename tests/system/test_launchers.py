@@ -14,7 +14,9 @@ import json
 import os
 import pathlib
 import re
+import signal
 import subprocess
+import threading
 import time
 
 import mlflow
@@ -24,7 +26,7 @@ import pytest
 import yaml
 
 from harness.browser import in_ci
-from harness.processes import ROOT, new_tracking_store
+from harness.processes import ROOT, free_port, new_tracking_store, start_python
 from harness.slurm import slurm_cluster, slurm_missing_reason
 from pmap_core.cli import entry
 from pmap_core.cli import training as cli_training
@@ -36,6 +38,7 @@ RTOL = 1e-6
 HEARTBEAT_S = 20       # the killed runs' --heartbeat-timeout
 KILL_AT_STEP = 30      # process 1 is killed once it has said this step
 EXIT_BOUND_S = HEARTBEAT_S + 5  # the acceptance bound on the others' exit after the kill
+HAND_HEARTBEAT_S = 10  # a group started by hand: when no collective fails, the heartbeat timeout is the bound
 DEPLOY = ROOT / "docs" / "DEPLOY.md"
 CHECKOUT = "~/pmap-lab"  # where DEPLOY.md's commands expect the checkout; the doc says to put yours there
 MPI_ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
@@ -200,6 +203,52 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(via, tmp_path):
     assert wait_until_gone(pmap_core_processes(uri)) == []
     print(f"{via}: process 0 ended {exit_s:.2f} s after process 1 was killed (heartbeat timeout {HEARTBEAT_S} s, "
           f"JAX's default 100 s): {said[0][:40]}…; run {run.info.status} with {len(losses)} losses")
+
+
+def test_a_group_started_by_hand_leaves_at_once_when_one_process_dies(tmp_path):
+    """No launcher to stop them: the survivor's collective fails (gloo: connection closed or reset by peer), or, when
+    it waits on a connection the dead process never used, the coordinator counts process 1 as gone once its heartbeat
+    timeout has passed; either way the survivor says so, ends its run FAILED with the losses so far and exits 1 at
+    once (JAX alone would abort it, its run left RUNNING)."""
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    address = f"127.0.0.1:{free_port()}"
+    command = train_command(5000, "--heartbeat-timeout", str(HAND_HEARTBEAT_S))
+    children = [start_python(["-u", "-m", "pmap_core", *command, "--coordinator-address", address,
+                              "--num-processes", str(PROCESSES), "--process-id", str(rank)],
+                             cwd=tmp_path, devices=PER_PROCESS, env={"MLFLOW_TRACKING_URI": uri},
+                             stdout=subprocess.DEVNULL, start_new_session=True)
+                 for rank in range(PROCESSES)]
+    errors: list[list[str]] = [[] for _ in children]
+    readers = [threading.Thread(target=lambda i=i: errors[i].extend(children[i].stderr), daemon=True)
+               for i in range(PROCESSES)]
+    for reader in readers:
+        reader.start()
+    try:
+        deadline = time.monotonic() + 240
+        while not any(line.startswith(f"step {KILL_AT_STEP}/") for line in list(errors[1])):
+            assert time.monotonic() < deadline and children[1].poll() is None, "".join(errors[1])[-3000:]
+            time.sleep(0.05)
+        children[1].kill()
+        killed = time.monotonic()
+        children[0].wait(HAND_HEARTBEAT_S + 5)
+        exit_s = time.monotonic() - killed
+    finally:
+        for child in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    for reader in readers:
+        reader.join(10)
+    said = [line for line in errors[0] if line.startswith("error: process 0 lost contact with the group")]
+    assert children[0].returncode == 1 and said, "".join(errors[0])[-3000:]
+    assert "ended FAILED with the losses logged so far" in said[0]  # after gloo's or the coordinator's word
+    assert exit_s < HAND_HEARTBEAT_S + 5, exit_s
+    run = only_run(uri)
+    losses = loss_history(uri, run.info.run_id)
+    assert run.info.status == "FAILED" and KILL_AT_STEP - SETTINGS["chunk"] <= len(losses) < 5000
+    np.testing.assert_allclose(losses, one_process(len(losses)).losses, rtol=RTOL)
+    print(f"by hand: process 0 ended {exit_s:.2f} s after process 1 was killed (heartbeat timeout "
+          f"{HAND_HEARTBEAT_S} s): {said[0][:110]}…; run FAILED with {len(losses)} losses")
 
 
 # -- DEPLOY.md, run as written -------------------------------------------------------------------------------------
