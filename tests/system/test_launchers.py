@@ -251,6 +251,23 @@ def test_a_group_started_by_hand_leaves_at_once_when_one_process_dies(tmp_path):
           f"{HAND_HEARTBEAT_S} s): {said[0][:110]}…; run FAILED with {len(losses)} losses")
 
 
+def test_what_cannot_launch_is_refused_before_anything_starts(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))  # no mpirun, no srun
+    group = ["--processes", "2", "--devices-per-process", "2", "train", "--steps", "3", "--no-tracking"]
+    assert entry.main(["launch", "--via", "mpirun", *group]) == 2
+    assert ("error: cannot launch through mpirun: mpirun is not installed here (apt-get install openmpi-bin); or use "
+            "--via local") in capsys.readouterr().err
+    assert entry.main(["launch", "--via", "srun", "--late", "5", *group]) == 2
+    assert "--late delays one process of the local launcher; srun starts them all at once" in capsys.readouterr().err
+    assert entry.main(["launch", *group, "--num-processes", "2"]) == 2
+    assert "leave --num-processes out of the command" in capsys.readouterr().err
+    for name in [k for k in os.environ if k.startswith(("SLURM_", "OMPI_"))]:
+        monkeypatch.delenv(name)
+    assert entry.main(["train", "--cluster", "auto", "--steps", "3", "--no-tracking"]) == 2
+    assert ("error: no cluster launcher set this process's environment (looked for slurm, ompi, mpi4py, k8s): start "
+            "it with srun or mpirun") in capsys.readouterr().err
+
+
 # -- DEPLOY.md, run as written -------------------------------------------------------------------------------------
 
 
