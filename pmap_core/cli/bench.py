@@ -51,7 +51,8 @@ def register(subparsers: Any) -> None:
     group.add_argument("--coordinator-address", default=None, help="host:port of process 0")
     group.add_argument("--num-processes", type=int, default=1)
     group.add_argument("--process-id", type=int, default=0)
-    group.add_argument("--cluster", default=None, help="join the group mpirun or srun started (auto)")
+    group.add_argument("--cluster", choices=("auto", "slurm", "ompi", "mpi4py", "k8s"), default=None,
+                       help="join the group a cluster's launcher started (as train --cluster)")
     group.add_argument("--init-timeout", type=int, default=120)
     group.add_argument("--heartbeat-timeout", type=int, default=100)
     two_level.set_defaults(run=run_two_level)

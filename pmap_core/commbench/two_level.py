@@ -98,9 +98,11 @@ def measure_level(level: str, sizes: Sequence[int], repeats: int) -> LevelFit | 
             if slope > 0:
                 break
         seconds.append(slope)
-    fit = costfit.fit_ring(OP, [len(devices)] * len(sizes), list(sizes), seconds)
     if level == "process":
         _barrier(f"two-level {level} done")
+    # A slope that stayed <= 0 after SLOPE_TRIES (the machine's noise swamped it) is listed, not fitted.
+    kept = [(size, t) for size, t in zip(sizes, seconds, strict=True) if t > 0]
+    fit = costfit.fit_ring(OP, [len(devices)] * len(kept), [size for size, _ in kept], [t for _, t in kept])
     return LevelFit(level, len(devices), tuple(sizes), tuple(seconds), fit)
 
 
