@@ -38,6 +38,24 @@ def register(subparsers: Any) -> None:
     add("--no-tracking", action="store_true", help="do not log to MLflow")
     add("--json", action="store_true", help="print one JSON object on stdout")
     collectives.set_defaults(run=run_collectives)
+    two_level = kinds.add_parser(
+        "two-level", help="α-β of psum within a process and across processes (run in a group: launch, mpirun, srun)",
+        description="In every process of a jax.distributed group of at least 2 processes of at least 2 devices: "
+                    "time psum between the devices of one process, then between one device of each process (gloo "
+                    "over TCP), fit the ring model to each level and print both fits and their ratio (process 0).")
+    add = two_level.add_argument
+    add("--sizes", type=_sizes, default="4K:4M", help="message sizes S per device (default 4K:4M, powers of 4)")
+    add("--repeats", type=int, default=3, help="timed loop pairs per size (default 3)")
+    add("--json", action="store_true", help="print one JSON object on stdout")
+    group = two_level.add_argument_group("multi-process (jax.distributed)")
+    group.add_argument("--coordinator-address", default=None, help="host:port of process 0")
+    group.add_argument("--num-processes", type=int, default=1)
+    group.add_argument("--process-id", type=int, default=0)
+    group.add_argument("--cluster", choices=("auto", "slurm", "ompi", "mpi4py", "k8s"), default=None,
+                       help="join the group a cluster's launcher started (as train --cluster)")
+    group.add_argument("--init-timeout", type=int, default=120)
+    group.add_argument("--heartbeat-timeout", type=int, default=100)
+    two_level.set_defaults(run=run_two_level)
 
 
 def parse_size(text: str) -> int:
@@ -114,6 +132,32 @@ def run_collectives(args: argparse.Namespace) -> int:
         "bytes_are": "S per device (nccl-tests): all-reduce buffer, all-gather output, reduce-scatter input",
         "tracking": tracking,
     }) if args.json else _summary(result, fits, tracking), args.json)
+    return 0
+
+
+def run_two_level(args: argparse.Namespace) -> int:
+    from pmap_core.cli import lost_group
+    from pmap_core.cli.output import stdout_to_stderr
+    from pmap_core.commbench import two_level
+    from pmap_core.train import distributed
+
+    with stdout_to_stderr():
+        info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
+                                      args.init_timeout, args.heartbeat_timeout, args.cluster, lost_group.leave)
+        fits = two_level.measure_two_levels(args.sizes, args.repeats)
+    if not info.is_leader:
+        return 0
+    ratios = two_level.ratios(fits)
+    if args.json:
+        emit(_finite({"levels": [fit.as_dict() for fit in fits.values()], **ratios,
+                      "processes": info.num_processes, "devices_per_process": info.local_devices}), True)
+        return 0
+    lines = {f"{level} (D={fit.devices})": f"alpha {fit.fit.alpha_s * 1e6:.1f} µs, beta "
+             f"{fit.fit.beta_bytes_per_s / 1e9:.3g} GB/s, worst ratio ≥64 KiB {fit.fit.worst_ratio:.2f}"
+             for level, fit in fits.items()}
+    lines["network / process"] = (f"alpha {ratios['alpha_network_over_process']:.2f}×, 1/beta "
+                                  f"{ratios['beta_process_over_network']:.2f}×")
+    emit(lines, False)
     return 0
 
 

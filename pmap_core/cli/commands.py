@@ -4,6 +4,11 @@ Each command module registers its own sub-parser; bad input is reported as
 one line on stderr with exit status 2, never a traceback. SIGTERM (what `timeout`,
 systemd or a container runtime sends) stops a command like Ctrl-C does: every open
 MLflow run ends KILLED with what it logged so far, and the status is 143.
+
+A process of a `jax.distributed` group that loses another one (a collective fails, or the coordinator counts
+a process as gone) says so in one line and exits with status 1, its MLflow run (process 0's) ended FAILED with
+the losses logged so far (`lost_group`); in a group, both exits are immediate (`distributed.leave_now`): JAX's
+shutdown barrier would wait for the lost process for the heartbeat timeout, then abort.
 """
 
 from __future__ import annotations
@@ -15,9 +20,12 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from jax.errors import JaxRuntimeError
+
 from pmap_core import versions
-from pmap_core.cli import bench, export, launch, store, training
+from pmap_core.cli import bench, export, launch, lost_group, store, training
 from pmap_core.runtime import configure_runtime
+from pmap_core.train import distributed
 from pmap_core.validation import LabInputError
 
 TERMINATED_STATUS = 128 + signal.SIGTERM
@@ -78,8 +86,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     except Terminated:
-        if "pmap_core.tracking.mlflow_backend" in sys.modules:
-            sys.modules["pmap_core.tracking.mlflow_backend"].end_open_runs_at_exit()
+        grouped = distributed.in_group()
+        if grouped:
+            lost_group.claim()  # the group's watch must not end this process meanwhile
+        _end_open_runs()
         print("terminated (SIGTERM): every open MLflow run ended as KILLED with the losses logged so far",
               file=sys.stderr)
+        if grouped:
+            distributed.leave_now(TERMINATED_STATUS)
         return TERMINATED_STATUS
+    except JaxRuntimeError as error:
+        if not distributed.in_group():
+            raise
+        lost_group.leave(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
+
+
+def _end_open_runs() -> None:
+    """End every MLflow run this process still has open (as KILLED), after writing what it has pending."""
+    if "pmap_core.tracking.mlflow_backend" in sys.modules:
+        sys.modules["pmap_core.tracking.mlflow_backend"].end_open_runs_at_exit()

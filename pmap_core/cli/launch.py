@@ -1,12 +1,16 @@
-"""`python -m pmap_core launch --processes P --devices-per-process N train …`: one machine, P processes.
+"""`python -m pmap_core launch [--via local|mpirun|srun] --processes P --devices-per-process N train …`.
 
-The launcher starts P local copies of `python -m pmap_core train … --coordinator-address
-127.0.0.1:<free port> --num-processes P --process-id i` (each with N simulated CPU devices), prints
-their output lines prefixed by the process, stops every process when one dies or time runs out,
-and prints process 0's result on stdout. On a real cluster, start the same `train` command on
-each machine by hand with `--coordinator-address/--num-processes/--process-id`. The command's
-`--tracking-uri` reaches the processes as `MLFLOW_TRACKING_URI`, not on their command lines, which `ps`
-shows to every user (a URI may hold credentials).
+`--via local` (the default) starts P local copies of `python -m pmap_core train … --coordinator-address
+127.0.0.1:<free port> --num-processes P --process-id i` (each with N simulated CPU devices). `--via mpirun`
+and `--via srun` have a cluster's launcher start them (`mpirun -np P`, `srun --ntasks P`), each running
+`train … --cluster auto`: `jax.distributed.initialize()` with no arguments reads the coordinator, P and the
+process's id from the environment mpirun or srun set (JAX's Open MPI and Slurm detectors). Either way the
+launcher prints the processes' lines prefixed by the process, stops every process when one dies or time runs
+out, and prints process 0's result on stdout. On a real cluster, run the same `train` command under the
+cluster's own launcher (docs/DEPLOY.md: an sbatch script, mpirun), or on each machine by hand with
+`--coordinator-address/--num-processes/--process-id`. The command's `--tracking-uri` reaches the processes
+as `MLFLOW_TRACKING_URI`, not on their command lines, which `ps` shows to every user (a URI may hold
+credentials).
 
 `train --dataset-size S` is the per-host loading path (`pmap_core.tracking.per_host`): each process reads
 only its own devices' rows of each step's global batch; process 0 records one MLflow run for the group.
@@ -29,14 +33,19 @@ DEFAULT_TIMEOUT_S = 300
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "launch", help="start P local jax.distributed processes running one command",
-        description="Start P processes on 127.0.0.1 that train as one through jax.distributed "
-                    "(process 0 serves the coordinator), stream their output, and clean them all up.")
+        "launch", help="start P jax.distributed processes running one command (locally, or through mpirun or srun)",
+        description="Start P processes that train as one through jax.distributed, stream their output, and clean "
+                    "them all up: on 127.0.0.1 (process 0 serves the coordinator), or through mpirun or srun "
+                    "(jax.distributed.initialize() finds the group from their environment).")
+    parser.add_argument("--via", choices=launch.VIAS, default=launch.LOCAL,
+                        help="what starts the processes: this command (local, the default), Open MPI's mpirun -np P, "
+                             "or Slurm's srun --ntasks P")
     parser.add_argument("--processes", type=int, required=True, help=f"P (1–{launch.MAX_PROCESSES})")
     parser.add_argument("--devices-per-process", type=int, default=2, help="simulated CPU devices in each process")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds after which every process is stopped (default {DEFAULT_TIMEOUT_S})")
-    parser.add_argument("--late", type=float, default=0.0, help="start the last process this many seconds late")
+    parser.add_argument("--late", type=float, default=0.0,
+                        help="start the last process this many seconds late (--via local only)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command each process runs: train …")
     parser.set_defaults(run=run_launch)
 
@@ -49,6 +58,12 @@ def check_command(command: list[str], processes: int, devices_per_process: int) 
     if not command or command[0] != "train":
         raise LabInputError("bad_launch_command", "launch runs `train …`, got {value!r}", value=" ".join(command))
     args = training.parse(command)
+    given = [option for option, value in (("--coordinator-address", args.coordinator_address),
+                                          ("--num-processes", args.num_processes != 1),
+                                          ("--process-id", args.process_id), ("--cluster", args.cluster)) if value]
+    if given:
+        raise LabInputError("launch_sets_group", "launch gives each process its place in the group; leave {option} "
+                            "out of the command", option=given[0])
     batch = args.global_batch or default_batch(args.devices or processes * devices_per_process, args.accum_steps)
     launch.check_group(processes, devices_per_process, batch, args.devices, args.dataset_size)
     return args
@@ -69,14 +84,29 @@ def without_tracking_uri(command: list[str]) -> list[str]:
     return kept
 
 
+def start_group(args: argparse.Namespace, settings: argparse.Namespace) -> launch.ProcessGroup | launch.ClusterGroup:
+    """The group `args` asks for, not started yet: P local processes, or P processes mpirun or srun starts."""
+    command = without_tracking_uri(args.command)
+    if args.via == launch.LOCAL:
+        delays = [0.0] * (args.processes - 1) + [args.late]
+        return launch.ProcessGroup(command, args.processes, args.devices_per_process, args.timeout, delays,
+                                   tracking_uri=settings.tracking_uri, join_timeout_s=settings.init_timeout)
+    if args.late:
+        raise LabInputError("late_needs_local", "--late delays one process of the local launcher; {via} starts them "
+                            "all at once", via=args.via)
+    missing = launch.launcher_missing_reason(args.via)
+    if missing:
+        raise LabInputError("launcher_missing", "cannot launch through {via}: {reason}; or use --via local",
+                            via=args.via, reason=missing)
+    return launch.ClusterGroup(args.via, command, args.processes, args.devices_per_process, args.timeout,
+                               tracking_uri=settings.tracking_uri, join_timeout_s=settings.init_timeout)
+
+
 def run_launch(args: argparse.Namespace) -> int:
     settings = check_command(args.command, args.processes, args.devices_per_process)
-    delays = [0.0] * (args.processes - 1) + [args.late]
-    with launch.ProcessGroup(without_tracking_uri(args.command), args.processes, args.devices_per_process,
-                             args.timeout, delays, tracking_uri=settings.tracking_uri,
-                             join_timeout_s=settings.init_timeout) as group:
-        progress(f"launching {args.processes} processes × {args.devices_per_process} devices, "
-                 f"coordinator {group.address}")
+    with start_group(args, settings) as group:
+        progress(f"launching {args.processes} processes × {args.devices_per_process} devices"
+                 f"{'' if args.via == launch.LOCAL else ' through ' + args.via}, coordinator {group.address}")
         for line in group.lines():
             if line is not None and line.stream != "stdout":
                 who = "launcher" if line.process < 0 else f"process {line.process}"

@@ -14,12 +14,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlflow.tracking import MlflowClient
 
+from pmap_core.cli import lost_group
 from pmap_core.cli.output import emit, progress, stdout_to_stderr
 from pmap_core.tracking import (
     NullTracker,
@@ -111,6 +111,10 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                        help="seconds to wait for every process to join (default 120)")
     group.add_argument("--heartbeat-timeout", type=int, default=100,
                        help="seconds without a heartbeat after which a process counts as dead (default 100)")
+    group.add_argument("--cluster", choices=(distributed.AUTO, *distributed.CLUSTERS), default=None,
+                       help="join the group a cluster's launcher started (srun, mpirun, a Kubernetes Job): "
+                            "jax.distributed.initialize() reads the coordinator, the number of processes and this "
+                            "process's id from its environment; auto: the first detector that finds its launcher")
     if not sweep:
         add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y|data=X,seq=Y",
             help="train the MLP or the transformer on a data × model mesh of X·Y devices: tensor parallelism "
@@ -160,7 +164,7 @@ def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> t
 def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConfig, distributed.ProcessInfo]:
     """Join the process group (before any JAX work), then build the config the user asked for."""
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
-                                  args.init_timeout, args.heartbeat_timeout)
+                                  args.init_timeout, args.heartbeat_timeout, args.cluster, lost_group.leave)
     model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
     given = {field.name: getattr(args, field.name) for field in setting_fields()
              if field.name not in ("model", "devices", "global_batch", "pipeline_stages")}
@@ -306,8 +310,6 @@ def run_train(args: argparse.Namespace) -> int:
 
 def _run_per_host(args: argparse.Namespace) -> int:
     """`train --dataset-size S` in this process: its share of the group's training, then the result."""
-    from jax.errors import JaxRuntimeError
-
     with stdout_to_stderr():
         config, info = join_and_configure(args)
         config = train_plan.validate(config)
@@ -315,13 +317,9 @@ def _run_per_host(args: argparse.Namespace) -> int:
         tracker = make_tracker(args, info)
         progress(f"process {info.process_id} of {info.num_processes}: {info.local_devices} local devices "
                  f"of {config.devices}, reading only its rows of each global batch of {config.global_batch}")
-        try:
-            summary = per_host.run_per_host(config, args.dataset_size, tracker,
-                                            lambda step, loss: _chunk_progress(step, [loss], config.steps))
-        except JaxRuntimeError as error:
-            first = str(error).strip().splitlines()[0]
-            print(f"error: process {info.process_id} lost contact with the group: {first}", file=sys.stderr)
-            return 1
+        # A lost process fails a collective here (JaxRuntimeError): commands.main says it and leaves at once.
+        summary = per_host.run_per_host(config, args.dataset_size, tracker,
+                                        lambda step, loss: _chunk_progress(step, [loss], config.steps))
     emit(summary, args.json)
     return 0
 

@@ -394,7 +394,8 @@ class Tracker(RunContext):
 
 
 @atexit.register
-def end_open_runs_at_exit() -> None:
-    """At exit (SIGTERM, a server restart, the end of the CLI), every run still open ends KILLED."""
+def end_open_runs_at_exit(status: str = KILLED) -> None:
+    """At exit (SIGTERM, a server restart, the end of the CLI), every run still open ends KILLED (or `status`: FAILED
+    for a process that lost its group)."""
     for tracker in list(_live_trackers):
-        tracker.end_open_runs(KILLED)
+        tracker.end_open_runs(status)

@@ -44,3 +44,22 @@ def test_cli_json_is_logged_to_mlflow(tmp_path):
     assert [value for _, value in history] == pytest.approx([results[0]["seconds"], results[1]["seconds"]])
     assert run.data.metrics["psum.D2.alpha_s"] == pytest.approx(results[0]["alpha"])
     assert run.data.metrics["all_gather.D2.beta_Bps"] == pytest.approx(results[2]["beta"])
+
+
+def test_two_levels_are_fitted_in_a_group_of_processes(tmp_path, capsys):
+    """`bench two-level` in 2 processes × 2 devices: psum within process 0 and across the processes, each fitted;
+    one process alone is refused."""
+    from pmap_core.train import launch
+
+    command = ["bench", "two-level", "--json", "--sizes", "4K,64K,1M", "--repeats", "2"]
+    with launch.ProcessGroup(command, 2, 2, timeout_s=240, cwd=str(tmp_path)) as group:
+        lines = [line.text for line in group.lines() if line is not None]
+        outcome = group.outcome()
+    assert outcome.ok, lines[-20:]
+    result = json.loads(outcome.stdout[0].strip().splitlines()[-1])
+    assert [(level["level"], level["devices"], level["sizes"]) for level in result["levels"]] == [
+        ("process", 2, [4096, 65536, 2**20]), ("network", 2, [4096, 65536, 2**20])]
+    assert all(level["alpha_s"] >= 0 and level["beta_bytes_per_s"] != 0 for level in result["levels"])
+    assert "alpha_network_over_process" in result and "beta_process_over_network" in result
+    assert cli_main(["bench", "two-level"]) == 2
+    assert "two levels need at least 2 processes of at least 2 devices each" in capsys.readouterr().err

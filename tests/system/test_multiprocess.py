@@ -103,24 +103,7 @@ def test_every_sample_is_read_once_per_epoch_for_any_split():
     np.testing.assert_array_equal(a.x[1], b.x[0])  # a sample is the same whoever reads it, with whatever else
 
 
-def test_a_killed_process_stops_the_others_and_leaves_nothing(tmp_path):
-    command = train_args("jit", steps=5000)
-    with launch.ProcessGroup(command, 2, 2, timeout_s=240, cwd=str(tmp_path)) as group:
-        texts, killed_at = [], None
-        for line in group.lines():
-            if line is None:
-                continue
-            texts.append(line.text)
-            if killed_at is None and line.process == 1 and line.text.startswith("step 3/"):
-                group.kill(1)
-                killed_at = group.elapsed()
-        outcome, pids = group.outcome(), group.pids()
-    assert killed_at is not None, texts[-20:]
-    assert outcome.dead == 1 and outcome.returncodes[1] == -9 and outcome.returncodes[0] not in (None, 0)
-    assert outcome.elapsed_s - killed_at < 30
-    assert any("process 1 died (killed by SIGKILL); stopping process 0" in t for t in texts)
-    alive = [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != psutil.STATUS_ZOMBIE]
-    assert alive == []
+# A process killed mid-run, under this launcher, mpirun and srun: tests/system/test_launchers.py.
 
 
 def test_a_group_whose_loss_diverges_stops_together_with_the_message(tmp_path):
