@@ -42,11 +42,11 @@ SCHEMES, LAYOUTS = context.SCHEMES, context.LAYOUTS
 RingSchedule, ring_schedule, layout_positions = context.RingSchedule, context.ring_schedule, context.layout_positions
 
 __all__ = ["FEWER", "LAYOUTS", "MORE", "ONE_DEVICE", "SAME", "SCHEMES", "Measurement", "Overlap", "ResidualSweep",
-           "RingSchedule", "SchemeStep", "Settings", "attention_bytes", "check_settings", "compare", "formula_bytes",
-           "formula_terms", "layout_positions", "loss_gap", "measure", "measured", "one_device", "overlap",
-           "overlap_block", "overlaps", "quadratic_share", "residual_bytes", "ring_schedule", "ring_vs_allgather",
-           "scheme_step", "schemes_for", "sent_bytes", "sweep_residuals", "sweep_seq_lens", "ulysses_devices",
-           "ulysses_max_devices", "work_per_device", "work_ratio"]
+           "RingSchedule", "SchemeStep", "Settings", "attention_bytes", "check_settings", "compare", "default_batch",
+           "default_seq_len", "formula_bytes", "formula_terms", "layout_positions", "loss_gap", "measure",
+           "measured", "one_device", "overlap", "overlap_block", "overlaps", "quadratic_share", "residual_bytes",
+           "ring_schedule", "ring_vs_allgather", "scheme_step", "schemes_for", "sent_bytes", "sweep_residuals",
+           "sweep_seq_lens", "ulysses_devices", "ulysses_max_devices", "work_per_device", "work_ratio"]
 
 
 def work_per_device(seq_len: int, devices: int, layout: str = "contiguous") -> tuple[int, ...]:
@@ -217,10 +217,43 @@ def schemes_for(settings: Settings) -> dict[str, LabInputError | None]:
     return found
 
 
+def default_seq_len(devices: int) -> int:
+    """The page's first sequence length on P devices: the shortest of at least 32 tokens that both layouts split
+    (a multiple of 2P)."""
+    chunks = 2 * max(devices, 1)
+    return min(chunks * -(-32 // chunks), MAX_SEQ_LEN)
+
+
+def default_batch(devices: int) -> int:
+    """The page's first batch on P devices: the fewest sequences, at least 4, that split over them."""
+    devices = max(devices, 1)
+    return min(devices * -(-4 // devices), MAX_BATCH)
+
+
+@functools.lru_cache(maxsize=16)
+def _measured_step(settings: Settings, scheme: str) -> SchemeStep:
+    return scheme_step(settings.dims, settings.layers, settings.batch, 1, settings.devices, scheme, settings.layout)
+
+
 @functools.lru_cache(maxsize=8)
-def measured(settings: Settings) -> Measurement:
-    """`measure` of the page's settings (every scheme, data 1), kept for the next click of the same settings."""
-    return measure(settings.dims, settings.layers, settings.batch, settings.devices, 1, settings.layout)
+def _reference_loss(settings: Settings) -> float:
+    return one_device(settings.dims, settings.layers, settings.batch)[0]
+
+
+def measured(settings: Settings, on_scheme=None) -> Measurement:
+    """`measure` of the page's settings (every scheme, data 1), each step kept for the next click of the same
+    settings; `on_scheme(name)` before each scheme that runs and before one device's loss (ONE_DEVICE)."""
+    steps, refused = {}, {}
+    for scheme, error in schemes_for(settings).items():
+        if error is not None:
+            refused[scheme] = error
+            continue
+        if on_scheme is not None:
+            on_scheme(scheme)
+        steps[scheme] = _measured_step(settings, scheme)
+    if on_scheme is not None:
+        on_scheme(ONE_DEVICE)
+    return Measurement(_reference_loss(settings), steps, refused)
 
 
 def attention_bytes(by_kind: dict[str, float]) -> float:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import pytest
 
 from pmap_core.concepts import context as cp
@@ -64,10 +65,22 @@ def test_the_ring_sends_what_all_gather_sends_and_the_formula_says(devices):
     dims = transformer.Dims(SMALL["d_model"], SMALL["heads"], SMALL["seq_len"], cp.VOCAB)
     assert cp.formula_attention_bytes("ring", dims, SMALL["layers"], SMALL["batch"], devices) == ring
     settings = cp.check_settings(**SMALL, devices=devices)
-    measurement = cp.measured(settings)
+    heard = []
+    measurement = cp.measured(settings, heard.append)
+    assert heard == [*cp.SCHEMES, cp.ONE_DEVICE] and not measurement.refused
     assert cp.ring_vs_allgather(measurement) == cp.SAME
-    assert cp.measured(settings) is measurement  # kept for the next click
+    assert cp.measured(settings).steps["ring"] is measurement.steps["ring"]  # kept for the next click
     assert cp.loss_gap(measurement) < 1e-5
+    assert measurement.reference_loss == cp.measure(dims, SMALL["layers"], SMALL["batch"], devices).reference_loss
+
+
+def test_the_pages_first_settings_run_on_every_device_count_it_allows():
+    for devices in range(1, cp.MAX_DEVICES + 1):
+        seq_len, batch = cp.default_seq_len(devices), cp.default_batch(devices)
+        assert seq_len >= 32 and seq_len % (2 * devices) == 0 and batch >= 4 and batch % devices == 0, devices
+        for layout in cp.LAYOUTS if devices <= jax.device_count() else ():  # the devices there are
+            cp.check_settings(batch, seq_len, 32, 4, 2, devices, layout)  # no error
+    assert (cp.default_seq_len(3), cp.default_batch(3), cp.default_seq_len(8), cp.default_batch(8)) == (36, 6, 32, 8)
 
 
 def test_work_ratio_and_the_sweeps_lengths():
