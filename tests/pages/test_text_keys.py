@@ -124,6 +124,8 @@ RANGES: dict[tuple[str, str], str | Callable[[], Iterable[str]]] = {
     ("activation_memory", "term.{key}.name"): "TERM_KEYS",
     ("activation_memory", "term.{key}.note"): "TERM_KEYS",
     ("activation_memory", "variant.{key}"): "VARIANT_KEYS",
+    ("activation_memory", "split.{name}"): lambda: ["one", *importlib.import_module(
+        "pmap_core.concepts.activation_memory").SPLITS],
     ("applications", "use.{use}.title"): _applications_uses,
     ("applications", "use.{use}.body"): _applications_uses,
     ("applications", "w.zero.{zero}"): "cm.ZERO_SHARDED",
