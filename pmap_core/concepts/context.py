@@ -163,7 +163,7 @@ ONE_DEVICE = "one"   # the unsplit model, beside the schemes in a sweep
 VOCAB = transformer.Dims().vocab
 MIN_LAYERS = 2       # TrainConfig's least for the transformer
 # A compile of three schemes in seconds on 2 cores, and a sweep of traces in seconds, at the largest of each.
-MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS, MAX_DEVICES = 16, 128, 64, 8, 4, 16
+MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS, MAX_DEVICES = 16, 64, 64, 8, 4, 8
 SWEEP_POINTS, SWEEP_SHORTEST = 4, 8  # the sweep's lengths: the first four multiples of a step of at least 8
 ATTENTION = "attention"  # what a scheme's own collectives send (everything but the gradient's all-reduce)
 FEWER, SAME, MORE = "ring sends fewer", "the same", "ring sends more"

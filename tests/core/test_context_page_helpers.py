@@ -83,10 +83,17 @@ def test_the_pages_first_settings_run_on_every_device_count_it_allows():
     assert (cp.default_seq_len(3), cp.default_batch(3), cp.default_seq_len(8), cp.default_batch(8)) == (36, 6, 32, 8)
 
 
+def test_the_largest_settings_are_within_the_programs_limits():
+    """Every widget at its maximum: the program's own checks (the work of a run included) accept it."""
+    biggest = cp.check_settings(cp.MAX_BATCH, cp.MAX_SEQ_LEN, cp.MAX_D_MODEL, cp.MAX_HEADS, cp.MAX_LAYERS,
+                                min(cp.MAX_DEVICES, jax.device_count()), "zigzag")
+    assert all(refused is None for refused in cp.schemes_for(biggest).values())
+
+
 def test_work_ratio_and_the_sweeps_lengths():
     assert cp.work_ratio(32, 4) == pytest.approx((25 + 32) * 8 / 2 / 36)  # positions 24–31 over 0–7
     assert cp.work_ratio(32, 4, "zigzag") == 1.0
-    for devices in (1, 2, 3, 5, 8, 16):
+    for devices in range(1, cp.MAX_DEVICES + 1):
         for layout in cp.LAYOUTS:
             lens = cp.sweep_seq_lens(devices, layout)
             chunks = devices * (2 if layout == "zigzag" else 1)
