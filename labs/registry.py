@@ -20,7 +20,7 @@ _SECTIONS = {
     "section.concepts": (("basics", "🍱"), ("device_mapping", "🗺️"), ("collectives", "🔁"),
                          ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
     "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("mesh_2d", "🧮"),
-                         ("pipeline", "⛓️"), ("activation_memory", "💾"),
+                         ("pipeline", "⛓️"), ("activation_memory", "💾"), ("context_parallel", "📜"),
                          ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
     "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),

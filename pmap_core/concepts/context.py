@@ -11,11 +11,18 @@ its three schemes side by side.
 - `measure(…)`: one value-and-gradient step per scheme compiled and run on a data × seq mesh: its bytes by
   collective read from the compiled HLO beside the formula's, the activations one device keeps for its backward pass
   (JAX's residuals, each by its shard), the compiler-reported peak, and the loss beside one device's.
+
+For the page (`labs/context_parallel.py`), its worksheet and its interview questions: `check_settings` (the page's
+limits, then the run as the CLI checks it), `measured` (`measure` of those settings, kept), the ring's attention bytes
+against all-gather's (`attention_bytes`, `ring_vs_allgather`), the residuals traced over `sweep_seq_lens` and their
+s² coefficient against one device's (`sweep_residuals`, `quadratic_share`), Ulysses's cap asked of the program's
+check (`ulysses_devices`), and the ring's overlap condition on cited hardware (`Overlap`, `overlaps`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 
 import jax
@@ -24,17 +31,22 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from pmap_core.costs import analytic
-from pmap_core.train import context, transformer
+from pmap_core.train import context, models, transformer
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import comm_per_step, compiled_memory, peak_bytes
 from pmap_core.train.plan import validate
-from pmap_core.validation import LabInputError
+from pmap_core.train.program import abstract
+from pmap_core.validation import LabInputError, check_int
 
 SCHEMES, LAYOUTS = context.SCHEMES, context.LAYOUTS
 RingSchedule, ring_schedule, layout_positions = context.RingSchedule, context.ring_schedule, context.layout_positions
 
-__all__ = ["LAYOUTS", "SCHEMES", "Measurement", "RingSchedule", "SchemeStep", "formula_bytes", "formula_terms",
-           "layout_positions", "measure", "one_device", "ring_schedule", "scheme_step", "work_per_device"]
+__all__ = ["FEWER", "LAYOUTS", "MORE", "ONE_DEVICE", "SAME", "SCHEMES", "Measurement", "Overlap", "ResidualSweep",
+           "RingSchedule", "SchemeStep", "Settings", "attention_bytes", "check_settings", "compare", "default_batch",
+           "default_seq_len", "formula_bytes", "formula_terms", "layout_positions", "loss_gap", "measure",
+           "measured", "one_device", "overlap", "overlap_block", "overlaps", "quadratic_share", "residual_bytes",
+           "ring_schedule", "ring_vs_allgather", "scheme_step", "schemes_for", "sent_bytes", "sweep_residuals",
+           "sweep_seq_lens", "ulysses_devices", "ulysses_max_devices", "work_per_device", "work_ratio"]
 
 
 def work_per_device(seq_len: int, devices: int, layout: str = "contiguous") -> tuple[int, ...]:
@@ -143,3 +155,286 @@ def measure(dims: transformer.Dims, layers: int, batch: int, seq: int, data: int
         except LabInputError as error:
             refused[scheme] = error
     return Measurement(one_device(dims, layers, batch, seed)[0], steps, refused)
+
+
+# ---- for the page, its worksheet and its questions: the settings, the sweep, the trade-offs ----
+
+ONE_DEVICE = "one"   # the unsplit model, beside the schemes in a sweep
+VOCAB = transformer.Dims().vocab
+MIN_LAYERS = 2       # TrainConfig's least for the transformer
+# A compile of three schemes in seconds on 2 cores, and a sweep of traces in seconds, at the largest of each.
+MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS, MAX_DEVICES = 16, 64, 64, 8, 4, 8
+SWEEP_POINTS, SWEEP_SHORTEST = 4, 8  # the sweep's lengths: the first four multiples of a step of at least 8
+ATTENTION = "attention"  # what a scheme's own collectives send (everything but the gradient's all-reduce)
+FEWER, SAME, MORE = "ring sends fewer", "the same", "ring sends more"
+SAME_WITHIN = 0.02   # "the same" bytes: within 2%
+# The ring's overlap condition on real hardware: bfloat16 K and V blocks (2 bytes a value).
+OVERLAP_VALUE_BYTES = 2
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """A page's run: `batch` sequences, `layers` blocks, P = `devices` on the seq axis (data 1), a layout."""
+
+    batch: int
+    layers: int
+    devices: int
+    layout: str
+    dims: transformer.Dims
+
+    @property
+    def block(self) -> int:
+        """Tokens of each sequence a device holds: seq_len / P."""
+        return self.dims.seq_len // self.devices
+
+
+def check_settings(batch: int, seq_len: int, d_model: int, heads: int, layers: int, devices: int,
+                   layout: str = "contiguous") -> Settings:
+    """The page's sizes within its limits, then the run as the CLI checks it (`train.plan.validate`: heads dividing
+    d_model, the seq axis dividing the batch and the sequence, twice over for zig-zag); a LabInputError of one line
+    that says which otherwise. Ulysses's own limit (P dividing the heads) is the scheme's, not the settings'."""
+    batch = check_int("batch", batch, 1, MAX_BATCH)
+    seq_len = check_int("seq_len", seq_len, 2, MAX_SEQ_LEN)
+    d_model = check_int("d_model", d_model, 1, MAX_D_MODEL)
+    heads = check_int("heads", heads, 1, MAX_HEADS)
+    layers = check_int("layers", layers, MIN_LAYERS, MAX_LAYERS)
+    devices = check_int("devices", devices, 1, MAX_DEVICES)
+    dims = transformer.Dims(d_model, heads, seq_len, VOCAB)
+    _config(dims, layers, batch, 1, devices, "allgather", layout)
+    return Settings(batch, layers, devices, layout, dims)
+
+
+def schemes_for(settings: Settings) -> dict[str, LabInputError | None]:
+    """Each scheme, with the error the program refuses it with at these settings (Ulysses: P must divide the
+    heads), or None where it runs."""
+    found: dict[str, LabInputError | None] = {}
+    for scheme in SCHEMES:
+        try:
+            _config(settings.dims, settings.layers, settings.batch, 1, settings.devices, scheme, settings.layout)
+            found[scheme] = None
+        except LabInputError as error:
+            found[scheme] = error
+    return found
+
+
+def default_seq_len(devices: int) -> int:
+    """The page's first sequence length on P devices: the shortest of at least 32 tokens that both layouts split
+    (a multiple of 2P)."""
+    chunks = 2 * max(devices, 1)
+    return min(chunks * -(-32 // chunks), MAX_SEQ_LEN)
+
+
+def default_batch(devices: int) -> int:
+    """The page's first batch on P devices: the fewest sequences, at least 4, that split over them."""
+    devices = max(devices, 1)
+    return min(devices * -(-4 // devices), MAX_BATCH)
+
+
+@functools.lru_cache(maxsize=16)
+def _measured_step(settings: Settings, scheme: str) -> SchemeStep:
+    return scheme_step(settings.dims, settings.layers, settings.batch, 1, settings.devices, scheme, settings.layout)
+
+
+@functools.lru_cache(maxsize=8)
+def _reference_loss(settings: Settings) -> float:
+    return one_device(settings.dims, settings.layers, settings.batch)[0]
+
+
+def measured(settings: Settings, on_scheme=None) -> Measurement:
+    """`measure` of the page's settings (every scheme, data 1), each step kept for the next click of the same
+    settings; `on_scheme(name)` before each scheme that runs and before one device's loss (ONE_DEVICE)."""
+    steps, refused = {}, {}
+    for scheme, error in schemes_for(settings).items():
+        if error is not None:
+            refused[scheme] = error
+            continue
+        if on_scheme is not None:
+            on_scheme(scheme)
+        steps[scheme] = _measured_step(settings, scheme)
+    if on_scheme is not None:
+        on_scheme(ONE_DEVICE)
+    return Measurement(_reference_loss(settings), steps, refused)
+
+
+def attention_bytes(by_kind: dict[str, float]) -> float:
+    """Bytes per device a step's scheme itself sends: every collective but the gradient's (and the loss's)
+    all-reduce, which every scheme sends alike."""
+    return sum(value for kind, value in by_kind.items() if kind != "all-reduce")
+
+
+def compare(ring: float, allgather: float) -> str:
+    """FEWER, SAME (within SAME_WITHIN of all-gather's) or MORE: the ring's attention bytes against all-gather's."""
+    if abs(ring - allgather) <= SAME_WITHIN * max(abs(allgather), 1.0):
+        return SAME
+    return FEWER if ring < allgather else MORE
+
+
+def ring_vs_allgather(measurement: Measurement) -> str:
+    """What the compiled steps say of the ring's attention bytes against all-gather's (`compare`)."""
+    ring, gathered = (attention_bytes(measurement.steps[s].comm_by_kind) for s in ("ring", "allgather"))
+    return compare(ring, gathered)
+
+
+def loss_gap(measurement: Measurement) -> float:
+    """The largest |loss − one device's| / one device's over the schemes that ran."""
+    reference = measurement.reference_loss
+    return max((abs(step.loss - reference) / reference for step in measurement.steps.values()), default=0.0)
+
+
+def work_ratio(seq_len: int, devices: int, layout: str = "contiguous") -> float:
+    """The busiest device's causal work over the least busy one's (`work_per_device`)."""
+    work = work_per_device(seq_len, devices, layout)
+    return max(work) / min(work)
+
+
+def sweep_seq_lens(devices: int, layout: str = "contiguous") -> tuple[int, ...]:
+    """SWEEP_POINTS sequence lengths a layout of P devices can split: multiples of a step that is itself a multiple
+    of its chunk count (P, or 2P for zig-zag) and at least SWEEP_SHORTEST."""
+    chunks = context.chunk_count(devices, layout)
+    step = chunks * -(-SWEEP_SHORTEST // chunks)
+    return tuple(step * k for k in range(1, SWEEP_POINTS + 1))
+
+
+def residual_bytes(dims: transformer.Dims, layers: int, batch: int, seq: int, scheme: str,
+                   layout: str = "contiguous") -> int:
+    """The activations one device keeps for its backward pass (JAX's residuals, each by its shard), traced on a
+    1 × `seq` mesh over abstract arguments: nothing is compiled or run. `scheme` ONE_DEVICE: the unsplit model."""
+    params = transformer.init_params(dims, layers, 0)
+    if scheme == ONE_DEVICE:
+        x = jax.ShapeDtypeStruct((batch, dims.seq_len), np.int32)
+        return models.residual_bytes(models.saved_residuals(
+            lambda p, x_, y_: transformer.loss(p, x_, y_), params, x, x))
+    mesh = context.context_mesh(1, seq)
+    args = ({name: abstract(mesh, np.shape(value), context.WHOLE) for name, value in params.items()},
+            *(abstract(mesh, (batch, dims.seq_len), context.TOKENS, np.int32) for _ in range(2)))
+    return context.residual_bytes_per_device(mesh, scheme, layout, *args)
+
+
+@dataclasses.dataclass(frozen=True)
+class ResidualSweep:
+    """One scheme's (or ONE_DEVICE's) residual bytes per device at each sequence length, and their fit
+    c0 + c1·s + c2·s² (least squares)."""
+
+    scheme: str
+    seq_lens: tuple[int, ...]
+    residual_bytes: tuple[int, ...]
+
+    @property
+    def fit(self) -> tuple[float, float, float]:
+        c2, c1, c0 = np.polyfit(np.asarray(self.seq_lens, float), np.asarray(self.residual_bytes, float), 2)
+        return float(c0), float(c1), float(c2)
+
+
+def sweep_residuals(settings: Settings, on_scheme=None) -> tuple[ResidualSweep, ...]:
+    """One device's residuals and each scheme's that runs at these settings, at `sweep_seq_lens` (the settings'
+    own sequence length aside); `on_scheme(name)` before each."""
+    lens = sweep_seq_lens(settings.devices, settings.layout)
+    names = [ONE_DEVICE, *(s for s, refused in schemes_for(settings).items() if refused is None)]
+    found = []
+    for name in names:
+        if on_scheme is not None:
+            on_scheme(name)
+        found.append(ResidualSweep(name, lens, tuple(
+            residual_bytes(dataclasses.replace(settings.dims, seq_len=s), settings.layers, settings.batch,
+                           settings.devices, name, settings.layout) for s in lens)))
+    return tuple(found)
+
+
+def quadratic_share(batch: int, d_model: int, heads: int, layers: int, devices: int, scheme: str,
+                    layout: str = "contiguous") -> float:
+    """A scheme's fitted s² coefficient of residual bytes per device over one device's (`sweep_residuals`, at
+    `sweep_seq_lens`): 1/P where the score-sized residuals split evenly over the seq axis."""
+    lens = sweep_seq_lens(devices, layout)
+    settings = check_settings(batch, lens[0], d_model, heads, layers, devices, layout)
+    fits = {}
+    for name in (ONE_DEVICE, scheme):
+        fits[name] = ResidualSweep(name, lens, tuple(
+            residual_bytes(dataclasses.replace(settings.dims, seq_len=s), layers, batch, devices, name, layout)
+            for s in lens)).fit[2]
+    return fits[scheme] / fits[ONE_DEVICE]
+
+
+@functools.lru_cache(maxsize=16)
+def _step(batch: int, seq_len: int, d_model: int, heads: int, layers: int, devices: int, scheme: str,
+          layout: str) -> SchemeStep:
+    return scheme_step(transformer.Dims(d_model, heads, seq_len, VOCAB), layers, batch, 1, devices, scheme, layout)
+
+
+def sent_bytes(batch: int, seq_len: int, d_model: int, heads: int, layers: int, devices: int, scheme: str,
+               layout: str = "contiguous") -> float:
+    """Bytes per device per step the scheme's own collectives send (`attention_bytes`), read from the compiled HLO
+    of one step on a 1 × P mesh; 0 on one device."""
+    return attention_bytes(_step(batch, seq_len, d_model, heads, layers, devices, scheme, layout).comm_by_kind)
+
+
+def formula_attention_bytes(scheme: str, dims: transformer.Dims, layers: int, batch: int, seq: int) -> float:
+    """The formula's bytes for the same (`formula_bytes`, data 1, the all-reduce left out)."""
+    return attention_bytes(formula_bytes(scheme, dims, layers, batch, 1, seq))
+
+
+def ulysses_devices(heads: int, most: int = MAX_DEVICES) -> tuple[int, ...]:
+    """The seq axes of at most `most` devices on which the program runs Ulysses with `heads` heads (asked of the
+    program's own check, `train.context.check`)."""
+    allowed = []
+    for seq in range(1, most + 1):
+        config = TrainConfig(model="transformer", impl="context", devices=seq, global_batch=seq, heads=heads,
+                             seq_len=seq, mesh_seq=seq, context="ulysses")
+        try:
+            context.check(config)
+            allowed.append(seq)
+        except LabInputError:
+            pass
+    return tuple(allowed)
+
+
+def ulysses_max_devices(heads: int) -> int:
+    """The most devices the seq axis may have for Ulysses with `heads` heads (`ulysses_devices`)."""
+    return max(ulysses_devices(heads, max(heads, 1) * 2))
+
+
+@dataclasses.dataclass(frozen=True)
+class Overlap:
+    """The ring's overlap on one accelerator and link (`costs.analytic`'s cited figures): each ring step a device
+    multiplies its Q block by the K/V block it holds while it passes that block on. With t tokens a block, b
+    sequences and width d, the step computes 4·b·t²·d FLOPs (QKᵀ and the product with V, every pair, masked or
+    not) and sends 2·b·t·d values (K and V) of `value_bytes`: the transfer hides behind the compute when
+    4bt²d / F ≥ 2btd·w / β, that is t ≥ w·F / (2β) (the condition of Liu et al. 2023, arXiv 2310.01889, §3:
+    a block's compute time at least its transfer time; the counts are this lab's)."""
+
+    accelerator: str
+    link: str
+    flops_per_s: float
+    bytes_per_s: float
+    value_bytes: float
+
+    @property
+    def min_block(self) -> float:
+        """The fewest tokens a block at which the transfer hides: w·F / (2β)."""
+        return self.value_bytes * self.flops_per_s / (2 * self.bytes_per_s)
+
+    def times(self, block: int, batch: int, d_model: int) -> tuple[float, float]:
+        """(compute, transfer) seconds of one ring step of one layer at `block` tokens."""
+        return (4 * batch * block ** 2 * d_model / self.flops_per_s,
+                2 * batch * block * d_model * self.value_bytes / self.bytes_per_s)
+
+
+def overlap(accelerator: str, link: str, value_bytes: float = OVERLAP_VALUE_BYTES) -> Overlap:
+    """`Overlap` of `analytic.ACCELERATORS[accelerator]` over `analytic.LINKS[link]`."""
+    chip, wire = analytic.ACCELERATORS[accelerator], analytic.LINKS[link]
+    return Overlap(accelerator, link, chip.peak_tflops * 1e12, wire.bandwidth_gbps * 1e9, value_bytes)
+
+
+def overlap_block(accelerator: str, link: str, value_bytes: float = OVERLAP_VALUE_BYTES) -> float:
+    """The fewest tokens per device a ring block needs for its transfer to hide behind its compute (`Overlap`)."""
+    return overlap(accelerator, link, value_bytes).min_block
+
+
+# Accelerators over the links they are built with (`costs.analytic`'s names): H100s inside a node (NVLink 4) and
+# across nodes (InfiniBand NDR, 100 GbE); A100s and V100s over PCIe 4.0 and InfiniBand.
+OVERLAP_PAIRS = (("h100", "nvlink4_h100"), ("h100", "ib_ndr"), ("h100", "eth_100g"), ("a100", "pcie4_x16"),
+                 ("a100", "ib_ndr"), ("v100", "pcie4_x16"))
+
+
+def overlaps(value_bytes: float = OVERLAP_VALUE_BYTES) -> tuple[Overlap, ...]:
+    """`Overlap` of each of OVERLAP_PAIRS."""
+    return tuple(overlap(chip, wire, value_bytes) for chip, wire in OVERLAP_PAIRS)

@@ -77,6 +77,13 @@ ALLOWED = {
     "pmap_core.concepts.activation_memory.fitted": ("pmap_core.concepts.activation_memory", "fitted"),
     "pmap_core.concepts.activation_memory.recompute_share": (
         "pmap_core.concepts.activation_memory", "recompute_share"),
+    "pmap_core.concepts.context.ring_schedule": ("pmap_core.concepts.context", "ring_schedule"),
+    "pmap_core.concepts.context.work_per_device": ("pmap_core.concepts.context", "work_per_device"),
+    "pmap_core.concepts.context.work_ratio": ("pmap_core.concepts.context", "work_ratio"),
+    "pmap_core.concepts.context.sent_bytes": ("pmap_core.concepts.context", "sent_bytes"),
+    "pmap_core.concepts.context.quadratic_share": ("pmap_core.concepts.context", "quadratic_share"),
+    "pmap_core.concepts.context.ulysses_devices": ("pmap_core.concepts.context", "ulysses_devices"),
+    "pmap_core.concepts.context.overlap_block": ("pmap_core.concepts.context", "overlap_block"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
 }

@@ -72,6 +72,8 @@ def test_answers_at_each_device_count_match_the_references(quiz_at_each_device_c
     assert got["replicated_output"] == float(devices)
     assert got["same_bytes_three_ways"] == "same"
     assert got["typeof_sharded"] == f"float32[{4 * devices}@data,3]"
+    # Context parallelism (quiz_context_parallel): the ring sends what all-gather sends, compiled on min(D, 4) devices.
+    assert got["cp_ring_bytes"] == "the same"
 
 
 @pytest.mark.parametrize("topic, devices, rel", [
