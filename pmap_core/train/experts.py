@@ -30,8 +30,10 @@ expert group). The bytes per step of each collective, against `costs.analytic.ex
 expert_parallel.py and tests/core/test_experts.py.
 
 What routing did is read from the trained parameters when a run ends (`RunExtras.trained`): the dropped fraction of
-the token-expert choices counted from the routing of the run's batch, the one predicted from each expert's load over
-the batch and the capacity, and the load-balancing loss (`transformer.RoutingStats`).
+the token-expert choices counted from the dispatch of the run's batch, the one predicted from each sequence's load
+of each expert and the capacity (equal, when the dispatch drops exactly the overflow), the one predicted from each
+expert's load over the whole batch alone (lower: it misses how unevenly the sequences load the experts), and the
+load-balancing loss (`transformer.RoutingStats`).
 """
 
 from __future__ import annotations
@@ -274,6 +276,7 @@ def _trained(config, params: Mapping[str, np.ndarray]) -> dict[str, float]:
     the load-balancing loss the step adds."""
     stats = routing_of(config, params)
     return {"dropped_fraction": stats.dropped_fraction, "predicted_dropped_fraction": stats.predicted_dropped_fraction,
+            "mean_load_dropped_fraction": stats.mean_load_dropped_fraction,
             "load_balance_loss": stats.load_balance_loss}
 
 

@@ -373,7 +373,7 @@ def route(a: jax.Array, router: jax.Array, routing: Routing) -> tuple[jax.Array,
     dispatch = jnp.einsum("btke,btkc->btec", choice.astype(a.dtype), place)
     combine = jnp.einsum("btke,btkc,btk->btec", choice.astype(a.dtype), place, gates)
     load = jnp.sum(choice, axis=(1, 2))                                  # (groups, E)
-    kept = jnp.sum(choice * (slot < capacity)[..., None], axis=(1, 2))
+    kept = jnp.round(jnp.sum(dispatch, axis=(1, 3))).astype(jnp.int32)  # counted from the dispatch tensor itself
     share = load.astype(a.dtype) / (k * tokens)                          # f_i: not differentiable, as in Switch
     balance = jnp.mean(experts * jnp.sum(share * jnp.mean(probs, axis=1), axis=-1))
     return dispatch, combine, Routed(load, kept, balance, capacity)
@@ -486,12 +486,21 @@ class RoutingStats:
 
     @property
     def predicted_dropped_fraction(self) -> float:
-        """Predicted from each expert's load over the whole batch and C: Σ_e max(0, load_e − C) / (k·T), the load
-        being the mean over the groups (what a histogram of the router's choices shows), averaged over the blocks.
-        It assumes every group loads the experts as the batch does; a group that loads one more than the mean and
-        another one fewer drop more than two average groups would, so the measured fraction is never below this."""
-        mean_load = self.load.mean(axis=1)                               # [block, expert]
-        over = np.maximum(0.0, mean_load - self.capacity).sum(axis=-1)  # [block]
+        """Predicted from the router's load and C: Σ_g Σ_e max(0, load_ge − C) / (k·T·groups), each group's load of
+        each expert beyond its C slots, averaged over the blocks. The dispatch keeps the first C choices of an
+        expert and drops the rest, so the measured fraction must equal this; a dispatch that dropped otherwise
+        (a slot counted twice, a choice given a slot past C) would show as a difference."""
+        over = np.maximum(0, self.load - self.capacity).sum(axis=(1, 2))  # [block]
+        return float(np.mean(over / self.load.sum(axis=(1, 2))))
+
+    @property
+    def mean_load_dropped_fraction(self) -> float:
+        """Predicted from each expert's load over the whole batch only (what a histogram of the router's choices
+        shows): Σ_e max(0, mean_g load_ge − C) / (k·T), averaged over the blocks, as if every group loaded the
+        experts as the batch does. A group that loads an expert below C frees slots no other group can use, so
+        the measured fraction is never below this; the gap is how unevenly the groups load the experts."""
+        mean_load = self.load.mean(axis=1)                                # [block, expert]
+        over = np.maximum(0.0, mean_load - self.capacity).sum(axis=-1)   # [block]
         return float(np.mean(over / (self.top_k * self.tokens)))
 
     @property
