@@ -44,3 +44,13 @@ def test_cli_json_is_logged_to_mlflow(tmp_path):
     assert [value for _, value in history] == pytest.approx([results[0]["seconds"], results[1]["seconds"]])
     assert run.data.metrics["psum.D2.alpha_s"] == pytest.approx(results[0]["alpha"])
     assert run.data.metrics["all_gather.D2.beta_Bps"] == pytest.approx(results[2]["beta"])
+
+
+def test_cli_benchmarks_the_all_to_all_with_its_own_fit(capsys):
+    assert cli_main(["bench", "collectives", "--ops", "all_to_all", "--sizes", "1K,64K", "--devices", "2,4",
+                     "--repeats", "2", "--no-tracking", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {(r["op"], r["devices"]) for r in out["results"]} == {("all_to_all", 2), ("all_to_all", 4)}
+    for r in out["results"]:
+        assert r["busbw"] == pytest.approx(r["algbw"] * (r["devices"] - 1) / r["devices"])
+    assert {(f["op"], f["scope"]) for f in out["fits"]} == {("all_to_all", "per D"), ("all_to_all", "all D")}
