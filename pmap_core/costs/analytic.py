@@ -435,7 +435,9 @@ def comm_by_collective(terms: tuple[CommTerm, ...]) -> dict[str, float]:
 
 def expert_capacity(capacity_factor: float, tokens: int, top_k: int, experts: int) -> int:
     """C = ⌈c · T · k / E⌉ slots per expert per group of T tokens (Switch, Fedus et al. 2021, §2.2, times k as GShard's
-    top-2 group capacity 2N/(G·E), Lepikhin et al. 2020, §2.2; `train.transformer.Routing.capacity`)."""
+    top-2 group capacity 2N/(G·E), Lepikhin et al. 2020, §2.2; `train.transformer.Routing.capacity`), at least 1. The
+    product is rounded to 9 decimals before the ceiling, so one that is whole in exact arithmetic is not rounded up by
+    an error in its last bit (3.0000000000000004 → 4)."""
     return max(1, math.ceil(round(capacity_factor * tokens * top_k / experts, 9)))
 
 
