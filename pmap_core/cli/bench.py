@@ -1,4 +1,5 @@
-"""`python -m pmap_core bench collectives …`: the communication benchmark, headless.
+"""`python -m pmap_core bench collectives …`: the communication benchmark, headless (`--ops all_to_all` adds
+the all-to-all, which the page does not measure).
 
 Runs the same sweep as the lab page (`commbench.plan_sweep` / `run_sweep`),
 fits the α-β ring model per collective and D (`costs.fit`), logs one MLflow run,
@@ -24,12 +25,12 @@ def register(subparsers: Any) -> None:
                                   description="Benchmarks of this runtime, logged to MLflow.")
     kinds = bench.add_subparsers(dest="benchmark", required=True)
     collectives = kinds.add_parser(
-        "collectives", help="latency and bandwidth of psum, all_gather, psum_scatter; α-β fit",
+        "collectives", help="latency and bandwidth of psum, all_gather, psum_scatter (and all_to_all); α-β fit",
         description="Time collectives over message sizes and device counts, fit the ring model "
                     "t = hops·α + factor·S/β, log the run to MLflow.")
     add = collectives.add_argument
     add("--ops", type=_ops, default="psum,all_gather,psum_scatter",
-        help="comma-separated collectives (default: all three)")
+        help="comma-separated collectives: psum, all_gather, psum_scatter, all_to_all (default: the first three)")
     add("--sizes", type=_sizes, default="1K:64M",
         help="message sizes S per device: a list like 1K,64K,1M or a range A:B in powers of 4 (default 1K:64M)")
     add("--devices", type=_ints, default="2,4,8", help="comma-separated device counts D (default 2,4,8)")
@@ -129,7 +130,8 @@ def run_collectives(args: argparse.Namespace) -> int:
         "estimated_s": plan.estimated_s,
         "seconds_are": "one collective: median over repeat pairs of (t(k_long) - t(k_short)) / (k_long - k_short) "
                        "of a chained loop; call_seconds: one dispatched call",
-        "bytes_are": "S per device (nccl-tests): all-reduce buffer, all-gather output, reduce-scatter input",
+        "bytes_are": "S per device (nccl-tests): all-reduce buffer, all-gather output, reduce-scatter input, "
+                     "all-to-all buffer",
         "tracking": tracking,
     }) if args.json else _summary(result, fits, tracking), args.json)
     return 0

@@ -38,7 +38,7 @@ from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
 from pmap_core.train import plan as train_plan
-from pmap_core.train.programs import CONTEXT_IMPL, IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
+from pmap_core.train.programs import CONTEXT_IMPL, EXPERT_IMPL, IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
 from pmap_core.train.settings import help_of, settings_of
 from pmap_core.validation import LabInputError, check_devices
 
@@ -116,10 +116,12 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                             "jax.distributed.initialize() reads the coordinator, the number of processes and this "
                             "process's id from its environment; auto: the first detector that finds its launcher")
     if not sweep:
-        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y|data=X,seq=Y",
+        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y|data=X,seq=Y|data=X,expert=Y",
             help="train the MLP or the transformer on a data × model mesh of X·Y devices: tensor parallelism "
                  "over model (Megatron's split), data parallelism over data (impl tensor); or the transformer on a "
-                 "data × seq mesh: its positions split over seq (context parallelism, --context; impl context)")
+                 "data × seq mesh: its positions split over seq (context parallelism, --context; impl context); or "
+                 "its mixture of experts (--experts) on a data × expert mesh: the experts split over expert, the "
+                 "batch over both (expert parallelism; impl expert)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
@@ -140,18 +142,26 @@ def _meshes(text: str) -> str | list[tuple[int, int]]:
 
 def _mesh(text: str) -> dict[str, int]:
     """"data=4,model=2" -> {"data": 4, "model": 2}; "data=2,seq=4" -> {"data": 2, "seq": 4}: the axes named as
-    `train.mesh` names them, a data axis and one other (model or seq)."""
+    `train.mesh` names them, a data axis and one other (model, seq or expert)."""
     try:
         sizes = dict(part.split("=") for part in text.split(","))
         unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
         if unknown:
             raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
                                              f"the mesh axes are {', '.join(train_mesh.AXES)}")
-        if set(sizes) in ({train_mesh.DATA_AXIS, train_mesh.MODEL_AXIS}, {train_mesh.DATA_AXIS, train_mesh.SEQ_AXIS}):
+        if set(sizes) in ({train_mesh.DATA_AXIS, other} for other in _SECOND_AXES):
             return {axis: int(size) for axis, size in sizes.items()}
     except ValueError:
         pass
-    raise argparse.ArgumentTypeError(f"expected data=X,model=Y or data=X,seq=Y with whole numbers, got {text!r}")
+    raise argparse.ArgumentTypeError(f"expected data=X,model=Y, data=X,seq=Y or data=X,expert=Y with whole numbers, "
+                                     f"got {text!r}")
+
+
+# The axis --mesh names beside data, each with the impl that runs on it, the TrainConfig field of its size, and the
+# error code of a --devices that disagrees with it.
+_SECOND_AXES = {train_mesh.MODEL_AXIS: (TENSOR_IMPL, "mesh_model", "mesh_devices"),
+                train_mesh.SEQ_AXIS: (CONTEXT_IMPL, "mesh_seq", "seq_mesh_devices"),
+                train_mesh.EXPERT_AXIS: (EXPERT_IMPL, "mesh_expert", "expert_mesh_devices")}
 
 
 def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> train_config.TrainConfig:
@@ -175,28 +185,29 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         **{name: value for name, value in given.items() if name in flat},
     )
     default_impl = "jit" if config.sharded_state else config.impl
+    if config.experts and args.impl is None:  # a mixture of experts: its program, the experts on every device
+        default_impl = EXPERT_IMPL
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
     mesh = getattr(args, "mesh", None)
-    if mesh is not None and train_mesh.SEQ_AXIS in mesh:
-        data, seq = mesh[train_mesh.DATA_AXIS], mesh[train_mesh.SEQ_AXIS]
-        if args.devices is not None and args.devices != data * seq:
-            raise LabInputError("seq_mesh_devices", "--mesh data={data},seq={seq} uses {mesh} devices, not {devices}",
-                                data=data, seq=seq, mesh=data * seq, devices=args.devices)
-        config = dataclasses.replace(config, impl=CONTEXT_IMPL, devices=data * seq, mesh_seq=seq)
-        return _with_batch(config, args), info
     if mesh is not None:
-        data, model = mesh[train_mesh.DATA_AXIS], mesh[train_mesh.MODEL_AXIS]
-        if args.devices is not None and args.devices != data * model:
-            raise LabInputError("mesh_devices", "--mesh data={data},model={model} uses {mesh} devices, not {devices}",
-                                data=data, model=model, mesh=data * model, devices=args.devices)
-        config = dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model)
-        return _with_batch(config, args), info
+        return _with_batch(_on_mesh(config, mesh, args.devices), args), info
     stages = getattr(args, "pipeline_stages", None)
     if stages is not None:
         devices = args.devices if args.devices is not None else stages
         config = dataclasses.replace(config, impl=PIPELINE_IMPL, devices=devices, pipeline_stages=stages)
         return _with_batch(config, args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
+
+
+def _on_mesh(config: train_config.TrainConfig, mesh: dict[str, int], devices: int | None) -> train_config.TrainConfig:
+    """The run `--mesh data=X,<axis>=Y` asks for: X·Y devices, the axis's size, the impl that runs on it."""
+    (axis, size), = ((axis, size) for axis, size in mesh.items() if axis != train_mesh.DATA_AXIS)
+    impl, field, code = _SECOND_AXES[axis]
+    data = mesh[train_mesh.DATA_AXIS]
+    if devices is not None and devices != data * size:
+        raise LabInputError(code, f"--mesh data={{data}},{axis}={{{axis}}} uses {{mesh}} devices, not {{devices}}",
+                            data=data, mesh=data * size, devices=devices, **{axis: size})
+    return dataclasses.replace(config, impl=impl, devices=data * size, **{field: size})
 
 
 def _options(given: dict[str, Any], impl: str | None, flat: set[str]) -> tuple[tuple[str, Any], ...]:

@@ -1,4 +1,5 @@
-"""The communication benchmark: all-reduce, all-gather and reduce-scatter timed over message sizes and D.
+"""The communication benchmark: all-reduce, all-gather and reduce-scatter (and all-to-all) timed over message sizes
+and D.
 
 `plan` checks a sweep and estimates its cost before anything runs, `measure` times it (how, and
 why the chained figure is a slope, is told there), `records` turns the result into JSON rows and
@@ -16,6 +17,8 @@ from pmap_core.commbench.measure import (
     time_slope,
 )
 from pmap_core.commbench.plan import (
+    ALL_TO_ALL,
+    BENCH_OPS,
     COPY,
     FULL_SIZES,
     ITEM_BYTES,
@@ -35,7 +38,8 @@ from pmap_core.commbench.plan import (
 from pmap_core.commbench.records import Measurement, SweepResult, log_sweep, result_rows
 
 __all__ = [
-    "COPY", "FULL_SIZES", "ITEM_BYTES", "MAX_BYTES", "MAX_REPEATS", "MAX_SWEEP_MEMORY", "MAX_SWEEP_SECONDS",
+    "ALL_TO_ALL", "BENCH_OPS", "COPY", "FULL_SIZES", "ITEM_BYTES", "MAX_BYTES", "MAX_REPEATS", "MAX_SWEEP_MEMORY",
+    "MAX_SWEEP_SECONDS",
     "MIN_BYTES", "OPS", "Measurement", "SlopeTiming", "SweepPlan", "SweepResult", "busbw_factor",
     "chain_lengths", "chained_program", "check_outputs", "input_elements", "log_sweep", "measure_collective",
     "measure_copy", "per_call_program", "plan_sweep", "result_rows", "run_sweep", "sweep_devices", "time_slope",

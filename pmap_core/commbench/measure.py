@@ -1,4 +1,4 @@
-"""Measure collectives: latency and bandwidth of all-reduce, all-gather and reduce-scatter.
+"""Measure collectives: latency and bandwidth of all-reduce, all-gather, reduce-scatter and all-to-all.
 
 What is timed, and how (shown on the lab page too):
 
@@ -35,6 +35,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from pmap_core.commbench.plan import (
+    ALL_TO_ALL,
     COPY,
     ITEM_BYTES,
     SweepPlan,
@@ -56,6 +57,8 @@ def _one_collective(op: str, x: jax.Array) -> jax.Array:
         return lax.psum(x, DATA_AXIS)
     if op == "all_gather":
         return lax.all_gather(x, DATA_AXIS, tiled=True)
+    if op == ALL_TO_ALL:  # S in, S out: chunk j of this device's buffer to device j, chunk i of the result from i
+        return lax.all_to_all(x, DATA_AXIS, split_axis=0, concat_axis=0, tiled=True)
     return lax.psum_scatter(x, DATA_AXIS, tiled=True)
 
 

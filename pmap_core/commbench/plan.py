@@ -2,9 +2,13 @@
 
 Message size S follows nccl-tests: the per-device buffer for all-reduce (in and
 out S), the per-device *output* for all-gather (each device sends S/D), the
-per-device *input* for reduce-scatter (each keeps S/D). So no buffer exceeds S
+per-device *input* for reduce-scatter (each keeps S/D), the per-device buffer for
+all-to-all (in and out S: one chunk of S/D for each device). So no buffer exceeds S
 per device. algbw = S / t; busbw = algbw × 2(D−1)/D for all-reduce and
-× (D−1)/D for all-gather and reduce-scatter (`pmap_core.costs.ring`).
+× (D−1)/D for all-gather, reduce-scatter and all-to-all (`pmap_core.costs.ring`).
+
+`OPS` are the three the communication page measures; `BENCH_OPS` adds the all-to-all (expert parallelism's
+collective), which the `bench collectives --ops all_to_all` command measures and fits the same way.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from pmap_core.runtime import MAX_CPU_DEVICES, device_ladder
 from pmap_core.validation import MAX_ELEMENTS, LabInputError, check_devices, check_int
 
 OPS = ("psum", "all_gather", "psum_scatter")
+ALL_TO_ALL = "all_to_all"
+BENCH_OPS = (*OPS, ALL_TO_ALL)
 COPY = "copy"  # the single-device memory-copy reference
 ITEM_BYTES = 4  # float32
 MIN_BYTES = 1024
@@ -43,11 +49,11 @@ ASSUMED_COMPILE_S = 0.3
 def busbw_factor(op: str, devices: int) -> float:
     """nccl-tests' bus-bandwidth factor: what each link carries relative to S."""
     devices = check_int("devices", devices, 1, MAX_CPU_DEVICES)
-    if op in OPS:
+    if op in BENCH_OPS:
         return ring.bytes_factor(op, devices)
     if op == COPY:
         return 1.0
-    raise LabInputError("unknown_op", "unknown collective {op!r}; choose from {ops}", op=op, ops=", ".join(OPS))
+    raise LabInputError("unknown_op", "unknown collective {op!r}; choose from {ops}", op=op, ops=", ".join(BENCH_OPS))
 
 
 def chain_lengths(size_bytes: int) -> tuple[int, int]:
@@ -119,7 +125,7 @@ def plan_sweep(ops: Sequence[str], devices: Sequence[int], sizes: Sequence[int],
     if not ops:
         raise LabInputError("no_ops", "choose at least one collective")
     for op in ops:
-        if op not in OPS:
+        if op not in BENCH_OPS:
             busbw_factor(op, 2)  # raises unknown_op
     repeats = check_int("repeats", repeats, 1, MAX_REPEATS)
     devices = tuple(sorted({check_devices(d) for d in devices}))

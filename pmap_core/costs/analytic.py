@@ -17,6 +17,7 @@ pass, 4 for the backward pass, per parameter and token; Kaplan et al. 2020).
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from pmap_core.costs import ring
 from pmap_core.runtime import device_ladder
@@ -428,3 +429,59 @@ def comm_by_collective(terms: tuple[CommTerm, ...]) -> dict[str, float]:
         if term.bytes:
             found[term.collective] = found.get(term.collective, 0.0) + term.bytes
     return found
+
+
+# ---- expert parallelism: a mixture of experts' experts over an `expert` axis (train.experts) ----
+
+def expert_capacity(capacity_factor: float, tokens: int, top_k: int, experts: int) -> int:
+    """C = ⌈c · T · k / E⌉ slots per expert per group of T tokens (Switch, Fedus et al. 2021, §2.2, times k as GShard's
+    top-2 group capacity 2N/(G·E), Lepikhin et al. 2020, §2.2; `train.transformer.Routing.capacity`), at least 1. The
+    product is rounded to 9 decimals before the ceiling, so one that is whole in exact arithmetic is not rounded up by
+    an error in its last bit (3.0000000000000004 → 4)."""
+    return max(1, math.ceil(round(capacity_factor * tokens * top_k / experts, 9)))
+
+
+def all_to_all_bytes(operand_bytes: float, devices: int) -> float:
+    """Bytes one device sends in an all-to-all of `operand_bytes` over `devices`: it keeps its own 1/P of the operand
+    and sends each other device its 1/P, (P − 1)/P of the operand (counted once, where it leaves; nccl-tests'
+    alltoall bus factor (n − 1)/n). On a ring whose links forward, the chunks travel P/4 hops on average both ways: the
+    JAX Scaling Book ("Sharded Matrices", the AllToAll) counts link time, a quarter of an all-gather of the array."""
+    return (devices - 1) / devices * operand_bytes
+
+
+def expert_comm_terms(batch: int, seq_len: int, d_model: int, layers: int, experts: int, top_k: int,
+                      capacity_factor: float, params: float, expert_params: float, data: int, expert: int,
+                      value_bytes: float = 4.0) -> tuple[CommTerm, ...]:
+    """Bytes each device sends per training step (ring bytes, as `train.footprint` reads them from the HLO) for the
+    transformer with a mixture of experts in every block, its E experts split over the Y = `expert` devices of the
+    expert axis, the batch's `batch` sequences over data × expert (X · Y devices, B/(X·Y) sequences each), Ψ = `params`
+    parameters of which `expert_params` are the experts'.
+
+    A device routes its B/(X·Y) sequences, each a group of T = seq_len tokens, into E experts of C =
+    `expert_capacity` slots: a dispatched buffer of B/(X·Y) · E · C · d_model values (k·T·d per group at c = 1: the
+    k·T·h of the JAX Scaling Book's MoE layer, "All the Transformer Math", Sparsity and Mixture-of-Experts, times c).
+    Per block, forward: two all-to-alls over `expert` (the buffer to the experts' devices, their outputs back: the
+    Scaling Book's "two AllToAlls, one before and one after the MoE block"; GShard §3.2), each sending (Y − 1)/Y of
+    it (`all_to_all_bytes`); backward: their transposes, two more all-to-alls of the same size.
+    Once per step: the gradient of the parameters every device holds whole (Ψ − Ψ_e) all-reduced over the
+    g = X · Y devices that each computed a part of it, 2(g − 1)/g · (Ψ − Ψ_e); the gradient of a device's Ψ_e / Y
+    expert parameters all-reduced over the X devices of `data` that hold the same experts, 2(X − 1)/X · Ψ_e / Y; and
+    the loss's mean over data × expert, one value."""
+    data = check_int("data", data, 1, MAX_MODEL_DEVICES)
+    y = check_int("expert", expert, 1, MAX_MODEL_DEVICES)
+    g = data * y
+    slots = experts * expert_capacity(capacity_factor, seq_len, top_k, experts)
+    buffer = batch / g * slots * d_model * value_bytes
+    each = all_to_all_bytes(buffer, y)
+    replicated = params - expert_params
+    return (
+        CommTerm("tokens to their experts and the outputs back: 2 all-to-alls per block (forward)", "all-to-all",
+                 layers * 2 * each, "JAX Scaling Book, Transformer Math: Sparsity and Mixture-of-Experts; GShard §3.2"),
+        CommTerm("the same 2 all-to-alls transposed, per block (backward)", "all-to-all", layers * 2 * each,
+                 "the transpose of an all-to-all is an all-to-all"),
+        CommTerm("the replicated parameters' gradient, all-reduced over data × expert", "all-reduce",
+                 2 * (g - 1) / g * replicated * value_bytes, "data parallelism's ring all-reduce"),
+        CommTerm("each device's experts' gradient, all-reduced over data", "all-reduce",
+                 2 * (data - 1) / data * expert_params / y * value_bytes, "data parallelism's ring all-reduce"),
+        CommTerm("the loss's mean over data × expert", "all-reduce", 2 * (g - 1) / g * value_bytes, "one value"),
+    )

@@ -48,7 +48,9 @@ def result_metrics(result: TrainResult) -> dict[str, float]:
                "step_time_s": result.step_time_s, "steady_step_time_s": result.steady_step_time_s,
                "compile_time_s": result.compile_time_s, "wall_time_s": result.wall_time_s,
                "final_loss": result.final_loss, "replica_max_diff": result.replica_max_diff, **result.memory}
-    metrics.update(programs.extras(result.config.impl).metrics(result.config))
+    extras = programs.extras(result.config.impl)
+    metrics.update(extras.metrics(result.config))
+    metrics.update(extras.trained(result.config, result.params))
     if result.scaling is not None:
         s = result.scaling
         metrics.update(scaling_metrics(s.scaling_ratio, s.efficiency, s.hardware_ceiling, s.baseline_throughput))

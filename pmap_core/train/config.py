@@ -39,6 +39,9 @@ MIN_LEARNING_RATE, MAX_LEARNING_RATE = 1e-6, 10.0
 MAX_ACCUM_STEPS = 64
 MAX_MESH_MODEL = 64
 MAX_MESH_SEQ = 64
+MAX_MESH_EXPERT = 64
+MAX_EXPERTS = 64
+MIN_CAPACITY_FACTOR, MAX_CAPACITY_FACTOR = 0.05, 64.0
 MAX_LAYERS = 16
 MAX_MICROBATCHES = 64
 # Forward multiply-adds over the whole run (steps × batch × model size): the transformer at its defaults (300 steps
@@ -90,8 +93,8 @@ class TrainConfig:
     The settings every run has carry their help, choices and limits here (`train.settings.setting`); those of
     the lab's own programs are flat fields too (reads and `dataclasses.replace` stay as they were) whose
     help, choices and limits are their owner's (`zero.ShardedStateSettings`, `tensor.TensorSettings`,
-    `pipeline.PipelineSettings`, `context.ContextSettings`; tests/core/test_register_program.py keeps names and
-    defaults equal). A program registered from outside the lab keeps its settings in `options`."""
+    `pipeline.PipelineSettings`, `context.ContextSettings`, `experts.ExpertSettings`; tests/core/test_programs.py
+    keeps names and defaults equal). A program registered from outside the lab keeps its settings in `options`."""
 
     model: str = setting(
         "linear", "linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer "
@@ -126,6 +129,10 @@ class TrainConfig:
     mesh_seq: int = 1            # train.context.ContextSettings: devices on the seq axis (data: devices / it)
     context: str = "allgather"   # ...: how attention reaches the other devices' positions (allgather, ring, ulysses)
     context_layout: str = "contiguous"  # ...: which positions each device holds (contiguous, zigzag)
+    experts: int = 0             # train.experts.ExpertSettings: the transformer's experts per block (0: its dense MLP)
+    top_k: int = 2               # ...: experts each token is routed to
+    capacity_factor: float = 1.25  # ...: an expert's slots per group of T tokens are ⌈c·T·k/E⌉
+    mesh_expert: int = 1         # ...: devices on the expert axis (data: devices / it)
     layers: int = setting(
         2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
         "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
@@ -155,7 +162,7 @@ class TrainConfig:
 
     @property
     def mesh_data(self) -> int:
-        return self.devices // (self.mesh_model * self.mesh_seq)
+        return self.devices // (self.mesh_model * self.mesh_seq * self.mesh_expert)
 
     def derived(self) -> dict[str, int]:
         """The settings that follow from the others, as a run's record names them."""
@@ -189,7 +196,8 @@ class TrainConfig:
         """The transformer's sizes (its defaults for the other models, which have none: one program each)."""
         if self.model != models.TRANSFORMER:
             return models.Dims()
-        return models.Dims(self.d_model, self.heads, self.seq_len, self.vocab)
+        return models.Dims(self.d_model, self.heads, self.seq_len, self.vocab, self.experts, self.top_k,
+                           self.capacity_factor)
 
     def option(self, name: str, default: Any = None) -> Any:
         """The value of a registered program's setting `name` (`options`)."""
@@ -205,7 +213,8 @@ class TrainConfig:
                            self.pipeline_stages, self.microbatches, self.schedule,
                            dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
                            remat=self.remat, sequence_parallel=self.sequence_parallel, mesh_seq=self.mesh_seq,
-                           context=self.context, context_layout=self.context_layout)
+                           context=self.context, context_layout=self.context_layout, experts=self.experts,
+                           top_k=self.top_k, capacity_factor=self.capacity_factor, mesh_expert=self.mesh_expert)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program

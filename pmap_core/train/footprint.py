@@ -10,7 +10,11 @@ and data parallelism's `costs.analytic.zero_*`, Megatron's for the tensor-parall
   the `while` loops around it (XLA's `known_trip_count`, else the loop lengths the program was built
   with, outermost first), and a chunk of n steps is divided by n. Bytes sent per device follow the
   ring: all-reduce 2(g−1)/g·S, all-gather and reduce-scatter (g−1)/g·S of the whole array S, for a
-  group of g devices.
+  group of g devices; an all-to-all (g−1)/g of its operand, which is the size of its result (each device keeps
+  its own 1/g and sends one 1/g to each other device; XLA's CPU backend writes it as a tuple of the g chunks in
+  and the g chunks out, whose sum is that size). The sizes of an all-to-all's chunks as a ring forwards them hop by
+  hop (a quarter of an all-gather's link time, the JAX Scaling Book counts) are not what this reads: it counts each
+  byte once, where it leaves its device.
 """
 
 from __future__ import annotations
@@ -38,10 +42,13 @@ class CollectiveRun:
     @property
     def ring_bytes(self) -> float:
         """Bytes each device sends for one execution, on a ring; a collective-permute sends its operand
-        once, to its one target (at most: a device with no target sends nothing)."""
+        once, to its one target (at most: a device with no target sends nothing); an all-to-all (g−1)/g of its
+        operand (its result's size: what it keeps, 1/g, it does not send)."""
         c, g = self.collective, self.collective.group_size or 1
         if c.kind == "collective-permute":
             return float(c.result_bytes)
+        if c.kind == "all-to-all":
+            return c.operand_bytes * (g - 1) / g
         whole = c.result_bytes * (g if c.kind == "reduce-scatter" else 1)
         return whole * (2 if c.kind == "all-reduce" else 1) * (g - 1) / g
 

@@ -14,7 +14,7 @@ where a run puts it.
 
     data    data parallelism: the batch's rows (also pmap's axis_name: `runtime.DATA_AXIS`)
     stage   pipeline parallelism: one pipeline stage per device (`train.pipeline`)
-    expert  expert parallelism (for a mixture-of-experts model; no program uses it yet)
+    expert  expert parallelism: a mixture of experts' experts (`train.experts`)
     seq     context parallelism: the transformer's positions (`train.context`)
     model   tensor parallelism: Megatron's split of the MLP's hidden width (`train.tensor`)
 

@@ -81,14 +81,14 @@ def linear_loss(params: dict[str, jax.Array], x: jax.Array, y: jax.Array) -> jax
     return jnp.mean((params["w"] * x + params["b"] - y) ** 2)
 
 
-def layer_names(model: str, layers: int = 2) -> tuple[tuple[str, ...], ...]:
+def layer_names(model: str, layers: int = 2, experts: int = 0) -> tuple[tuple[str, ...], ...]:
     """The layers of `model`, in the order the forward pass runs them, by the names of their parameters:
     the unit that a sharded strategy gathers whole just before it is used (train.zero), and that a
-    pipeline stage holds (train.pipeline)."""
+    pipeline stage holds (train.pipeline). `experts`: the transformer's, > 0 for a mixture of experts."""
     if model == "linear":
         return (("w", "b"),)
     if model == TRANSFORMER:
-        return transformer.layer_names(layers)
+        return transformer.layer_names(layers, experts)
     return tuple((f"w{k}", f"b{k}") for k in range(1, layers + 1))
 
 

@@ -70,6 +70,10 @@ class ProgramSpec:
     mesh_seq: int = 1            # impl "context": devices on the seq axis of a data × seq mesh
     context: str = "allgather"   # impl "context": how attention reaches the other devices' positions
     context_layout: str = "contiguous"  # impl "context": which positions each device holds
+    experts: int = 0             # the transformer's experts per block (0: its dense MLP; impl "expert")
+    top_k: int = 2               # impl "expert": experts each token is routed to
+    capacity_factor: float = 1.25  # impl "expert": an expert's slots per group of T tokens, ⌈c·T·k/E⌉
+    mesh_expert: int = 1         # impl "expert": devices on the expert axis of a data × expert mesh
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]
@@ -205,6 +209,10 @@ def _no_metrics(config: Config) -> Mapping[str, float]:
     return {}
 
 
+def _no_trained_metrics(config: Config, params: Mapping[str, np.ndarray]) -> Mapping[str, float]:
+    return {}
+
+
 @dataclasses.dataclass(frozen=True)
 class RunExtras:
     """What a program adds to the record of its runs, beyond the settings and figures every run has."""
@@ -213,6 +221,9 @@ class RunExtras:
     setup: Callable[[Config], Sequence[str]] = _no_labels
     # Figures a finished run logs besides the loop's, known from its settings (a pipeline's bubble).
     metrics: Callable[[Config], Mapping[str, float]] = _no_metrics
+    # Figures read from the trained parameters on the run's data (a mixture of experts' dropped fraction), logged
+    # with the others when the run ends: (config, the final parameters on the host) -> figures.
+    trained: Callable[[Config, Mapping[str, np.ndarray]], Mapping[str, float]] = _no_trained_metrics
     # The run's data × model mesh: its label ("4x2") and the model axis's size. A sweep of one D over
     # runs that have one compares meshes (curves against the model axis), not device counts.
     mesh: Callable[[Config], tuple[str, int]] | None = None

@@ -8,7 +8,7 @@ memory and communication model. Each program module defines its own entry (`repl
 `zero.PROGRAM`, ...); this module lists them, and `register` adds one from outside the lab.
 
 One name, one builder: "jit" is the replicated jit program, "zero" the sharded-state one. A run names how
-its step is written (`TrainConfig.impl`: pmap, shard_map, jit, tensor, context, pipeline); impl "jit" with a
+its step is written (`TrainConfig.impl`: pmap, shard_map, jit, tensor, context, expert, pipeline); impl "jit" with a
 sharded training state (a ZeRO strategy, Adam, accumulation, bfloat16 gradients or mixed precision)
 selects "zero" (`resolve`), and its record keeps impl "jit" (with what the impl's entry adds to it).
 `build(spec)` compiles the selected entry's program once per spec (a rerun with the same shapes never
@@ -24,23 +24,24 @@ import functools
 import threading
 from typing import Any
 
-from pmap_core.train import context, pipeline, replicated, tensor, zero
+from pmap_core.train import context, experts, pipeline, replicated, tensor, zero
 from pmap_core.train.config import select_program
 from pmap_core.train.program import Builder, ParallelProgram, Program, ProgramSpec, RunExtras
 
-__all__ = ["CONTEXT_IMPL", "IMPLEMENTATIONS", "PIPELINE_IMPL", "PROGRAMS", "REGISTRY", "SHARDED_STATE_IMPL",
-           "TENSOR_IMPL", "Program", "RunExtras", "build", "compiles_in_this_thread", "extras", "impls", "register",
-           "resolve", "unregister"]
+__all__ = ["CONTEXT_IMPL", "EXPERT_IMPL", "IMPLEMENTATIONS", "PIPELINE_IMPL", "PROGRAMS", "REGISTRY",
+           "SHARDED_STATE_IMPL", "TENSOR_IMPL", "Program", "RunExtras", "build", "compiles_in_this_thread", "extras",
+           "impls", "register", "resolve", "unregister"]
 
 # In the order their checks of other programs' settings run (train.plan.validate): a model axis, a seq axis,
-# stages, then a sharded training state.
+# experts, stages, then a sharded training state.
 REGISTRY: dict[str, Program] = {"pmap": replicated.PMAP, "shard_map": replicated.SHARD_MAP, "jit": replicated.JIT,
-                                "tensor": tensor.PROGRAM, "context": context.PROGRAM, "pipeline": pipeline.PROGRAM,
-                                "zero": zero.PROGRAM}
+                                "tensor": tensor.PROGRAM, "context": context.PROGRAM, "expert": experts.PROGRAM,
+                                "pipeline": pipeline.PROGRAM, "zero": zero.PROGRAM}
 LAB_PROGRAMS = frozenset(REGISTRY)
 IMPLEMENTATIONS = ("pmap", "shard_map", "jit")  # the three ways of writing 1-D data parallelism, as pages show them
 TENSOR_IMPL = "tensor"             # a data × model mesh: tensor parallelism with data parallelism (train.tensor)
 CONTEXT_IMPL = "context"           # a data × seq mesh: the transformer's positions split (train.context)
+EXPERT_IMPL = experts.PROGRAM.name  # "expert": a data × expert mesh, a mixture of experts split (train.experts)
 PIPELINE_IMPL = "pipeline"         # the MLP's layers in stages over a `stage` axis (train.pipeline)
 SHARDED_STATE_IMPL = "jit"         # the impl whose runs with a sharded training state run "zero" (train.zero)
 

@@ -180,3 +180,30 @@ def test_training_share_uses_the_fit_and_the_training_model():
     assert 0 < share.predicted_share < 1 and 0 <= share.measured_share < 1
     with pytest.raises(LabInputError, match="psum"):
         comm_share.training_share({}, [2])
+
+
+@pytest.mark.parametrize("devices", [2, 4])
+def test_the_all_to_all_is_benchmarked_measured_and_fitted_like_the_others(devices):
+    """`bench collectives --ops all_to_all`: chunk j of each device's buffer reaches device j (the per-call and the
+    chained program), the compiled loop keeps its all-to-all, busbw is algbw × (D − 1)/D (nccl-tests' alltoall), a
+    real sweep of it is measured, and the α-β fit recovers a pairwise exchange's (D − 1)·α + (D − 1)/D · S/β."""
+    n = 64
+    x = np.arange(devices * n, dtype=np.float32).reshape(devices, n)
+    once, chained = (np.asarray(a) for a in commbench.check_outputs("all_to_all", devices, n))
+    chunk = n // devices
+    expected = np.stack([np.concatenate([x[i, d * chunk:(d + 1) * chunk] for i in range(devices)])
+                         for d in range(devices)])
+    np.testing.assert_allclose(once, expected)
+    np.testing.assert_allclose(chained, expected)
+    compiled = commbench.chained_program("all_to_all", 2).lower(np.zeros((2, 1024), np.float32), 4).compile()
+    assert "all-to-all(" in compiled.as_text()
+    assert commbench.busbw_factor("all_to_all", devices) == pytest.approx((devices - 1) / devices)
+    assert "all_to_all" in commbench.BENCH_OPS and "all_to_all" not in commbench.OPS  # the page's three stay
+    result = commbench.run_sweep(commbench.plan_sweep(["all_to_all"], (devices,), (1024, 4096), repeats=2))
+    assert [(m.op, m.devices, m.bytes) for m in result.measurements] == [
+        ("all_to_all", devices, 1024), ("all_to_all", devices, 4096)]
+    alpha, beta = 25e-6, 3e9
+    points = [(d, s) for d in (2, 4, 8) for s in commbench.FULL_SIZES]
+    seconds = [(d - 1) * alpha + (d - 1) / d * s / beta for d, s in points]
+    fit = costfit.fit_ring("all_to_all", [d for d, _ in points], [s for _, s in points], seconds)
+    assert fit.alpha_s == pytest.approx(alpha, rel=0.01) and fit.beta_bytes_per_s == pytest.approx(beta, rel=0.01)

@@ -19,7 +19,7 @@ from pmap_core.train import logical, mesh, models, pipeline, replicated, tensor,
 from pmap_core.validation import LabInputError
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "pmap_core"
-PROGRAMS = ("tensor", "context", "zero", "pipeline", "replicated")
+PROGRAMS = ("tensor", "context", "experts", "zero", "pipeline", "replicated")
 
 
 # --- the builder ----------------------------------------------------------------------------

@@ -133,7 +133,7 @@ def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
     assert programs.resolve(TrainConfig(impl="jit")).name == "jit"
     for changes in ({"strategy": "zero3"}, {"optimizer": "adam"}, {"accum_steps": 2}, {"precision": "mixed"}):
         assert programs.resolve(TrainConfig(impl="jit", **changes)).name == "zero"
-    assert programs.impls() == ("pmap", "shard_map", "jit", "tensor", "context", "pipeline")
+    assert programs.impls() == ("pmap", "shard_map", "jit", "tensor", "context", "expert", "pipeline")
 
 
 def test_tensor_and_pipeline_runs_have_their_own_analytic_model_not_zeros():

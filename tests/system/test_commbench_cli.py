@@ -63,3 +63,13 @@ def test_two_levels_are_fitted_in_a_group_of_processes(tmp_path, capsys):
     assert "alpha_network_over_process" in result and "beta_process_over_network" in result
     assert cli_main(["bench", "two-level"]) == 2
     assert "two levels need at least 2 processes of at least 2 devices each" in capsys.readouterr().err
+
+
+def test_cli_benchmarks_the_all_to_all_with_its_own_fit(capsys):
+    assert cli_main(["bench", "collectives", "--ops", "all_to_all", "--sizes", "1K,64K", "--devices", "2,4",
+                     "--repeats", "2", "--no-tracking", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {(r["op"], r["devices"]) for r in out["results"]} == {("all_to_all", 2), ("all_to_all", 4)}
+    for r in out["results"]:
+        assert r["busbw"] == pytest.approx(r["algbw"] * (r["devices"] - 1) / r["devices"])
+    assert {(f["op"], f["scope"]) for f in out["fits"]} == {("all_to_all", "per D"), ("all_to_all", "all D")}
