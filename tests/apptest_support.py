@@ -108,3 +108,17 @@ def heavy_slots(count: int):
 
 
 one_slot = heavy_slots(1)
+
+
+def said(at: AppTest) -> str:
+    """Every sentence the page shows: its markdown, info, captions, warnings and successes, joined."""
+    return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
+
+
+def button(at: AppTest, key: str):
+    return next(b for b in at.button if b.key == key)
+
+
+def frame_with(at: AppTest, column: str):
+    """The first table the page shows that has `column`."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)

@@ -33,7 +33,7 @@ from jax.sharding import NamedSharding
 from pmap_core.costs import analytic
 from pmap_core.train import context, models, transformer
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.footprint import comm_per_step, compiled_memory, peak_bytes
+from pmap_core.train.footprint import BytesBeside, comm_per_step, compiled_memory, peak_bytes
 from pmap_core.train.plan import validate
 from pmap_core.train.program import abstract
 from pmap_core.validation import LabInputError, check_int
@@ -71,7 +71,7 @@ def formula_bytes(scheme: str, dims: transformer.Dims, layers: int, batch: int, 
 
 
 @dataclasses.dataclass(frozen=True)
-class SchemeStep:
+class SchemeStep(BytesBeside):
     """One value-and-gradient step of a scheme on a data × seq mesh, per device."""
 
     scheme: str
@@ -85,14 +85,6 @@ class SchemeStep:
     residual_bytes: int                 # JAX's residuals, each by its shard on one device
     peak_bytes: int | None              # compiler-reported: arguments + outputs − aliases + temporaries
     hlo: str                            # the compiled program
-
-    @property
-    def comm_bytes(self) -> float:
-        return sum(self.comm_by_kind.values())
-
-    @property
-    def formula_total(self) -> float:
-        return sum(self.formula_by_kind.values())
 
 
 def _config(dims: transformer.Dims, layers: int, batch: int, data: int, seq: int, scheme: str,

@@ -28,7 +28,7 @@ from jax.sharding import PartitionSpec as P
 from pmap_core.costs import analytic
 from pmap_core.train import experts, transformer
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.footprint import comm_per_step
+from pmap_core.train.footprint import BytesBeside, comm_per_step
 from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.plan import validate
 
@@ -131,7 +131,7 @@ def formula_bytes(dims: transformer.Dims, layers: int, batch: int, data: int, ex
 
 
 @dataclasses.dataclass(frozen=True)
-class ExpertStep:
+class ExpertStep(BytesBeside):
     """One value-and-gradient step on a data × expert mesh, per device."""
 
     data: int
@@ -142,14 +142,6 @@ class ExpertStep:
     formula_by_kind: dict[str, float]   # the same by the formula
     all_to_alls: int                    # all-to-all instructions the compiled step runs
     hlo: str                            # the compiled program
-
-    @property
-    def comm_bytes(self) -> float:
-        return sum(self.comm_by_kind.values())
-
-    @property
-    def formula_total(self) -> float:
-        return sum(self.formula_by_kind.values())
 
     @property
     def all_to_all_hlo(self) -> float:

@@ -45,7 +45,7 @@ from typing import Any
 import jax
 import numpy as np
 from jax import lax
-from jax.sharding import Mesh, NamedSharding
+from jax.sharding import Mesh
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
@@ -148,14 +148,7 @@ class ExpertParallelProgram(MeshProgram):
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
         """Each part's copies on the devices that hold it are compared (a replicated parameter's on every device, an
         expert's on the data axis's devices); then each parameter is gathered whole."""
-        diff = 0.0
-        for leaf in carry.values():
-            parts: dict[str, np.ndarray] = {}
-            for shard in leaf.addressable_shards:
-                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
-                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
-        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, WHOLE))(carry)
-        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+        return self.gathered_params(carry)
 
     def held_bytes(self, carry: Any) -> HeldBytes:
         """Every device holds the replicated parameters and its E / Y experts of each block; the gradient the step

@@ -109,6 +109,22 @@ def comm_per_step(text: str, steps: int, accum_steps: int = 1) -> Comm:
                 max((r.loop_depth for r in runs), default=0))
 
 
+class BytesBeside:
+    """A compiled step's bytes per device by collective, read from its HLO (`comm_by_kind`), beside its formula's
+    (`formula_by_kind`): the pages' steps of context and expert parallelism."""
+
+    comm_by_kind: dict[str, float]
+    formula_by_kind: dict[str, float]
+
+    @property
+    def comm_bytes(self) -> float:
+        return sum(self.comm_by_kind.values())
+
+    @property
+    def formula_total(self) -> float:
+        return sum(self.formula_by_kind.values())
+
+
 @dataclasses.dataclass(frozen=True)
 class Footprint:
     """Per device, measured beside the program's own analytic model where it has one (Ψ parameters; ZeRO's

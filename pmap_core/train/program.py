@@ -157,6 +157,18 @@ class MeshProgram(CompiledChunk):
     def local_losses(self, losses: Any) -> np.ndarray:
         return np.stack([np.ravel(np.asarray(shard.data)) for shard in losses.addressable_shards])
 
+    def gathered_params(self, carry: dict[str, jax.Array]) -> tuple[dict[str, np.ndarray], float]:
+        """`final_params` of a program whose carry is the parameters, each split over the mesh its own way: each
+        part's copies on the devices that hold it are compared, then each parameter is gathered whole."""
+        diff = 0.0
+        for leaf in carry.values():
+            parts: dict[str, np.ndarray] = {}
+            for shard in leaf.addressable_shards:
+                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
+                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
+        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, jax.sharding.PartitionSpec()))(carry)
+        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+
 
 def abstract(mesh: Any, shape: tuple[int, ...], partition: Any, dtype: Any = np.float32) -> jax.ShapeDtypeStruct:
     """The type of an argument a mesh program is compiled for: its shape, dtype and split over `mesh`."""

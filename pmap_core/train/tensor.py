@@ -208,14 +208,7 @@ class TensorParallelProgram(MeshProgram):
 
     def final_params(self, carry: Any) -> tuple[dict[str, np.ndarray], float]:
         """Each part's copies on the devices that hold it are compared; then each weight is gathered."""
-        diff = 0.0
-        for leaf in carry.values():
-            parts: dict[str, np.ndarray] = {}
-            for shard in leaf.addressable_shards:
-                first = parts.setdefault(str(shard.index), np.asarray(shard.data))
-                diff = max(diff, float(np.max(np.abs(np.asarray(shard.data) - first), initial=0.0)))
-        whole = jax.jit(lambda p: p, out_shardings=NamedSharding(self.mesh, P()))(carry)
-        return {name: np.asarray(leaf.addressable_shards[0].data) for name, leaf in whole.items()}, diff
+        return self.gathered_params(carry)
 
     def held_bytes(self, carry: Any) -> HeldBytes:
         """Each device holds its part of every parameter (the MLP: its columns of w1 and b1, its rows of w2,

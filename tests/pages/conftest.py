@@ -1,12 +1,22 @@
 """Streamlit's AppTest for this level: the `lab`, `one_slot` and module-wide `store` fixtures, and the names a
-test module may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab)."""
+test module may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab, said, button, frame_with)."""
 
 import pytest
 
 from harness.processes import new_tracking_store
-from tests.apptest_support import APP, SESSION_TRACKING_URI, assert_clean, lab, one_slot, open_lab
+from tests.apptest_support import (
+    APP,
+    SESSION_TRACKING_URI,
+    assert_clean,
+    button,
+    frame_with,
+    lab,
+    one_slot,
+    open_lab,
+    said,
+)
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "lab", "one_slot", "open_lab"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "frame_with", "lab", "one_slot", "open_lab", "said"]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ guess is recorded, as a first attempt made before the answer, with the computed 
 of range falls back to the default with a warning; heads that do not divide d_model get an error box."""
 
 import pytest
-from conftest import assert_clean, open_lab
+from conftest import assert_clean, button, frame_with, open_lab, said
 
 from labs.texts import table as text_table
 from pmap_core.concepts import activation_memory as am
@@ -16,17 +16,6 @@ from tests.apptest_support import class_store
 TEXTS = text_table("activation_memory")
 SMALL = {"batch": 2, "seq_len": 8, "d_model": 16, "heads": 2, "layers": 1}  # a compile of a second or two
 
-
-def said(at) -> str:
-    return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
-
-
-def frame_with(at, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

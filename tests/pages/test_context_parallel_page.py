@@ -9,7 +9,7 @@ one line, never a traceback."""
 import re
 
 import pytest
-from conftest import assert_clean, open_lab
+from conftest import assert_clean, button, frame_with, open_lab, said
 
 from labs.texts import table as text_table
 from pmap_core.concepts import context as cp
@@ -25,17 +25,6 @@ def small(devices: int) -> dict:
     """A compile of a second or two on P devices: 2 heads of width 4, a block of 4 tokens."""
     return {"devices": devices, "batch": devices, "seq_len": 4 * devices, "d_model": 8, "heads": 2, "layers": 2}
 
-
-def said(at) -> str:
-    return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
-
-
-def button(at, key):
-    return next(b for b in at.button if b.key == key)
-
-
-def frame_with(at, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def has_frame(at, column: str) -> bool:
