@@ -8,6 +8,8 @@ goes to the server log, and a group that never formed is reported by its join ti
 import json
 import logging
 import re
+import secrets
+import time
 
 import altair as alt
 import numpy as np
@@ -22,13 +24,14 @@ from labs.ui.links import url_choice, url_int
 from labs.ui.tracking import usable_tracking_uri
 from labs.ui.visitor import guard
 from pmap_core import export
-from pmap_core.tracking import redact_uri
+from pmap_core.costs import fit as costfit
+from pmap_core.tracking import experiments, redact_uri
 from pmap_core.tracking.per_host import run_per_host
 from pmap_core.train import launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.programs import IMPLEMENTATIONS
-from pmap_core.validation import LabInputError
+from pmap_core.validation import MAX_SEED, LabInputError
 
 T = texts("multiprocess")
 log = logging.getLogger("pmap_lab")
@@ -39,6 +42,15 @@ HEARTBEAT_TIMEOUT_S = 15
 STEP_LINE = re.compile(r"^step (\d+)/(\d+)")
 TAIL = 14
 LOGGED_LINES = 400  # of a failed run's output, the last lines the server log keeps
+# The two-level benchmark: a group of 2 processes × 2 devices runs `bench two-level` (pmap_core.commbench.two_level).
+TWO_LEVEL = "multiprocess.two_level_result"  # session state: the last benchmark's figures
+BENCH_PROCESSES, BENCH_PER_PROCESS = 2, 2
+BENCH_SIZES, BENCH_REPEATS = (4096, 65536, 2**20), 2
+BENCH_TIMEOUT_S = 300
+# The lost process: a group of 2 trains, process 1 is killed (SIGKILL) once it has said step LOST_KILL_STEP.
+LOST = "multiprocess.lost_result"  # session state: what the last experiment showed
+LOST_PROCESSES, LOST_PER_PROCESS = 2, 2
+LOST_STEPS, LOST_CHUNK, LOST_KILL_STEP, LOST_BATCH = 2000, 10, 30, 64
 
 
 def command(impl: str, batch: int, steps: int, size: int, lr: float, init_timeout: int) -> list[str]:
@@ -209,6 +221,195 @@ def show_run(run: dict) -> None:
         st.code(f"{results[0]['run_id']}\n{run['uri']}", language=None)
 
 
+# --- two levels: α-β within a process and across processes --------------------------------------
+
+def bench_command() -> list[str]:
+    """What each process of the benchmark group runs: `bench two-level` (process 0 prints both fits)."""
+    return ["bench", "two-level", "--json", "--sizes", ",".join(map(str, BENCH_SIZES)), "--repeats",
+            str(BENCH_REPEATS), "--heartbeat-timeout", str(HEARTBEAT_TIMEOUT_S)]
+
+
+def stream_group(group: launch.ProcessGroup, status: object, on_line: object = None) -> Tail:
+    """Show a group's lines in `status` as they come (and how many processes have joined, with the time); call
+    `on_line(line)` for each line; return what was shown."""
+    bar, timer, tail, shown = status.progress(0.0), status.empty(), status.empty(), Tail()
+    joined = 0
+    for line in group.lines():
+        if line is not None:
+            shown.add(line)
+            if line.process >= 0 and line.text.startswith(launch.JOINED):
+                joined += 1
+            if on_line is not None:
+                on_line(line)
+            tail.code(tail_text(shown.entries), language=None)
+        bar.progress(joined / (group.processes + 1), text=T("progress.joined", joined=joined,
+                                                             processes=group.processes))
+        timer.caption(T("status.elapsed.bench", elapsed=group.elapsed(), limit=group.timeout_s))
+    return shown
+
+
+def run_two_level() -> None:
+    """The benchmark in a group of BENCH_PROCESSES × BENCH_PER_PROCESS: one heavy-job slot per process, the group
+    killed when the `with` block is left on any path (a Stop or a rerun included)."""
+    with heavy_jobs.heavy_job(T, slots=BENCH_PROCESSES), launch.ProcessGroup(
+            bench_command(), BENCH_PROCESSES, BENCH_PER_PROCESS, BENCH_TIMEOUT_S,
+            join_timeout_s=GROUP_TIMEOUT_S) as group:
+        status = st.status(T("bench.running", processes=BENCH_PROCESSES, per=BENCH_PER_PROCESS,
+                             sizes=len(BENCH_SIZES)), expanded=True)
+        shown = stream_group(group, status)
+        outcome = group.outcome()
+        status.update(label=T("status.done" if outcome.ok else "status.failed"),
+                      state="complete" if outcome.ok else "error", expanded=False)
+    if not outcome.ok:
+        log.warning("two-level benchmark failed: %s; last lines:\n%s", launch.describe_failure(outcome),
+                    "\n".join(shown.everything))
+    st.session_state[TWO_LEVEL] = {"ok": outcome.ok, "result": ui_json(outcome.stdout[0]) if outcome.ok else None,
+                                   "failure": launch.describe_failure(outcome), "tail": shown.entries,
+                                   "elapsed": outcome.elapsed_s}
+
+
+def level_sentence(level: dict) -> str:
+    """What one level's fit says, from its figures: α and β, or which term the noise left unresolved, and the sizes
+    whose slope stayed ≤ 0 (listed, not fitted)."""
+    key = "bench.level." + level["level"]
+    sizes = level["sizes"]
+    unfitted = [size for size, t in zip(sizes, level["seconds"], strict=True) if not t or t <= 0]
+    alpha, beta = level["alpha_s"], level["beta_bytes_per_s"]
+    parts = [T(key, devices=level["devices"], fitted=len(sizes) - len(unfitted), sizes=len(sizes))]
+    parts.append(T("bench.alpha", alpha=alpha * 1e6) if alpha and alpha > 0 else T("bench.alpha.none"))
+    parts.append(T("bench.beta", beta=beta / 1e9) if beta else T("bench.beta.none"))
+    if level.get("worst_ratio"):
+        parts.append(T("bench.worst", worst=level["worst_ratio"], from_size=size_text(costfit.RATIO_FROM_BYTES)))
+    if unfitted:
+        parts.append(T("bench.unfitted", sizes=", ".join(size_text(s) for s in unfitted)))
+    return " ".join(parts)
+
+
+def size_text(size: int) -> str:
+    return f"{size // 2**20} MiB" if size >= 2**20 else f"{size // 1024} KiB"
+
+
+def ratio_sentence(result: dict) -> str:
+    """How the two levels compare, each comparison worded from its own ratio (or said to be missing)."""
+    alpha, per_byte = result.get("alpha_network_over_process"), result.get("beta_process_over_network")
+    parts = []
+    if alpha and alpha > 0:
+        parts.append(T("bench.ratio.alpha", ratio=alpha, word=T("bench.more" if alpha > 1 else "bench.less")))
+    else:
+        parts.append(T("bench.ratio.alpha.none"))
+    if per_byte and per_byte > 0:
+        parts.append(T("bench.ratio.beta", ratio=per_byte, word=T("bench.more" if per_byte > 1 else "bench.less")))
+    else:
+        parts.append(T("bench.ratio.beta.none"))
+    return " ".join(parts)
+
+
+def show_two_level(run: dict) -> None:
+    if not run["ok"] or not run["result"]:
+        st.error(T("bench.failed", reason=run["failure"], elapsed=run["elapsed"]), icon="⏱️")
+        st.code(tail_text(run["tail"]), language=None)
+        return
+    result = run["result"]
+    st.markdown(T("bench.heading", processes=result["processes"], per=result["devices_per_process"],
+                  elapsed=run["elapsed"]))
+    for level in result["levels"]:
+        st.markdown("- " + level_sentence(level))
+    st.markdown(ratio_sentence(result))
+    rows = [{"level": T("bench.name." + level["level"]), "size": size_text(size),
+             "us": t * 1e6 if t else float("nan")}
+            for level in result["levels"] for size, t in zip(level["sizes"], level["seconds"], strict=True)]
+    dataframe(T, pd.DataFrame(rows))
+
+
+# --- a lost process ------------------------------------------------------------------------------
+
+def lost_command(seed: int) -> list[str]:
+    """Training long enough to be killed mid-run; a seed of this experiment's own finds its MLflow run afterwards."""
+    return ["train", "--json", "--model", "linear", "--global-batch", str(LOST_BATCH), "--steps", str(LOST_STEPS),
+            "--chunk", str(LOST_CHUNK), "--learning-rate", "0.2", "--seed", str(seed), "--heartbeat-timeout",
+            str(HEARTBEAT_TIMEOUT_S)]
+
+
+def running_pids(pids: list[int]) -> list[int]:
+    """Those of `pids` still running (not gone, not a zombie)."""
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except (FileNotFoundError, IndexError, ProcessLookupError):
+            continue
+    return alive
+
+
+def run_lost(uri: str) -> None:
+    """Train in a group of LOST_PROCESSES, SIGKILL the last once it has said step LOST_KILL_STEP, and read back what
+    the survivor did; the group is killed when the `with` block is left on any path (a Stop or a rerun included)."""
+    seed, since = secrets.randbelow(MAX_SEED + 1), time.time() - 1.0
+    victim = LOST_PROCESSES - 1
+    with heavy_jobs.heavy_job(T, slots=LOST_PROCESSES), launch.ProcessGroup(
+            lost_command(seed), LOST_PROCESSES, LOST_PER_PROCESS, GROUP_TIMEOUT_S, tracking_uri=uri,
+            join_timeout_s=GROUP_TIMEOUT_S) as group:
+        status = st.status(T("lost.running", processes=LOST_PROCESSES, process=victim, step=LOST_KILL_STEP),
+                           expanded=True)
+
+        def kill_at_step(line: launch.Line) -> None:
+            if (line.process == victim and group.outcome().killed_s is None
+                    and line.text.startswith(f"step {LOST_KILL_STEP}/")):
+                group.kill(victim)
+
+        shown = stream_group(group, status, kill_at_step)
+        outcome = group.outcome()
+        status.update(label=T("status.failed"), state="complete", expanded=False)
+    pids = group.pids()
+    found = experiments.run_with_seed(seed, since, uri)
+    losses = ([] if found is None else
+              [float(v) for v in experiments.loss_histories([found[0]], uri)["loss"]])
+    said = [text for _, text, _ in shown.entries if text and text.startswith(
+        ("terminated", "error: process 0", "interrupted"))]
+    st.session_state[LOST] = {
+        "killed": outcome.killed_s is not None, "exit_s": outcome.ended_after_kill_s().get(0),
+        "code": launch.describe_exit(outcome.returncodes[0]), "ok": outcome.ok,
+        "failure": launch.describe_failure(outcome), "run": found, "losses": losses, "said": said[:1],
+        "pids": pids, "left": running_pids(pids), "tail": shown.entries, "uri": redact_uri(uri)}
+
+
+def show_lost(run: dict) -> None:
+    if not run["killed"]:
+        st.error(T("lost.not_killed", step=LOST_KILL_STEP, reason=run["failure"] if not run["ok"] else
+                   T("lost.finished")), icon="⏱️")
+        st.code(tail_text(run["tail"]), language=None)
+    else:
+        exit_s = run["exit_s"]
+        if exit_s is None:
+            st.markdown(T("lost.exit.unknown", code=run["code"], survivor=0))
+        else:
+            st.markdown(T("lost.exit", exit=exit_s, code=run["code"], heartbeat=HEARTBEAT_TIMEOUT_S,
+                          share=exit_s / HEARTBEAT_TIMEOUT_S,
+                          survivor=0, when=T("lost.before" if exit_s < HEARTBEAT_TIMEOUT_S else "lost.after",
+                                             process=LOST_PROCESSES - 1)))
+        if run["said"]:
+            st.caption(T("lost.said", survivor=0))
+            st.code(run["said"][0], language=None, wrap_lines=True)
+    if run["run"] is None:
+        st.markdown(T("lost.no_run"))
+    else:
+        run_id, state = run["run"]
+        losses = run["losses"]
+        if losses:
+            st.markdown(T("lost.run", status=state, count=len(losses), first=losses[0], last=losses[-1],
+                          steps=LOST_STEPS))
+            st.line_chart(pd.DataFrame({T("axis.loss"): losses}), height=200)
+        else:
+            st.markdown(T("lost.run.empty", status=state))
+        st.code(f"{run_id}\n{run['uri']}", language=None)
+    if run["left"]:
+        st.error(T("lost.left", count=len(run["left"]), pids=", ".join(map(str, run["left"]))), icon="🧟")
+    else:
+        st.markdown(T("lost.none_left", count=len(run["pids"]), pids=", ".join(map(str, run["pids"]))))
+
+
 # --- the page ------------------------------------------------------------------------
 
 st.title(T("title"))
@@ -263,6 +464,37 @@ if LAST_RUN in st.session_state:
         show_run(st.session_state[LAST_RUN])
 else:
     st.info(T("nothing_yet"), icon="👆")
+
+# Two levels of the mesh, and a lost process: each a group of its own, one heavy-job slot per process.
+slots, available = heavy_jobs.server_slots(), runtime_info().device_count
+st.subheader(T("bench.title"))
+st.markdown(T("bench.intro", processes=BENCH_PROCESSES, per=BENCH_PER_PROCESS))
+if available < BENCH_PROCESSES * BENCH_PER_PROCESS:
+    st.caption(T("bench.few_devices", devices=available, processes=BENCH_PROCESSES, per=BENCH_PER_PROCESS,
+                 total=BENCH_PROCESSES * BENCH_PER_PROCESS))
+if slots < BENCH_PROCESSES:
+    st.caption(T("group.too_few_slots", need=BENCH_PROCESSES, slots=slots, env=heavy_jobs.HEAVY_JOBS_ENV))
+if st.button(T("button.two_level"), key="multiprocess.two_level", disabled=slots < BENCH_PROCESSES):
+    with guard(T):
+        run_two_level()
+if TWO_LEVEL in st.session_state:
+    with guard(T):
+        show_two_level(st.session_state[TWO_LEVEL])
+
+st.subheader(T("lost.title"))
+st.markdown(T("lost.intro", processes=LOST_PROCESSES, per=LOST_PER_PROCESS, process=LOST_PROCESSES - 1,
+              step=LOST_KILL_STEP, steps=LOST_STEPS, heartbeat=HEARTBEAT_TIMEOUT_S))
+if slots < LOST_PROCESSES:
+    st.caption(T("group.too_few_slots", need=LOST_PROCESSES, slots=slots, env=heavy_jobs.HEAVY_JOBS_ENV))
+if st.button(T("button.lost"), key="multiprocess.lost", disabled=slots < LOST_PROCESSES):
+    with guard(T):
+        lost_uri = usable_tracking_uri(T)
+        if lost_uri is not None:
+            run_lost(lost_uri)
+if LOST in st.session_state:
+    with guard(T):
+        show_lost(st.session_state[LOST])
+
 st.markdown(T("cluster"))
 st.code("python -m pmap_core launch --processes 2 --devices-per-process 4 train --dataset-size 256\n"
         "# " + T("cluster.code") + "\n"

@@ -130,6 +130,20 @@ def experiment_of(run_id: str, uri: str | None = None) -> str | None:
         return None
 
 
+def run_with_seed(seed: int, since_s: float, uri: str | None = None,
+                  experiment: str = EXPERIMENT) -> tuple[str, str] | None:
+    """(run id, status) of the newest run of `experiment` whose param `seed` is `seed` and that started at or after
+    `since_s` (seconds since the epoch), or None: how a page finds the run of a group it started with a seed of its
+    own, when the group never printed its result (a process was killed)."""
+    client = _client(uri)
+    found = client.get_experiment_by_name(experiment)
+    if found is None:
+        return None
+    runs = client.search_runs([found.experiment_id], f"params.seed = '{int(seed)}' and attributes.start_time >= "
+                              f"{int(since_s * 1000)}", max_results=1, order_by=["attributes.start_time DESC"])
+    return (runs[0].info.run_id, runs[0].info.status) if runs else None
+
+
 def loss_histories(run_ids: Sequence[str], uri: str | None = None, key: str = "loss") -> pd.DataFrame:
     """Long table (run_id, step, loss) of the chosen runs' loss per step, ready for one Altair line chart."""
     client = _client(uri)

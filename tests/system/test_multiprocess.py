@@ -300,3 +300,69 @@ def test_the_page_reports_a_late_process_by_its_join_timeout_with_no_native_dump
     assert "line(s) of the JAX runtime's own output: in the server log" in shown
     assert not re.search(r"0x[0-9a-f]{8}|Check failure|\.cc:\d+", shown), shown
     assert pmap_core_children() == []
+
+
+def page_text(at) -> str:
+    return "\n".join([m.value for m in at.markdown] + [c.value for c in at.caption])
+
+
+def test_page_measures_both_levels_and_says_what_the_fits_say(two_slots):
+    """The two-level button: a group of 2 × 2 runs `bench two-level`; the page states each level's α and β (or that
+    the noise left it unfitted) and their ratios, as the benchmark's own JSON gives them; nothing is left running."""
+    from labs.multiprocess import TWO_LEVEL
+
+    at = open_lab("multiprocess")
+    at.button(key="multiprocess.two_level").click().run()
+    assert_clean(at)
+    assert pmap_core_children() == []
+    assert heavy_jobs._heavy_slots().position(object())[1] == 0  # every slot given back
+    result = at.session_state[TWO_LEVEL]["result"]
+    assert [level["level"] for level in result["levels"]] == ["process", "network"]
+    shown = page_text(at)
+    for level in result["levels"]:
+        alpha, beta = level["alpha_s"], level["beta_bytes_per_s"]
+        assert (f"α = {alpha * 1e6:.1f} µs per hop" if alpha else "α = 0 (no latency term") in shown, shown
+        assert (f"β = {beta / 1e9:.3g} GB/s per link" if beta else "β not fitted") in shown, shown
+        if any(t is None or t <= 0 for t in level["seconds"]):
+            assert "Not fitted:" in shown
+    ratio = result["alpha_network_over_process"]
+    assert (f"one hop costs {ratio:.2f}×" if ratio else "No latency ratio") in shown, shown
+    per_byte = result["beta_process_over_network"]
+    assert (f"Each byte takes {per_byte:.2f}×" if per_byte else "No bandwidth ratio") in shown, shown
+    print(f"two levels: α process {result['levels'][0]['alpha_s'] * 1e6:.1f} µs, network "
+          f"{result['levels'][1]['alpha_s'] * 1e6:.1f} µs; ratios α {ratio}, 1/β {per_byte}")
+
+
+def test_chinese_page_kills_a_process_and_shows_how_the_other_left(two_slots):
+    """The lost-process button (中文): process 1 killed after its step 30; process 0 leaves within the heartbeat
+    timeout; its MLflow run (read back here) is KILLED or FAILED with the losses the page counts; none is left."""
+    from labs.multiprocess import HEARTBEAT_TIMEOUT_S, LOST
+
+    at = open_lab("multiprocess", lang="zh")
+    at.button(key="multiprocess.lost").click().run()
+    assert_clean(at)
+    assert pmap_core_children() == []
+    assert heavy_jobs._heavy_slots().position(object())[1] == 0
+    lost = at.session_state[LOST]
+    assert lost["killed"] and lost["left"] == [] and len(lost["pids"]) == 2
+    shown = page_text(at)
+    exit_s = lost["exit_s"]
+    assert exit_s is not None and exit_s < HEARTBEAT_TIMEOUT_S
+    assert f"进程 0 在杀死后 {exit_s:.2f} 秒退出" in shown and f"是 {HEARTBEAT_TIMEOUT_S} 秒心跳超时的" in shown
+    run_id = next(c.value.split("\n")[0] for c in at.code if re.fullmatch(r"[0-9a-f]{32}", c.value.split("\n")[0]))
+    client = mlflow.MlflowClient()
+    run = client.get_run(run_id)
+    assert run.info.status in ("KILLED", "FAILED")
+    losses = [m.value for m in sorted(client.get_metric_history(run_id, "loss"), key=lambda m: m.step)]
+    assert losses and losses == pytest.approx(lost["losses"])
+    assert f"以 **{run.info.status}** 结束" in shown and f"保留了杀死之前记录的 {len(losses)} 个损失值" in shown
+    assert "2 个进程（pid " in shown and "都已不再运行" in shown
+    print(f"lost process: process 0 left {exit_s:.2f} s after the kill (heartbeat {HEARTBEAT_TIMEOUT_S} s); run "
+          f"{run.info.status} with {len(losses)} losses")
+
+
+def test_a_server_of_one_slot_says_in_one_line_that_the_experiments_cannot_run(one_slot):
+    at = open_lab("multiprocess", lang="zh")
+    assert_clean(at)
+    assert at.button(key="multiprocess.two_level").disabled and at.button(key="multiprocess.lost").disabled
+    assert sum("无法运行" in c.value for c in at.caption) == 2
