@@ -271,11 +271,12 @@ def run_two_level() -> None:
 def level_sentence(level: dict) -> str:
     """What one level's fit says, from its figures: α and β, or which term the noise left unresolved, and the sizes
     whose slope stayed ≤ 0 (listed, not fitted)."""
-    key = "bench.level." + level["level"]
     sizes = level["sizes"]
     unfitted = [size for size, t in zip(sizes, level["seconds"], strict=True) if not t or t <= 0]
     alpha, beta = level["alpha_s"], level["beta_bytes_per_s"]
-    parts = [T(key, devices=level["devices"], fitted=len(sizes) - len(unfitted), sizes=len(sizes))]
+    within = level["level"] == "process"
+    parts = [T("bench.level.process" if within else "bench.level.network", devices=level["devices"],
+               fitted=len(sizes) - len(unfitted), sizes=len(sizes))]
     parts.append(T("bench.alpha", alpha=alpha * 1e6) if alpha and alpha > 0 else T("bench.alpha.none"))
     parts.append(T("bench.beta", beta=beta / 1e9) if beta else T("bench.beta.none"))
     if level.get("worst_ratio"):
@@ -315,8 +316,8 @@ def show_two_level(run: dict) -> None:
     for level in result["levels"]:
         st.markdown("- " + level_sentence(level))
     st.markdown(ratio_sentence(result))
-    rows = [{"level": T("bench.name." + level["level"]), "size": size_text(size),
-             "us": t * 1e6 if t else float("nan")}
+    rows = [{"level": T("bench.name.process" if level["level"] == "process" else "bench.name.network"),
+             "size": size_text(size), "us": t * 1e6 if t else float("nan")}
             for level in result["levels"] for size, t in zip(level["sizes"], level["seconds"], strict=True)]
     dataframe(T, pd.DataFrame(rows))
 
