@@ -41,11 +41,13 @@ class Run:
 
 
 def answer_labels() -> dict[str, str]:
-    return {band: T(f"answer.{band.replace(' ', '_').replace('%', '')}") for band in ce.BANDS}
+    return {ce.NONE: T("answer.none"), ce.UNDER_QUARTER: T("answer.under_25"), ce.UNDER_HALF: T("answer.25_to_50"),
+            ce.OVER_HALF: T("answer.over_50")}
 
 
 def part_labels() -> dict[str, str]:
-    return {part: T(f"part.{part}") for part in ce.PARTS}
+    return {"routing": T("part.routing"), "drops": T("part.drops"), "step": T("part.step"),
+            "versus": T("part.versus")}
 
 
 # --- 1. the critical batch -----------------------------------------------------------------------------
@@ -91,10 +93,12 @@ def token_frame(tokens: ce.TokenMap) -> pd.DataFrame:
 def show_tokens(run: Run) -> None:
     tokens, settings = run.measurement.tokens, run.settings
     frame = token_frame(tokens)
-    for value, title in (("routed", "chart.routed"), ("dropped", "chart.dropped")):
+    c = settings.dims.capacity_factor
+    for value, value_title, title in (("routed", T("axis.routed"), T("chart.routed")),
+                                      ("dropped", T("axis.dropped"), T("chart.dropped", c=c))):
         st.altair_chart(charts.heatmap(frame, "expert", "device", value, x_title=T("axis.expert"),
-                                       y_title=T("chart.device"), value_title=T(f"axis.{value}"),
-                                       title=T(title, c=settings.dims.capacity_factor)), width="stretch")
+                                       y_title=T("chart.device"), value_title=value_title, title=title),
+                        width="stretch")
     dataframe(T, frame)
     per_expert = tokens.routed.sum(axis=0)
     even = tokens.routed.sum() / settings.dims.experts
