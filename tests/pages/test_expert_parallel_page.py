@@ -142,3 +142,20 @@ def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_
         ["expert_parallel", "dropped_c1", 1, False]]
     answer = ce.answer(ce.measured(ce.check_settings(ce.default_batch(2), ce.default_experts(2), 2, 1.25, 2)))
     assert kept[["prediction", "answer", "result"]].values.tolist() == [[ce.NONE, answer, False]]
+
+
+@pytest.mark.parametrize("runtime", [1, 3, 8])
+def test_each_worksheet_step_opens_the_lab_on_its_settings(runtime):
+    from pmap_core.practice import worksheets
+
+    sheet = next(s for s in worksheets.load_sheets().sheets if s.id == "13_expert_parallel").at(runtime)
+    seen = set()
+    for step in sheet.steps:
+        query = {k: v for k, v in step.query("en").items() if k != "lang"}
+        if tuple(sorted(query.items())) in seen:
+            continue
+        seen.add(tuple(sorted(query.items())))
+        at = open_lab("expert_parallel", **query)
+        assert_clean(at)
+        assert not at.warning, step.id  # no setting ignored
+        assert {k: at.query_params.get(k) for k in query} == query, step.id
