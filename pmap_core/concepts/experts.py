@@ -11,6 +11,12 @@ for a page that shows where the tokens go and what it costs.
   (`costs.analytic.expert_comm_terms`), the all-to-alls alone (`all_to_all_hlo`, `all_to_all_formula`).
 - `all_to_all_vs_all_gather(…)`: one array split over D devices, resharded by an all-to-all and gathered by an
   all-gather: each device's bytes read from the two compiled programs, beside the formulas.
+
+For the page (`labs/expert_parallel.py`), its worksheet and its interview questions: `check_settings` (the page's
+limits, then the run as the CLI checks it; the expert axis gcd(D, E) unless given), `measured` (the four above for
+those settings, each kept), the prediction's answer (`answer`: the band of the dropped fraction at c = 1), the Scaling
+Book's critical batch raised by E/k (`critical_batch`), and small functions a worksheet names (`capacity`,
+`dropped_fraction`, `all_to_all_sent`, `step_all_to_all_bytes`).
 """
 
 from __future__ import annotations
