@@ -21,6 +21,7 @@ _SECTIONS = {
                          ("manual_parallelism", "✋"), ("jit_composition", "🧩")),
     "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("mesh_2d", "🧮"),
                          ("pipeline", "⛓️"), ("activation_memory", "💾"), ("context_parallel", "📜"),
+                         ("expert_parallel", "🧠"),
                          ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
     "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),

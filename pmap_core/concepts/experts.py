@@ -11,11 +11,19 @@ for a page that shows where the tokens go and what it costs.
   (`costs.analytic.expert_comm_terms`), the all-to-alls alone (`all_to_all_hlo`, `all_to_all_formula`).
 - `all_to_all_vs_all_gather(…)`: one array split over D devices, resharded by an all-to-all and gathered by an
   all-gather: each device's bytes read from the two compiled programs, beside the formulas.
+
+For the page (`labs/expert_parallel.py`), its worksheet and its interview questions: `check_settings` (the page's
+limits, then the run as the CLI checks it; the expert axis gcd(D, E) unless given), `measured` (the four above for
+those settings, each kept), the prediction's answer (`answer`: the band of the dropped fraction at c = 1), the Scaling
+Book's critical batch raised by E/k (`critical_batch`), and small functions a worksheet names (`capacity`,
+`dropped_fraction`, `all_to_all_sent`, `step_all_to_all_bytes`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from collections.abc import Mapping, Sequence
 
 import jax
@@ -27,13 +35,17 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
 from pmap_core.train import experts, transformer
-from pmap_core.train.config import TrainConfig
+from pmap_core.train.config import MAX_CAPACITY_FACTOR, MIN_CAPACITY_FACTOR, TrainConfig
 from pmap_core.train.footprint import BytesBeside, comm_per_step
 from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.plan import validate
+from pmap_core.validation import check_float, check_int
 
-__all__ = ["CapacityRow", "CollectiveBytes", "ExpertStep", "TokenMap", "all_to_all_vs_all_gather",
-           "dropped_by_capacity", "expert_step", "formula_bytes", "formula_terms", "one_device", "tokens_per_expert"]
+__all__ = ["BANDS", "CapacityRow", "CollectiveBytes", "ExpertStep", "Measurement", "Settings", "TokenMap",
+           "all_to_all_sent", "all_to_all_vs_all_gather", "answer", "buffer_elements", "capacity", "check_settings",
+           "critical_batch", "default_batch", "default_experts", "drop_band", "dropped_at", "dropped_by_capacity",
+           "dropped_fraction", "expert_axis", "expert_step", "factors_for", "formula_bytes", "formula_terms",
+           "measured", "one_device", "step_all_to_all_bytes", "step_all_to_all_formula", "tokens_per_expert"]
 
 ALL_TO_ALL = "all-to-all"
 
@@ -227,3 +239,185 @@ def all_to_all_vs_all_gather(elements: int, devices: int) -> CollectiveBytes:
     return CollectiveBytes(devices, array_bytes, found["all-to-all"], found["all-gather"],
                            analytic.all_to_all_bytes(array_bytes / devices, devices),
                            (devices - 1) / devices * array_bytes)
+
+
+# ---- for the page (`labs/expert_parallel.py`), its worksheet and its interview questions ----
+
+VOCAB = transformer.Dims().vocab
+# The page's model: small enough that a step compiles in seconds on 2 shared cores at the largest settings.
+PAGE_D_MODEL, PAGE_HEADS, PAGE_SEQ_LEN, PAGE_LAYERS = 16, 2, 16, 2
+MAX_BATCH, MAX_EXPERTS, MAX_DEVICES = 32, 16, 16
+FACTORS = (0.5, 1.0, 2.0, 4.0)       # the capacity factors every measurement routes under
+PREDICT_FACTOR = 1.0                 # the prediction asks for the dropped fraction at c = 1
+# The prediction's answers: the dropped fraction of the token-expert choices at c = 1, in bands.
+NONE, UNDER_QUARTER, UNDER_HALF, OVER_HALF = "none", "under 25%", "25% to 50%", "over 50%"
+BANDS = (NONE, UNDER_QUARTER, UNDER_HALF, OVER_HALF)
+# The JAX Scaling Book's dense threshold: a bfloat16 matmul is compute-bound on a TPU v5e when each device multiplies
+# more than peak FLOP/s ÷ HBM bandwidth = 1.97e14 / 8.2e11 ≈ 240 tokens ("Rooflines"); an expert sees k/E of them.
+DENSE_CRITICAL_TOKENS = 240.0
+
+
+def drop_band(fraction: float) -> str:
+    """The band of BANDS a dropped fraction falls in: NONE only for 0; a fraction on a boundary goes up."""
+    if fraction <= 0:
+        return NONE
+    return UNDER_QUARTER if fraction < 0.25 else UNDER_HALF if fraction < 0.5 else OVER_HALF
+
+
+def default_experts(devices: int) -> int:
+    """The page's first expert count on D devices: the fewest, at least 4, that D divides (at most MAX_EXPERTS)."""
+    devices = max(devices, 1)
+    return min(devices * -(-4 // devices), MAX_EXPERTS)
+
+
+def default_batch(devices: int) -> int:
+    """The page's first batch on D devices: the fewest sequences, at least 8, that split over them."""
+    devices = max(devices, 1)
+    return min(devices * -(-8 // devices), MAX_BATCH)
+
+
+def expert_axis(devices: int, experts: int) -> int:
+    """The expert axis the page picks: the most devices of D that divide E (gcd(D, E)); the rest form `data`."""
+    return math.gcd(max(devices, 1), max(experts, 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """A page's run: `batch` sequences over D = `devices` devices, Y = `expert` of them on the expert axis, X = D / Y
+    on `data`, the page's model with `dims.experts` experts (top-k, capacity factor)."""
+
+    batch: int
+    devices: int
+    expert: int
+    dims: transformer.Dims
+    layers: int = PAGE_LAYERS
+
+    @property
+    def data(self) -> int:
+        return self.devices // self.expert
+
+
+def check_settings(batch: int, experts: int, top_k: int, capacity_factor: float, devices: int,
+                   expert: int | None = None) -> Settings:
+    """The page's sizes within its limits, then the run as the CLI checks it (`train.plan.validate`: top-k at most E,
+    the expert axis dividing D and E, D dividing the batch); a LabInputError of one line that says which otherwise.
+    `expert` None: `expert_axis(D, E)`."""
+    batch = check_int("batch", batch, 1, MAX_BATCH)
+    experts = check_int("experts", experts, 1, MAX_EXPERTS)
+    top_k = check_int("top_k", top_k, 1, MAX_EXPERTS)
+    devices = check_int("devices", devices, 1, MAX_DEVICES)
+    capacity_factor = check_float("capacity_factor", capacity_factor, MIN_CAPACITY_FACTOR, MAX_CAPACITY_FACTOR)
+    expert = expert_axis(devices, experts) if expert is None else check_int("expert", expert, 1, MAX_DEVICES)
+    dims = transformer.Dims(PAGE_D_MODEL, PAGE_HEADS, PAGE_SEQ_LEN, VOCAB, experts, top_k, capacity_factor)
+    validate(TrainConfig(model="transformer", impl="expert", devices=devices, global_batch=batch,
+                         layers=PAGE_LAYERS, d_model=dims.d_model, heads=dims.heads, seq_len=dims.seq_len,
+                         vocab=dims.vocab, experts=experts, top_k=top_k, capacity_factor=capacity_factor,
+                         mesh_expert=expert))
+    return Settings(batch, devices, expert, dims)
+
+
+def factors_for(capacity_factor: float) -> tuple[float, ...]:
+    """FACTORS with the page's own capacity factor among them, in order."""
+    return tuple(sorted({*FACTORS, float(capacity_factor)}))
+
+
+@dataclasses.dataclass(frozen=True)
+class Measurement:
+    """What one Measure click ran: block 0's routing per device and expert (`tokens_per_expert`), the drops per
+    capacity factor (`dropped_by_capacity`, FACTORS and the page's c), one compiled step (`expert_step`), and one
+    array of the dispatched buffer's size resharded by an all-to-all against gathered by an all-gather over the
+    expert axis (`all_to_all_vs_all_gather`; None with one device on it)."""
+
+    tokens: TokenMap
+    drops: tuple[CapacityRow, ...]
+    step: ExpertStep
+    versus: CollectiveBytes | None
+
+
+PARTS = ("routing", "drops", "step", "versus")  # what `measured` runs, in order (`on_part` names each)
+
+
+def buffer_elements(settings: Settings) -> int:
+    """Values in one device's dispatched buffer of one block: its B/D sequences × E experts × C slots × d_model."""
+    dims = settings.dims
+    slots = analytic.expert_capacity(dims.capacity_factor, dims.seq_len, dims.top_k, dims.experts)
+    return settings.batch // settings.devices * dims.experts * slots * dims.d_model
+
+
+@functools.lru_cache(maxsize=8)
+def _part(settings: Settings, part: str):
+    dims, layers, batch = settings.dims, settings.layers, settings.batch
+    if part == "routing":
+        return tokens_per_expert(dims, layers, batch, settings.data, settings.expert)
+    if part == "drops":
+        return dropped_by_capacity(dims, layers, batch, factors_for(dims.capacity_factor))
+    if part == "step":
+        return expert_step(dims, layers, batch, settings.data, settings.expert)
+    if settings.expert == 1:
+        return None
+    return all_to_all_vs_all_gather(buffer_elements(settings) * settings.expert, settings.expert)
+
+
+def measured(settings: Settings, on_part=None) -> Measurement:
+    """Every part of a Measurement of the page's settings, each kept for the next click of the same settings;
+    `on_part(name)` before each of PARTS."""
+    found = {}
+    for part in PARTS:
+        if on_part is not None:
+            on_part(part)
+        found[part] = _part(settings, part)
+    return Measurement(found["routing"], found["drops"], found["step"], found["versus"])
+
+
+def dropped_at(drops: Sequence[CapacityRow], factor: float) -> CapacityRow:
+    """The row of `drops` at capacity factor `factor`."""
+    return next(row for row in drops if row.capacity_factor == float(factor))
+
+
+def answer(measurement: Measurement) -> str:
+    """The prediction's answer: the band of the dropped fraction counted at c = 1 (`drop_band`)."""
+    return drop_band(dropped_at(measurement.drops, PREDICT_FACTOR).measured)
+
+
+# ---- small functions a worksheet or a question names ----
+
+def capacity(capacity_factor: float, seq_len: int, top_k: int, experts: int) -> int:
+    """C = ⌈c · T · k / E⌉ slots per expert per sequence (`costs.analytic.expert_capacity`)."""
+    return analytic.expert_capacity(capacity_factor, seq_len, top_k, experts)
+
+
+def dropped_fraction(experts: int, top_k: int, batch: int, capacity_factor: float = PREDICT_FACTOR) -> float:
+    """The dropped fraction of the choices, counted from the dispatch, of the seed's `batch` sequences routed by the
+    page's model (initial parameters) under capacity factor c: runs on one device, whatever D is."""
+    dims = transformer.Dims(PAGE_D_MODEL, PAGE_HEADS, PAGE_SEQ_LEN, VOCAB, experts, top_k, capacity_factor)
+    return dropped_by_capacity(dims, PAGE_LAYERS, batch, (capacity_factor,))[0].measured
+
+
+def critical_batch(experts: int, top_k: int, dense: float = DENSE_CRITICAL_TOKENS) -> float:
+    """Tokens per device above which the experts' matmuls are compute-bound: the dense threshold × E / k, since
+    each expert multiplies only k/E of a device's tokens (JAX Scaling Book, "All the Transformer Math", Sparsity and
+    Mixture-of-Experts)."""
+    return dense * experts / top_k
+
+
+def all_to_all_sent(elements: int, devices: int) -> float:
+    """Bytes each device sends to reshard an array of `elements` float32 values split over `devices` devices by an
+    all-to-all, read from the compiled program (`all_to_all_vs_all_gather`); 0 on one device."""
+    return 0.0 if devices == 1 else all_to_all_vs_all_gather(elements, devices).all_to_all_hlo
+
+
+@functools.lru_cache(maxsize=8)
+def _page_step(experts: int, top_k: int, capacity_factor: float, batch: int, expert: int) -> ExpertStep:
+    settings = check_settings(batch, experts, top_k, capacity_factor, expert, expert)
+    return expert_step(settings.dims, settings.layers, batch, 1, expert)
+
+
+def step_all_to_all_bytes(experts: int, top_k: int, capacity_factor: float, batch: int, expert: int) -> float:
+    """Bytes per device per step the all-to-alls of the page's model send on a 1 × `expert` mesh, read from the
+    compiled step's HLO."""
+    return _page_step(experts, top_k, capacity_factor, batch, expert).all_to_all_hlo
+
+
+def step_all_to_all_formula(experts: int, top_k: int, capacity_factor: float, batch: int, expert: int) -> float:
+    """The formula's bytes for the same (`costs.analytic.expert_comm_terms`)."""
+    return _page_step(experts, top_k, capacity_factor, batch, expert).all_to_all_formula

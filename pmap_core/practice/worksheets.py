@@ -84,6 +84,11 @@ ALLOWED = {
     "pmap_core.concepts.context.quadratic_share": ("pmap_core.concepts.context", "quadratic_share"),
     "pmap_core.concepts.context.ulysses_devices": ("pmap_core.concepts.context", "ulysses_devices"),
     "pmap_core.concepts.context.overlap_block": ("pmap_core.concepts.context", "overlap_block"),
+    "pmap_core.concepts.experts.capacity": ("pmap_core.concepts.experts", "capacity"),
+    "pmap_core.concepts.experts.dropped_fraction": ("pmap_core.concepts.experts", "dropped_fraction"),
+    "pmap_core.concepts.experts.all_to_all_sent": ("pmap_core.concepts.experts", "all_to_all_sent"),
+    "pmap_core.concepts.experts.step_all_to_all_bytes": ("pmap_core.concepts.experts", "step_all_to_all_bytes"),
+    "pmap_core.concepts.experts.critical_batch": ("pmap_core.concepts.experts", "critical_batch"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
 }

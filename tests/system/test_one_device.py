@@ -2,8 +2,8 @@
 
 from harness.processes import run_python
 
-LABS_WITH_D = ("basics", "collectives", "context_parallel", "demo", "device_mapping", "jit_composition", "migration",
-               "pipeline", "sharded_dp", "training")
+LABS_WITH_D = ("basics", "collectives", "context_parallel", "demo", "device_mapping", "expert_parallel",
+               "jit_composition", "migration", "pipeline", "sharded_dp", "training")
 
 
 def test_every_lab_with_a_device_count_opens_on_one_device():

@@ -74,6 +74,8 @@ def test_answers_at_each_device_count_match_the_references(quiz_at_each_device_c
     assert got["typeof_sharded"] == f"float32[{4 * devices}@data,3]"
     # Context parallelism (quiz_context_parallel): the ring sends what all-gather sends, compiled on min(D, 4) devices.
     assert got["cp_ring_bytes"] == "the same"
+    # Expert parallelism (quiz_expert_parallel): the all-to-alls send the formula's bytes, compiled on 1, 2 or 4.
+    assert got["ep_hlo_bytes"] == "the same"
 
 
 @pytest.mark.parametrize("topic, devices, rel", [

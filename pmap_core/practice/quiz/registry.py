@@ -1,5 +1,6 @@
 """The interview quiz: every question, by topic (`pmap`, `modern`, `zero`, `mesh`, `pipeline`,
-`activation_memory`, `context_parallel`), found by id, answered here.
+`activation_memory`, `context_parallel`,
+`expert_parallel`), found by id, answered here.
 
 `answer` runs a question's program on the installed JAX; `is_correct` scores a prediction against
 it with the rule the worksheets use too (`pmap_core.practice.scoring`).
@@ -12,7 +13,16 @@ from typing import Any
 import jax
 
 from pmap_core.practice import scoring
-from pmap_core.practice.quiz import activation_memory, context_parallel, mesh, modern, pipeline, pmap, zero
+from pmap_core.practice.quiz import (
+    activation_memory,
+    context_parallel,
+    expert_parallel,
+    mesh,
+    modern,
+    pipeline,
+    pmap,
+    zero,
+)
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 from pmap_core.validation import LabInputError
 
@@ -27,6 +37,7 @@ QUESTIONS: tuple[Question, ...] = (
     *pipeline.QUESTIONS,  # pipeline parallelism: GPipe and 1F1B, the bubble, the activations kept
     *activation_memory.QUESTIONS,  # activation memory: what remat keeps, what recomputing costs
     *context_parallel.QUESTIONS,  # context parallelism: the ring, the causal work, Ulysses's cap, the overlap
+    *expert_parallel.QUESTIONS,  # expert parallelism: the capacity, the drops, the all-to-all, the critical batch
 )
 
 
