@@ -31,6 +31,7 @@ import numpy as np
 from jax.sharding import NamedSharding
 
 from pmap_core.costs import analytic
+from pmap_core.train import config as train_config
 from pmap_core.train import context, models, transformer
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import BytesBeside, comm_per_step, compiled_memory, peak_bytes
@@ -139,7 +140,14 @@ class Measurement:
 
 def measure(dims: transformer.Dims, layers: int, batch: int, seq: int, data: int = 1, layout: str = "contiguous",
             schemes: Sequence[str] = SCHEMES, seed: int = 0) -> Measurement:
-    """One value-and-gradient step of each of `schemes` on a `data` × `seq` mesh (`scheme_step`)."""
+    """One value-and-gradient step of each of `schemes` on a `data` × `seq` mesh (`scheme_step`); the settings are
+    checked first, as the CLI checks them (with all-gather, which every mesh that splits the positions runs), and a
+    scheme of another name is refused."""
+    _config(dims, layers, batch, data, seq, SCHEMES[0], layout)
+    for scheme in schemes:
+        if scheme not in SCHEMES:
+            raise LabInputError("unknown_context", "{field} must be one of {options}, got {value!r}",
+                                field="context", options=", ".join(SCHEMES), value=scheme)
     steps, refused = {}, {}
     for scheme in schemes:
         try:
@@ -367,6 +375,8 @@ def formula_attention_bytes(scheme: str, dims: transformer.Dims, layers: int, ba
 def ulysses_devices(heads: int, most: int = MAX_DEVICES) -> tuple[int, ...]:
     """The seq axes of at most `most` devices on which the program runs Ulysses with `heads` heads (asked of the
     program's own check, `train.context.check`)."""
+    heads = check_int("heads", heads, 1, train_config.MAX_HEADS)  # the program's limits, not the page's
+    most = check_int("devices", most, 1, train_config.MAX_MESH_SEQ)
     allowed = []
     for seq in range(1, most + 1):
         config = TrainConfig(model="transformer", impl="context", devices=seq, global_batch=seq, heads=heads,

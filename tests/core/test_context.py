@@ -248,3 +248,11 @@ def test_mlflow_params_come_from_the_config():
         4, "ulysses", "zigzag", 1)
     assert callback.run_name(_config(context="ulysses", context_layout="zigzag")).startswith(
         "transformer-context-d16-T48-V16-1x4seq-ulysses-zigzag")
+
+
+@pytest.mark.parametrize("changes", [dict(layers=-1), dict(schemes=("spiral",)), dict(layout="allgather")])
+def test_measure_refuses_settings_it_cannot_run_before_it_compiles_anything(changes):
+    """Found by the entry-point fuzz: with no scheme to run, nonsense reached one device's loss (a ValueError)."""
+    arguments = dict(dims=transformer.Dims(16, 4, 16, 16), layers=2, batch=8, seq=2, schemes=())
+    with pytest.raises(LabInputError):
+        cp.measure(**{**arguments, **changes})
