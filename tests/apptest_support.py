@@ -122,3 +122,18 @@ def button(at: AppTest, key: str):
 def frame_with(at: AppTest, column: str):
     """The first table the page shows that has `column`."""
     return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def worksheet_queries(sheet_id: str, runtime: int) -> list[tuple[str, dict]]:
+    """(step id, the link's settings without its language) for each step of worksheet `sheet_id` at `runtime`
+    devices that opens its lab on settings no earlier step did."""
+    from pmap_core.practice import worksheets
+
+    sheet = next(s for s in worksheets.load_sheets().sheets if s.id == sheet_id).at(runtime)
+    seen, queries = set(), []
+    for step in sheet.steps:
+        query = {k: v for k, v in step.query("en").items() if k != "lang"}
+        if tuple(sorted(query.items())) not in seen:
+            seen.add(tuple(sorted(query.items())))
+            queries.append((step.id, query))
+    return queries

@@ -14,9 +14,11 @@ from tests.apptest_support import (
     one_slot,
     open_lab,
     said,
+    worksheet_queries,
 )
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "frame_with", "lab", "one_slot", "open_lab", "said"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "frame_with", "lab", "one_slot", "open_lab", "said",
+           "worksheet_queries"]
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ code the guess is recorded before the answer shows. Bad input (the expert axis n
 that does not split) gives one line, never a traceback."""
 
 import pytest
-from conftest import assert_clean, button, frame_with, open_lab, said
+from conftest import assert_clean, button, frame_with, open_lab, said, worksheet_queries
 
 from labs.texts import table as text_table
 from pmap_core.concepts import experts as ce
@@ -146,16 +146,8 @@ def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_
 
 @pytest.mark.parametrize("runtime", [1, 3, 8])
 def test_each_worksheet_step_opens_the_lab_on_its_settings(runtime):
-    from pmap_core.practice import worksheets
-
-    sheet = next(s for s in worksheets.load_sheets().sheets if s.id == "13_expert_parallel").at(runtime)
-    seen = set()
-    for step in sheet.steps:
-        query = {k: v for k, v in step.query("en").items() if k != "lang"}
-        if tuple(sorted(query.items())) in seen:
-            continue
-        seen.add(tuple(sorted(query.items())))
+    for step_id, query in worksheet_queries("13_expert_parallel", runtime):
         at = open_lab("expert_parallel", **query)
         assert_clean(at)
-        assert not at.warning, step.id  # no setting ignored
-        assert {k: at.query_params.get(k) for k in query} == query, step.id
+        assert not at.warning, step_id  # no setting ignored
+        assert {k: at.query_params.get(k) for k in query} == query, step_id
