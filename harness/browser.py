@@ -247,6 +247,23 @@ def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
     page.evaluate(_COUNT_RUNS)
 
 
+def open_choices(page, combobox, timeout_ms: float = READY_BUDGET_S * 1000):
+    """Click a selectbox open and return its options. The first click on a freshly loaded page can open nothing
+    (measured on the migration lab: the first click, none; the second, all five), so click again until they show."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    options, deadline = page.locator('[role="option"]'), time.monotonic() + timeout_ms / 1000
+    while True:
+        combobox.click()
+        try:
+            options.first.wait_for(timeout=5_000)
+            return options
+        except PlaywrightTimeout:
+            if time.monotonic() > deadline:
+                raise
+            page.keyboard.press("Escape")
+
+
 def open_app_page(page, url: str, timeout_ms: float = 90_000) -> None:
     page.goto(url, wait_until="domcontentloaded")
     wait_ready(page, timeout_ms)

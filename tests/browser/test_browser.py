@@ -137,9 +137,7 @@ def _change(page, kind: str, widget) -> None:
     else:
         box = widget.locator('[role="combobox"]')
         current = box.input_value().strip()
-        box.click()
-        choices = page.locator('[role="option"]')
-        choices.first.wait_for(timeout=bs.READY_BUDGET_S * 1000)  # the dropdown draws late on a loaded machine
+        choices = bs.open_choices(page, box)
         for i in range(choices.count()):
             if choices.nth(i).inner_text().strip() != current:
                 choices.nth(i).click()

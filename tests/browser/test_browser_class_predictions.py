@@ -89,8 +89,7 @@ def test_three_students_predict_and_the_teacher_view_shows_their_first_predictio
 
         # The teacher holds the class at step 2: the students' open pages move there, without a click.
         hold = teacher.locator('[class*="st-key-class_view-hold-1_shards"]')
-        hold.locator('[role="combobox"]').click()
-        teacher.locator('[role="option"]').filter(has_text="2. Same batch and devices").click()
+        bs.open_choices(teacher, hold.locator('[role="combobox"]')).filter(has_text="2. Same batch and devices").click()
         teacher.get_by_role("button", name="Save for the class").click()
         bs.wait_ready(teacher, rerun=True)
         assert not bs.exception_texts(teacher), bs.exception_texts(teacher)

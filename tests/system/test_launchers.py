@@ -189,7 +189,9 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(via, tmp_path):
     assert killed, texts[-20:]
     assert outcome.dead == 1 and outcome.returncodes[1] == -9 and outcome.returncodes[0] not in (None, 0), texts[-20:]
     if via == launch.LOCAL:
-        assert any("process 1 died (killed by SIGKILL); stopping process 0" in t for t in texts)
+        # "stopping process 0", or "stopping nothing else" when process 0's collective failed first (under load).
+        assert any(re.match(r"process 1 died \(killed by SIGKILL\); stopping (process 0|nothing else)$", t)
+                   for t in texts), texts[-20:]
     exit_s = outcome.ended_after_kill_s().get(0)
     assert exit_s is not None and exit_s < EXIT_BOUND_S, (exit_s, texts[-20:])
     said = [t for t in texts if t.startswith(("terminated (SIGTERM)", "error: process 0 lost contact"))]
