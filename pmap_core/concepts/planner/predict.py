@@ -1,0 +1,336 @@
+"""One plan's predictions per device: memory, communication per mesh axis, compute, the pipeline's bubble, the
+step time and the utilisation — every formula the lab's own, each already checked against compiled programs on
+the pages of its axis.
+
+A plan puts D = data · stage · expert · seq · model devices on the lab's mesh axes (`train.mesh.AXES`, outermost
+first: `model` spans neighbouring devices), with a ZeRO stage over the devices that hold the same parameters, a
+remat policy, M micro-batches per step and v interleaved stages per device.
+
+- Memory (bytes per device, the first pipeline stage, which holds the most):
+  - parameters, gradients, optimizer state: `costs.analytic.state_bytes` of the precision, each divided by its ZeRO
+    group where the stage shards it (ZeRO, Rajbhandari et al. 2020, §5), the dense parameters split by
+    `model · stage`, the experts' by `expert · model · stage`;
+  - activations: Korthikanti et al. 2022 (arXiv 2205.05198) §4, term by term (`concepts.activation_memory.TERMS`),
+    widths scaled to the model's (an MLP of f instead of 4h, grouped K and V), the tensor terms divided by t and
+    the rest too under sequence parallelism, for the micro-batches in flight on the first stage: 1 without a
+    pipeline, min(M, P) under 1F1B (§4.2.3), times 1 + (P − 1)/(P · v) interleaved (Narayanan et al. 2021,
+    arXiv 2104.04473, §2.2.2); plus the logits, b · s · V float32 values.
+- Communication (ring bytes each device sends per step, as `train.footprint` reads them from HLO), by axis:
+  `model` Megatron's 4 all-reduces of the residual stream per block (`analytic.transformer_tensor_comm_bytes_per_step`),
+  `seq` K and V gathered and their gradients scattered (`analytic.context_comm_terms`, all-gather), `expert` 4
+  all-to-alls per block (`analytic.expert_comm_terms`), `stage` one activation forward and one gradient back per
+  micro-batch and virtual stage, `data` the gradient's collectives by ZeRO stage (`analytic.zero_comm_bytes_per_step`).
+  An axis whose devices all sit in one node (with the axes inside it) uses the node's link, else the link across
+  nodes; time = bytes / bandwidth (the α term left out).
+- Compute: model FLOPs per token 6Ψ_active + 12 · L · q · s (PaLM, Chowdhery et al. 2022, Appendix B), the
+  hardware's also the recomputation (full remat: one more forward, 8Ψ; selective: the attention core's forward),
+  at `achievable` × peak.
+- Step: (compute + exposed comm inside the pipeline) · (1 + (P − 1)/(v · M)) + exposed data-axis comm; a share
+  `overlap` of every axis's comm is hidden behind compute. MFU = model FLOPs / (step · D · peak).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from pmap_core.concepts.activation_memory import TERMS, Term
+from pmap_core.concepts.planner.presets import Hardware, ModelShape
+from pmap_core.costs import analytic
+from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
+
+REMAT = ("none", "selective", "full")
+ZERO_STAGES = (0, 1, 2, 3)
+STRATEGY_OF_STAGE = ("dp", "zero1", "zero2", "zero3")
+NODE, CLUSTER = "node", "cluster"
+LOGIT_BYTES = 4  # the loss's softmax in float32, whatever the precision
+
+
+@dataclasses.dataclass(frozen=True)
+class Layout:
+    """Devices per mesh axis, and the choices that go with them."""
+
+    data: int = 1
+    stage: int = 1
+    expert: int = 1
+    seq: int = 1
+    model: int = 1
+    zero: int = 0                  # ZeRO stage over the devices that hold the same parameters
+    remat: str = "none"
+    microbatches: int = 1          # M per step on each data replica
+    virtual: int = 1               # interleaved stages per device (1: plain GPipe / 1F1B bubble)
+    sequence_parallel: bool = True  # Megatron's: the residual stream split by positions over `model`
+
+    @property
+    def devices(self) -> int:
+        return self.data * self.stage * self.expert * self.seq * self.model
+
+    def size(self, axis: str) -> int:
+        return getattr(self, axis)
+
+    def label(self) -> str:
+        """e.g. "data=64 stage=16 model=8 · ZeRO-1 · remat none · M=16 · v=2"."""
+        axes = " ".join(f"{axis}={self.size(axis)}" for axis in AXES if self.size(axis) > 1) or "data=1"
+        parts = [axes, f"ZeRO-{self.zero}", f"remat {self.remat}"]
+        if self.stage > 1 or self.microbatches > 1:
+            parts.append(f"M={self.microbatches}")
+        if self.virtual > 1:
+            parts.append(f"v={self.virtual}")
+        return " · ".join(parts)
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """What one step trains: `sequences` of `seq_len` tokens, in a precision ("mixed": bfloat16 values with
+    float32 master weights and Adam; "float32"), with an optimizer."""
+
+    sequences: int
+    seq_len: int
+    precision: str = "mixed"
+    optimizer: str = "adam"
+
+    @property
+    def tokens(self) -> int:
+        return self.sequences * self.seq_len
+
+    @property
+    def value_bytes(self) -> int:
+        return 2 if self.precision == "mixed" else 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Assumptions:
+    """What the planner takes without measuring it: the share of peak a device sustains on the step's products,
+    the share of each axis's communication hidden behind compute, whether attention is a fused kernel that keeps
+    no score-sized tensor (FlashAttention), and a mixture of experts' capacity factor."""
+
+    achievable: float = 0.6
+    overlap: float = 0.5
+    flash_attention: bool = True
+    capacity_factor: float = 1.25
+
+
+DEFAULT_ASSUMPTIONS = Assumptions()
+
+
+@dataclasses.dataclass(frozen=True)
+class AxisComm:
+    axis: str
+    size: int
+    level: str            # NODE or CLUSTER
+    link: str             # the link's name
+    bytes: float          # ring bytes each device sends per step
+    seconds: float        # bytes / bandwidth
+
+
+@dataclasses.dataclass(frozen=True)
+class Memory:
+    params: float
+    grads: float
+    optimizer: float
+    activations: float
+    logits: float
+
+    @property
+    def total(self) -> float:
+        return self.params + self.grads + self.optimizer + self.activations + self.logits
+
+
+@dataclasses.dataclass(frozen=True)
+class Prediction:
+    layout: Layout
+    memory: Memory
+    comm: tuple[AxisComm, ...]
+    model_flops: float        # one step, every device
+    hardware_flops: float     # the same with recomputation
+    compute_s: float          # per device
+    bubble: float             # (P − 1)/(v · M): the bubble over the ideal time
+    exposed_comm_s: float
+    step_s: float
+    mfu: float
+    hfu: float
+    fits: bool
+    memory_budget: float
+
+    def comm_on(self, axis: str) -> AxisComm | None:
+        return next((c for c in self.comm if c.axis == axis), None)
+
+
+# ---- memory ----
+
+def _mlp_scale(model: ModelShape) -> float:
+    """A 4h-wide term of the paper's list, at this model's MLP: f (three of them under SwiGLU's gate)."""
+    return model.d_ff * (1.5 if model.gated_mlp else 1.0) / (4 * model.d_model)
+
+
+def _width(term: Term, model: ModelShape) -> float:
+    """The term's width relative to the paper's: its MLP terms scale with f, K and V with the grouped heads."""
+    if "(4h)" in term.name:
+        return _mlp_scale(model) * (model.top_k * 1.0 if model.experts else 1.0)
+    if term.name.startswith("Q and K"):
+        return (model.q_width + model.kv_width) / (2 * model.d_model)
+    if term.name.startswith("V "):
+        return model.kv_width / model.d_model
+    return 1.0
+
+
+def layer_activation_bytes(model: ModelShape, precision: str, positions: int, keys: int, t: int, remat: str,
+                           sequence_parallel: bool, flash_attention: bool, dropout: bool) -> float:
+    """One block's saved activations for one sequence on one device, of which it holds `positions` and attends to
+    `keys` (both s without context parallelism), tensor-parallel degree t (Korthikanti et al. 2022, Table 2: the
+    paper's 16-bit bytes under mixed precision, the lab's float32 ones otherwise)."""
+    seq_split = t if sequence_parallel else 1
+    if remat == "full":  # the block's input only (§4.3: 2sbh in 16-bit)
+        return (2 if precision == "mixed" else 4) * positions * model.d_model / seq_split
+    total = 0.0
+    for term in TERMS:
+        coefficient = term.paper if precision == "mixed" else term.lab
+        if not coefficient or ("dropout" in term.name and not dropout):
+            continue
+        if remat == "selective" and not term.kept_by_selective:
+            continue
+        divide = t if term.split_by_tensor else seq_split
+        if term.unit == "sbh":
+            total += coefficient * _width(term, model) * positions * model.d_model / divide
+        elif not flash_attention:
+            total += coefficient * model.heads * positions * keys / t
+    return total
+
+
+def activation_bytes(model: ModelShape, layout: Layout, workload: Workload, assumptions: Assumptions,
+                     dropout: bool = False) -> tuple[float, float]:
+    """(activations, logits) bytes on the first pipeline stage's device: its blocks' saved activations for the
+    micro-batches in flight, and the last stage's float32 logits of one micro-batch."""
+    b = micro_batch_sequences(layout, workload)
+    s = workload.seq_len // layout.seq
+    per_sequence = layer_activation_bytes(model, workload.precision, s, workload.seq_len, layout.model, layout.remat,
+                                          layout.sequence_parallel and layout.model > 1,
+                                          assumptions.flash_attention, dropout)
+    blocks = model.layers / layout.stage
+    if layout.stage == 1:
+        in_flight = 1.0
+    else:
+        in_flight = min(layout.microbatches, layout.stage) * (1 + (layout.stage - 1) / (layout.stage * layout.virtual)
+                                                              if layout.virtual > 1 else 1.0)
+    logits = b * s * model.vocab * LOGIT_BYTES / layout.model
+    return blocks * in_flight * b * per_sequence, logits
+
+
+def micro_batch_sequences(layout: Layout, workload: Workload) -> float:
+    """b: the sequences of one micro-batch on one data replica."""
+    return workload.sequences / (layout.data * layout.expert * layout.microbatches)
+
+
+def state_memory(model: ModelShape, layout: Layout, workload: Workload) -> tuple[float, float, float]:
+    """(params, grads, optimizer) bytes per device: the dense parameters over model · stage and ZeRO's group
+    data · seq · expert; the experts' over expert · model · stage and ZeRO's group data · seq."""
+    per = analytic.state_bytes(workload.precision, workload.optimizer)
+    dense = dense_params_per_device(model, layout)
+    experts = model.expert_params / (layout.expert * layout.model * layout.stage)
+    sharded = analytic.ZERO_SHARDED[STRATEGY_OF_STAGE[layout.zero]]
+    groups = (layout.data * layout.seq * layout.expert, layout.data * layout.seq)
+    parts = []
+    for index, bytes_per in enumerate((per.params, per.grads, per.optimizer)):
+        divide = [group if sharded[index] else 1 for group in groups]
+        parts.append((dense / divide[0] + experts / divide[1]) * bytes_per)
+    return parts[0], parts[1], parts[2]
+
+
+def dense_params_per_device(model: ModelShape, layout: Layout) -> float:
+    """The dense parameters the first stage's device holds: its blocks' split by `model`, and the embedding
+    (with the head too when there is one stage; `model` splits the vocabulary)."""
+    c = model.param_counts()
+    blocks = (c["attention"] + c["router"] + (0 if model.experts else c["mlp"])) * model.layers / layout.stage
+    ends = c["embed"] + (c["head"] if layout.stage == 1 else 0)
+    return (blocks + ends) / layout.model
+
+
+# ---- communication ----
+
+def axis_level(layout: Layout, axis: str, hardware: Hardware) -> str:
+    """NODE when the axis's devices, with every axis inside it, fit in one node."""
+    inner = AXES[AXES.index(axis):]
+    span = math.prod(layout.size(a) for a in inner)
+    return NODE if span <= hardware.node else CLUSTER
+
+
+def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumptions: Assumptions) -> dict[str, float]:
+    """Ring bytes each device sends per step, by mesh axis (axes of one device left out)."""
+    v = workload.value_bytes
+    b = micro_batch_sequences(layout, workload)
+    s = workload.seq_len // layout.seq
+    blocks = model.layers / layout.stage
+    m = layout.microbatches
+    recompute = 1.5 if layout.remat == "full" else 1.0  # full remat runs the forward's collectives again
+    found: dict[str, float] = {}
+    if layout.model > 1:
+        per_micro = analytic.transformer_tensor_comm_bytes_per_step(b, s, model.d_model, 1, 0, 0, 1, layout.model, v)
+        found[MODEL_AXIS] = per_micro * blocks * m * recompute
+    if layout.seq > 1:
+        terms = analytic.context_comm_terms("allgather", b, workload.seq_len, model.kv_width // layout.model, 1, 0.0,
+                                            1, layout.seq, v)
+        found[SEQ_AXIS] = sum(t.bytes for t in terms[:2]) * blocks * m * recompute
+    if layout.expert > 1 and model.experts:
+        terms = analytic.expert_comm_terms(int(b * layout.expert), workload.seq_len // layout.seq, model.d_model, 1,
+                                           model.experts, model.top_k, assumptions.capacity_factor, 0.0, 0.0, 1,
+                                           layout.expert, v)
+        found[EXPERT_AXIS] = sum(t.bytes for t in terms[:2]) * blocks * m * recompute
+    if layout.stage > 1:
+        boundary = b * s * model.d_model * v / (layout.model if layout.sequence_parallel else 1)
+        found[STAGE_AXIS] = 2 * boundary * m * layout.virtual * (layout.stage - 1) / layout.stage
+    group = layout.data * layout.seq * layout.expert
+    strategy = STRATEGY_OF_STAGE[layout.zero]
+    per = analytic.state_bytes(workload.precision, workload.optimizer)
+    if group > 1:
+        dense = dense_params_per_device(model, layout)
+        total = analytic.zero_comm_bytes_per_step(dense, group, strategy, per.params, v, m)
+        if model.expert_params and layout.data * layout.seq > 1:
+            experts = model.expert_params / (layout.expert * layout.model * layout.stage)
+            total += analytic.zero_comm_bytes_per_step(experts, layout.data * layout.seq, strategy, per.params, v, m)
+        found[DATA_AXIS] = total
+    return found
+
+
+def axis_comms(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
+               assumptions: Assumptions) -> tuple[AxisComm, ...]:
+    out = []
+    for axis, sent in comm_bytes(model, layout, workload, assumptions).items():
+        level = axis_level(layout, axis, hardware)
+        bandwidth = hardware.intra_bytes_s if level == NODE else hardware.inter_bytes_s
+        link = hardware.intra_name if level == NODE else hardware.inter_name
+        out.append(AxisComm(axis, layout.size(axis) if axis != DATA_AXIS else layout.data, level, link, sent,
+                            sent / bandwidth))
+    return tuple(sorted(out, key=lambda c: AXES.index(c.axis)))
+
+
+# ---- compute and the step ----
+
+def flops_per_token(model: ModelShape, seq_len: int, remat: str) -> tuple[float, float]:
+    """(model, hardware) FLOPs per token of one training step: 6Ψ_active + 12 · L · q · s (PaLM, Appendix B:
+    q = heads · d_head, s the sequence), and with what recomputation adds (full: one more forward, 2Ψ_active +
+    4 · L · q · s; selective: the attention core's forward, 4 · L · q · s)."""
+    attention = 12 * model.layers * model.q_width * seq_len
+    base = 6 * model.active_params + attention
+    extra = {"none": 0.0, "selective": attention / 3, "full": (6 * model.active_params + attention) / 3}[remat]
+    return base, base + extra
+
+
+def predict(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
+            assumptions: Assumptions = DEFAULT_ASSUMPTIONS, dropout: bool = False) -> Prediction:
+    """One plan's figures per device (module docstring)."""
+    params, grads, optimizer = state_memory(model, layout, workload)
+    activations, logits = activation_bytes(model, layout, workload, assumptions, dropout)
+    memory = Memory(params, grads, optimizer, activations, logits)
+    comm = axis_comms(model, layout, workload, hardware, assumptions)
+    model_per_token, hardware_per_token = flops_per_token(model, workload.seq_len, layout.remat)
+    model_flops, hardware_flops = model_per_token * workload.tokens, hardware_per_token * workload.tokens
+    compute_s = hardware_flops / layout.devices / (hardware.peak_flops * assumptions.achievable)
+    hidden = 1 - assumptions.overlap
+    inner = sum(c.seconds for c in comm if c.axis != DATA_AXIS) * hidden
+    outer = sum(c.seconds for c in comm if c.axis == DATA_AXIS) * hidden
+    bubble = (layout.stage - 1) / (layout.virtual * layout.microbatches) if layout.stage > 1 else 0.0
+    step_s = (compute_s + inner) * (1 + bubble) + outer
+    peak = step_s * layout.devices * hardware.peak_flops
+    return Prediction(layout, memory, comm, model_flops, hardware_flops, compute_s, bubble, inner + outer, step_s,
+                      model_flops / peak, hardware_flops / peak, memory.total <= hardware.memory_bytes,
+                      hardware.memory_bytes)

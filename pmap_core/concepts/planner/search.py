@@ -1,0 +1,190 @@
+"""Every layout of D devices over the mesh axes, each with its best choice of ZeRO stage, remat policy,
+micro-batches and interleaved stages; ranked by predicted step time among those that fit, with why the first wins
+and what bounds it."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from pmap_core.concepts.planner.predict import (
+    DEFAULT_ASSUMPTIONS,
+    REMAT,
+    ZERO_STAGES,
+    Assumptions,
+    Layout,
+    Prediction,
+    Workload,
+    predict,
+)
+from pmap_core.concepts.planner.presets import Hardware, ModelShape, PublishedRun, divisors
+from pmap_core.train.mesh import DATA_AXIS
+from pmap_core.validation import LabInputError, check_float, check_int
+
+MAX_PLAN_DEVICES = 65_536
+MAX_VIRTUAL = 8
+MEMORY, BUBBLE, COMPUTE = "memory", "bubble", "compute"
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """The best variant of one layout of the axes, and how many of its variants fit."""
+
+    prediction: Prediction
+    variants: int
+    fitting: int
+
+    @property
+    def layout(self) -> Layout:
+        return self.prediction.layout
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """Why the first plan wins over the runner-up (the step-time part that separates them most, in seconds), and
+    what bounds it: `memory` (a faster variant of its layout does not fit), `bubble`, or an axis's exposed
+    communication, whichever is the largest part of its step beside compute."""
+
+    bound: str
+    bound_s: float
+    faster_unfitting: Layout | None
+    separating: str | None
+    separating_s: float
+
+
+@dataclasses.dataclass(frozen=True)
+class PlanResult:
+    model: ModelShape
+    hardware: Hardware
+    workload: Workload
+    assumptions: Assumptions
+    devices: int
+    plans: tuple[Plan, ...]          # every layout with a fitting variant, best first
+    unfit: tuple[Plan, ...]          # layouts none of whose variants fits, least memory first
+    verdict: Verdict | None
+
+
+def step_parts(p: Prediction, overlap: float) -> dict[str, float]:
+    """A plan's step time in parts, seconds: compute, the bubble (its share of compute and inner comm), and each
+    axis's exposed communication; they sum to `step_s`."""
+    hidden = 1 - overlap
+    inner = sum(c.seconds for c in p.comm if c.axis != DATA_AXIS) * hidden
+    parts = {COMPUTE: p.compute_s, BUBBLE: (p.compute_s + inner) * p.bubble}
+    for c in p.comm:
+        parts[c.axis] = c.seconds * hidden
+    return parts
+
+
+def axis_layouts(model: ModelShape, devices: int, workload: Workload, node: int) -> list[Layout]:
+    """Every (data, stage, expert, seq, model) with product D that the model allows: `model` divides the heads,
+    `seq` the sequence, `expert` the experts, at most one block per stage, whole sequences per data replica."""
+    out = []
+    for model_axis in divisors(devices):
+        if model.heads % model_axis:
+            continue
+        rest = devices // model_axis
+        for seq in divisors(rest):
+            if workload.seq_len % seq:
+                continue
+            for expert in divisors(rest // seq):
+                if expert > 1 and (not model.experts or model.experts % expert):
+                    continue
+                for stage in divisors(rest // seq // expert):
+                    data = rest // seq // expert // stage
+                    if stage > model.layers or workload.sequences % (data * expert):
+                        continue
+                    out.append(Layout(data=data, stage=stage, expert=expert, seq=seq, model=model_axis))
+    return out
+
+
+def _choices(model: ModelShape, layout: Layout, workload: Workload) -> list[tuple[int, int]]:
+    """(micro-batches, interleaved stages) to try: every micro-batch count that splits a replica's sequences
+    (those ≥ P under a pipeline, and its largest), v up to the blocks per stage."""
+    per_replica = workload.sequences // (layout.data * layout.expert)
+    counts = divisors(per_replica)
+    if layout.stage > 1:
+        counts = sorted({m for m in counts if m >= layout.stage} | {counts[-1]})
+        top = min(MAX_VIRTUAL, model.layers // layout.stage)
+        virtuals = sorted({v for v in (1, 2, 4, top) if 1 <= v <= top})
+    else:
+        counts = [m for m in counts if m & (m - 1) == 0 or m == counts[-1]]
+        virtuals = [1]
+    return [(m, v) for m in counts for v in virtuals]
+
+
+def best_variant(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
+                 assumptions: Assumptions, remats: tuple[str, ...] = REMAT) -> tuple[Plan, Prediction]:
+    """The fastest fitting variant of a layout (or, none fitting, the one with least memory), and the fastest
+    variant of all, fitting or not."""
+    group = layout.data * layout.seq * layout.expert
+    stages = ZERO_STAGES if group > 1 else (0,)
+    predictions = [predict(model, dataclasses.replace(layout, zero=z, remat=r, microbatches=m, virtual=v),
+                           workload, hardware, assumptions)
+                   for (m, v), z, r in itertools.product(_choices(model, layout, workload), stages, remats)]
+    fitting = [p for p in predictions if p.fits]
+    fastest = min(predictions, key=lambda p: p.step_s)
+    chosen = min(fitting, key=lambda p: p.step_s) if fitting else min(predictions, key=lambda p: p.memory.total)
+    return Plan(chosen, len(predictions), len(fitting)), fastest
+
+
+def check_inputs(devices: int, workload: Workload, assumptions: Assumptions) -> None:
+    check_int("devices", devices, 1, MAX_PLAN_DEVICES)
+    check_int("sequences", workload.sequences, 1, 2**40)
+    check_int("seq_len", workload.seq_len, 1, 2**22)
+    check_float("achievable", assumptions.achievable, 0.01, 1.0)
+    check_float("overlap", assumptions.overlap, 0.0, 1.0)
+    if workload.precision not in ("mixed", "float32"):
+        raise LabInputError("unknown_precision", "precision must be one of {options}, got {value!r}",
+                            options="mixed, float32", value=workload.precision)
+
+
+def plan(model: ModelShape, hardware: Hardware, devices: int, workload: Workload,
+         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, layouts: list[Layout] | None = None) -> PlanResult:
+    """Rank the layouts of `devices` (or the `layouts` given) by their best fitting variant's step time."""
+    check_inputs(devices, workload, assumptions)
+    candidates = layouts if layouts is not None else axis_layouts(model, devices, workload, hardware.node)
+    if not candidates:
+        raise LabInputError("no_layout", "no layout of {devices} devices splits this model and batch: the "
+                            "sequences per step ({sequences}) must divide among the data replicas",
+                            devices=devices, sequences=workload.sequences)
+    found = [(best_variant(model, layout, workload, hardware, assumptions)) for layout in candidates]
+    plans = sorted((p for p, _ in found if p.prediction.fits), key=lambda p: p.prediction.step_s)
+    unfit = sorted((p for p, _ in found if not p.prediction.fits), key=lambda p: p.prediction.memory.total)
+    fastest = {id(p): f for p, f in found}
+    verdict = None
+    if plans:
+        verdict = _verdict(plans, fastest[id(plans[0])], assumptions)
+    return PlanResult(model, hardware, workload, assumptions, devices, tuple(plans), tuple(unfit), verdict)
+
+
+def _verdict(plans: list[Plan], fastest: Prediction, assumptions: Assumptions) -> Verdict:
+    first = plans[0].prediction
+    parts = step_parts(first, assumptions.overlap)
+    faster = fastest.layout if (not fastest.fits and fastest.step_s < first.step_s) else None
+    beside = {name: seconds for name, seconds in parts.items() if name != COMPUTE}
+    bound, bound_s = (MEMORY, first.step_s - fastest.step_s) if faster else max(beside.items(), key=lambda kv: kv[1],
+                                                                                  default=(COMPUTE, 0.0))
+    separating, separating_s = None, 0.0
+    if len(plans) > 1:
+        other = step_parts(plans[1].prediction, assumptions.overlap)
+        names = parts.keys() | other.keys()
+        separating, separating_s = max(((n, other.get(n, 0.0) - parts.get(n, 0.0)) for n in names),
+                                       key=lambda kv: kv[1])
+    return Verdict(bound, bound_s, faster, separating, separating_s)
+
+
+def published_workload(run: PublishedRun) -> Workload:
+    return Workload(sequences=run.sequences, seq_len=run.seq_len)
+
+
+def published_layout(run: PublishedRun) -> Layout:
+    return Layout(data=run.data_axis, stage=run.stage_axis, seq=run.seq_axis, model=run.model_axis)
+
+
+def evaluate_published(run: PublishedRun, model: ModelShape, hardware: Hardware,
+                       assumptions: Assumptions = DEFAULT_ASSUMPTIONS, as_run: bool = False) -> Plan:
+    """The paper's own layout (its TP, CP, PP and DP), with the planner's best choice of what the paper leaves
+    open (ZeRO stage, micro-batches, interleaving, and the remat policy unless `as_run` and the paper says)."""
+    remats = (run.remat,) if as_run and run.remat else REMAT
+    plan_of, _ = best_variant(model, published_layout(run), published_workload(run), hardware, assumptions, remats)
+    return plan_of
