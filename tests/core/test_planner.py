@@ -1,0 +1,127 @@
+"""The planner's formulas against references: the parameter counts the papers publish, the lab's analytic
+functions each term is built on, and the ranking's own promises (fitting plans first, fastest first, a verdict that
+names what separates the first two)."""
+
+import dataclasses
+
+import pytest
+
+from pmap_core.concepts import planner
+from pmap_core.concepts.planner import predict as pr
+from pmap_core.concepts.planner import search
+from pmap_core.costs import analytic
+from pmap_core.validation import LabInputError
+
+LLAMA = planner.MODELS["llama3-405b"]
+H100 = planner.HARDWARE["h100"]
+LLAMA_STEP = planner.Workload(sequences=16 * 2**20 // 8192, seq_len=8192)
+
+
+@pytest.mark.parametrize("key,published,active,rel", [
+    ("llama3-8b", 8.0e9, None, 0.01),         # "8B" (Dubey et al. 2024, Table 3)
+    ("llama3-70b", 70.6e9, None, 0.01),       # "70B"
+    ("llama3-405b", 405e9, None, 0.005),      # "405B"
+    ("mixtral-8x7b", 47e9, 13e9, 0.02),       # "47B parameters, 13B active" (Jiang et al. 2024, abstract)
+    ("gpt-146b", 145.6e9, None, 0.001),       # Narayanan et al. 2021, Table 1: 145.6B
+    ("gpt-1t", 1008.0e9, None, 0.001),        # 1008.0B
+])
+def test_parameter_counts_from_the_shapes_match_the_papers(key, published, active, rel):
+    model = planner.MODELS[key]
+    assert model.params == pytest.approx(published, rel=rel)
+    assert model.active_params == pytest.approx(active or published, rel=rel)
+
+
+def test_one_device_sends_nothing_and_has_no_bubble():
+    model = planner.MODELS["llama3-8b"]
+    p = pr.predict(model, planner.Layout(), planner.Workload(sequences=4, seq_len=2048), H100)
+    assert p.comm == () and p.bubble == 0 and p.exposed_comm_s == 0
+    assert p.step_s == pytest.approx(p.compute_s)
+    # Mixed precision with Adam: 2 + 2 + 12 bytes a parameter, nothing sharded (ZeRO §3).
+    assert p.memory.params + p.memory.grads + p.memory.optimizer == pytest.approx(16 * model.params)
+
+
+@pytest.mark.parametrize("zero", [0, 1, 2, 3])
+def test_state_bytes_are_zeros_per_device_formula_on_the_dense_share(zero):
+    layout = planner.Layout(data=16, model=8, stage=4, zero=zero)
+    p = pr.predict(LLAMA, layout, LLAMA_STEP, H100)
+    dense = pr.dense_params_per_device(LLAMA, layout)
+    expected = analytic.zero_memory_per_device(dense, 16, pr.STRATEGY_OF_STAGE[zero], 2, 2, 12)
+    assert (p.memory.params, p.memory.grads, p.memory.optimizer) == pytest.approx(
+        (expected.params, expected.grads, expected.optimizer))
+
+
+def test_model_axis_bytes_are_megatrons_four_all_reduces_per_block_and_micro_batch():
+    layout = planner.Layout(data=128, stage=16, model=8, microbatches=16)
+    p = pr.predict(LLAMA, layout, LLAMA_STEP, H100)
+    b = LLAMA_STEP.sequences / (128 * 16)   # one sequence a micro-batch
+    per_block = 4 * 2 * 7 / 8 * b * 8192 * LLAMA.d_model * 2
+    assert p.comm_on("model").bytes == pytest.approx(per_block * LLAMA.layers / 16 * 16)
+    assert p.comm_on("model").level == "node" and p.comm_on("data").level == "cluster"
+    assert p.bubble == pytest.approx(15 / 16)   # (P − 1)/(v · M), Narayanan et al. 2021 §2.2
+
+
+def test_full_remat_keeps_only_each_blocks_input_and_adds_a_forward():
+    layout = planner.Layout(data=128, stage=16, model=8, microbatches=16)
+    none = pr.predict(LLAMA, layout, LLAMA_STEP, H100)
+    full = pr.predict(LLAMA, dataclasses.replace(layout, remat="full"), LLAMA_STEP, H100)
+    # 2sbh/t per block under sequence parallelism (Korthikanti et al. 2022, §4.3), P micro-batches in flight.
+    assert full.memory.activations == pytest.approx(2 * 8192 * LLAMA.d_model / 8 * LLAMA.layers / 16 * 16)
+    assert full.memory.activations < none.memory.activations / 10
+    assert full.hardware_flops == pytest.approx(none.hardware_flops * 4 / 3)
+    assert full.model_flops == none.model_flops and full.mfu < none.mfu
+
+
+@pytest.mark.parametrize("devices", [1, 3, 8, 64])
+def test_step_parts_sum_to_the_step_and_every_plan_fits_in_rank_order(devices):
+    result = planner.plan(LLAMA if devices == 64 else planner.MODELS["llama3-8b"], planner.HARDWARE["h200"],
+                          devices, planner.Workload(sequences=48, seq_len=4096))
+    steps = [p.prediction.step_s for p in result.plans]
+    assert steps == sorted(steps) and all(p.prediction.fits for p in result.plans)
+    for p in result.plans + result.unfit:
+        assert p.layout.devices == devices
+        parts = planner.step_parts(p.prediction, result.assumptions.overlap)
+        assert sum(parts.values()) == pytest.approx(p.prediction.step_s)
+    if result.plans:
+        assert result.verdict is not None
+        assert (result.verdict.separating is None) == (len(result.plans) == 1)
+    else:
+        assert result.verdict is None
+
+
+def test_the_verdict_names_memory_when_a_faster_variant_does_not_fit():
+    result = planner.plan(LLAMA, H100, 16384, LLAMA_STEP)
+    first = result.plans[0].prediction
+    if result.verdict.bound == search.MEMORY:
+        assert result.verdict.faster_unfitting is not None
+        slower = pr.predict(LLAMA, result.verdict.faster_unfitting, LLAMA_STEP, H100)
+        assert not slower.fits and slower.step_s < first.step_s
+    else:
+        parts = planner.step_parts(first, result.assumptions.overlap)
+        assert result.verdict.bound == max((k for k in parts if k != search.COMPUTE), key=parts.get)
+
+
+def test_llama3_405b_layout_is_feasible_under_80_gb_and_its_mfu_within_ten_points():
+    """Dubey et al. 2024, Table 4: 16,384 H100s, TP 8, CP 1, PP 16, DP 128, 8,192 tokens a sequence, 16M tokens a
+    step, 41% MFU."""
+    run = planner.PUBLISHED["llama3-405b-16k"]
+    result = planner.plan(LLAMA, H100, run.devices, search.published_workload(run))
+    paper = search.published_layout(run)
+    found = [p for p in result.plans if all(p.layout.size(a) == paper.size(a) for a in ("data", "stage", "seq",
+                                                                                          "model", "expert"))]
+    assert found, "the paper's layout is not among the fitting plans"
+    prediction = found[0].prediction
+    print(f"\n{prediction.layout.label()}: {prediction.memory.total / 1e9:.1f} GB, MFU {prediction.mfu:.3f} "
+          f"(reported {run.utilisation}); rank {result.plans.index(found[0]) + 1} of {len(result.plans)}")
+    assert prediction.memory.total < 80e9
+    assert abs(prediction.mfu - run.utilisation) <= 0.10
+
+
+def test_bad_inputs_are_refused_with_a_lab_error():
+    with pytest.raises(LabInputError):
+        planner.plan(LLAMA, H100, 0, LLAMA_STEP)
+    with pytest.raises(LabInputError):
+        planner.plan(LLAMA, H100, 8, dataclasses.replace(LLAMA_STEP, precision="fp8"))
+    # 3 heads, 7 positions, 2 blocks and 7 sequences: no axis of 4 devices splits any of them.
+    odd = planner.ModelShape("odd", "odd", 2, 6, 24, 3, 3, 10, "a test's")
+    with pytest.raises(LabInputError):
+        planner.plan(odd, H100, 4, planner.Workload(sequences=7, seq_len=7))
