@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+from pmap_core.validation import LabInputError, check_float, check_int
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelShape:
@@ -191,3 +193,35 @@ def divisors(n: int) -> list[int]:
     """Every divisor of n, ascending."""
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted({*small, *(n // d for d in small)})
+
+
+# ---- a model or hardware typed in (the page's and the CLI's own sizes) ----
+
+MAX_SIZE = 2**40
+
+
+def check_model(model: ModelShape) -> ModelShape:
+    """Every size of a model whole and positive (experts and positions may be 0), heads dividing the width, at most
+    `top_k` experts chosen of `experts`; a LabInputError that names the first size that is not."""
+    for name in ("layers", "d_model", "d_ff", "heads", "kv_heads", "vocab"):
+        check_int(name, getattr(model, name), 1, MAX_SIZE)
+    for name in ("positions", "experts", "top_k"):
+        check_int(name, getattr(model, name), 0, MAX_SIZE)
+    if model.d_model % model.heads or model.heads % model.kv_heads:
+        raise LabInputError("heads_split", "heads ({heads}) must divide d_model ({d_model}), and key/value heads "
+                            "({kv_heads}) the heads", heads=model.heads, d_model=model.d_model,
+                            kv_heads=model.kv_heads)
+    if model.experts and not 1 <= model.top_k <= model.experts:
+        raise LabInputError("out_of_range", "{name} must be between {low} and {high}, got {value}", name="top_k",
+                            low=1, high=model.experts, value=model.top_k)
+    return model
+
+
+def check_hardware(hardware: Hardware) -> Hardware:
+    """Peak, memory and bandwidths finite and positive, a node of at least one device."""
+    for name in ("peak_flops", "memory_bytes", "hbm_bytes_s", "intra_bytes_s", "inter_bytes_s"):
+        if check_float(name, getattr(hardware, name), 0.0, 1e30) <= 0:
+            raise LabInputError("not_positive", "{name} must be greater than zero, got {value}", name=name,
+                                value=getattr(hardware, name))
+    check_int("node", hardware.node, 1, MAX_SIZE)
+    return hardware
