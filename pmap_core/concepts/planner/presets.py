@@ -142,6 +142,8 @@ HARDWARE = {h.key: h for h in (
              SCALING_BOOK),
     Hardware("tpu-v5e", "TPU v5e", 1.97e14, 16 * GB, 8.1e11, 256, 9e10, 3.125e9, "ICI (2D torus)", "DCN",
              SCALING_BOOK),
+    Hardware("tpu-v6e", "TPU v6e", 9.2e14, 32 * GB, 1.6e12, 256, 1.8e11, 1.25e10, "ICI (2D torus)", "DCN",
+             SCALING_BOOK),
 )}
 
 
