@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from jax.errors import JaxRuntimeError
 
 from pmap_core import versions
-from pmap_core.cli import bench, export, launch, lost_group, store, training
+from pmap_core.cli import bench, export, launch, lost_group, plan, store, training
 from pmap_core.runtime import configure_runtime
 from pmap_core.train import distributed
 from pmap_core.validation import LabInputError
@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=version_text(versions.running()),
                         help="show the running JAX and Python beside the versions the lab was verified on")
     commands = parser.add_subparsers(dest="command", required=True)
-    for module in (training, bench, launch, export, store):
+    for module in (training, bench, launch, export, store, plan):
         module.register(commands)
     return parser
 

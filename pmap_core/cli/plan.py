@@ -1,0 +1,417 @@
+"""`python -m pmap_core plan --model M --hardware H --devices D --seq-len S --global-batch-tokens T`: every layout
+of D devices over the mesh axes for a model on a cluster, ranked by predicted step time (`concepts.planner`):
+memory per device, communication per axis, compute, bubble, step time, MFU — predicted, nothing run.
+
+`--published` adds the published runs (`planner.PUBLISHED`): each paper's layout predicted beside what it
+reported. `--track` saves the plan as one MLflow run (`planner.record.log_plan`, experiment
+`record.PLAN_EXPERIMENT`); `--check` (the lab's transformer on this runtime's devices) compiles the best layouts
+(`planner.check.check_top`) and reports their measured memory and bytes beside the predicted, each a child run of
+the plan's when tracked. The result goes to stdout (`--json`: one JSON object), bad input to stderr as one line
+with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from typing import Any
+
+from pmap_core.cli.output import emit, progress
+from pmap_core.concepts import planner
+from pmap_core.concepts.planner import (
+    HARDWARE,
+    MODELS,
+    PUBLISHED,
+    Assumptions,
+    ModelShape,
+    Prediction,
+    Workload,
+    record,
+)
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
+from pmap_core.concepts.planner.search import COMPUTE, MAX_PLAN_DEVICES, MEMORY, Plan, PlanResult, Verdict, step_parts
+from pmap_core.tracking import check_tracking_uri, mlflow_ui_url, redact_uri, run_link, store_uri, tracking_uri
+from pmap_core.validation import LabInputError, check_float, check_int
+
+LAB = "lab"
+PRECISIONS = ("mixed", "float32")
+DEFAULT_HARDWARE = "h100"
+DEFAULT_TOP = 10
+# Binary units, as Llama 3's "16M tokens" (16 · 2^20 = 16,777,216: 2,048 sequences of 8,192).
+TOKEN_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
+_TOKENS = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([KMG]?)\s*", re.IGNORECASE)
+MAX_TOKENS = 2**50
+MAX_SEQ_LEN = 2**22  # the planner's limit (search.check_inputs)
+GB = 1e9
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "plan", help="rank every layout of D devices (data, pipeline, expert, context, tensor) for a model on a "
+                     "cluster, predicted",
+        description="Every layout of D devices over the mesh axes (data, stage, expert, seq, model), each with its "
+                    "best ZeRO stage, remat policy, micro-batches and interleaving, ranked by predicted step time "
+                    "among those that fit in memory: memory per device, communication per axis, compute, bubble, "
+                    "step time, MFU. Nothing runs: every figure is one of the lab's formulas.")
+    add = parser.add_argument
+    add("--model", required=True, choices=(*MODELS, LAB),
+        help=f"a published model's shape, or {LAB}: the lab's transformer at its defaults (train --model transformer)")
+    add("--hardware", choices=tuple(HARDWARE), default=DEFAULT_HARDWARE,
+        help=f"the accelerator, its node and links (default {DEFAULT_HARDWARE})")
+    add("--devices", type=int, default=None, metavar="D",
+        help=f"D, the devices to lay out (required, except with --model {LAB}: this runtime's devices)")
+    add("--seq-len", type=int, default=None, metavar="S",
+        help=f"tokens per sequence (required, except with --model {LAB}: its default)")
+    add("--global-batch-tokens", default=None, metavar="TOKENS",
+        help="tokens per step over all devices, a whole number of sequences: a number, or with K, M or G in powers "
+             "of 2 as Llama 3 counts them (16M = 16·2^20 = 16,777,216 tokens; 512K = 524,288; 2G = 2·2^30); "
+             f"required, except with --model {LAB}: its default batch of sequences")
+    add("--precision", choices=PRECISIONS, default=PRECISIONS[0],
+        help="mixed: bfloat16 values with float32 master weights and Adam's moments; float32: every value in "
+             "float32 (default mixed)")
+    add("--achievable", type=float, default=DEFAULT_ASSUMPTIONS.achievable,
+        help=f"the share of peak FLOP/s a device sustains on the step's products (default "
+             f"{DEFAULT_ASSUMPTIONS.achievable})")
+    add("--overlap", type=float, default=DEFAULT_ASSUMPTIONS.overlap,
+        help=f"the share of each axis's communication hidden behind compute (default {DEFAULT_ASSUMPTIONS.overlap})")
+    add("--top", type=int, default=DEFAULT_TOP, metavar="N",
+        help=f"how many plans to list, best first; 0: all of them (default {DEFAULT_TOP})")
+    add("--published", action="store_true",
+        help="also predict the published runs (Llama 3, Megatron-LM) at their own layouts, beside what they "
+             "reported: the best variant of the layout, and the variant the paper ran")
+    add("--json", action="store_true",
+        help="print one JSON object: every listed plan's layout, memory parts in bytes, communication per axis, "
+             "compute, bubble, step time, MFU, HFU; the verdict, the assumptions, the sources")
+    group = parser.add_argument_group("tracking (MLflow)")
+    group.add_argument("--track", action="store_true",
+                       help=f"save the plan as one MLflow run (experiment {record.PLAN_EXPERIMENT}): the "
+                            "setting, the assumptions, the first plan's layout and predictions")
+    group.add_argument("--tracking-uri", default=None, metavar="URI",
+                       help="MLflow store for --track (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
+    group.add_argument("--check", action="store_true",
+                       help=f"with --model {LAB} on this runtime's devices: compile the best layouts and report "
+                            "their measured memory and bytes per axis beside the predicted (with --track, each a "
+                            "child run of the plan's)")
+    parser.set_defaults(run=run_plan)
+
+
+# ---- the setting ----
+
+def parse_tokens(text: str) -> int:
+    """"16M" -> 16 · 2^20; "512K", "2G", "1.5M", or a plain whole number of tokens."""
+    match = _TOKENS.fullmatch(text)
+    value = None
+    if match:
+        number, unit = match.groups()
+        scaled = float(number) * TOKEN_UNITS[unit.upper()]
+        value = int(scaled) if scaled.is_integer() else None
+    if value is None or not 1 <= value <= MAX_TOKENS:
+        raise LabInputError("plan_batch_tokens", "--global-batch-tokens must be a whole number of tokens from 1, "
+                            "plain or with K, M or G (powers of 2: 16M = 16,777,216), got {text!r}", text=text)
+    return value
+
+
+def lab_model(seq_len: int | None = None) -> ModelShape:
+    """The lab's transformer at TrainConfig's defaults, as a `ModelShape`: LayerNorm with bias, biases on the
+    attention's output and the MLP (4·d_model wide, not gated), a learned position table of seq_len rows, an untied
+    head with a bias (train/transformer.py, `init_params`)."""
+    from pmap_core.train.config import TrainConfig
+    from pmap_core.train.transformer import MLP_RATIO
+
+    config = TrainConfig()
+    seq_len = seq_len or config.seq_len
+    return ModelShape(LAB, f"the lab's transformer ({config.layers} blocks, d_model {config.d_model}, "
+                      f"{config.heads} heads, vocabulary {config.vocab})", config.layers, config.d_model,
+                      MLP_RATIO * config.d_model, config.heads, config.heads, config.vocab,
+                      "pmap_core/train/transformer.py at TrainConfig's defaults", gated_mlp=False, norm_bias=True,
+                      biases=True, positions=seq_len)
+
+
+def app_devices() -> int:
+    from pmap_core.runtime import describe_runtime
+
+    return describe_runtime().device_count
+
+
+@dataclasses.dataclass(frozen=True)
+class Setting:
+    model: ModelShape
+    devices: int
+    workload: Workload
+    tokens_text: str
+
+
+def setting(args: argparse.Namespace) -> Setting:
+    """The model, D and the workload the flags ask for; the lab's defaults fill what --model lab leaves out."""
+    lab = args.model == LAB
+    if not lab:
+        missing = [flag for flag, value in (("--devices", args.devices), ("--seq-len", args.seq_len),
+                                            ("--global-batch-tokens", args.global_batch_tokens)) if value is None]
+        if missing:
+            raise LabInputError("plan_needs", "plan --model {model} needs {flags}", model=args.model,
+                                flags=", ".join(missing))
+    devices = args.devices if args.devices is not None else app_devices()
+    check_int("--devices", devices, 1, MAX_PLAN_DEVICES)
+    model = lab_model(args.seq_len) if lab else MODELS[args.model]
+    seq_len = args.seq_len if args.seq_len is not None else model.positions
+    check_int("--seq-len", seq_len, 1, MAX_SEQ_LEN)
+    if args.global_batch_tokens is None:
+        from pmap_core.train.config import default_batch
+
+        tokens, text = default_batch(devices) * seq_len, "the lab's default batch"
+    else:
+        tokens, text = parse_tokens(args.global_batch_tokens), args.global_batch_tokens.strip()
+    if tokens % seq_len:
+        lower = tokens // seq_len * seq_len
+        nearest = f"{lower:,} or {lower + seq_len:,}" if lower else f"{seq_len:,}"
+        raise LabInputError("plan_whole_sequences", "--global-batch-tokens {text} ({tokens:,} tokens) is not a whole "
+                            "number of {seq_len:,}-token sequences; the nearest that are: {nearest} tokens",
+                            text=text, tokens=tokens, seq_len=seq_len, nearest=nearest)
+    return Setting(model, devices, Workload(tokens // seq_len, seq_len, args.precision), text)
+
+
+# ---- as JSON ----
+
+def prediction_dict(p: Prediction, overlap: float) -> dict[str, Any]:
+    memory = {**dataclasses.asdict(p.memory), "total": p.memory.total, "budget": p.memory_budget}
+    parts = step_parts(p, overlap)
+    return {
+        "label": p.layout.label(), "layout": {**dataclasses.asdict(p.layout), "devices": p.layout.devices},
+        "memory_bytes": memory, "comm": [dataclasses.asdict(c) for c in p.comm],
+        "compute_s": p.compute_s, "bubble": p.bubble, "exposed_comm_s": p.exposed_comm_s, "step_s": p.step_s,
+        "step_parts_s": parts, "largest_beside_compute": _largest(parts), "mfu": p.mfu, "hfu": p.hfu,
+        "model_flops": p.model_flops, "hardware_flops": p.hardware_flops, "fits": p.fits,
+    }
+
+
+def plan_dict(rank: int, found: Plan, overlap: float) -> dict[str, Any]:
+    return {"rank": rank, **prediction_dict(found.prediction, overlap), "variants": found.variants,
+            "variants_fitting": found.fitting}
+
+
+def _largest(parts: dict[str, float]) -> str | None:
+    beside = {name: seconds for name, seconds in parts.items() if name != COMPUTE and seconds > 0}
+    return max(beside, key=beside.__getitem__) if beside else None
+
+
+def verdict_dict(verdict: Verdict | None) -> dict[str, Any] | None:
+    if verdict is None:
+        return None
+    return {"bound": verdict.bound, "bound_s": verdict.bound_s, "separating": verdict.separating,
+            "separating_s": verdict.separating_s,
+            "faster_unfitting": verdict.faster_unfitting.label() if verdict.faster_unfitting else None}
+
+
+def published_rows(assumptions: Assumptions, given: Setting, hardware_key: str) -> list[dict[str, Any]]:
+    """Each published run at its own layout, model and hardware, under these assumptions: the best variant the
+    planner finds and the variant the paper ran (its remat policy, where it says), beside what it reported (MFU, or
+    HFU where the paper counts its recomputation)."""
+    rows = []
+    for run in PUBLISHED.values():
+        model, hardware = MODELS[run.model], HARDWARE[run.hardware]
+        counted = "hfu" if run.counts_recompute else "mfu"
+        variants = {}
+        for name, as_run in (("best", False), ("as_run", True)):
+            p = planner.evaluate_published(run, model, hardware, assumptions, as_run=as_run).prediction
+            variants[name] = {**prediction_dict(p, assumptions.overlap), "utilisation": getattr(p, counted),
+                              "tflops_per_device": getattr(p, counted) * hardware.peak_flops / 1e12}
+        rows.append({
+            "key": run.key, "model": run.model, "hardware": run.hardware, "devices": run.devices,
+            "seq_len": run.seq_len, "global_batch_tokens": run.global_batch_tokens,
+            "paper_layout": {"TP": run.model_axis, "CP": run.seq_axis, "PP": run.stage_axis, "DP": run.data_axis},
+            "paper_remat": run.remat, "source": run.source,
+            "reported": {"utilisation": run.utilisation, "counts": counted,
+                         "tflops_per_device": run.tflops_per_device},
+            **variants,
+            "same_setting": (run.model, run.hardware, run.devices, run.seq_len, run.global_batch_tokens) == (
+                given.model.key, hardware_key, given.devices, given.workload.seq_len, given.workload.tokens),
+        })
+    return rows
+
+
+def check_rows(checks: list[Any], devices: int) -> list[dict[str, Any]]:
+    from pmap_core.concepts.planner import check
+
+    return [{"rank": rank, "label": c.layout.label(), "layout": dataclasses.asdict(c.layout),
+             "predicted_memory_bytes": c.prediction.memory.total, "compiled_peak_bytes": c.compiled_peak_bytes,
+             "memory_ratio": c.memory_ratio, "predicted_bytes": dict(c.predicted_bytes),
+             "hlo_bytes": dict(c.hlo_bytes), "axis_ratios": dict(c.axis_ratios), "reasons": list(c.reasons),
+             "train_command": check.train_command(c.layout, devices)}
+            for rank, c in enumerate(checks, start=1)]
+
+
+# ---- the command ----
+
+def run_plan(args: argparse.Namespace) -> int:
+    given = setting(args)
+    hardware = HARDWARE[args.hardware]
+    assumptions = Assumptions(achievable=check_float("--achievable", args.achievable, 0.01, 1.0),
+                              overlap=check_float("--overlap", args.overlap, 0.0, 1.0))
+    top = check_int("--top", args.top, 0, 10**9)
+    if args.check and (args.model != LAB or given.devices != app_devices()):
+        raise LabInputError("plan_check", "--check compiles the lab's transformer on this runtime's {devices} "
+                            "devices: use it with --model lab, leaving out --devices or giving {devices}",
+                            devices=app_devices())
+    # A store no run could be written to is refused (exit status 2) before the search, not after it.
+    uri = check_tracking_uri(args.tracking_uri or tracking_uri()) if args.track else None
+    result = planner.plan(given.model, hardware, given.devices, given.workload, assumptions)
+    checks: list[Any] = []
+    if args.check:
+        from pmap_core.concepts.planner import check
+
+        progress(f"compiling the first layouts of the lab's transformer on {given.devices} devices")
+        checks = list(check.check_top(given.devices))
+    published = published_rows(assumptions, given, hardware.key) if args.published else []
+    tracking = track(result, uri, checks) if uri else {"run_id": None, "tracking_uri": None}
+    shown = slice(None) if top == 0 else slice(top)
+    summary = {
+        "model": {**dataclasses.asdict(given.model), "params": given.model.params,
+                  "active_params": given.model.active_params},
+        "hardware": dataclasses.asdict(hardware),
+        "devices": given.devices,
+        "workload": {**dataclasses.asdict(given.workload), "tokens": given.workload.tokens,
+                     "global_batch_tokens": given.tokens_text,
+                     "token_units": "K, M, G are powers of 2: 16M = 16·2^20 = 16,777,216 tokens"},
+        "assumptions": dataclasses.asdict(assumptions),
+        "sources": {"model": given.model.source, "hardware": hardware.source},
+        "layouts": len(result.plans) + len(result.unfit),
+        "plans_fitting": len(result.plans), "plans_unfit": len(result.unfit),
+        "plans": [plan_dict(rank, found, assumptions.overlap)
+                  for rank, found in enumerate(result.plans[shown], start=1)],
+        "unfit": [plan_dict(rank, found, assumptions.overlap)
+                  for rank, found in enumerate(result.unfit[shown], start=1)],
+        "verdict": verdict_dict(result.verdict),
+        "published": published,
+        "checks": check_rows(checks, given.devices) if checks else [],
+        "tracking": tracking,
+    }
+    if args.json:
+        emit(summary, True)
+    else:
+        print_text(result, summary, given, top)
+    return 0
+
+
+def track(result: PlanResult, uri: str, checks: list[Any]) -> dict[str, Any]:
+    from mlflow.tracking import MlflowClient
+
+    from pmap_core.tracking.mlflow_backend import Tracker
+
+    tracker = Tracker(uri, experiment=record.PLAN_EXPERIMENT)
+    run_id = record.log_plan(result, tracker, checks)
+    store = tracker.active_uri
+    if tracker.fell_back_to:
+        progress(f"tracking: {redact_uri(uri)} cannot be used ({tracker.fallback_reason}); "
+                 f"the plan went to {tracker.fell_back_to}")
+    link = None
+    if not tracker.fell_back_to:
+        experiment = MlflowClient(store_uri(store)).get_run(run_id).info.experiment_id
+        link = run_link(mlflow_ui_url(store), experiment, run_id)
+    return {"run_id": run_id, "tracking_uri": redact_uri(store), "experiment": record.PLAN_EXPERIMENT,
+            "mlflow_run_url": link, "fell_back_to": tracker.fell_back_to, "check_runs": len(checks)}
+
+
+# ---- as text ----
+
+def _gb(value: float) -> str:
+    """GB with one decimal; a size under 0.05 GB (the lab's transformer) in two significant digits."""
+    return f"{value / GB:,.1f}" if value >= 0.05 * GB or value == 0 else f"{value / GB:.2g}"
+
+
+def _count(value: int) -> str:
+    for scale, unit in ((1e12, "T"), (1e9, "B"), (1e6, "M")):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:,}"
+
+
+def _many(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _table(rows: list[dict[str, Any]]) -> list[str]:
+    head = (f"{'#':>4} {'data':>5} {'stage':>5} {'exp':>4} {'seq':>4} {'model':>5}  {'ZeRO':>4} {'remat':<9} "
+            f"{'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  largest beside compute")
+    lines = [head]
+    for row in rows:
+        layout, parts = row["layout"], row["step_parts_s"]
+        largest = row["largest_beside_compute"]
+        beside = f"{largest} {parts[largest]:.3g} s" if largest else "-"
+        lines.append(f"{row['rank']:>4} {layout['data']:>5} {layout['stage']:>5} {layout['expert']:>4} "
+                     f"{layout['seq']:>4} {layout['model']:>5}  {layout['zero']:>4} {layout['remat']:<9} "
+                     f"{layout['microbatches']:>5} {layout['virtual']:>2}  {_gb(row['memory_bytes']['total']):>7} "
+                     f"{row['step_s']:>8.3g} {row['mfu']:>6.3f} {row['hfu']:>6.3f}  {beside}")
+    return lines
+
+
+def print_text(result: PlanResult, summary: dict[str, Any], given: Setting, top: int) -> None:
+    model, hardware, workload = result.model, result.hardware, result.workload
+    lines = [
+        f"{model.name}, {_count(model.params)} parameters, on {given.devices:,} × {hardware.name} "
+        f"({hardware.node} per node: {hardware.intra_name}; across nodes: {hardware.inter_name})",
+        f"per step: {_many(workload.sequences, 'sequence')} × {workload.seq_len:,} tokens = {workload.tokens:,} "
+        f"tokens ({given.tokens_text}; K, M, G are powers of 2), {workload.precision} precision, optimizer "
+        f"{workload.optimizer}",
+    ]
+    budget = _gb(hardware.memory_bytes)
+    if result.plans:
+        shown = "all of them" if top == 0 or top >= len(result.plans) else f"the first {top}"
+        lines.append(f"{len(result.plans):,} of {summary['layouts']:,} layouts fit in {budget} GB per device; "
+                     f"{shown}, by predicted step time:")
+        lines += _table(summary["plans"])
+        lines += _verdict_lines(result.verdict)
+    else:
+        lines.append(f"no layout fits in {budget} GB per device (of {_many(summary['layouts'], 'layout')}); the "
+                     "least memory first:")
+        lines += _table(summary["unfit"])
+    a = result.assumptions
+    lines.append(f"assumed: {a.achievable:g} of peak sustained, {a.overlap:g} of communication hidden behind "
+                 f"compute, FlashAttention {'on' if a.flash_attention else 'off'}, capacity factor "
+                 f"{a.capacity_factor:g}; GB = 10^9 bytes")
+    lines += [f"model: {model.source}", f"hardware: {hardware.source}"]
+    for row in summary["published"]:
+        lines += _published_lines(row)
+    for row in summary["checks"]:
+        lines += _check_lines(row)
+    tracking = summary["tracking"]
+    if tracking["run_id"]:
+        lines.append(f"mlflow: {tracking['tracking_uri']} run {tracking['run_id']}"
+                     + (f" ({tracking['mlflow_run_url']})" if tracking["mlflow_run_url"] else ""))
+    print("\n".join(lines))
+
+
+def _verdict_lines(verdict: Verdict | None) -> list[str]:
+    if verdict is None:
+        return []
+    if verdict.bound == MEMORY:
+        bound = (f"bound by memory: a variant {verdict.bound_s:.3g} s faster does not fit "
+                 f"({verdict.faster_unfitting.label() if verdict.faster_unfitting else ''})")
+    else:
+        bound = f"its largest part beside compute: {verdict.bound} ({verdict.bound_s:.3g} s)"
+    lines = [f"first: {bound}"]
+    if verdict.separating:
+        lines.append(f"over the second, the part that differs most: {verdict.separating} "
+                     f"({verdict.separating_s:.3g} s less)")
+    return lines
+
+
+def _published_lines(row: dict[str, Any]) -> list[str]:
+    paper = " ".join(f"{axis} {size}" for axis, size in row["paper_layout"].items())
+    counted = row["reported"]["counts"].upper()
+    best, as_run = row["best"], row["as_run"]
+    return [f"published {row['key']} ({row['source']}): {row['devices']:,} × {row['hardware']}, {paper}: "
+            f"reported {counted} {row['reported']['utilisation']:.2f}; predicted {best['utilisation']:.2f} at its best "
+            f"({best['label']}, {_gb(best['memory_bytes']['total'])} GB), {as_run['utilisation']:.2f} as run "
+            f"({as_run['label']}, {_gb(as_run['memory_bytes']['total'])} GB)"]
+
+
+def _check_lines(row: dict[str, Any]) -> list[str]:
+    peak = row["compiled_peak_bytes"]
+    memory = (f"compiled peak {peak:,} bytes, {row['memory_ratio']:.2f}× the predicted"
+              if peak is not None and row["memory_ratio"] is not None else "compiled peak unknown")
+    ratios = ", ".join(f"{axis} {ratio:.2f}×" for axis, ratio in row["axis_ratios"].items() if ratio is not None)
+    lines = [f"check {row['rank']}: {row['label']}: {memory}; HLO bytes over predicted: {ratios or '-'}",
+             "  train it: " + " ".join(row["train_command"])]
+    lines += [f"  {reason}" for reason in row["reasons"]]
+    return lines
