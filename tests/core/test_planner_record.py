@@ -6,7 +6,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.processes import new_tracking_store
-from pmap_core.concepts.planner import HARDWARE, MODELS, Layout, Prediction, Workload, plan, predict
+from pmap_core.concepts.planner import HARDWARE, MODELS, Layout, Prediction, Workload, plan
+from pmap_core.concepts.planner.predict import predict
 from pmap_core.concepts.planner.record import PLAN_EXPERIMENT, StoredRun, log_plan, read_plan
 from pmap_core.validation import LabInputError
 
