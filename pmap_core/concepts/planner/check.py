@@ -48,6 +48,7 @@ LAB_DIMS = transformer.Dims()  # the transformer's default sizes
 def lab_model(dims: transformer.Dims = LAB_DIMS, layers: int = 2) -> ModelShape:
     """The lab's transformer (`train.transformer`) as the planner's shape: a GPT MLP of 4·d_model with biases,
     LayerNorm's gain and bias, a learned position table, an untied head with a bias; experts as `dims` says."""
+    _check_dims(dims, layers)
     return ModelShape("lab", "the lab's transformer", layers, dims.d_model, transformer.MLP_RATIO * dims.d_model,
                       dims.heads, dims.heads, dims.vocab, "train/transformer.py", gated_mlp=False, norm_bias=True,
                       biases=True, positions=dims.seq_len, tied=False, experts=dims.experts,
@@ -56,20 +57,27 @@ def lab_model(dims: transformer.Dims = LAB_DIMS, layers: int = 2) -> ModelShape:
 
 def lab_workload(global_batch: int = 256, dims: transformer.Dims = LAB_DIMS) -> Workload:
     """One lab step: `global_batch` sequences of dims.seq_len tokens, float32, SGD."""
+    check_int("global_batch", global_batch, 1, train_config.MAX_BATCH)
+    _check_dims(dims, 2)
     return Workload(global_batch, dims.seq_len, precision="float32", optimizer=LAB_OPTIMIZER)
 
 
 # ---- what the lab can run ----
 
-def _check_shape(devices: int, global_batch: int | None, dims: transformer.Dims, layers: int) -> int:
-    """The integer inputs checked before anything is built (devices: those JAX has); the batch, or D's default."""
-    check_devices(devices)
+def _check_dims(dims: transformer.Dims, layers: int) -> None:
+    """The transformer's sizes within the lab's limits (`train.config`)."""
     check_int("layers", layers, 2, train_config.MAX_LAYERS)
     check_int("d_model", dims.d_model, 1, train_config.MAX_D_MODEL)
     check_int("heads", dims.heads, 1, train_config.MAX_HEADS)
     check_int("seq_len", dims.seq_len, 1, train_config.MAX_SEQ_LEN)
     check_int("vocab", dims.vocab, train_config.MIN_VOCAB, train_config.MAX_VOCAB)
     check_int("experts", dims.experts, 0, train_config.MAX_EXPERTS)
+
+
+def _check_shape(devices: int, global_batch: int | None, dims: transformer.Dims, layers: int) -> int:
+    """The integer inputs checked before anything is built (devices: those JAX has); the batch, or D's default."""
+    check_devices(devices)
+    _check_dims(dims, layers)
     if global_batch is None:
         return train_config.default_batch(devices)
     return check_int("global_batch", global_batch, 1, train_config.MAX_BATCH)
@@ -140,7 +148,8 @@ def train_settings(layout: Layout, devices: int, global_batch: int | None = None
     axis = axes[0] if axes else None
     settings: dict[str, object] = {
         "model": "transformer", "devices": devices, "global_batch": batch, "layers": layers,
-        "d_model": dims.d_model, "heads": dims.heads, "seq_len": dims.seq_len, "vocab": dims.vocab}
+        "d_model": dims.d_model, "heads": dims.heads, "seq_len": dims.seq_len, "vocab": dims.vocab,
+        **{name: getattr(TrainConfig, name) for name in PROGRAM_SETTINGS}}
     if dims.experts:
         settings.update(experts=dims.experts, top_k=dims.top_k, capacity_factor=dims.capacity_factor)
     sharded = layout.zero > 0 or layout.microbatches > 1
@@ -166,6 +175,12 @@ def train_settings(layout: Layout, devices: int, global_batch: int | None = None
     else:
         settings.update(impl=programs.CONTEXT_IMPL, mesh_seq=layout.seq, context=CONTEXT_SCHEME)
     return settings
+
+
+# The settings that say which program runs a plan, and how: in every `train_settings`, at TrainConfig's defaults
+# where the plan leaves them.
+PROGRAM_SETTINGS = ("impl", "optimizer", "strategy", "accum_steps", "remat", "mesh_model", "sequence_parallel",
+                    "mesh_seq", "context", "mesh_expert", "pipeline_stages", "microbatches", "schedule")
 
 
 def train_config_of(layout: Layout, devices: int, global_batch: int | None = None,
@@ -342,13 +357,13 @@ _BROADCAST = re.compile(r"^\s*%?wrapped_broadcast[\w.]* = (?P<type>\S+) ", re.M)
 
 def _broadcast_buffers(text: str, peak: int | None) -> bool:
     """Whether XLA materialised a broadcast (`wrapped_broadcast`) of at least 1% of the peak."""
-    return bool(peak) and any(hlo._array_bytes(*_dtype_dims(m["type"])) >= peak / 100
-                              for m in _BROADCAST.finditer(text))
+    return bool(peak) and any(_array_bytes(m["type"]) >= peak / 100 for m in _BROADCAST.finditer(text))
 
 
-def _dtype_dims(array_type: str) -> tuple[str, str]:
-    dtype, _, rest = array_type.partition("[")
-    return dtype, rest.split("]")[0]
+def _array_bytes(array_type: str) -> float:
+    """Bytes of an HLO array type such as f32[64,4,16,32]{3,2,1,0} (pred: one byte)."""
+    bits = int(re.sub(r"\D", "", array_type.split("[", 1)[0]) or 8)
+    return _shape_elements(array_type.split("{", 1)[0]) * bits / 8
 
 
 def check_plan(layout: Layout, devices: int, hardware: Hardware = HARDWARE["h100"],
@@ -405,14 +420,18 @@ _MESH_FIELDS = {"mesh_model": MODEL_AXIS, "mesh_seq": SEQ_AXIS, "mesh_expert": E
 def train_command(layout: Layout, devices: int, global_batch: int | None = None,
                   dims: transformer.Dims = LAB_DIMS, layers: int = 2) -> list[str]:
     """The argv of `python -m pmap_core train …` that runs `layout` (`train_settings`), with the CLI's own flags:
-    `--impl`, one flag per setting, and `--mesh data=X,<axis>=Y` for a mesh axis's size."""
+    the model's and the batch's always; `--impl` where no other flag selects the program (`--mesh`,
+    `--pipeline-stages`); one flag per program setting away from its default; `--mesh data=X,<axis>=Y` for a mesh
+    axis's size."""
     settings = train_settings(layout, devices, global_batch, dims, layers)
     flagged = _flagged()
     argv = ["python", "-m", "pmap_core", "train"]
-    mesh = [(axis, settings[field]) for field, axis in _MESH_FIELDS.items() if settings.get(field, 1) != 1]
+    mesh = [(axis, settings[field]) for field, axis in _MESH_FIELDS.items() if settings[field] != 1]
     for name, value in settings.items():
+        if name in PROGRAM_SETTINGS and value == getattr(TrainConfig, name):
+            continue
         if name == "impl":
-            if not mesh and name not in flagged and settings.get("pipeline_stages", 1) == 1:
+            if not mesh and settings["pipeline_stages"] == 1:
                 argv += ["--impl", str(value)]
         elif name in flagged:
             argv += [_flag(name), str(value)]
