@@ -8,18 +8,27 @@ remat policy, M micro-batches per step and v interleaved stages per device.
 
 - Memory (bytes per device, the first pipeline stage, which holds the most):
   - parameters, gradients, optimizer state: `costs.analytic.state_bytes` of the precision, each divided by its ZeRO
-    group where the stage shards it (ZeRO, Rajbhandari et al. 2020, §5), the dense parameters split by
-    `model · stage`, the experts' by `expert · model · stage`;
-  - activations: Korthikanti et al. 2022 (arXiv 2205.05198) §4, term by term (`concepts.activation_memory.TERMS`),
-    widths scaled to the model's (an MLP of f instead of 4h, grouped K and V), the tensor terms divided by t and
-    the rest too under sequence parallelism, for the micro-batches in flight on the first stage: 1 without a
-    pipeline, min(M, P) under 1F1B (§4.2.3), times 1 + (P − 1)/(P · v) interleaved (Narayanan et al. 2021,
-    arXiv 2104.04473, §2.2.2); plus the logits, b · s · V float32 values.
+    group where the stage shards it (ZeRO, Rajbhandari et al. 2020, §5), the dense parameters' weights split by
+    `model` (their norms and row-parallel biases whole, as Megatron-LM splits them; the embedding and head by the
+    vocabulary where `Assumptions.vocab_parallel`) and the blocks by `stage`, the experts' by `expert · model · stage`;
+  - activations: Korthikanti et al. 2022 (arXiv 2205.05198) §4, term by term (`concepts.activation_memory.TERMS`:
+    the paper's 16-bit bytes under mixed precision, the lab's float32 ones as XLA keeps them, `COMPILED_LAB`,
+    otherwise), widths scaled to the model's (an MLP of f instead of 4h, grouped K and V), the tensor terms divided
+    by t and the rest too under sequence parallelism, for the micro-batches in flight on the first stage: 1 without
+    a pipeline, min(M, P) under 1F1B (§4.2.3), times 1 + (P − 1)/(P · v) interleaved (Narayanan et al. 2021,
+    arXiv 2104.04473, §2.2.2); under recomputation, one block's recomputed activations besides, which its backward
+    pass holds again; the embedding's output and the final LayerNorm's (`ends_bytes`);
+  - the loss's vocabulary-wide float32 tensors, `LOSS_TENSORS` × b · s · V;
+  - the step's tokens (x and y, int32); where the state is not donated (`Assumptions.donated_state`), the new
+    parameters and optimizer state the step writes beside the ones it reads; the lab pipeline's flat buffers.
 - Communication (ring bytes each device sends per step, as `train.footprint` reads them from HLO), by axis:
-  `model` Megatron's 4 all-reduces of the residual stream per block (`analytic.transformer_tensor_comm_bytes_per_step`),
-  `seq` K and V gathered and their gradients scattered (`analytic.context_comm_terms`, all-gather), `expert` 4
-  all-to-alls per block (`analytic.expert_comm_terms`), `stage` one activation forward and one gradient back per
-  micro-batch and virtual stage, `data` the gradient's collectives by ZeRO stage (`analytic.zero_comm_bytes_per_step`).
+  `model` Megatron's 4 all-reduces of the residual stream per block (`analytic.transformer_tensor_comm_bytes_per_step`;
+  under sequence parallelism the same bytes as all-gathers and reduce-scatters, 2 more all-gathers per block in the
+  backward pass, and the whole parameters' gradient all-reduced), `seq` K and V gathered and their gradients
+  scattered (`analytic.context_comm_terms`, all-gather), `expert` 4 all-to-alls per block
+  (`analytic.expert_comm_terms`), `stage` one activation forward and one gradient back per micro-batch and virtual
+  stage (in lockstep, `Assumptions.lab_pipeline`: one each way per slot of 2(M + P − 1)), `data` the gradient's
+  collectives by ZeRO stage (`analytic.zero_comm_bytes_per_step`).
   An axis whose devices all sit in one node (with the axes inside it) uses the node's link, else the link across
   nodes; time = bytes / bandwidth (the α term left out).
 - Compute: model FLOPs per token 6Ψ_active + 12 · L · q · s (PaLM, Chowdhery et al. 2022, Appendix B), the
@@ -43,7 +52,7 @@ REMAT = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 STRATEGY_OF_STAGE = ("dp", "zero1", "zero2", "zero3")
 NODE, CLUSTER = "node", "cluster"
-LOGIT_BYTES = 4  # the loss's softmax in float32, whatever the precision
+LOGIT_BYTES = 4  # a vocabulary-wide value of the loss: float32, whatever the precision
 
 
 @dataclasses.dataclass(frozen=True)
@@ -102,12 +111,29 @@ class Workload:
 class Assumptions:
     """What the planner takes without measuring it: the share of peak a device sustains on the step's products,
     the share of each axis's communication hidden behind compute, whether attention is a fused kernel that keeps
-    no score-sized tensor (FlashAttention), and a mixture of experts' capacity factor."""
+    no score-sized tensor (FlashAttention), and a mixture of experts' capacity factor.
+
+    And how the programs that run the plan are written, where it changes what a device holds or sends (the
+    defaults: a training framework's, Megatron-LM's; the lab's own programs: `check.LAB_ASSUMPTIONS`):
+    `donated_state`, the step updates the training state in place (its buffers donated to the compiled step);
+    else it writes a second copy of the parameters and optimizer state beside the one it reads. `vocab_parallel`,
+    the embedding and the output head are split over `model` by the vocabulary (Megatron-LM's); else they are whole
+    on every device of the model axis. `lab_pipeline`, a pipeline runs as the lab's `train.pipeline` does: one
+    program for every stage, in lockstep (each of the 2(M + P − 1) slots of its schedule sends an activation forward
+    and a gradient back between every pair of neighbouring stages, busy or not; else each boundary carries each
+    micro-batch's activation and gradient once per virtual stage); a stage's parameters in one flat buffer (its
+    backward cuts each parameter out of it, a copy, and returns a flat gradient, which the slot adds to the stage's
+    accumulator: one more of each); and a backward that recomputes its stage's forward through a switch over
+    every stage's forward, whose linearisation keeps every branch's residuals (JAX's, for `lax.switch`): the
+    recomputation holds every stage's blocks for one micro-batch, not its own only."""
 
     achievable: float = 0.6
     overlap: float = 0.5
     flash_attention: bool = True
     capacity_factor: float = 1.25
+    donated_state: bool = True
+    vocab_parallel: bool = True
+    lab_pipeline: bool = False
 
 
 DEFAULT_ASSUMPTIONS = Assumptions()
@@ -125,15 +151,21 @@ class AxisComm:
 
 @dataclasses.dataclass(frozen=True)
 class Memory:
+    """Bytes one device holds at its peak, by part (`activation_bytes` says what each covers)."""
+
     params: float
     grads: float
     optimizer: float
-    activations: float
-    logits: float
+    activations: float     # its blocks' saved activations, the recomputed block's, the embedding's and final norm's
+    logits: float          # the loss's b · s · V float32 tensors (`LOSS_TENSORS`)
+    inputs: float = 0.0    # the step's tokens, x and y
+    state_copy: float = 0.0  # the parameters and optimizer state the step writes, where not donated
+    buffers: float = 0.0   # a flat stage buffer's copies (`Assumptions.lab_pipeline`)
 
     @property
     def total(self) -> float:
-        return self.params + self.grads + self.optimizer + self.activations + self.logits
+        return (self.params + self.grads + self.optimizer + self.activations + self.logits + self.inputs
+                + self.state_copy + self.buffers)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +190,29 @@ class Prediction:
 
 # ---- memory ----
 
+# What XLA keeps of JAX's list for the lab's float32 blocks where its fusion keeps less than autodiff saves, read off
+# XLA's buffer assignment of the lab's compiled steps (the buffers live when the backward pass starts;
+# `check.check_plan` sets the total beside the compiled peak): bytes per unit, in place of `TERMS`' lab column.
+COMPILED_LAB = {
+    # A LayerNorm's 2(h − mean) is its h − mean doubled, recomputed inside the fusion that reads it: each keeps h − mean
+    # and the normalised value (8sbh) in place of its input (4sbh), not three tensors (12sbh).
+    "LayerNorm internals (two)": 8,
+    # 1 − tanh² and the two products are recomputed from tanh inside the backward's fusion: of the three, tanh is kept.
+    "tanh-GELU internals (4h)": 16,
+    # A broadcast constant: fused into the select that reads it, never a buffer of its own.
+    "zeros for the masked scores": 0,
+    # An iota comparison: recomputed inside each fusion that reads it.
+    "causal mask": 0,
+}
+# The vocabulary-wide float32 tensors (b · s · V each) live when the backward pass starts. Mixed precision
+# (Megatron-LM's fused cross-entropy, a gathered embedding): the logits and their gradient. The lab (float32, as XLA
+# compiles JAX's unfused code): the embedding's one-hot tokens (its product's input, kept for the table's gradient),
+# the head's product and the logits (its bias added), and the logits times the targets' one-hot.
+LOSS_TENSORS = {"mixed": 2, "float32": 4}
+TOKEN_BYTES = 4  # an int32 token id
+LAB_VALUE_BYTES = 4  # the lab's activations: float32
+
+
 def _mlp_scale(model: ModelShape) -> float:
     """A 4h-wide term of the paper's list, at this model's MLP: f (three of them under SwiGLU's gate)."""
     return model.d_ff * (1.5 if model.gated_mlp else 1.0) / (4 * model.d_model)
@@ -174,46 +229,85 @@ def _width(term: Term, model: ModelShape) -> float:
     return 1.0
 
 
+def coefficient(term: Term, precision: str) -> float:
+    """A term's bytes per unit: the paper's 16-bit ones under mixed precision; the lab's float32 ones as XLA keeps
+    them (`COMPILED_LAB`) otherwise."""
+    return term.paper if precision == "mixed" else COMPILED_LAB.get(term.name, term.lab)
+
+
+def _coefficients(precision: str) -> dict[str, float]:
+    return {term.name: coefficient(term, precision) for term in TERMS}
+
+
 def layer_activation_bytes(model: ModelShape, precision: str, positions: int, keys: int, t: int, remat: str,
                            sequence_parallel: bool, flash_attention: bool, dropout: bool) -> float:
     """One block's saved activations for one sequence on one device, of which it holds `positions` and attends to
     `keys` (both s without context parallelism), tensor-parallel degree t (Korthikanti et al. 2022, Table 2: the
-    paper's 16-bit bytes under mixed precision, the lab's float32 ones otherwise)."""
+    paper's 16-bit bytes under mixed precision, the lab's float32 ones as XLA keeps them otherwise). In float32 (the
+    lab's JAX, whose autodiff keeps the all-gather's result), context parallelism's gathered K and V of the other
+    positions too."""
     seq_split = t if sequence_parallel else 1
     if remat == "full":  # the block's input only (§4.3: 2sbh in 16-bit)
         return (2 if precision == "mixed" else 4) * positions * model.d_model / seq_split
     total = 0.0
     for term in TERMS:
-        coefficient = term.paper if precision == "mixed" else term.lab
-        if not coefficient or ("dropout" in term.name and not dropout):
+        value = coefficient(term, precision)
+        if not value or ("dropout" in term.name and not dropout):
             continue
         if remat == "selective" and not term.kept_by_selective:
             continue
         divide = t if term.split_by_tensor else seq_split
         if term.unit == "sbh":
-            total += coefficient * _width(term, model) * positions * model.d_model / divide
+            total += value * _width(term, model) * positions * model.d_model / divide
         elif not flash_attention:
-            total += coefficient * model.heads * positions * keys / t
+            total += value * model.heads * positions * keys / t
+    if precision != "mixed" and keys > positions:  # K and V of the other positions, as gathered
+        total += 2 * LAB_VALUE_BYTES * (keys - positions) * model.kv_width / t
     return total
+
+
+def ends_bytes(model: ModelShape, precision: str, positions: int, t: int, sequence_parallel: bool) -> float:
+    """What the embedding and the head keep for one sequence outside the blocks: the residual stream's first value
+    (the embedding's output) and the final LayerNorm's input, internals and output, each of the residual stream's
+    width, by the same coefficients as a block's LayerNorms (16 float32 bytes per position and unit of width in the
+    lab, as XLA keeps them; 6 in the paper's 16-bit setting, which counts no internals)."""
+    c = _coefficients(precision)
+    stream = c["LayerNorm inputs (two)"] / 2  # one value of the residual stream
+    per_unit = stream + stream + c["LayerNorm internals (two)"] / 2 + c["QKV input (LayerNorm output)"]
+    return per_unit * positions * model.d_model / (t if sequence_parallel else 1)
 
 
 def activation_bytes(model: ModelShape, layout: Layout, workload: Workload, assumptions: Assumptions,
                      dropout: bool = False) -> tuple[float, float]:
-    """(activations, logits) bytes on the first pipeline stage's device: its blocks' saved activations for the
-    micro-batches in flight, and the last stage's float32 logits of one micro-batch."""
+    """(activations, the loss's tensors) bytes on the first pipeline stage's device.
+
+    Activations: its blocks' saved activations for the micro-batches in flight; under recomputation, one block's
+    recomputed activations for one micro-batch besides (its backward pass holds them again: those the policy did
+    not keep; every stage's, under `Assumptions.lab_pipeline`); and the embedding's and final LayerNorm's
+    (`ends_bytes`). The loss's: `LOSS_TENSORS` b · s · V float32 tensors of the last stage's micro-batch, split by
+    `model` where the vocabulary is (`Assumptions.vocab_parallel`)."""
     b = micro_batch_sequences(layout, workload)
     s = workload.seq_len // layout.seq
-    per_sequence = layer_activation_bytes(model, workload.precision, s, workload.seq_len, layout.model, layout.remat,
-                                          layout.sequence_parallel and layout.model > 1,
-                                          assumptions.flash_attention, dropout)
+    sequence_parallel = layout.sequence_parallel and layout.model > 1
+
+    def per_sequence(remat: str) -> float:
+        return layer_activation_bytes(model, workload.precision, s, workload.seq_len, layout.model, remat,
+                                      sequence_parallel, assumptions.flash_attention, dropout)
+
     blocks = model.layers / layout.stage
     if layout.stage == 1:
         in_flight = 1.0
     else:
         in_flight = min(layout.microbatches, layout.stage) * (1 + (layout.stage - 1) / (layout.stage * layout.virtual)
                                                               if layout.virtual > 1 else 1.0)
-    logits = b * s * model.vocab * LOGIT_BYTES / layout.model
-    return blocks * in_flight * b * per_sequence, logits
+    kept = per_sequence(layout.remat)
+    recomputed = per_sequence("none") - kept if layout.remat != "none" else 0.0
+    if assumptions.lab_pipeline and layout.stage > 1:  # the switch keeps every stage's blocks' residuals
+        recomputed *= layout.stage * blocks
+    ends = ends_bytes(model, workload.precision, s, layout.model, sequence_parallel)
+    vocab_split = layout.model if assumptions.vocab_parallel else 1
+    loss = LOSS_TENSORS[workload.precision] * b * s * model.vocab * LOGIT_BYTES / vocab_split
+    return b * (blocks * in_flight * kept + recomputed + ends), loss
 
 
 def micro_batch_sequences(layout: Layout, workload: Workload) -> float:
@@ -221,11 +315,17 @@ def micro_batch_sequences(layout: Layout, workload: Workload) -> float:
     return workload.sequences / (layout.data * layout.expert * layout.microbatches)
 
 
-def state_memory(model: ModelShape, layout: Layout, workload: Workload) -> tuple[float, float, float]:
+def input_bytes(layout: Layout, workload: Workload) -> float:
+    """The step's tokens on one device, x and y: its data replica's sequences (every micro-batch), its positions."""
+    return 2 * TOKEN_BYTES * workload.sequences / (layout.data * layout.expert) * workload.seq_len / layout.seq
+
+
+def state_memory(model: ModelShape, layout: Layout, workload: Workload,
+                 assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> tuple[float, float, float]:
     """(params, grads, optimizer) bytes per device: the dense parameters over model · stage and ZeRO's group
     data · seq · expert; the experts' over expert · model · stage and ZeRO's group data · seq."""
     per = analytic.state_bytes(workload.precision, workload.optimizer)
-    dense = dense_params_per_device(model, layout)
+    dense = dense_params_per_device(model, layout, assumptions)
     experts = model.expert_params / (layout.expert * layout.model * layout.stage)
     sharded = analytic.ZERO_SHARDED[STRATEGY_OF_STAGE[layout.zero]]
     groups = (layout.data * layout.seq * layout.expert, layout.data * layout.seq)
@@ -236,13 +336,26 @@ def state_memory(model: ModelShape, layout: Layout, workload: Workload) -> tuple
     return parts[0], parts[1], parts[2]
 
 
-def dense_params_per_device(model: ModelShape, layout: Layout) -> float:
-    """The dense parameters the first stage's device holds: its blocks' split by `model`, and the embedding
-    (with the head too when there is one stage; `model` splits the vocabulary)."""
+def whole_block_params(model: ModelShape) -> float:
+    """The parameters of one block that tensor parallelism leaves whole on every device of `model` (Megatron-LM's
+    split, the lab's `train.tensor`): its two norms, the attention's and the MLP's row-parallel output biases, the
+    router."""
+    norms = 2 * (2 * model.d_model if model.norm_bias else model.d_model)
+    biases = 2 * model.d_model if model.biases else 0
+    return norms + biases + model.param_counts()["router"]
+
+
+def dense_params_per_device(model: ModelShape, layout: Layout,
+                            assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> float:
+    """The dense parameters the first stage's device holds: its blocks' (their weights and column-parallel biases
+    split by `model`, `whole_block_params` whole), and the embedding (with the head too when there is one stage),
+    split by `model` where the vocabulary is (`Assumptions.vocab_parallel`)."""
     c = model.param_counts()
-    blocks = (c["attention"] + c["router"] + (0 if model.experts else c["mlp"])) * model.layers / layout.stage
+    block = c["attention"] + c["router"] + (0 if model.experts else c["mlp"])
+    whole = whole_block_params(model)
+    blocks = ((block - whole) / layout.model + whole) * model.layers / layout.stage
     ends = c["embed"] + (c["head"] if layout.stage == 1 else 0)
-    return (blocks + ends) / layout.model
+    return blocks + ends / (layout.model if assumptions.vocab_parallel else 1)
 
 
 # ---- communication ----
@@ -265,7 +378,19 @@ def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumption
     found: dict[str, float] = {}
     if layout.model > 1:
         per_micro = analytic.transformer_tensor_comm_bytes_per_step(b, s, model.d_model, 1, 0, 0, 1, layout.model, v)
+        if layout.sequence_parallel and layout.remat != "full":
+            # Megatron-LM's sequence parallelism keeps each column-parallel product's input split and all-gathers it
+            # again in the backward pass for its weight's gradient: 2 more all-gathers per block (under full
+            # recomputation the recomputed forward's gathers serve the backward instead).
+            per_micro += 2 * b * s * model.d_model * v * (layout.model - 1) / layout.model
         found[MODEL_AXIS] = per_micro * blocks * m * recompute
+        if layout.sequence_parallel:
+            # Each device computed the gradient of the parameters left whole over `model` (the norms, the output
+            # biases; the embedding and head where the vocabulary is not split) from its positions only: all-reduced
+            # over `model` once per step.
+            whole = whole_block_params(model) * blocks + (0 if assumptions.vocab_parallel else (
+                model.param_counts()["embed"] + (model.param_counts()["head"] if layout.stage == 1 else 0)))
+            found[MODEL_AXIS] += 2 * whole * v * (layout.model - 1) / layout.model
     if layout.seq > 1:
         terms = analytic.context_comm_terms("allgather", b, workload.seq_len, model.kv_width // layout.model, 1, 0.0,
                                             1, layout.seq, v)
@@ -277,12 +402,15 @@ def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumption
         found[EXPERT_AXIS] = sum(t.bytes for t in terms[:2]) * blocks * m * recompute
     if layout.stage > 1:
         boundary = b * s * model.d_model * v / (layout.model if layout.sequence_parallel else 1)
-        found[STAGE_AXIS] = 2 * boundary * m * layout.virtual * (layout.stage - 1) / layout.stage
+        # Each boundary carries each micro-batch's activation and gradient once per virtual stage; in lockstep, every
+        # slot of the 2(M + P − 1) sends one each way (`Assumptions.lab_pipeline`).
+        crossings = 2 * (m + layout.stage - 1) if assumptions.lab_pipeline else m * layout.virtual
+        found[STAGE_AXIS] = 2 * boundary * crossings * (layout.stage - 1) / layout.stage
     group = layout.data * layout.seq * layout.expert
     strategy = STRATEGY_OF_STAGE[layout.zero]
     per = analytic.state_bytes(workload.precision, workload.optimizer)
     if group > 1:
-        dense = dense_params_per_device(model, layout)
+        dense = dense_params_per_device(model, layout, assumptions)
         total = analytic.zero_comm_bytes_per_step(dense, group, strategy, per.params, v, m)
         if model.expert_params and layout.data * layout.seq > 1:
             experts = model.expert_params / (layout.expert * layout.model * layout.stage)
@@ -298,8 +426,9 @@ def axis_comms(model: ModelShape, layout: Layout, workload: Workload, hardware: 
         level = axis_level(layout, axis, hardware)
         bandwidth = hardware.intra_bytes_s if level == NODE else hardware.inter_bytes_s
         link = hardware.intra_name if level == NODE else hardware.inter_name
-        out.append(AxisComm(axis, layout.size(axis) if axis != DATA_AXIS else layout.data, level, link, sent,
-                            sent / bandwidth))
+        # The gradient's collectives run over every device that holds the same parameters: data · seq · expert.
+        size = layout.size(axis) if axis != DATA_AXIS else layout.data * layout.seq * layout.expert
+        out.append(AxisComm(axis, size, level, link, sent, sent / bandwidth))
     return tuple(sorted(out, key=lambda c: AXES.index(c.axis)))
 
 
@@ -318,9 +447,13 @@ def flops_per_token(model: ModelShape, seq_len: int, remat: str) -> tuple[float,
 def predict(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
             assumptions: Assumptions = DEFAULT_ASSUMPTIONS, dropout: bool = False) -> Prediction:
     """One plan's figures per device (module docstring)."""
-    params, grads, optimizer = state_memory(model, layout, workload)
+    params, grads, optimizer = state_memory(model, layout, workload, assumptions)
     activations, logits = activation_bytes(model, layout, workload, assumptions, dropout)
-    memory = Memory(params, grads, optimizer, activations, logits)
+    state_copy = 0.0 if assumptions.donated_state else params + optimizer
+    # A flat stage buffer: each parameter cut out of it for the stage's backward, and the flat gradient the backward
+    # returns beside the stage's accumulator (`Assumptions.lab_pipeline`).
+    buffers = params + grads if assumptions.lab_pipeline and layout.stage > 1 else 0.0
+    memory = Memory(params, grads, optimizer, activations, logits, input_bytes(layout, workload), state_copy, buffers)
     comm = axis_comms(model, layout, workload, hardware, assumptions)
     model_per_token, hardware_per_token = flops_per_token(model, workload.seq_len, layout.remat)
     model_flops, hardware_flops = model_per_token * workload.tokens, hardware_per_token * workload.tokens

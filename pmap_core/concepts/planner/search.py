@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Callable
 
 from pmap_core.concepts.planner.predict import (
     DEFAULT_ASSUMPTIONS,
@@ -17,7 +18,8 @@ from pmap_core.concepts.planner.predict import (
     Workload,
     predict,
 )
-from pmap_core.concepts.planner.presets import Hardware, ModelShape, PublishedRun, divisors
+from pmap_core.concepts.planner.presets import Hardware, ModelShape, PublishedRun, check_hardware, check_model, divisors
+from pmap_core.costs import analytic
 from pmap_core.train.mesh import DATA_AXIS
 from pmap_core.validation import LabInputError, check_float, check_int
 
@@ -112,15 +114,29 @@ def _choices(model: ModelShape, layout: Layout, workload: Workload) -> list[tupl
     return [(m, v) for m in counts for v in virtuals]
 
 
-def best_variant(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
-                 assumptions: Assumptions, remats: tuple[str, ...] = REMAT) -> tuple[Plan, Prediction]:
-    """The fastest fitting variant of a layout (or, none fitting, the one with least memory), and the fastest
-    variant of all, fitting or not."""
+Runnable = Callable[[Layout], bool]  # whether a variant can run where the plan is for (the lab: `check.runnable`)
+
+
+def variants(model: ModelShape, layout: Layout, workload: Workload, remats: tuple[str, ...] = REMAT,
+             runnable: Runnable | None = None) -> list[Layout]:
+    """Every variant of a layout the search tries: each ZeRO stage (over a group of more than one device), remat
+    policy, micro-batch count and interleaving; only those `runnable` accepts, where given."""
     group = layout.data * layout.seq * layout.expert
     stages = ZERO_STAGES if group > 1 else (0,)
-    predictions = [predict(model, dataclasses.replace(layout, zero=z, remat=r, microbatches=m, virtual=v),
-                           workload, hardware, assumptions)
-                   for (m, v), z, r in itertools.product(_choices(model, layout, workload), stages, remats)]
+    found = [dataclasses.replace(layout, zero=z, remat=r, microbatches=m, virtual=v)
+             for (m, v), z, r in itertools.product(_choices(model, layout, workload), stages, remats)]
+    return [v for v in found if runnable(v)] if runnable is not None else found
+
+
+def best_variant(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
+                 assumptions: Assumptions, remats: tuple[str, ...] = REMAT,
+                 runnable: Runnable | None = None) -> tuple[Plan, Prediction] | None:
+    """The fastest fitting variant of a layout (or, none fitting, the one with least memory), and the fastest
+    variant of all, fitting or not; None where `runnable` accepts none of its variants."""
+    predictions = [predict(model, variant, workload, hardware, assumptions)
+                   for variant in variants(model, layout, workload, remats, runnable)]
+    if not predictions:
+        return None
     fitting = [p for p in predictions if p.fits]
     fastest = min(predictions, key=lambda p: p.step_s)
     chosen = min(fitting, key=lambda p: p.step_s) if fitting else min(predictions, key=lambda p: p.memory.total)
@@ -128,6 +144,7 @@ def best_variant(model: ModelShape, layout: Layout, workload: Workload, hardware
 
 
 def check_inputs(devices: int, workload: Workload, assumptions: Assumptions) -> None:
+    """The setting's numbers in range and its names known, before anything is enumerated."""
     check_int("devices", devices, 1, MAX_PLAN_DEVICES)
     check_int("sequences", workload.sequences, 1, 2**40)
     check_int("seq_len", workload.seq_len, 1, 2**22)
@@ -136,18 +153,30 @@ def check_inputs(devices: int, workload: Workload, assumptions: Assumptions) -> 
     if workload.precision not in ("mixed", "float32"):
         raise LabInputError("unknown_precision", "precision must be one of {options}, got {value!r}",
                             options="mixed, float32", value=workload.precision)
+    if workload.optimizer not in analytic.OPTIMIZER_STATE_BYTES:
+        raise LabInputError("unknown_optimizer", "no optimizer called {name!r}", name=workload.optimizer)
+    check_float("capacity_factor", assumptions.capacity_factor, 0.01, 64.0)
 
 
 def plan(model: ModelShape, hardware: Hardware, devices: int, workload: Workload,
-         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, layouts: list[Layout] | None = None) -> PlanResult:
-    """Rank the layouts of `devices` (or the `layouts` given) by their best fitting variant's step time."""
+         assumptions: Assumptions = DEFAULT_ASSUMPTIONS, layouts: list[Layout] | None = None,
+         runnable: Runnable | None = None) -> PlanResult:
+    """Rank the layouts of `devices` (or the `layouts` given) by their best fitting variant's step time, trying
+    only the variants `runnable` accepts where it is given (a layout with none is left out)."""
+    check_model(model)
+    check_hardware(hardware)
     check_inputs(devices, workload, assumptions)
     candidates = layouts if layouts is not None else axis_layouts(model, devices, workload, hardware.node)
     if not candidates:
         raise LabInputError("no_layout", "no layout of {devices} devices splits this model and batch: the "
-                            "sequences per step ({sequences}) must divide among the data replicas",
+                            "sequences per step ({sequences}) must divide among the data replicas, and an axis "
+                            "must divide the heads, the sequence or the blocks",
                             devices=devices, sequences=workload.sequences)
-    found = [(best_variant(model, layout, workload, hardware, assumptions)) for layout in candidates]
+    found = [best for layout in candidates
+             if (best := best_variant(model, layout, workload, hardware, assumptions, runnable=runnable))]
+    if not found:
+        raise LabInputError("no_runnable_layout", "none of the {count} layouts of {devices} devices has a variant "
+                            "that can run here", count=len(candidates), devices=devices)
     plans = sorted((p for p, _ in found if p.prediction.fits), key=lambda p: p.prediction.step_s)
     unfit = sorted((p for p, _ in found if not p.prediction.fits), key=lambda p: p.prediction.memory.total)
     fastest = {id(p): f for p, f in found}
@@ -186,5 +215,6 @@ def evaluate_published(run: PublishedRun, model: ModelShape, hardware: Hardware,
     """The paper's own layout (its TP, CP, PP and DP), with the planner's best choice of what the paper leaves
     open (ZeRO stage, micro-batches, interleaving, and the remat policy unless `as_run` and the paper says)."""
     remats = (run.remat,) if as_run and run.remat else REMAT
-    plan_of, _ = best_variant(model, published_layout(run), published_workload(run), hardware, assumptions, remats)
-    return plan_of
+    best = best_variant(model, published_layout(run), published_workload(run), hardware, assumptions, remats)
+    assert best is not None  # every variant is tried
+    return best[0]
