@@ -51,11 +51,17 @@ def test_state_bytes_are_zeros_per_device_formula_on_the_dense_share(zero):
 
 
 def test_model_axis_bytes_are_megatrons_four_all_reduces_per_block_and_micro_batch():
-    layout = planner.Layout(data=128, stage=16, model=8, microbatches=16)
+    layout = planner.Layout(data=128, stage=16, model=8, microbatches=16, sequence_parallel=False)
     p = pr.predict(LLAMA, layout, LLAMA_STEP, H100)
     b = LLAMA_STEP.sequences / (128 * 16)   # one sequence a micro-batch
-    per_block = 4 * 2 * 7 / 8 * b * 8192 * LLAMA.d_model * 2
+    stream = b * 8192 * LLAMA.d_model * 2   # the residual stream of a micro-batch, bfloat16
+    per_block = 4 * 2 * 7 / 8 * stream
     assert p.comm_on("model").bytes == pytest.approx(per_block * LLAMA.layers / 16 * 16)
+    # Sequence parallelism: the same bytes as all-gathers and reduce-scatters, and the backward gathers each
+    # column-parallel product's input again (Korthikanti et al. 2022, §4.2.2): two more per block.
+    sp = pr.predict(LLAMA, dataclasses.replace(layout, sequence_parallel=True), LLAMA_STEP, H100)
+    assert sp.comm_on("model").bytes == pytest.approx((per_block + 2 * 7 / 8 * stream) * LLAMA.layers / 16 * 16,
+                                                      rel=1e-3)
     assert p.comm_on("model").level == "node" and p.comm_on("data").level == "cluster"
     assert p.bubble == pytest.approx(15 / 16)   # (P − 1)/(v · M), Narayanan et al. 2021 §2.2
 
@@ -64,8 +70,14 @@ def test_full_remat_keeps_only_each_blocks_input_and_adds_a_forward():
     layout = planner.Layout(data=128, stage=16, model=8, microbatches=16)
     none = pr.predict(LLAMA, layout, LLAMA_STEP, H100)
     full = pr.predict(LLAMA, dataclasses.replace(layout, remat="full"), LLAMA_STEP, H100)
-    # 2sbh/t per block under sequence parallelism (Korthikanti et al. 2022, §4.3), P micro-batches in flight.
-    assert full.memory.activations == pytest.approx(2 * 8192 * LLAMA.d_model / 8 * LLAMA.layers / 16 * 16)
+    # 2sbh/t per block under sequence parallelism (Korthikanti et al. 2022, §4.3), P micro-batches in flight; beside
+    # them, one block's activations recomputed for its backward, and the embedding's and final norm's.
+    kept_per_block = 2 * 8192 * LLAMA.d_model / 8
+    blocks_in_flight = LLAMA.layers / 16 * 16
+    ends = pr.ends_bytes(LLAMA, "mixed", 8192, 8, True)
+    whole_block = (none.memory.activations - ends) / blocks_in_flight
+    assert full.memory.activations == pytest.approx(kept_per_block * blocks_in_flight + whole_block - kept_per_block
+                                                    + ends)
     assert full.memory.activations < none.memory.activations / 10
     assert full.hardware_flops == pytest.approx(none.hardware_flops * 4 / 3)
     assert full.model_flops == none.model_flops and full.mfu < none.mfu
