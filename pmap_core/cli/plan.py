@@ -112,20 +112,11 @@ def parse_tokens(text: str) -> int:
     return value
 
 
-def lab_model(seq_len: int | None = None) -> ModelShape:
-    """The lab's transformer at TrainConfig's defaults, as a `ModelShape`: LayerNorm with bias, biases on the
-    attention's output and the MLP (4·d_model wide, not gated), a learned position table of seq_len rows, an untied
-    head with a bias (train/transformer.py, `init_params`)."""
-    from pmap_core.train.config import TrainConfig
-    from pmap_core.train.transformer import MLP_RATIO
+def lab_dims(seq_len: int | None = None) -> Any:
+    """The lab's transformer sizes (`planner.check.LAB_DIMS`) at `seq_len` positions."""
+    from pmap_core.concepts.planner import check
 
-    config = TrainConfig()
-    seq_len = seq_len or config.seq_len
-    return ModelShape(LAB, f"the lab's transformer ({config.layers} blocks, d_model {config.d_model}, "
-                      f"{config.heads} heads, vocabulary {config.vocab})", config.layers, config.d_model,
-                      MLP_RATIO * config.d_model, config.heads, config.heads, config.vocab,
-                      "pmap_core/train/transformer.py at TrainConfig's defaults", gated_mlp=False, norm_bias=True,
-                      biases=True, positions=seq_len)
+    return dataclasses.replace(check.LAB_DIMS, seq_len=seq_len) if seq_len else check.LAB_DIMS
 
 
 def app_devices() -> int:
@@ -153,7 +144,13 @@ def setting(args: argparse.Namespace) -> Setting:
                                 flags=", ".join(missing))
     devices = args.devices if args.devices is not None else app_devices()
     check_int("--devices", devices, 1, MAX_PLAN_DEVICES)
-    model = lab_model(args.seq_len) if lab else MODELS[args.model]
+    if lab:
+        from pmap_core.concepts.planner import check
+
+        check_int("--seq-len", args.seq_len if args.seq_len is not None else 1, 1, MAX_SEQ_LEN)
+        model = check.lab_model(lab_dims(args.seq_len))
+    else:
+        model = MODELS[args.model]
     seq_len = args.seq_len if args.seq_len is not None else model.positions
     check_int("--seq-len", seq_len, 1, MAX_SEQ_LEN)
     if args.global_batch_tokens is None:
@@ -168,6 +165,10 @@ def setting(args: argparse.Namespace) -> Setting:
         raise LabInputError("plan_whole_sequences", "--global-batch-tokens {text} ({tokens:,} tokens) is not a whole "
                             "number of {seq_len:,}-token sequences; the nearest that are: {nearest} tokens",
                             text=text, tokens=tokens, seq_len=seq_len, nearest=nearest)
+    if lab:  # the lab's programs train float32 with SGD, whatever --precision says
+        from pmap_core.concepts.planner import check
+
+        return Setting(model, devices, check.lab_workload(tokens // seq_len, lab_dims(seq_len)), text)
     return Setting(model, devices, Workload(tokens // seq_len, seq_len, args.precision), text)
 
 
@@ -255,7 +256,15 @@ def run_plan(args: argparse.Namespace) -> int:
                             devices=app_devices())
     # A store no run could be written to is refused (exit status 2) before the search, not after it.
     uri = check_tracking_uri(args.tracking_uri or tracking_uri()) if args.track else None
-    result = planner.plan(given.model, hardware, given.devices, given.workload, assumptions)
+    if args.model == LAB:  # only what the lab has a program for, written as the lab's programs are
+        from pmap_core.concepts.planner import check
+
+        assumptions = dataclasses.replace(check.LAB_ASSUMPTIONS, achievable=assumptions.achievable,
+                                          overlap=assumptions.overlap)
+        result = check.lab_plan(given.devices, hardware, assumptions, given.workload.sequences,
+                                lab_dims(given.workload.seq_len))
+    else:
+        result = planner.plan(given.model, hardware, given.devices, given.workload, assumptions)
     checks: list[Any] = []
     if args.check:
         from pmap_core.concepts.planner import check
@@ -413,5 +422,6 @@ def _check_lines(row: dict[str, Any]) -> list[str]:
     ratios = ", ".join(f"{axis} {ratio:.2f}×" for axis, ratio in row["axis_ratios"].items() if ratio is not None)
     lines = [f"check {row['rank']}: {row['label']}: {memory}; HLO bytes over predicted: {ratios or '-'}",
              "  train it: " + " ".join(row["train_command"])]
-    lines += [f"  {reason}" for reason in row["reasons"]]
+    if row["reasons"]:  # codes of `planner.check.REASONS`; the page "Plan a run" explains each
+        lines.append("  where they differ: " + ", ".join(row["reasons"]))
     return lines
