@@ -139,6 +139,12 @@ def show_hardware(hardware) -> None:
                  hbm=hardware.hbm_bytes_s / 1e12, node=hardware.node, intra_name=hardware.intra_name,
                  intra=hardware.intra_bytes_s / GB, inter_name=hardware.inter_name, inter=hardware.inter_bytes_s / GB,
                  source=hardware.source))
+    with st.expander(T("hardware.all")):
+        dataframe(T, pd.DataFrame([{
+            "hardware": h.name, "peak_tflops": h.peak_flops / 1e12, "memory_gb": h.memory_bytes / GB,
+            "hbm_tbs": h.hbm_bytes_s / 1e12, "node": h.node, "intra_link": h.intra_name,
+            "intra_gbs": h.intra_bytes_s / GB, "inter_link": h.inter_name, "inter_gbs": h.inter_bytes_s / GB,
+            "datasheet": h.source} for h in HARDWARE.values()]))
 
 
 # --- 2. predict first ---------------------------------------------------------------------------------------
