@@ -333,34 +333,46 @@ def axis_order(axis: str) -> int:
     return AXES.index(axis) if axis in AXES else len(AXES)
 
 
-def show_checked(kept: Checked) -> None:
+def checked_frames(kept: Checked) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each checked plan's memory per device, and each mesh axis's bytes per step: the planner's beside the
+    compiler's (None where the compiler reports none)."""
     memory = pd.DataFrame([{"rank": i + 1, "layout": c.layout.label(), "predicted_bytes": c.prediction.memory.total,
                             "compiled_peak_bytes": c.compiled_peak_bytes, "memory_ratio": c.memory_ratio}
                            for i, c in enumerate(kept.plans)])
     sent = pd.DataFrame([{"rank": i + 1, "axis": axis, "predicted_sent": c.predicted_bytes.get(axis, 0.0),
                           "hlo_sent": c.hlo_bytes.get(axis, 0.0), "axis_ratio": c.axis_ratios.get(axis)}
                          for i, c in enumerate(kept.plans)
-                         for axis in sorted(set(c.predicted_bytes) | set(c.hlo_bytes), key=axis_order)])
-    series = {"predicted": T("series.predicted"), "compiler": T("series.compiler")}
+                         for axis in sorted({*c.predicted_bytes, *c.hlo_bytes}, key=axis_order)])
+    return memory, sent
+
+
+def side_by_side(rows: list[tuple[str, float | None, float | None]], x_title: str, y_title: str,
+                 title: str) -> alt.Chart:
+    """Bars of the planner's figure beside the compiler's, for each plan (or plan and axis)."""
+    names = {"predicted": T("series.predicted"), "compiler": T("series.compiler")}
+    frame = pd.DataFrame([{"what": what, "which": names[which], "bytes": value}
+                          for what, predicted, compiler in rows
+                          for which, value in (("predicted", predicted), ("compiler", compiler))
+                          if value is not None])
+    return charts.bar(frame, "what", "bytes", x_title=x_title, y_title=y_title, color="which",
+                      color_title=T("axis.which"), stack=False, title=title).encode(xOffset="which:N")
+
+
+def show_checked(kept: Checked) -> None:
+    memory, sent = checked_frames(kept)
     left, right = st.columns(2)
-    bars = pd.DataFrame([{"plan": f"#{row.rank}", "which": series[which], "bytes": value}
-                         for row in memory.itertuples()
-                         for which, value in (("predicted", row.predicted_bytes),
-                                              ("compiler", row.compiled_peak_bytes))])
-    left.altair_chart(charts.bar(bars, "plan", "bytes", x_title=T("axis.plan"), y_title=T("axis.bytes"),
-                                 color="which", color_title=T("axis.which"), stack=False,
-                                 title=T("chart.check_memory")).encode(xOffset="which:N"), width="stretch")
+    left.altair_chart(side_by_side([(f"#{r.rank}", r.predicted_bytes, r.compiled_peak_bytes)
+                                    for r in memory.itertuples()], T("axis.plan"), T("axis.bytes"),
+                                   T("chart.check_memory")), width="stretch")
     if sent.empty:
         right.caption(T("check.no_comm"))
     else:
-        comm = pd.DataFrame([{"plan_axis": f"#{row.rank} {row.axis}", "which": series[which], "bytes": value}
-                             for row in sent.itertuples()
-                             for which, value in (("predicted", row.predicted_sent), ("compiler", row.hlo_sent))])
-        right.altair_chart(charts.bar(comm, "plan_axis", "bytes", x_title=T("axis.plan_axis"),
-                                      y_title=T("axis.bytes_sent"), color="which", color_title=T("axis.which"),
-                                      stack=False, title=T("chart.check_comm")).encode(xOffset="which:N"),
-                           width="stretch")
+        right.altair_chart(side_by_side([(f"#{r.rank} {r.axis}", r.predicted_sent, r.hlo_sent)
+                                         for r in sent.itertuples()], T("axis.plan_axis"), T("axis.bytes_sent"),
+                                        T("chart.check_comm")), width="stretch")
     dataframe(T, memory)
+    if memory["compiled_peak_bytes"].isna().any():
+        st.caption(T("check.no_peak"))
     if not sent.empty:
         dataframe(T, sent)
     for i, c in enumerate(kept.plans):

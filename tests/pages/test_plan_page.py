@@ -10,6 +10,7 @@ settings."""
 
 import shlex
 
+import pandas as pd
 import pytest
 from conftest import assert_clean, button, frame_with, open_lab, said, worksheet_queries
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -21,6 +22,7 @@ from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
 from pmap_core.tracking import classroom
 from pmap_core.train import transformer
 from pmap_core.train.config import default_batch
+from pmap_core.train.mesh import AXES
 from tests.apptest_support import class_store
 
 TEXTS = text_table("plan")
@@ -183,13 +185,18 @@ def test_the_check_compiles_the_top_plans_here_and_shows_their_train_commands():
     checked = check.check_top(8, 3)
     memory = frame_with(at, "compiled_peak_bytes")
     assert list(memory["layout"]) == [c.layout.label() for c in checked]
-    assert list(memory["compiled_peak_bytes"]) == [c.compiled_peak_bytes for c in checked]
+    assert [None if pd.isna(v) else v for v in memory["compiled_peak_bytes"]] == [
+        c.compiled_peak_bytes for c in checked]  # None where the compiler reports no peak
     assert list(memory["predicted_bytes"]) == [c.prediction.memory.total for c in checked]
+    sent = frame_with(at, "hlo_sent")
+    assert [(r.axis, r.predicted_sent, r.hlo_sent) for r in sent.itertuples()] == [
+        (axis, c.predicted_bytes.get(axis, 0.0), c.hlo_bytes.get(axis, 0.0)) for c in checked
+        for axis in sorted({*c.predicted_bytes, *c.hlo_bytes}, key=lambda a: AXES.index(a) if a in AXES else 9)]
     codes = [c.value for c in at.code]
     for c in checked:
         assert shlex.join(check.train_command(c.layout, 8)) in codes
-    for code in {code for c in checked for code in c.reasons}:
-        assert TEXTS[f"reason.{code}"]["en"] in said(at)
+    for code in {code for c in checked for code in c.reasons}:  # a code without a text shows as itself
+        assert (TEXTS[f"reason.{code}"]["en"] if f"reason.{code}" in TEXTS else code) in said(at)
     at.number_input(key="plan.devices").set_value(4).run()
     assert TEXTS["check.stale"]["en"] in said(at)
 

@@ -66,7 +66,8 @@ def lab_dims(d_model: int, heads: int, seq_len: int, vocab: int) -> transformer.
 
 
 def workload(tokens: int, seq_len: int, precision: str) -> Workload:
-    """One step's sequences from a global batch in tokens: whole sequences of `seq_len`, or an input error."""
+    """One step's sequences from a global batch in tokens: whole sequences of `seq_len`, or an input error (the
+    precision is checked where the planner ranks, `search.check_inputs`)."""
     check_int("seq_len", seq_len, 1, 2**22)
     check_int("tokens", tokens, 1, MAX_TOKENS)
     if tokens % seq_len:
@@ -74,9 +75,6 @@ def workload(tokens: int, seq_len: int, precision: str) -> Workload:
         raise LabInputError("tokens_not_sequences", "a global batch of {tokens} tokens is not a whole number of "
                             "sequences of {seq_len} tokens; try {suggestion}", tokens=tokens, seq_len=seq_len,
                             suggestion=whole)
-    if precision not in PRECISIONS:
-        raise LabInputError("unknown_precision", "precision must be one of {options}, got {value!r}",
-                            options=", ".join(PRECISIONS), value=precision)
     return Workload(tokens // seq_len, seq_len, precision)
 
 
