@@ -43,7 +43,6 @@ CHARTED = 5                  # plans in the charts
 CHECK_COUNT = 3              # plans compiled by the Check button
 TOLERANCE = 0.1              # a prediction within 10% of the planner's figure is right
 GB = pv.GB
-MEMORY_PARTS = ("params", "grads", "optimizer", "activations", "logits")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,9 +109,9 @@ def part_label(name: str, prediction: Prediction) -> str:
     return T("part.axis", axis=name, level=level_label(comm.level), link=comm.link)
 
 
-def memory_labels() -> dict[str, str]:
-    return {"params": T("mem.params"), "grads": T("mem.grads"), "optimizer": T("mem.optimizer"),
-            "activations": T("mem.activations"), "logits": T("mem.logits")}
+def memory_label(part: str) -> str:
+    """A part of a device's memory (`predict.Memory`'s fields, as `view.memory_parts` lists them)."""
+    return T(f"mem.{part}") if T.has(f"mem.{part}") else part
 
 
 def axes_of(layout) -> str:
@@ -201,6 +200,8 @@ def show_reveal(reveal: Reveal, result: search.PlanResult) -> None:
                   budget=p.memory_budget / GB, step=p.step_s, mfu=p.mfu, bubble=p.bubble,
                   comm=sum(c.bytes for c in p.comm) / GB))
     st.caption(T("picked.fits") if p.fits else T("picked.unfit"))
+    st.caption(T("picked.memory_parts", parts="; ".join(f"{memory_label(part)} {held / GB:,.3g} GB"
+                                                          for part, held in pv.memory_parts(p))))
     ranks = {pv.layout_key(plan.layout): i + 1 for i, plan in enumerate(result.plans)}
     key = pv.layout_key(p.layout)
     if key in ranks:
@@ -222,10 +223,9 @@ def ranking_frame(plans) -> pd.DataFrame:
 
 
 def memory_chart(plans, budget: float, hardware_name: str) -> alt.LayerChart:
-    labels = memory_labels()
-    frame = pd.DataFrame([{"plan": f"#{i + 1}", "layout": p.layout.label(), "part": labels[part],
-                           "gb": getattr(p.prediction.memory, part) / GB, "order": k}
-                          for i, p in enumerate(plans) for k, part in enumerate(MEMORY_PARTS)])
+    frame = pd.DataFrame([{"plan": f"#{i + 1}", "layout": p.layout.label(), "part": memory_label(part),
+                           "gb": held / GB, "order": k}
+                          for i, p in enumerate(plans) for k, (part, held) in enumerate(pv.memory_parts(p.prediction))])
     bars = charts.bar(frame, "plan", "gb", x_title=T("axis.plan"), y_title=T("axis.memory_gb"), color="part",
                       color_title=T("axis.part"), order="order", title=T("chart.memory"))
     limit = pd.DataFrame({"gb": [budget / GB], "what": [T("rule.memory", name=hardware_name)]})

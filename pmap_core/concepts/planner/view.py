@@ -209,6 +209,12 @@ def read_verdict(result: PlanResult) -> Reading | None:
                    verdict.faster_unfitting, faster_bytes)
 
 
+def memory_parts(prediction: Prediction) -> list[tuple[str, float]]:
+    """A device's memory by part (`predict.Memory`'s fields, in their order), the parts of zero bytes left out."""
+    memory = prediction.memory
+    return [(field.name, held) for field in dataclasses.fields(memory) if (held := getattr(memory, field.name)) > 0]
+
+
 def parts(prediction: Prediction, overlap: float) -> dict[str, float]:
     """A plan's step in parts (`search.step_parts`), the parts of zero seconds left out."""
     return {name: seconds for name, seconds in step_parts(prediction, overlap).items() if seconds > 0}
