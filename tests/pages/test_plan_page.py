@@ -16,7 +16,17 @@ from conftest import assert_clean, button, frame_with, open_lab, said, worksheet
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from labs.texts import table as text_table
-from pmap_core.concepts.planner import HARDWARE, MODELS, PUBLISHED, Workload, check, plan, search, step_parts
+from pmap_core.concepts.planner import (
+    HARDWARE,
+    MODELS,
+    PUBLISHED,
+    Workload,
+    check,
+    plan,
+    predict,
+    search,
+    step_parts,
+)
 from pmap_core.concepts.planner import view as pv
 from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
 from pmap_core.tracking import classroom
@@ -214,3 +224,31 @@ def test_each_worksheet_step_opens_the_page_on_its_settings():
         assert not at.warning, step_id  # no setting ignored
         assert {k: at.query_params.get(k) for k in query} == query, step_id
         assert TEXTS["predict.withheld"]["en"] in said(at), step_id
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_plan_bounded_by_memory_names_the_faster_variant_that_does_not_fit(lang):
+    query = {"model": "llama3-8b", "hardware": "tpu-v5e", "devices": 16, "seq_len": 32768, "tokens": 16 * 32768}
+    at = open_lab("plan", lang=lang, **query)
+    assert_clean(at)
+    result = plan(MODELS["llama3-8b"], HARDWARE["tpu-v5e"], 16, Workload(16, 32768), DEFAULT_ASSUMPTIONS)
+    verdict = result.verdict
+    assert verdict.bound == search.MEMORY and verdict.faster_unfitting.remat == "none"
+    need = predict(MODELS["llama3-8b"], verdict.faster_unfitting, Workload(16, 32768), HARDWARE["tpu-v5e"],
+                   DEFAULT_ASSUMPTIONS).memory.total
+    assert need > 16e9
+    assert TEXTS["bound.memory"][lang].format(faster=verdict.faster_unfitting.label(), saved=verdict.bound_s,
+                                              need=need / 1e9, budget=16) in said(at)
+
+
+def test_where_no_layout_fits_the_page_says_so_and_lists_those_that_need_least():
+    at = open_lab("plan", model="llama3-405b", devices=64, seq_len=8192, tokens=64 * 8192)
+    assert_clean(at)
+    result = plan(MODELS["llama3-405b"], HARDWARE["h100"], 64, Workload(64, 8192), DEFAULT_ASSUMPTIONS)
+    assert not result.plans
+    least = result.unfit[0].prediction
+    assert TEXTS["none_fit"]["en"].format(d=64, least=least.memory.total / 1e9, layout=least.layout.label(),
+                                          budget=80) in [w.value for w in at.warning]
+    unfit = frame_with(at, "mfu_pct")
+    assert list(unfit["memory_gb"]) == [p.prediction.memory.total / 1e9 for p in result.unfit[:10]]
+    assert TEXTS["verdict.heading"]["en"] not in [s.value for s in at.subheader]
