@@ -442,6 +442,7 @@ predict_first = url_bool(T, "predict", False)
 revealed = False
 if result is not None:
     classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
+    st.caption(T("predict.no_controls"))
     pick = pick_widgets(result, work)
     quantity = url_choice(T, "quantity", pv.QUANTITIES, "memory", radio=True)
     guess = st.number_input(T(f"w.guess.{quantity}"), value=None, format="%g", key=f"plan.guess.{quantity}")
