@@ -22,7 +22,7 @@ _SECTIONS = {
     "section.training": (("training", "🏋️"), ("migration", "🔀"), ("sharded_dp", "🧱"), ("mesh_2d", "🧮"),
                          ("pipeline", "⛓️"), ("activation_memory", "💾"), ("context_parallel", "📜"),
                          ("expert_parallel", "🧠"),
-                         ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡")),
+                         ("multiprocess", "🌐"), ("experiments", "📊"), ("comm_benchmark", "📡"), ("plan", "🧭")),
     "section.practice": (("demo", "▶️"), ("mistakes", "🪤"), ("interview", "🎓"), ("applications", "🌍")),
     "section.classroom": (("worksheet", "📝"), ("class_view", "🧑‍🏫")),
 }

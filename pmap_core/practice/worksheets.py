@@ -89,6 +89,7 @@ ALLOWED = {
     "pmap_core.concepts.experts.all_to_all_sent": ("pmap_core.concepts.experts", "all_to_all_sent"),
     "pmap_core.concepts.experts.step_all_to_all_bytes": ("pmap_core.concepts.experts", "step_all_to_all_bytes"),
     "pmap_core.concepts.experts.critical_batch": ("pmap_core.concepts.experts", "critical_batch"),
+    "pmap_core.concepts.planner.view.layout_figure": ("pmap_core.concepts.planner.view", "layout_figure"),
     "pmap_core.practice.worksheets.smallest_devices_below": ("pmap_core.practice.worksheets", "smallest_devices_below"),
     "pmap_core.practice.worksheets.fastest_devices": ("pmap_core.practice.worksheets", "fastest_devices"),
 }

@@ -125,7 +125,7 @@ def test_a_pipeline_guess_after_a_reset_is_a_first_attempt_and_counts_in_the_exe
 
 
 @pytest.mark.parametrize("script", ["interview", "mesh_2d", "pipeline", "activation_memory", "context_parallel",
-                                    "expert_parallel"])
+                                    "expert_parallel", "plan"])
 def test_every_page_that_shows_answers_says_whether_it_records_them(store, script):
     at = open_lab(script)
     assert_clean(at)

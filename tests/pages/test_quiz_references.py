@@ -1,7 +1,7 @@
 """Every interview question has an independent reference (in tests/core/test_quiz.py,
 tests/core/test_quiz_mesh.py, tests/core/test_quiz_pipeline.py, tests/core/test_quiz_activation_memory.py,
 tests/core/test_quiz_context_parallel.py, tests/core/test_quiz_expert_parallel.py,
-tests/pages/test_quiz_modern.py or
+tests/core/test_quiz_planner.py, tests/pages/test_quiz_modern.py or
 tests/pages/test_sharded_dp.py) or is measured. It reads modules that hold page tests too, so it runs with them."""
 
 from pmap_core.practice.quiz import registry as quiz
@@ -11,6 +11,7 @@ from tests.core.test_quiz_context_parallel import REFERENCES as CONTEXT_REFERENC
 from tests.core.test_quiz_expert_parallel import REFERENCES as EXPERT_REFERENCES  # the expert-parallel questions
 from tests.core.test_quiz_mesh import REFERENCES as MESH_REFERENCES  # the 2-D mesh questions
 from tests.core.test_quiz_pipeline import REFERENCES as PIPELINE_REFERENCES  # the pipeline questions
+from tests.core.test_quiz_planner import REFERENCES as PLANNER_REFERENCES  # the planning questions
 
 
 def test_every_question_has_a_reference_or_is_measured():
@@ -19,5 +20,5 @@ def test_every_question_has_a_reference_or_is_measured():
 
     assert (set(quiz.question_ids()) - set(REFERENCES) - set(MODERN_REFERENCES) - set(ZERO_REFERENCES)
             - set(MESH_REFERENCES) - set(PIPELINE_REFERENCES) - set(REMAT_REFERENCES) - set(CONTEXT_REFERENCES)
-            - set(EXPERT_REFERENCES)
+            - set(EXPERT_REFERENCES) - set(PLANNER_REFERENCES)
             == {"measured_speedup"})

@@ -156,6 +156,8 @@ RANGES: dict[tuple[str, str], str | Callable[[], Iterable[str]]] = {
     ("mistakes", "entry.{chosen}.one_device"): "pitfall_entries.NEEDS_TWO_DEVICES",
     ("mistakes", "kind.{pitfall_entries.kind_here(chosen)}"): "pitfalls.KINDS",
     ("mistakes", "kind.{result.kind_shown}"): "pitfalls.KINDS",
+    ("plan", "unit.{reveal.quantity}"): "pv.QUANTITIES",
+    ("plan", "w.guess.{quantity}"): "pv.QUANTITIES",
     ("sharded_dp", "kind.{k}"): "zero_compare.KINDS",
     ("sharded_dp", "w.strategy.{cfg.strategy}"): "train_config.STRATEGIES",
     ("sharded_dp", "series.{s}"): _sharded_dp_series,

@@ -1,6 +1,6 @@
 """The interview quiz: every question, by topic (`pmap`, `modern`, `zero`, `mesh`, `pipeline`,
 `activation_memory`, `context_parallel`,
-`expert_parallel`), found by id, answered here.
+`expert_parallel`, `planner`), found by id, answered here.
 
 `answer` runs a question's program on the installed JAX; `is_correct` scores a prediction against
 it with the rule the worksheets use too (`pmap_core.practice.scoring`).
@@ -20,6 +20,7 @@ from pmap_core.practice.quiz import (
     mesh,
     modern,
     pipeline,
+    planner,
     pmap,
     zero,
 )
@@ -38,6 +39,7 @@ QUESTIONS: tuple[Question, ...] = (
     *activation_memory.QUESTIONS,  # activation memory: what remat keeps, what recomputing costs
     *context_parallel.QUESTIONS,  # context parallelism: the ring, the causal work, Ulysses's cap, the overlap
     *expert_parallel.QUESTIONS,  # expert parallelism: the capacity, the drops, the all-to-all, the critical batch
+    *planner.QUESTIONS,  # planning a run: the state per device, the bubble, the links, a published run, the bound
 )
 
 

@@ -1,0 +1,254 @@
+"""The Plan a run page in English and 中文. With the lab's transformer at D = 1, 3 and 8: no exception, the ranking is
+the planner's (`search.plan`), the charts draw the first plans' memory and step by part with the hardware's memory as a
+rule, and the verdict's sentences are the ones the figures call for, checked against the step's parts read here: at
+D = 1 one plan, no runner-up, nothing beside compute; at D = 3 one plan bounded by its data axis; at D = 8 a runner-up
+and what separates them. A published model opens on Llama 3 405B's run; every published run is predicted twice beside
+what its paper reported, each row with its source. Bad input gives one error line. With "predict first" the ranking
+waits for a checked prediction, which a class records before the answer shows. The check compiles the top plans here
+and shows each one's figures beside the compiler's and its `train` command; each worksheet step opens the page on its
+settings."""
+
+import shlex
+
+import pandas as pd
+import pytest
+from conftest import assert_clean, button, frame_with, open_lab, said, worksheet_queries
+from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
+
+from labs.texts import table as text_table
+from pmap_core.concepts.planner import (
+    HARDWARE,
+    MODELS,
+    PUBLISHED,
+    Workload,
+    check,
+    plan,
+    predict,
+    search,
+    step_parts,
+)
+from pmap_core.concepts.planner import view as pv
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
+from pmap_core.tracking import classroom
+from pmap_core.train import transformer
+from pmap_core.train.config import default_batch
+from pmap_core.train.mesh import AXES
+from tests.apptest_support import class_store
+
+TEXTS = text_table("plan")
+COMMON = text_table("common")
+LAB_DIMS = transformer.Dims(32, 4, 32, 32)  # the page's lab transformer starts at TrainConfig's sizes
+
+
+def frames_of(at):
+    """Every Altair chart's datasets, as pandas frames."""
+    return [convert_arrow_bytes_to_pandas_df(d.data.data) for c in at.get("vega_lite_chart") for d in c.proto.datasets]
+
+
+def lab_result(devices: int) -> search.PlanResult:
+    model = check.lab_model(LAB_DIMS, 2)
+    return plan(model, HARDWARE["h100"], devices, Workload(default_batch(devices), 32, "float32"), DEFAULT_ASSUMPTIONS)
+
+
+def level(lang: str, comm) -> str:
+    return TEXTS[f"level.{comm.level}"][lang]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("devices", [1, 3, 8])
+def test_the_lab_transformer_is_ranked_and_the_verdict_is_what_the_figures_say(devices, lang):
+    at = open_lab("plan", lang=lang, model="lab", devices=devices)
+    assert_clean(at)
+    assert at.number_input(key="plan.devices").value == devices
+    result = lab_result(devices)
+    table = frame_with(at, "mfu_pct")
+    assert list(table["layout"]) == [pv.layout_key(p.layout).replace(",", " × ") for p in result.plans[:10]]
+    assert list(table["step_s"]) == [p.prediction.step_s for p in result.plans[:10]]
+    text = said(at)
+    first = result.plans[0].prediction
+    assert TEXTS["verdict.first"][lang].format(layout=first.layout.label(), step=first.step_s, mfu=first.mfu,
+                                               memory=first.memory.total / 1e9, budget=80) in text
+    parts = step_parts(first, DEFAULT_ASSUMPTIONS.overlap)
+    beside = {name: s for name, s in parts.items() if name != search.COMPUTE and s > 0}
+    only = TEXTS["verdict.only"][lang].format(d=devices)
+    if devices == 1:  # one layout, no communication, no bubble
+        assert len(result.plans) == 1 and not first.comm and not beside
+        assert only in text
+        assert TEXTS["bound.nothing"][lang].format(compute=first.compute_s) in text
+    elif devices == 3:  # the lab's 2 blocks, 4 heads and 32 positions leave data parallelism alone
+        assert [p.layout.data for p in result.plans] == [3] and only in text
+        (axis, seconds), = beside.items()
+        comm = first.comm_on(axis)
+        assert axis == "data" and TEXTS["bound.axis"][lang].format(
+            axis=axis, size=3, level=level(lang, comm), link=comm.link, seconds=seconds, step=first.step_s,
+            sent=comm.bytes / 1e9) in text
+    else:  # a runner-up: the part of its step longer by most, as the parts read here say
+        runner = result.plans[1].prediction
+        assert only not in text and runner.step_s >= first.step_s
+        other = step_parts(runner, DEFAULT_ASSUMPTIONS.overlap)
+        name, longer = max(((n, other.get(n, 0.0) - parts.get(n, 0.0)) for n in {*parts, *other}),
+                           key=lambda kv: kv[1])
+        gap = {"runner": runner.layout.label(), "gap": runner.step_s - first.step_s, "part": longer}
+        if name == search.COMPUTE:
+            expected = TEXTS["verdict.by_compute"][lang].format(remat=runner.layout.remat,
+                                                                first_remat=first.layout.remat, **gap)
+        elif name == search.BUBBLE:
+            expected = TEXTS["verdict.by_bubble"][lang].format(bubble=runner.bubble, first_bubble=first.bubble, **gap)
+        else:
+            comm = runner.comm_on(name)
+            expected = TEXTS["verdict.by_axis"][lang].format(axis=name, size=comm.size, level=level(lang, comm),
+                                                             link=comm.link, **gap)
+        assert longer > 0 and expected in text
+        (axis, seconds), = [max(beside.items(), key=lambda kv: kv[1])]
+        if axis == search.BUBBLE:
+            assert TEXTS["bound.bubble"][lang].split("{")[0] in text
+        else:
+            comm = first.comm_on(axis)
+            assert TEXTS["bound.axis"][lang].format(axis=axis, size=comm.size, level=level(lang, comm),
+                                                    link=comm.link, seconds=seconds, step=first.step_s,
+                                                    sent=comm.bytes / 1e9) in text
+    # The charts: memory by part with the hardware's memory as a rule, the step by part summing to the step.
+    frames = frames_of(at)
+    memory = next(f for f in frames if "gb" in f.columns and "part" in f.columns)
+    assert memory.groupby("plan")["gb"].sum()["#1"] == pytest.approx(first.memory.total / 1e9)
+    assert any(list(f.columns) == ["gb", "what"] and f["gb"][0] == 80 for f in frames)
+    step = next(f for f in frames if "seconds" in f.columns)
+    assert step.groupby("plan")["seconds"].sum()["#1"] == pytest.approx(first.step_s)
+
+
+def test_a_published_model_opens_on_llama_3_405b_and_every_published_run_is_predicted_twice():
+    at = open_lab("plan")
+    assert_clean(at)
+    assert at.number_input(key="plan.devices").value == 16_384
+    assert at.number_input(key="plan.tokens").value == 16 * 2**20
+    assert frame_with(at, "mfu_pct").shape[0] == 10
+    assert TEXTS["verdict.heading"]["en"] in [s.value for s in at.subheader]
+    runs = frame_with(at, "as_run_variant")
+    assert list(runs["run"]) == list(PUBLISHED)
+    assert list(runs["source"]) == [r.source for r in PUBLISHED.values()]
+    for row in runs.itertuples():
+        run = PUBLISHED[row.run]
+        model, hardware = MODELS[run.model], HARDWARE[run.hardware]
+        best = search.evaluate_published(run, model, hardware).prediction
+        as_run = search.evaluate_published(run, model, hardware, as_run=True).prediction
+        assert row.reported_pct == pytest.approx(100 * run.utilisation)
+        assert row.best_mfu_pct == pytest.approx(100 * best.mfu)
+        assert row.as_run_mfu_pct == pytest.approx(100 * as_run.mfu)
+        assert (row.best_hfu_pct == pytest.approx(100 * best.hfu)) if run.counts_recompute else row.best_hfu_pct != \
+            row.best_hfu_pct  # NaN where the paper reports MFU
+        if run.remat:
+            assert as_run.layout.remat == run.remat
+    assert TEXTS["published.why"]["en"] in said(at)
+
+
+def test_another_model_starts_its_inputs_again():
+    at = open_lab("plan", model="lab", devices=3)
+    at.selectbox(key="plan.model").set_value("llama3-70b").run()
+    assert_clean(at)
+    assert at.number_input(key="plan.devices").value == 16_384
+    assert at.selectbox(key="plan.precision").value == "mixed"
+
+
+@pytest.mark.parametrize(("query", "code"), [
+    ({"model": "lab", "devices": 8, "tokens": 1000}, "tokens_not_sequences"),
+    ({"model": "lab", "devices": 8, "heads": 3}, "block_not_divisible"),
+    ({"model": "lab", "devices": 3, "tokens": 256 * 32}, "no_layout"),
+    ({"model": "llama3-8b", "devices": 64, "seq_len": 8192, "tokens": 4096}, "tokens_not_sequences"),
+])
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bad_input_gives_one_error_line_not_a_traceback(query, code, lang):
+    at = open_lab("plan", lang=lang, **query)
+    assert not at.exception
+    assert len(at.error) == 1
+    key = f"error.{code}"
+    assert at.error[0].value.startswith((TEXTS.get(key) or COMMON[key])[lang].split("{")[0]), at.error[0].value
+    assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
+
+
+record_store = class_store("plan a run teacher key")
+
+
+def test_predict_first_withholds_the_ranking_until_a_checked_prediction_recorded_first(record_store):
+    query = {"model": "lab", "devices": 8, "predict": "true", "layout": "data=4,stage=2", "microbatches": 8,
+             "virtual": 1, "zero": 0, "remat": "none", "quantity": "bubble"}
+    at = open_lab("plan", **query)
+    assert_clean(at)
+    assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
+    assert [i.value for i in at.info].count(TEXTS["predict.withheld"]["en"]) == 2
+    assert button(at, "plan.reveal").disabled
+    at.text_input(key="plan.student").set_value("Ada")
+    at.text_input(key="plan.class_code").set_value("plan-class").run()
+    at.number_input(key="plan.guess.bubble").set_value(0.125).run()
+    button(at, "plan.reveal").click().run()
+    assert_clean(at)
+    assert TEXTS["outcome"]["en"].format(guess="0.125", answer="0.125", unit=TEXTS["unit.bubble"]["en"]) in said(at)
+    assert frame_with(at, "mfu_pct").shape[0] == 10
+    kept = classroom.read_class("plan-class", record_store).predictions
+    assert kept[["sheet", "step", "attempt", "after_answer"]].values.tolist() == [["plan", "bubble", 1, False]]
+    assert kept[["prediction", "answer", "result"]].values.tolist() == [["0.125", "0.125", 1.0]]  # tags: text
+
+
+def test_the_check_compiles_the_top_plans_here_and_shows_their_train_commands():
+    at = open_lab("plan", model="lab", devices=8)
+    button(at, "plan.check").click().run()
+    assert_clean(at)
+    checked = check.check_top(8, 3)
+    memory = frame_with(at, "compiled_peak_bytes")
+    assert list(memory["layout"]) == [c.layout.label() for c in checked]
+    assert [None if pd.isna(v) else v for v in memory["compiled_peak_bytes"]] == [
+        c.compiled_peak_bytes for c in checked]  # None where the compiler reports no peak
+    assert list(memory["predicted_bytes"]) == [c.prediction.memory.total for c in checked]
+    sent = frame_with(at, "hlo_sent")
+    assert [(r.axis, r.predicted_sent, r.hlo_sent) for r in sent.itertuples()] == [
+        (axis, c.predicted_bytes.get(axis, 0.0), c.hlo_bytes.get(axis, 0.0)) for c in checked
+        for axis in sorted({*c.predicted_bytes, *c.hlo_bytes}, key=lambda a: AXES.index(a) if a in AXES else 9)]
+    codes = [c.value for c in at.code]
+    for c in checked:
+        assert shlex.join(check.train_command(c.layout, 8)) in codes
+    for code in {code for c in checked for code in c.reasons}:  # a code without a text shows as itself
+        assert (TEXTS[f"reason.{code}"]["en"] if f"reason.{code}" in TEXTS else code) in said(at)
+    at.number_input(key="plan.devices").set_value(4).run()
+    assert TEXTS["check.stale"]["en"] in said(at)
+
+
+def test_past_this_servers_devices_the_check_says_so():
+    at = open_lab("plan")
+    assert button(at, "plan.check").disabled
+    assert TEXTS["check.too_many"]["en"].split("{")[0] in said(at)
+
+
+def test_each_worksheet_step_opens_the_page_on_its_settings():
+    for step_id, query in worksheet_queries("14_plan", 8):  # no step runs on devices: the same at every D
+        at = open_lab("plan", **query)
+        assert_clean(at)
+        assert not at.warning, step_id  # no setting ignored
+        assert {k: at.query_params.get(k) for k in query} == query, step_id
+        assert TEXTS["predict.withheld"]["en"] in said(at), step_id
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_plan_bounded_by_memory_names_the_faster_variant_that_does_not_fit(lang):
+    query = {"model": "llama3-8b", "hardware": "tpu-v5e", "devices": 16, "seq_len": 32768, "tokens": 16 * 32768}
+    at = open_lab("plan", lang=lang, **query)
+    assert_clean(at)
+    result = plan(MODELS["llama3-8b"], HARDWARE["tpu-v5e"], 16, Workload(16, 32768), DEFAULT_ASSUMPTIONS)
+    verdict = result.verdict
+    assert verdict.bound == search.MEMORY and verdict.faster_unfitting.remat == "none"
+    need = predict(MODELS["llama3-8b"], verdict.faster_unfitting, Workload(16, 32768), HARDWARE["tpu-v5e"],
+                   DEFAULT_ASSUMPTIONS).memory.total
+    assert need > 16e9
+    assert TEXTS["bound.memory"][lang].format(faster=verdict.faster_unfitting.label(), saved=verdict.bound_s,
+                                              need=need / 1e9, budget=16) in said(at)
+
+
+def test_where_no_layout_fits_the_page_says_so_and_lists_those_that_need_least():
+    at = open_lab("plan", model="llama3-405b", devices=64, seq_len=8192, tokens=64 * 8192)
+    assert_clean(at)
+    result = plan(MODELS["llama3-405b"], HARDWARE["h100"], 64, Workload(64, 8192), DEFAULT_ASSUMPTIONS)
+    assert not result.plans
+    least = result.unfit[0].prediction
+    assert TEXTS["none_fit"]["en"].format(d=64, least=least.memory.total / 1e9, layout=least.layout.label(),
+                                          budget=80) in [w.value for w in at.warning]
+    unfit = frame_with(at, "mfu_pct")
+    assert list(unfit["memory_gb"]) == [p.prediction.memory.total / 1e9 for p in result.unfit[:10]]
+    assert TEXTS["verdict.heading"]["en"] not in [s.value for s in at.subheader]
