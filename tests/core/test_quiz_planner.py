@@ -16,9 +16,9 @@ from pmap_core.concepts.planner import (
     Workload,
     evaluate_published,
     plan,
-    predict,
     step_parts,
 )
+from pmap_core.concepts.planner.predict import predict
 from pmap_core.concepts.planner.search import COMPUTE, MEMORY
 from pmap_core.practice.quiz import planner as quiz_plan
 from pmap_core.practice.quiz import registry as quiz

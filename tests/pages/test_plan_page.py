@@ -23,12 +23,11 @@ from pmap_core.concepts.planner import (
     Workload,
     check,
     plan,
-    predict,
     search,
     step_parts,
 )
 from pmap_core.concepts.planner import view as pv
-from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, predict
 from pmap_core.tracking import classroom
 from pmap_core.train import transformer
 from pmap_core.train.config import default_batch

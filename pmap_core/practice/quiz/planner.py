@@ -11,9 +11,9 @@ at every device count.
 
 from __future__ import annotations
 
-from pmap_core.concepts.planner import HARDWARE, MODELS, PUBLISHED, Layout, Workload, evaluate_published, plan, predict
+from pmap_core.concepts.planner import HARDWARE, MODELS, PUBLISHED, Layout, Workload, evaluate_published, plan
 from pmap_core.concepts.planner import view as pv
-from pmap_core.concepts.planner.predict import NODE, axis_level, state_memory
+from pmap_core.concepts.planner.predict import NODE, axis_level, predict, state_memory
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
 
 GB = 1e9
