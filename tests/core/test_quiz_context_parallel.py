@@ -10,7 +10,7 @@ from labs.texts import table as text_table
 from pmap_core.concepts import context as cp
 from pmap_core.costs import analytic
 from pmap_core.practice.quiz import context_parallel as quiz_cp
-from pmap_core.practice.quiz import registry as quiz
+from tests.quiz_support import assert_answer_matches, assert_questions_have_texts
 
 REFERENCES = {
     "cp_ring_block": float((1 - 3) % 8),
@@ -23,12 +23,7 @@ REFERENCES = {
 
 
 def test_every_question_has_a_reference_and_texts_in_both_languages():
-    assert {q.id for q in quiz_cp.QUESTIONS} == set(REFERENCES) and len(quiz_cp.QUESTIONS) >= 5
-    assert set(REFERENCES) <= set(quiz.question_ids())
-    table = text_table("interview")
-    for question_id in REFERENCES:
-        for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
-            assert table[key]["en"] and table[key]["zh"], key
+    assert_questions_have_texts(quiz_cp.QUESTIONS, REFERENCES, 5)
 
 
 def test_the_figures_a_question_states_are_the_cited_ones():
@@ -40,16 +35,7 @@ def test_the_figures_a_question_states_are_the_cited_ones():
 
 @pytest.mark.parametrize("question_id", sorted(REFERENCES))
 def test_answer_computed_by_the_code_matches_the_reference(question_id):
-    answer, expected = quiz.answer(question_id), REFERENCES[question_id]
-    question = quiz.get_question(question_id)
-    if isinstance(expected, float):
-        assert answer == pytest.approx(expected, rel=1e-9)
-        assert quiz.is_correct(question_id, expected, answer)
-        assert not quiz.is_correct(question_id, expected * (1 + 3 * max(question.tolerance, 0.01)) + 1, answer)
-    else:
-        assert answer == expected
-        offered = quiz.options(question_id)
-        assert answer in offered and len(set(offered)) == len(offered) >= 2
+    assert_answer_matches(question_id, REFERENCES[question_id], rel=1e-09)
 
 
 @pytest.mark.parametrize(("n", "p"), [(1, 1), (2, 2), (3, 3), (5, 4), (8, 4), (16, 4)])

@@ -8,11 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from labs.texts import table as text_table
 from pmap_core.concepts import experts as ce
 from pmap_core.practice.quiz import expert_parallel as quiz_ep
-from pmap_core.practice.quiz import registry as quiz
 from pmap_core.train import transformer
+from tests.quiz_support import assert_answer_matches, assert_questions_have_texts
 
 
 def dropped_by_load(experts: int, top_k: int, batch: int) -> float:
@@ -35,26 +34,12 @@ REFERENCES = {
 
 
 def test_every_question_has_a_reference_and_texts_in_both_languages():
-    assert {q.id for q in quiz_ep.QUESTIONS} == set(REFERENCES) and len(quiz_ep.QUESTIONS) >= 5
-    assert set(REFERENCES) <= set(quiz.question_ids())
-    table = text_table("interview")
-    for question_id in REFERENCES:
-        for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
-            assert table[key]["en"] and table[key]["zh"], key
+    assert_questions_have_texts(quiz_ep.QUESTIONS, REFERENCES, 5)
 
 
 @pytest.mark.parametrize("question_id", sorted(REFERENCES))
 def test_answer_computed_by_the_code_matches_the_reference(question_id):
-    answer, expected = quiz.answer(question_id), REFERENCES[question_id]
-    question = quiz.get_question(question_id)
-    if isinstance(expected, float):
-        assert answer == pytest.approx(expected, rel=1e-6)
-        assert quiz.is_correct(question_id, expected, answer)
-        assert not quiz.is_correct(question_id, expected * (1 + 3 * max(question.tolerance, 0.01)) + 1, answer)
-    else:
-        assert answer == expected
-        offered = quiz.options(question_id)
-        assert answer in offered and len(set(offered)) == len(offered) >= 2
+    assert_answer_matches(question_id, REFERENCES[question_id], rel=1e-06)
 
 
 def test_the_dropped_fraction_is_not_a_round_number():

@@ -7,7 +7,6 @@ import math
 
 import pytest
 
-from labs.texts import table as text_table
 from pmap_core.concepts.planner import (
     HARDWARE,
     MODELS,
@@ -22,6 +21,7 @@ from pmap_core.concepts.planner.predict import predict
 from pmap_core.concepts.planner.search import COMPUTE, MEMORY
 from pmap_core.practice.quiz import planner as quiz_plan
 from pmap_core.practice.quiz import registry as quiz
+from tests.quiz_support import assert_answer_matches, assert_questions_have_texts
 
 
 def state_reference() -> float:
@@ -62,26 +62,12 @@ REFERENCES = {
 
 
 def test_every_question_has_a_reference_and_texts_in_both_languages():
-    assert {q.id for q in quiz_plan.QUESTIONS} == set(REFERENCES) and len(quiz_plan.QUESTIONS) >= 4
-    assert set(REFERENCES) <= set(quiz.question_ids())
-    table = text_table("interview")
-    for question_id in REFERENCES:
-        for key in (f"w.question.{question_id}", f"q.{question_id}.text", f"q.{question_id}.explain"):
-            assert table[key]["en"] and table[key]["zh"], key
+    assert_questions_have_texts(quiz_plan.QUESTIONS, REFERENCES, 4)
 
 
 @pytest.mark.parametrize("question_id", sorted(REFERENCES))
 def test_answer_computed_by_the_code_matches_the_reference(question_id):
-    answer, expected = quiz.answer(question_id), REFERENCES[question_id]
-    question = quiz.get_question(question_id)
-    if isinstance(expected, float):
-        assert answer == pytest.approx(expected, rel=1e-3)
-        assert quiz.is_correct(question_id, expected, answer)
-        assert not quiz.is_correct(question_id, expected * (1 + 3 * max(question.tolerance, 0.01)) + 1, answer)
-    else:
-        assert answer == expected
-        offered = quiz.options(question_id)
-        assert answer in offered and len(set(offered)) == len(offered) >= 2
+    assert_answer_matches(question_id, REFERENCES[question_id], rel=0.001)
 
 
 def test_the_bubble_question_is_the_planners_bubble_at_its_answer():
