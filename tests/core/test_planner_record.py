@@ -1,47 +1,15 @@
 """A plan recorded as an MLflow run with one child run per checked layout, and read back, on a real sqlite store."""
 
-import dataclasses
-
 import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.processes import new_tracking_store
-from pmap_core.concepts.planner import HARDWARE, MODELS, Layout, Prediction, Workload, plan
-from pmap_core.concepts.planner.predict import predict
+from pmap_core.concepts.planner import HARDWARE, MODELS, Workload, check, plan
 from pmap_core.concepts.planner.record import PLAN_EXPERIMENT, StoredRun, log_plan, read_plan
 from pmap_core.validation import LabInputError
 
 MODEL, HW = MODELS["llama3-8b"], HARDWARE["h100"]
 WORKLOAD = Workload(sequences=64, seq_len=4096)
-
-
-@dataclasses.dataclass(frozen=True)
-class Checked:
-    """The fields of check.CheckedPlan that a child run records (the real one is built from compiled programs)."""
-
-    layout: Layout
-    prediction: Prediction
-    compiled_peak_bytes: int | None
-    predicted_bytes: dict[str, float]
-    hlo_bytes: dict[str, float]
-    reasons: tuple[str, ...] = ()
-
-    @property
-    def memory_ratio(self) -> float | None:
-        return None if self.compiled_peak_bytes is None else self.compiled_peak_bytes / self.prediction.memory.total
-
-    @property
-    def axis_ratios(self) -> dict[str, float | None]:
-        return {axis: (self.hlo_bytes[axis] / sent if sent else None) for axis, sent in self.predicted_bytes.items()
-                if axis in self.hlo_bytes}
-
-
-def _checked(layout: Layout, peak: int | None, factor: float | None, reasons=()) -> Checked:
-    """A layout as if compiled: its HLO sending `factor` times the predicted bytes on every axis (None: not read)."""
-    prediction = predict(MODEL, layout, WORKLOAD, HW)
-    predicted = {c.axis: c.bytes for c in prediction.comm}
-    measured = {axis: sent * factor for axis, sent in predicted.items()} if factor is not None else {}
-    return Checked(layout, prediction, peak, predicted, measured, tuple(reasons))
 
 
 @pytest.fixture(scope="module")
@@ -80,36 +48,36 @@ def test_a_plan_run_holds_the_setting_the_chosen_layout_and_its_predictions(tmp_
     assert client.get_experiment(client.get_run(run_id).info.experiment_id).name == PLAN_EXPERIMENT
 
 
-def test_checked_layouts_are_child_runs_that_read_back_under_their_plan(tmp_path, result):
+def test_checked_layouts_are_child_runs_that_read_back_under_their_plan(tmp_path):
+    """The lab's transformer planned on this runtime's 8 devices, its top three layouts compiled here
+    (`check.check_top`), each logged as a child run of the plan's and read back."""
     uri = new_tracking_store(tmp_path / "mlflow.db")
-    layouts = [plan_of.layout for plan_of in result.plans[:3]]
-    checks = [_checked(layouts[0], 40_000_000_000, 1.1),
-              _checked(layouts[1], None, None, reasons=("the compiled program's memory is not known on this backend",)),
-              _checked(layouts[2], 30_000_000_000, 0.9)]
-    assert checks[0].hlo_bytes and checks[2].axis_ratios
+    result = check.lab_plan(8)
+    checks = list(check.check_top(8))
+    assert [c.layout for c in checks] == [p.layout for p in result.plans[:3]]
     run_id = log_plan(result, uri, checks)
     stored = read_plan(run_id, uri)
     assert stored.tags["checks"] == "3" and len(stored.children) == 3
     other = log_plan(result, uri)  # a second plan in the store: its run has no children, nor takes these
     assert read_plan(other, uri).children == ()
-    for rank, (child, check) in enumerate(zip(stored.children, checks, strict=True), start=1):
+    for rank, (child, checked) in enumerate(zip(stored.children, checks, strict=True), start=1):
         assert isinstance(child, StoredRun) and child.status == "FINISHED"
         assert child.tags["mlflow.parentRunId"] == run_id and child.tags["kind"] == "plan_check"
-        assert child.params["rank"] == str(rank) and child.layout() == check.layout
-        assert child.params["reasons"] == "; ".join(check.reasons)
+        assert child.params["rank"] == str(rank) and child.layout() == checked.layout
+        assert child.params["reasons"] == "; ".join(checked.reasons)
         m = child.metrics
-        assert m["predicted.memory.total"] == pytest.approx(check.prediction.memory.total)
-        assert m["predicted.step_s"] == pytest.approx(check.prediction.step_s)
-        for axis, sent in check.predicted_bytes.items():
+        assert m["predicted.memory.total"] == pytest.approx(checked.prediction.memory.total)
+        assert m["predicted.step_s"] == pytest.approx(checked.prediction.step_s)
+        for axis, sent in checked.predicted_bytes.items():
             assert m[f"predicted.bytes.{axis}"] == pytest.approx(sent)
-        for axis, sent in check.hlo_bytes.items():
+        for axis, sent in checked.hlo_bytes.items():
             assert m[f"measured.bytes.{axis}"] == pytest.approx(sent)
-            assert m[f"ratio.bytes.{axis}"] == pytest.approx(check.axis_ratios[axis])
-        if check.compiled_peak_bytes is None:
+            assert m[f"ratio.bytes.{axis}"] == pytest.approx(checked.axis_ratios[axis])
+        if checked.compiled_peak_bytes is None:
             assert "measured.peak_bytes" not in m and "ratio.memory" not in m
         else:
-            assert m["measured.peak_bytes"] == check.compiled_peak_bytes
-            assert m["ratio.memory"] == pytest.approx(check.memory_ratio)
+            assert m["measured.peak_bytes"] == checked.compiled_peak_bytes
+            assert m["ratio.memory"] == pytest.approx(checked.memory_ratio)
 
 
 def test_a_plan_nothing_fits_records_the_least_memory_layout(tmp_path):

@@ -130,3 +130,22 @@ def test_the_labs_transformer_is_counted_as_the_lab_builds_it(tmp_path):
     assert refused.stderr.strip().splitlines() == [
         "error: --check compiles the lab's transformer on this runtime's 8 devices: use it with --model lab, leaving "
         "out --devices or giving 8"]
+
+
+def test_the_labs_checked_plan_is_tracked_with_a_child_run_per_compiled_layout(tmp_path):
+    """--model lab --check --track: the top layouts compiled on this runtime's 8 devices, within the acceptance's
+    bounds (memory 20%, bytes per axis 5%), each a child run of the plan's with its train command runnable as given."""
+    store = new_tracking_store(tmp_path / "mlflow.db")
+    done = run_cli("plan", "--model", "lab", "--check", "--track", "--tracking-uri", store, "--json", cwd=tmp_path,
+                   timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    checks = result["checks"]
+    assert [c["label"] for c in checks] == [p["label"] for p in result["plans"][:3]]
+    for c in checks:
+        assert abs(c["memory_ratio"] - 1) <= 0.20, c
+        assert all(abs(ratio - 1) <= 0.05 for ratio in c["axis_ratios"].values() if ratio is not None), c
+        assert c["train_command"][:3] == ["python", "-m", "pmap_core"] and "train" in c["train_command"]
+    stored = read_plan(result["tracking"]["run_id"], store)
+    assert [child.params["layout.label"] for child in stored.children] == [c["label"] for c in checks]
+    assert all(child.tags["mlflow.parentRunId"] == stored.run_id for child in stored.children)
