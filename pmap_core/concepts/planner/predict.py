@@ -41,6 +41,7 @@ remat policy, M micro-batches per step and v interleaved stages per device.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from pmap_core.concepts.activation_memory import TERMS, Term
@@ -239,6 +240,7 @@ def _coefficients(precision: str) -> dict[str, float]:
     return {term.name: coefficient(term, precision) for term in TERMS}
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and a search asks again for the same few blocks
 def layer_activation_bytes(model: ModelShape, precision: str, positions: int, keys: int, t: int, remat: str,
                            sequence_parallel: bool, flash_attention: bool, dropout: bool) -> float:
     """One block's saved activations for one sequence on one device, of which it holds `positions` and attends to

@@ -9,6 +9,7 @@ layout a paper trained with and the utilisation it reported, for the planner to 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 from pmap_core.validation import LabInputError, check_float, check_int
@@ -55,6 +56,10 @@ class ModelShape:
     def param_counts(self) -> dict[str, int]:
         """Parameters by part: `attention` and `mlp` per block (the MLP's of one expert for a mixture, `router`
         beside it), `embed` (tokens and positions) and `head` (the final norm and the output projection)."""
+        return dict(self._param_counts)
+
+    @functools.cached_property
+    def _param_counts(self) -> dict[str, int]:  # a search asks for it ~10^6 times (a frozen shape: counted once)
         d, f = self.d_model, self.d_ff
         norm = 2 * d if self.norm_bias else d
         attention = d * self.q_width + 2 * d * self.kv_width + self.q_width * d + (d if self.biases else 0) + 2 * norm
