@@ -137,3 +137,17 @@ def test_bad_inputs_are_refused_with_a_lab_error():
     odd = planner.ModelShape("odd", "odd", 2, 6, 24, 3, 3, 10, "a test's")
     with pytest.raises(LabInputError):
         planner.plan(odd, H100, 4, planner.Workload(sequences=7, seq_len=7))
+
+
+def test_the_pages_helpers_refuse_nonsense_before_they_divide_or_enumerate():
+    """Found by the entry-point fuzz: heads of 0 divided d_model; a negative model and D reached the enumeration."""
+    from pmap_core.concepts.planner import view
+
+    with pytest.raises(LabInputError):
+        view.lab_dims(d_model=4, heads=0, seq_len=-1, vocab=1)
+    broken = dataclasses.replace(planner.MODELS["llama3-8b"], layers=-1, heads=-8)
+    for model, devices in ((broken, 8), (planner.MODELS["llama3-8b"], -8)):
+        with pytest.raises(LabInputError):
+            view.picked_layout(model, devices, LLAMA_STEP, view.Pick("data=8"))
+        with pytest.raises(LabInputError):
+            view.layout_keys(model, devices, LLAMA_STEP)

@@ -27,7 +27,15 @@ from pmap_core.concepts.planner.predict import (
     Workload,
     predict,
 )
-from pmap_core.concepts.planner.presets import HARDWARE, MODELS, PUBLISHED, Hardware, ModelShape, PublishedRun
+from pmap_core.concepts.planner.presets import (
+    HARDWARE,
+    MODELS,
+    PUBLISHED,
+    Hardware,
+    ModelShape,
+    PublishedRun,
+    check_model,
+)
 from pmap_core.concepts.planner.search import (
     BUBBLE,
     COMPUTE,
@@ -35,9 +43,11 @@ from pmap_core.concepts.planner.search import (
     Plan,
     PlanResult,
     axis_layouts,
+    check_inputs,
     evaluate_published,
     step_parts,
 )
+from pmap_core.train import config as train_config
 from pmap_core.train import transformer
 from pmap_core.train.mesh import AXES, DATA_AXIS
 from pmap_core.validation import LabInputError, check_int
@@ -56,7 +66,12 @@ BOUND_MEMORY, BOUND_NOTHING, BOUND_BUBBLE, BOUND_AXIS = "memory", "nothing", "bu
 
 
 def lab_dims(d_model: int, heads: int, seq_len: int, vocab: int) -> transformer.Dims:
-    """The lab's transformer's sizes, its heads dividing its width (each head gets d_model / heads dimensions)."""
+    """The lab's transformer's sizes, within the training lab's limits, its heads dividing its width (each head gets
+    d_model / heads dimensions)."""
+    check_int("d_model", d_model, 1, train_config.MAX_D_MODEL)
+    check_int("heads", heads, 1, train_config.MAX_HEADS)
+    check_int("seq_len", seq_len, 1, train_config.MAX_SEQ_LEN)
+    check_int("vocab", vocab, train_config.MIN_VOCAB, train_config.MAX_VOCAB)
     if d_model % heads:
         nearest = sorted({max(heads, d_model // heads * heads), -(-d_model // heads) * heads})
         raise LabInputError("block_not_divisible", "heads ({parts}) must divide d_model ({size}): each head gets "
@@ -83,8 +98,15 @@ def layout_key(layout: Layout) -> str:
     return ",".join(f"{axis}={layout.size(axis)}" for axis in AXES if layout.size(axis) > 1) or f"{DATA_AXIS}=1"
 
 
+def _check_setting(model: ModelShape, devices: int, work: Workload) -> None:
+    """The model's sizes, D and the workload, checked before any layout is enumerated."""
+    check_model(model)
+    check_inputs(devices, work, DEFAULT_ASSUMPTIONS)
+
+
 def layout_keys(model: ModelShape, devices: int, work: Workload) -> list[str]:
     """Every layout of D devices the planner ranks for this model and batch, as keys."""
+    _check_setting(model, devices, work)
     return [layout_key(layout) for layout in axis_layouts(model, devices, work, 0)]
 
 
@@ -106,6 +128,7 @@ def pick_of(layout: Layout) -> Pick:
 def picked_layout(model: ModelShape, devices: int, work: Workload, pick: Pick) -> Layout:
     """The picked layout, checked: one of the planner's candidates, a ZeRO stage and remat policy it knows, M
     micro-batches that split a data replica's sequences, v interleaved stages no more than a stage's blocks."""
+    _check_setting(model, devices, work)
     candidates = {layout_key(layout): layout for layout in axis_layouts(model, devices, work, 0)}
     if pick.layout not in candidates:
         raise LabInputError("layout_not_a_candidate", "{layout} is not a layout of {devices} devices for this model "
