@@ -5,9 +5,9 @@ memory per device, communication per axis, compute, bubble, step time, MFU — p
 `--published` adds the published runs (`planner.PUBLISHED`): each paper's layout predicted beside what it
 reported. `--track` saves the plan as one MLflow run (`planner.record.log_plan`, experiment
 `record.PLAN_EXPERIMENT`); `--check` (the lab's transformer on this runtime's devices) compiles the best layouts
-(`planner.check.check_top`) and reports their measured memory and bytes beside the predicted, each a child run of
-the plan's when tracked. The result goes to stdout (`--json`: one JSON object), bad input to stderr as one line
-with exit status 2.
+(`planner.check.check_top`) and reports their compiler-reported peak memory and HLO bytes beside the predicted,
+each a child run of the plan's when tracked. The result goes to stdout (`--json`: one JSON object), bad input to
+stderr as one line with exit status 2.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def register(subparsers: Any) -> None:
                        help="MLflow store for --track (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
     group.add_argument("--check", action="store_true",
                        help=f"with --model {LAB} on this runtime's devices: compile the best layouts and report "
-                            "their measured memory and bytes per axis beside the predicted (with --track, each a "
-                            "child run of the plan's)")
+                            "their compiler-reported peak memory and HLO bytes per axis beside the predicted "
+                            "(with --track, each a child run of the plan's)")
     parser.set_defaults(run=run_plan)
 
 

@@ -71,12 +71,12 @@ def test_checked_layouts_are_child_runs_that_read_back_under_their_plan(tmp_path
         for axis, sent in checked.predicted_bytes.items():
             assert m[f"predicted.bytes.{axis}"] == pytest.approx(sent)
         for axis, sent in checked.hlo_bytes.items():
-            assert m[f"measured.bytes.{axis}"] == pytest.approx(sent)
+            assert m[f"hlo.bytes.{axis}"] == pytest.approx(sent)
             assert m[f"ratio.bytes.{axis}"] == pytest.approx(checked.axis_ratios[axis])
         if checked.compiled_peak_bytes is None:
-            assert "measured.peak_bytes" not in m and "ratio.memory" not in m
+            assert "compiled.peak_bytes" not in m and "ratio.memory" not in m
         else:
-            assert m["measured.peak_bytes"] == checked.compiled_peak_bytes
+            assert m["compiled.peak_bytes"] == checked.compiled_peak_bytes
             assert m["ratio.memory"] == pytest.approx(checked.memory_ratio)
 
 

@@ -11,7 +11,8 @@ and the chosen layout (the first plan that fits; none fitting, the one with leas
 
 A check is any object with the fields of `check.CheckedPlan` (layout, prediction, compiled_peak_bytes,
 predicted_bytes, hlo_bytes, memory_ratio, axis_ratios, reasons): its child run holds the layout's params and its
-predicted beside its measured figures (`predicted.*`, `measured.*`, `ratio.*`).
+predicted beside its compiled program's figures (`predicted.*`; `compiled.peak_bytes`, compiler-reported, and
+`hlo.bytes.*`, read from the HLO; `ratio.*`).
 """
 
 from __future__ import annotations
@@ -143,14 +144,15 @@ def check_params(check: Any, rank: int) -> dict[str, Any]:
 
 
 def check_metrics(check: Any) -> dict[str, float]:
-    """A checked layout's predicted figures beside what its compiled program measured, and their ratios."""
+    """A checked layout's predicted figures beside its compiled program's (the compiler-reported peak, the HLO's
+    bytes per axis), and their ratios."""
     metrics = prediction_metrics(check.prediction, "predicted.")
     if check.compiled_peak_bytes is not None:
-        metrics["measured.peak_bytes"] = check.compiled_peak_bytes
+        metrics["compiled.peak_bytes"] = check.compiled_peak_bytes
     for axis, value in (check.predicted_bytes or {}).items():
         metrics[f"predicted.bytes.{axis}"] = value
     for axis, value in (check.hlo_bytes or {}).items():
-        metrics[f"measured.bytes.{axis}"] = value
+        metrics[f"hlo.bytes.{axis}"] = value
     if check.memory_ratio is not None:
         metrics["ratio.memory"] = check.memory_ratio
     for axis, value in (check.axis_ratios or {}).items():
