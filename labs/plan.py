@@ -159,18 +159,20 @@ def pick_widgets(result: search.PlanResult, work) -> pv.Pick:
     keys = pv.layout_keys(result.model, result.devices, work)
     best = best_by_layout(result)
     first = (result.plans or result.unfit)[0]
-    cols = st.columns([3, 1, 2, 1, 1])
-    with cols[0]:
+    layout_col, remat_col = st.columns([3, 2])
+    with layout_col:
         key = url_choice(T, "layout", keys, pv.layout_key(first.layout))
     forget_when_changed(LAYOUT_WAS, key, PICK_SETTINGS)
     start = pv.pick_of(best[key].layout) if key in best else pv.Pick(key)
-    with cols[1]:
-        zero = url_int(T, "zero", start.zero, 0, 3, slider=False)
-    with cols[2]:
+    with remat_col:
         remat = url_choice(T, "remat", list(REMAT), start.remat, radio=True)
-    with cols[3]:
+    # A row of their own: in a narrower column Streamlit hides a number input's - and + buttons.
+    zero_col, microbatches_col, virtual_col = st.columns(3)
+    with zero_col:
+        zero = url_int(T, "zero", start.zero, 0, 3, slider=False)
+    with microbatches_col:
         microbatches = url_int(T, "microbatches", start.microbatches, 1, pv.MAX_TOKENS, slider=False)
-    with cols[4]:
+    with virtual_col:
         virtual = url_int(T, "virtual", start.virtual, 1, max(2, result.model.layers), slider=False)
     return pv.Pick(key, zero, remat, microbatches, virtual)
 

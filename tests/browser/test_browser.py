@@ -2,8 +2,9 @@
 
 Generic over `labs.registry.LABS`, so each lab is covered as soon as it exists. Each page is drawn once, in
 one language (English and 中文 in turn, page after page), from a link whose every setting is hostile markup:
-it shows its heading and the sidebar's every lab with no exception, the link's values as text (no markup
-drawn, nothing fetched), and one widget of each lab re-renders the page and goes into the location bar.
+it shows its heading, the sidebar's every lab and every number input's - and + buttons with no exception, the
+link's values as text (no markup drawn, nothing fetched), and one widget of each lab re-renders the page and
+goes into the location bar.
 Screenshots go to test-artifacts/screenshots/<run id>/.
 
 What the server says is checked without a browser, in tests/pages: every page's heading and its warning for
@@ -97,6 +98,9 @@ def _url_widget(page, script: str, name: str):
     return None, None
 
 
+STEP_UP, STEP_DOWN = '[data-testid="stNumberInputStepUp"]', '[data-testid="stNumberInputStepDown"]'
+
+
 def _first_url_widget(page, script: str, names):
     """(name, kind, locator) of the first setting of `names` (those in the link) that a widget on the page shows."""
     for name in names:
@@ -126,11 +130,11 @@ def _change(page, kind: str, widget) -> None:
         thumb.press("ArrowLeft" if at_max else "ArrowRight")
     elif kind == "number":
         box = widget.locator("input")
-        step_up = widget.locator('[data-testid="stNumberInputStepUp"]')
-        if step_up.count() and step_up.is_enabled():
+        step_up = widget.locator(STEP_UP)
+        if step_up.is_enabled():
             step_up.click()
         else:
-            widget.locator('[data-testid="stNumberInputStepDown"]').click()
+            widget.locator(STEP_DOWN).click()
         box.press("Enter")
     elif kind == "radio":
         widget.locator('[data-testid="stRadioOption"]:not([data-selected="true"])').first.click()
@@ -168,6 +172,14 @@ def _assert_sidebar_lists_every_lab(page, lang: str, shot: pathlib.Path) -> None
     assert not nav.locator('[data-testid="stSidebarNavViewButton"]').count(), f"a 'View more' button ({shot})"
 
 
+def _assert_number_inputs_show_their_steps(page, script: str, shot: pathlib.Path) -> None:
+    """Every number input in sight has its - and + buttons: Streamlit hides them in a column narrower than its
+    breakpoint (about 120 px), where a learner could only type."""
+    boxes = page.locator(bs.MAIN).locator('[data-testid="stNumberInput"]:visible').all()
+    without = [box.locator("label").inner_text() for box in boxes if not box.locator(STEP_UP).count()]
+    assert not without, f"{script}: number inputs too narrow for their - and + buttons: {without} ({shot})"
+
+
 @pytest.mark.parametrize("script,url_path", PAGES, ids=[f"{script}-{LANG[script]}" for script, _ in PAGES])
 def test_page_renders_no_link_value_as_markup_and_a_change_goes_into_the_link(page, script, url_path):
     """Every page, in its language, opened from a link in which every setting it can keep there is the
@@ -191,6 +203,7 @@ def test_page_renders_no_link_value_as_markup_and_a_change_goes_into_the_link(pa
     finally:
         page.remove_listener("request", watch)
     _assert_sidebar_lists_every_lab(page, lang, shot)
+    _assert_number_inputs_show_their_steps(page, script, shot)
     # The settings the page keeps now hold their defaults; a name it does not use keeps the poison.
     kept = {name: value for name, value in _query(page.url).items() if name != "lang" and value != POISON}
     unlabelled = kept.keys() - candidates
