@@ -3,7 +3,8 @@
 Both run what the training page runs (`train.loop.train`, `train.loop.sweep`, with a
 `TrackingCallback`) and record MLflow runs in the same store under the same metric names.
 `sweep --meshes all` trains the MLP once per data × model shape of D instead
-(`concepts.mesh_2d.sweep_meshes`, what the mesh_2d page runs): one child run per shape.
+(`concepts.mesh_2d.sweep_meshes`, what the mesh_2d page runs), or with `--mesh-axis seq` the transformer once
+per data × seq shape (context parallelism): one child run per shape.
 Progress goes to stderr; the result to stdout (`--json`: one JSON object). With
 `--coordinator-address/--num-processes/--process-id` several processes train as one through
 `jax.distributed`; only process 0 writes to MLflow.
@@ -32,7 +33,7 @@ from pmap_core.tracking import (
     store_uri,
     tracking_uri,
 )
-from pmap_core.tracking.callback import TrackingCallback, point_metrics, result_metrics
+from pmap_core.tracking.callback import TrackingCallback, mesh_of, point_metrics, result_metrics
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, programs
@@ -67,7 +68,15 @@ def register(subparsers: Any) -> None:
                        help="instead of device counts, train the MLP (impl tensor) once per data × model shape of "
                             "--devices devices: all of them (the model axis dividing --hidden), or the listed "
                             "shapes, e.g. 4x2,2x4; one child run per shape")
+    sweep.add_argument("--mesh-axis", choices=MESH_SWEEP_AXES, default=train_mesh.MODEL_AXIS,
+                       help="with --meshes, the axis beside data: model (impl tensor, the MLP unless --model says "
+                            "otherwise) or seq (impl context: the transformer, its --context scheme, every shape "
+                            "whose seq axis the scheme accepts) (default: %(default)s)")
     sweep.set_defaults(run=run_sweep)
+
+
+# The axes `sweep --meshes` can put beside data (`concepts.mesh_2d.SWEEP_AXES`, imported only when a sweep runs).
+MESH_SWEEP_AXES = (train_mesh.MODEL_AXIS, train_mesh.SEQ_AXIS)
 
 
 def _int_list(text: str) -> list[int]:
@@ -175,7 +184,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     """Join the process group (before any JAX work), then build the config the user asked for."""
     info = distributed.join_group(args.coordinator_address, args.num_processes, args.process_id,
                                   args.init_timeout, args.heartbeat_timeout, args.cluster, lost_group.leave)
-    model = args.model or ("mlp" if getattr(args, "meshes", None) else train_config.TrainConfig.model)
+    model = args.model or _meshes_model(args)
     given = {field.name: getattr(args, field.name) for field in setting_fields()
              if field.name not in ("model", "devices", "global_batch", "pipeline_stages")}
     flat = {field.name for field in dataclasses.fields(train_config.TrainConfig)}
@@ -197,6 +206,14 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         config = dataclasses.replace(config, impl=PIPELINE_IMPL, devices=devices, pipeline_stages=stages)
         return _with_batch(config, args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
+
+
+def _meshes_model(args: argparse.Namespace) -> str:
+    """The model a run trains when none is named: a sweep of meshes the MLP on data × model, the transformer on
+    data × seq (the only model with positions); otherwise TrainConfig's."""
+    if getattr(args, "meshes", None) is None:
+        return train_config.TrainConfig.model
+    return "transformer" if args.mesh_axis == train_mesh.SEQ_AXIS else "mlp"
 
 
 def _on_mesh(config: train_config.TrainConfig, mesh: dict[str, int], devices: int | None) -> train_config.TrainConfig:
@@ -370,35 +387,39 @@ def _emit_runs(summary: dict[str, Any], as_json: bool) -> None:
 
 def _print_runs(runs: list[dict[str, Any]]) -> None:
     for run in runs:
-        mesh = f" mesh {run['mesh_data']}x{run['mesh_model']}" if run["impl"] == TENSOR_IMPL else ""
+        mesh = {TENSOR_IMPL: f" mesh {run['mesh_data']}x{run['mesh_model']}",
+                CONTEXT_IMPL: f" mesh {run['mesh_data']}x{run.get('mesh_seq')} (seq)"}.get(run["impl"], "")
         print(f"{run['impl']} D={run['devices']}{mesh}: throughput {run['throughput']:,.0f} samples/s, "
               f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
 
 
 def _mesh_progress(point: loop.SweepPoint, index: int, total: int) -> None:
     config, result = point.result.config, point.result
-    progress(f"run {index + 1}/{total}: mesh data={config.mesh_data},model={config.mesh_model}, "
+    axis = programs.extras(config.impl).mesh_axis
+    progress(f"run {index + 1}/{total}: mesh data={config.mesh_data},{axis}={mesh_of(config)[1]}, "
              f"{result.steady_throughput:,.0f} samples/s steady, "
              f"{result.footprint.comm_bytes_per_step:,.0f} bytes sent per step per device")
 
 
 def _run_mesh_sweep(args: argparse.Namespace) -> int:
-    """`sweep --meshes …`: one run per data × model shape of D devices, under one parent run."""
+    """`sweep --meshes …`: one run per data × model (or, `--mesh-axis seq`, data × seq) shape of D devices, under
+    one parent run."""
     from pmap_core.concepts import mesh_2d
 
     if args.device_counts or args.impl is not None:
-        raise LabInputError("meshes_alone", "--meshes trains every shape of one D with impl tensor; leave out {option}",
+        raise LabInputError("meshes_alone", "--meshes trains every shape of one D with its axis's program (tensor on "
+                            "model, context on seq); leave out {option}",
                             option="--device-counts" if args.device_counts else "--impl")
     shapes = None if args.meshes == "all" else args.meshes
     if shapes and args.devices is None:
         args.devices = shapes[0][0] * shapes[0][1]
     with stdout_to_stderr():
         config, info = join_and_configure(args)
-        mesh_2d.mesh_configs(config, shapes)  # every shape checked before the first run
+        mesh_2d.mesh_configs(config, shapes, args.mesh_axis)  # every shape checked before the first run
         tracker = make_tracker(args, info)
         noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)
-        meshes = mesh_2d.sweep_meshes(config, _mesh_progress, [tracking], shapes)
+        meshes = mesh_2d.sweep_meshes(config, _mesh_progress, [tracking], shapes, args.mesh_axis)
         tracked = tracking.tracked_sweep(meshes.sweep)
         _report_fallback(tracker, noticed, tracked)
     logged = info.is_leader and not args.no_tracking
@@ -406,7 +427,8 @@ def _run_mesh_sweep(args: argparse.Namespace) -> int:
              "collectives": [dataclasses.asdict(row) for row in run.collectives]}
             for run, child in zip(meshes.runs, tracked.child_run_ids, strict=True)]
     fastest = meshes.fastest
-    summary = {"mode": meshes.config.scaling, "meshes": [f"{r.data}x{r.model}" for r in meshes.runs],
+    summary = {"mode": meshes.config.scaling, "axis": meshes.axis,
+               "meshes": [f"{r.data}x{r.model}" for r in meshes.runs],
                "skipped": [f"{d}x{m}" for d, m in meshes.skipped], "fastest": f"{fastest.data}x{fastest.model}",
                "runs": runs, **_tracking_fields(tracked, info)}
     _emit_runs(summary, args.json)

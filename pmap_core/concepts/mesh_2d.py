@@ -18,6 +18,7 @@ Sources, cited next to every figure they give:
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,12 +31,17 @@ from pmap_core.runtime import describe_runtime
 from pmap_core.train import loop, models, programs, tensor
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
-from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, SEQ_AXIS
 from pmap_core.train.plan import validate
-from pmap_core.train.programs import TENSOR_IMPL
+from pmap_core.train.programs import CONTEXT_IMPL, TENSOR_IMPL
 from pmap_core.validation import LabInputError, check_devices, check_float, check_int
 
 DATA, MODEL = DATA_AXIS, MODEL_AXIS
+# The axes a sweep of the shapes of one D can put beside data: the program that runs on it, the TrainConfig
+# field of its size and the error code of a shape of another D. The model axis splits the MLP's or the
+# transformer's weights (train.tensor); the seq axis splits the transformer's positions (train.context).
+SWEEP_AXES = {MODEL_AXIS: (TENSOR_IMPL, "mesh_model", "mesh_devices"),
+              SEQ_AXIS: (CONTEXT_IMPL, "mesh_seq", "seq_mesh_devices")}
 VALUE_BYTES = 4            # this lab's MLP trains and communicates in float32
 MATMUL_SIZE = 512          # the roofline's matmul: n × n by n × n, float32 (2n³ FLOPs)
 BANDWIDTH_SIZES = (64 * 1024, 256 * 1024, 1024 * 1024, 4 * 1024 * 1024)  # the all-reduce sweep's messages
@@ -99,26 +105,27 @@ class CollectiveRow:
     axis: str                       # "data", "model", "data+model", or "none" (a group of one device)
 
 
-def mesh_axis(groups: tuple[tuple[int, ...], ...] | None, data: int, model: int) -> str:
+def mesh_axis(groups: tuple[tuple[int, ...], ...] | None, data: int, model: int, second: str = MODEL) -> str:
     """The mesh axis a collective's groups run over. Device id k sits at (k // model, k % model) of the
     (data, model) mesh — the order of `mesh.devices.flat`, the program's device assignment; a group whose
-    members differ only in their model position runs over "model", and so on. () is every device."""
+    members differ only in their model position runs over "model" (or over `second`, the name of the axis beside
+    data: "seq" on a data × seq mesh), and so on. () is every device."""
     if groups is None:
         return "unknown"
     members = groups or (tuple(range(data * model)),)
     varies = {axis for group in members
-              for axis, coordinate in ((DATA, lambda k: k // model), (MODEL, lambda k: k % model))
+              for axis, coordinate in ((DATA, lambda k: k // model), (second, lambda k: k % model))
               if len({coordinate(k) for k in group}) > 1}
-    return "+".join(axis for axis in (DATA, MODEL) if axis in varies) or "none"
+    return "+".join(axis for axis in (DATA, second) if axis in varies) or "none"
 
 
-def collective_rows(program: Any) -> list[CollectiveRow]:
+def collective_rows(program: Any, axis: str = MODEL) -> list[CollectiveRow]:
     """Each collective of `program`'s compiled HLO (a `ParallelProgram`; a tensor program's spec names
-    its mesh): kind, bytes per device per step on a ring (`train.footprint.collective_runs`: a
-    collective inside the loop of steps runs once a step), its group size, and the mesh axis its
-    replica groups run over (`mesh_axis`)."""
+    its mesh, a context program's with `axis` "seq"): kind, bytes per device per step on a ring
+    (`train.footprint.collective_runs`: a collective inside the loop of steps runs once a step), its group size,
+    and the mesh axis its replica groups run over (`mesh_axis`)."""
     spec = program.spec
-    model = spec.mesh_model
+    model = getattr(spec, _sweep_axis(axis)[1])
     data = spec.devices // model
     rows = []
     for run in collective_runs(program.compiled.as_text(), (spec.steps, spec.accum_steps)):
@@ -127,7 +134,7 @@ def collective_rows(program: Any) -> list[CollectiveRow]:
         size = c.group_size or (len(groups[0]) if groups else spec.devices)
         rows.append(CollectiveRow(c.kind, c.shapes, run.ring_bytes * run.runs_per_call / spec.steps,
                                   run.runs_per_call / spec.steps, size, max(len(groups), 1),
-                                  mesh_axis(c.groups, data, model)))
+                                  mesh_axis(c.groups, data, model, axis)))
     return rows
 
 
@@ -223,7 +230,7 @@ class MeshRun:
     """One shape of the sweep: its run (a `TrainResult` with its footprint) and its collectives."""
 
     data: int
-    model: int
+    model: int                      # the size of the axis beside data: model, or seq (`MeshSweep.axis`)
     point: loop.SweepPoint          # the run, with S(D) against one device on the same global batch
     collectives: tuple[CollectiveRow, ...]
 
@@ -236,9 +243,10 @@ class MeshRun:
 class MeshSweep:
     config: TrainConfig
     runs: tuple[MeshRun, ...]
-    skipped: tuple[tuple[int, int], ...]  # shapes of D whose model axis does not divide the hidden width
-    simulated: bool = True                # where it ran: simulated CPU devices sharing `cores`, or devices
-    cores: int = 1
+    skipped: tuple[tuple[int, int], ...]  # shapes of D the program refuses (a model axis that does not divide the
+    simulated: bool = True                # hidden width); where it ran: simulated CPU devices sharing `cores`, or
+    cores: int = 1                        # devices
+    axis: str = MODEL                     # the axis beside data: model (train.tensor) or seq (train.context)
 
     @property
     def sweep(self) -> loop.SweepResult:
@@ -261,30 +269,58 @@ def _point(result: loop.TrainResult, first: loop.TrainResult) -> loop.SweepPoint
     return loop.SweepPoint(result, ratio, ratio, loop.hardware_ceiling(result.config.devices), first.steady_throughput)
 
 
-def mesh_configs(config: TrainConfig, shapes: Sequence[tuple[int, int]] | None = None) -> list[TrainConfig]:
-    """One validated tensor-program config per (data, model) shape of `config.devices`: the given
-    `shapes` (each must use D devices, and its model axis divide the hidden width), or all of
-    `mesh_shapes`."""
-    base = validate(dataclasses.replace(config, impl=TENSOR_IMPL, mesh_model=1))
-    for data, model in shapes or ():
-        if data * model != base.devices:
-            raise LabInputError("mesh_devices", "the mesh data={data},model={model} uses {mesh} devices, not {devices}",
-                                data=data, model=model, mesh=data * model, devices=base.devices)
-    chosen = shapes or mesh_shapes(base.devices, split_size(base))
-    return [validate(dataclasses.replace(base, mesh_model=model)) for _, model in dict.fromkeys(chosen)]
+def _sweep_axis(axis: str) -> tuple[str, str, str]:
+    if axis not in SWEEP_AXES:
+        raise LabInputError("unknown_sweep_axis", "a sweep of meshes puts {options} beside data, got {value!r}",
+                            options=" or ".join(SWEEP_AXES), value=axis)
+    return SWEEP_AXES[axis]
+
+
+def fitting_shapes(base: TrainConfig, axis: str = MODEL) -> list[tuple[int, int]]:
+    """The (data, size) shapes of `base.devices` whose `axis` the program accepts, the axis growing: on the model
+    axis those of `mesh_shapes`; on the seq axis those the context program's own check passes (the axis divides
+    the sequence, into 2P chunks for zig-zag, and Ulysses's heads)."""
+    impl, field, _ = _sweep_axis(axis)
+    if axis == MODEL:
+        return mesh_shapes(base.devices, split_size(base))
+    shapes = []
+    for size in range(1, base.devices + 1):
+        if base.devices % size == 0:
+            try:
+                validate(dataclasses.replace(base, impl=impl, **{field: size}))
+            except LabInputError:
+                continue
+            shapes.append((base.devices // size, size))
+    return shapes
+
+
+def mesh_configs(config: TrainConfig, shapes: Sequence[tuple[int, int]] | None = None,
+                 axis: str = MODEL) -> list[TrainConfig]:
+    """One validated config per (data, size) shape of `config.devices`, `axis` (model or seq) of that size, run by
+    the axis's program (`SWEEP_AXES`): the given `shapes` (each must use D devices, and the program accept it), or
+    all of `fitting_shapes`."""
+    impl, field, code = _sweep_axis(axis)
+    base = validate(dataclasses.replace(config, impl=impl, **{field: 1}))
+    for data, size in shapes or ():
+        if data * size != base.devices:
+            raise LabInputError(code, f"the mesh data={{data}},{axis}={{{axis}}} uses {{mesh}} devices, not "
+                                "{devices}", data=data, mesh=data * size, devices=base.devices, **{axis: size})
+    chosen = shapes or fitting_shapes(base, axis)
+    return [validate(dataclasses.replace(base, **{field: size})) for _, size in dict.fromkeys(chosen)]
 
 
 def sweep_meshes(config: TrainConfig, on_run: Callable[[loop.SweepPoint, int, int], None] | None = None,
-                 callbacks: Sequence[loop.Callback] = (), shapes: Sequence[tuple[int, int]] | None = None
-                 ) -> MeshSweep:
-    """Train `config` (the MLP, impl tensor) once per data × model shape of `config.devices` that fits
-    (`mesh_shapes`, the model axis growing), or once per shape of `shapes`. Each run also times one
-    device on the same global batch, so its point holds a real S(D). Callbacks hear it as a sweep
-    (sweep_started, each run's hooks, point_done, sweep_ended; stopped on any interruption): a
-    `tracking.callback.TrackingCallback` records a parent run with one child per shape.
-    `on_run(point, index, total)` after each shape."""
-    runs = mesh_configs(config, shapes)
-    fitting = {run.mesh_model for run in runs}
+                 callbacks: Sequence[loop.Callback] = (), shapes: Sequence[tuple[int, int]] | None = None,
+                 axis: str = MODEL) -> MeshSweep:
+    """Train `config` once per data × `axis` shape of `config.devices` that fits (`fitting_shapes`, the axis
+    growing), or once per shape of `shapes`: on the model axis with impl tensor (the MLP or the transformer), on
+    the seq axis with impl context (the transformer, its `context` scheme). Each run also times one device on the
+    same global batch, so its point holds a real S(D). Callbacks hear it as a sweep (sweep_started, each run's
+    hooks, point_done, sweep_ended; stopped on any interruption): a `tracking.callback.TrackingCallback` records a
+    parent run with one child per shape. `on_run(point, index, total)` after each shape."""
+    field = _sweep_axis(axis)[1]
+    runs = mesh_configs(config, shapes, axis)
+    fitting = {getattr(run, field) for run in runs}
     devices = runs[0].devices
     skipped = () if shapes else tuple((devices // m, m) for m in range(1, devices + 1)
                                       if devices % m == 0 and m not in fitting)
@@ -297,11 +333,11 @@ def sweep_meshes(config: TrainConfig, on_run: Callable[[loop.SweepPoint, int, in
             result = loop.train(run, watchers)
             point = _point(result, done[0].result if done else result)
             program = programs.build(run.program_spec(min(run.chunk, run.steps)))
-            done.append(MeshRun(run.mesh_data, run.mesh_model, point, tuple(collective_rows(program))))
+            done.append(MeshRun(run.mesh_data, getattr(run, field), point, tuple(collective_rows(program, axis))))
             for callback in watchers:
                 callback.point_done(point, index, len(runs))
         runtime = describe_runtime()
-        outcome = MeshSweep(runs[0], tuple(done), skipped, runtime.simulated, runtime.physical_cores)
+        outcome = MeshSweep(runs[0], tuple(done), skipped, runtime.simulated, runtime.physical_cores, axis)
         for callback in watchers:
             callback.sweep_ended(outcome.sweep)
         return outcome
@@ -516,6 +552,14 @@ def step_flops(batch: int, features: int, hidden: int) -> float:
 GRADIENT_OPERANDS = len(tensor.PARAM_SPECS) + 1  # w1, b1, w2, b2 and the loss: one tuple all-reduce
 
 
+def _shape_pair(shape: Any) -> tuple[int, int]:
+    """(data, model) of a shape given as a pair of whole numbers, or a LabInputError."""
+    if not isinstance(shape, (tuple, list)) or len(shape) != 2:
+        raise LabInputError("unknown_mesh_shape", "a mesh shape is written data x model (4x2), got {shape!r}",
+                            shape=shape)
+    return check_int("data", shape[0], 1, 1 << 20), check_int("model", shape[1], 1, 1 << 20)
+
+
 def predicted_winner(roofline: Roofline, shapes: Sequence[tuple[int, int]], sizes: tuple[int, int, int]
                      ) -> Prediction:
     """Which (data, model) shape the roofline predicts fastest for an MLP of `sizes` = (global batch,
@@ -533,11 +577,16 @@ def predicted_winner(roofline: Roofline, shapes: Sequence[tuple[int, int]], size
     if roofline.beta_bytes_per_s is None:
         raise LabInputError("need_two_devices", "a collective needs at least 2 devices, got {devices}",
                             devices=[roofline.devices])
+    if not isinstance(sizes, (tuple, list)) or len(sizes) != 3:
+        raise LabInputError("mlp_sizes", "the MLP's sizes are (global batch, features, hidden), got {value!r}",
+                            value=sizes)
     batch, features, hidden = (check_int(name, value, 1, 1 << 30)
                                for name, value in zip(("batch", "features", "hidden"), sizes, strict=True))
+    check_float("flops_per_s", roofline.flops_per_s, 1e-30, math.inf)
+    check_float("beta_bytes_per_s", roofline.beta_bytes_per_s, 1e-30, math.inf)
     alpha, beta = roofline.alpha_s or 0.0, roofline.beta_bytes_per_s
     rows = []
-    for data, model in shapes:
+    for data, model in map(_shape_pair, shapes):
         devices = data * model
         ceiling = describe_runtime().hardware_ceiling(devices) if roofline.simulated else devices
         compute = step_flops(batch, features, hidden) / (roofline.flops_per_s * ceiling)

@@ -24,6 +24,7 @@ from pmap_core.tracking import DIVERGED_METRIC, FINISHED, RunTracker, redact_uri
 from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
+from pmap_core.train.mesh import MODEL_AXIS
 
 log = logging.getLogger(__name__)
 
@@ -88,23 +89,27 @@ def run_name(config: TrainConfig) -> str:
 
 def sweep_name(config: TrainConfig, runs: Sequence[TrainConfig]) -> str:
     """A sweep's parent: "sweep-mlp-pmap-strong", "sweep-linear-pmap+shard_map+jit-strong", or for the
-    shapes of one D "sweep-meshes-mlp-D8-B256"."""
+    shapes of one D "sweep-meshes-mlp-D8-B256" (data × model) and "sweep-meshes-seq-transformer-D8-B256"
+    (data × seq)."""
     if is_mesh_sweep(runs):
-        return f"sweep-meshes-{config.model}-D{config.devices}-B{config.global_batch}"
+        axis = programs.extras(runs[0].impl).mesh_axis
+        over = "" if axis == MODEL_AXIS else f"{axis}-"
+        return f"sweep-meshes-{over}{config.model}-D{config.devices}-B{config.global_batch}"
     impls = "+".join(dict.fromkeys(run.impl for run in runs))
     setup = setup_name(dataclasses.replace(config, scaling=_PLAIN.scaling))
     return "-".join(part for part in ("sweep", config.model, impls, setup, config.scaling) if part)
 
 
 def is_mesh_sweep(runs: Sequence[TrainConfig]) -> bool:
-    """A sweep of the data × model shapes of one D (`concepts.mesh_2d.sweep_meshes`), not of D: every run's
-    program runs on a data × model mesh (`programs.extras(impl).mesh`)."""
+    """A sweep of the data × model (or data × seq) shapes of one D (`concepts.mesh_2d.sweep_meshes`), not of D:
+    every run's program runs on such a mesh (`programs.extras(impl).mesh`)."""
     return bool(runs) and all(programs.extras(run.impl).mesh is not None and run.devices == runs[0].devices
                               for run in runs)
 
 
 def mesh_of(config: TrainConfig) -> tuple[str, int]:
-    """A run's data × model mesh in a sweep of meshes: its label ("4x2") and the model axis's size."""
+    """A run's data × model (or data × seq) mesh in a sweep of meshes: its label ("4x2") and the second axis's
+    size."""
     mesh = programs.extras(config.impl).mesh
     if mesh is None:
         raise ValueError(f"impl {config.impl!r} runs on no data × model mesh")
@@ -113,12 +118,12 @@ def mesh_of(config: TrainConfig) -> tuple[str, int]:
 
 # A sweep's parent is no training run: it draws its children's figures as curves, under names of its own
 # so that no comparison of runs (MLflow's, the Experiments page's) takes it for one. Against D (step = D;
-# "by_D/pmap/…" once per implementation when it compares them), or for the shapes of one D against the
-# model axis's size (step = mesh_model).
+# "by_D/pmap/…" once per implementation when it compares them), or for the shapes of one D against the size of
+# the axis beside data ("by_model_axis/…" with step = mesh_model, "by_seq_axis/…" with step = mesh_seq).
 SWEEP_CURVES = ("throughput", "steady_throughput", "scaling_ratio", "efficiency")
 MESH_CURVES = ("throughput", "steady_throughput", "steady_step_time_s", "comm_bytes_per_step",
                "param_bytes_per_device")
-BY_DEVICES, BY_MODEL_AXIS = "by_D/", "by_model_axis/"
+BY_DEVICES = "by_D/"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,6 +197,7 @@ class TrackingCallback(Callback):
         tags = {**self.tags, "sweep": "true"}
         if self._mesh_sweep:
             params["meshes"] = ",".join(mesh_of(run)[0] for run in runs)
+            params["mesh_axis"] = programs.extras(config.impl).mesh_axis
             tags["sweep_over"] = "meshes"
         with self._writing():
             self._parent = self._start(sweep_name(config, runs), params, tags)
@@ -226,7 +232,8 @@ class TrackingCallback(Callback):
             self._end(FINISHED)
             figures = {**result_metrics(point.result), **point_metrics(point)}
             if self._mesh_sweep:
-                curves = {f"{BY_MODEL_AXIS}{name}": figures[name] for name in MESH_CURVES if name in figures}
+                axis = programs.extras(point.result.config.impl).mesh_axis  # by_model_axis/…, by_seq_axis/…
+                curves = {f"by_{axis}_axis/{name}": figures[name] for name in MESH_CURVES if name in figures}
                 self.tracker.log_metrics(self._open[-1], curves, step=mesh_of(point.result.config)[1])
                 return
             impl = f"{point.result.config.impl}/" if len(self._sweep_impls) > 1 else ""

@@ -352,6 +352,11 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
     return AnalyticModel(comm_bytes_per_step=sum(term.bytes for term in comm_terms(spec, params)))
 
 
+def mesh_of(config) -> tuple[str, int]:
+    """A run's data × seq mesh: its label ("4x2") and the seq axis's size."""
+    return f"{config.devices // config.mesh_seq}x{config.mesh_seq}", config.mesh_seq
+
+
 def _setup(config) -> tuple[str, ...]:
     labels = (f"{config.devices // config.mesh_seq}x{config.mesh_seq}seq", config.context)
     return labels + ((config.context_layout,) if config.context_layout != "contiguous" else ())
@@ -364,5 +369,5 @@ def _metrics(config) -> dict[str, float]:
 
 
 PROGRAM = Program("context", build, ContextSettings, check, refused_elsewhere,
-                  RunExtras(setup=_setup, metrics=_metrics), baseline=lambda config: {"mesh_seq": 1},
-                  analytic=analytic_model)
+                  RunExtras(setup=_setup, metrics=_metrics, mesh=mesh_of, mesh_axis=SEQ_AXIS),
+                  baseline=lambda config: {"mesh_seq": 1}, analytic=analytic_model)

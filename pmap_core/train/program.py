@@ -30,6 +30,8 @@ import jax
 import numpy as np
 from jax.sharding import NamedSharding
 
+from pmap_core.train.mesh import MODEL_AXIS
+
 Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,), or (B, seq_len) tokens both
 
 
@@ -239,6 +241,8 @@ class RunExtras:
     # The run's data × model mesh: its label ("4x2") and the model axis's size. A sweep of one D over
     # runs that have one compares meshes (curves against the model axis), not device counts.
     mesh: Callable[[Config], tuple[str, int]] | None = None
+    # The axis beside data that `mesh` gives the size of: "model", or "seq" (a data × seq mesh).
+    mesh_axis: str = MODEL_AXIS
 
 
 @dataclasses.dataclass(frozen=True)

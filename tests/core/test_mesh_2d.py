@@ -172,6 +172,25 @@ def test_a_shape_that_cannot_run_is_refused_with_a_code():
     assert refused.value.code == "tensor_needs_mlp_sgd"
 
 
+def test_the_seq_axis_offers_the_shapes_its_scheme_accepts():
+    """On the seq axis, a shape fits when the context program's own check passes: the axis divides the sequence
+    (into 2P chunks for zig-zag) and, for Ulysses, the heads."""
+    base = TrainConfig(model="transformer", devices=8, global_batch=16, d_model=16, heads=2, seq_len=8, steps=2)
+    for scheme, layout, sizes in (("ring", "contiguous", [1, 2, 4, 8]), ("ring", "zigzag", [1, 2, 4]),
+                                  ("ulysses", "contiguous", [1, 2])):
+        config = dataclasses.replace(base, context=scheme, context_layout=layout)
+        assert mesh_2d.fitting_shapes(config, "seq") == [(8 // size, size) for size in sizes], (scheme, layout)
+        configs = mesh_2d.mesh_configs(config, axis="seq")
+        assert [(c.impl, c.mesh_data, c.mesh_seq) for c in configs] == [("context", 8 // n, n) for n in sizes]
+    for shapes, code in (([(4, 4)], "seq_mesh_devices"), ([(1, 8)], "ulysses_needs_heads")):
+        with pytest.raises(LabInputError) as refused:
+            mesh_2d.mesh_configs(dataclasses.replace(base, context="ulysses"), shapes, "seq")
+        assert refused.value.code == code
+    with pytest.raises(LabInputError) as refused:
+        mesh_2d.mesh_configs(base, axis="expert")
+    assert refused.value.code == "unknown_sweep_axis"
+
+
 # --- the roofline and its prediction -------------------------------------------------------------------
 
 
@@ -210,6 +229,18 @@ def test_at_one_device_the_roofline_says_what_it_needs_for_a_bandwidth():
 
 def _roof(alpha: float, beta: float, simulated: bool) -> mesh_2d.Roofline:
     return mesh_2d.Roofline(1e11, 128, 1.0, 1.0, beta, alpha, "given", 8, 2, simulated)
+
+
+def test_a_prediction_refuses_sizes_and_shapes_that_are_not_what_it_reads():
+    roof = _roof(1e-6, 1e9, True)
+    for shapes, sizes, code in (([(4, 2)], (), "mlp_sizes"), ([(4, 2, 1)], (64, 8, 32), "unknown_mesh_shape"),
+                                ([(4, -2)], (64, 8, 32), "out_of_range")):
+        with pytest.raises(LabInputError) as refused:
+            mesh_2d.predicted_winner(roof, shapes, sizes)
+        assert refused.value.code == code
+    with pytest.raises(LabInputError) as refused:
+        mesh_2d.predicted_winner(dataclasses.replace(roof, flops_per_s=float("inf")), [(4, 2)], (64, 8, 32))
+    assert refused.value.code == "not_a_number"
 
 
 def test_with_bandwidth_alone_the_prediction_is_the_shape_that_sends_fewest_bytes():

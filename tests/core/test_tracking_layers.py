@@ -96,6 +96,12 @@ def test_a_registered_programs_extras_reach_the_run_names(labelled_program):
     assert not callback.is_mesh_sweep([config, dataclasses.replace(config, impl="pmap")])
 
 
+def test_a_data_by_seq_run_names_its_mesh_and_axis():
+    config = TrainConfig(model="transformer", devices=8, global_batch=16, impl="context", mesh_seq=2)
+    assert callback.mesh_of(config) == ("4x2", 2) and programs.extras("context").mesh_axis == "seq"
+    assert callback.sweep_name(config, [config]) == "sweep-meshes-seq-transformer-D8-B16"
+
+
 def test_a_program_that_adds_nothing_gets_nothing():
     plain = TrainConfig(model="mlp", devices=4, global_batch=64, impl="pmap")
     assert programs.extras("pmap") == programs.RunExtras()
