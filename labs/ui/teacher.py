@@ -90,7 +90,11 @@ def _client_tries() -> Backoff:
 def client_address() -> str:
     """Where a try comes from: the connection's address, or, when that is a proxy on this host (nginx in
     docs/DEPLOY.md), the address the proxy appended last to X-Forwarded-For (one a client cannot forge)."""
-    address = st.context.ip_address  # None for a connection from this host (Streamlit's own rule)
+    return try_address(st.context.ip_address, st.context.headers.get("X-Forwarded-For"))
+
+
+def try_address(address: object, forwarded_for: object) -> str:
+    """`client_address` from the connection's address (None: this host) and its X-Forwarded-For header."""
     if address is None:
         address, local = "127.0.0.1", True
     elif isinstance(address, str):
@@ -101,7 +105,7 @@ def client_address() -> str:
     else:
         return "unknown"  # a test harness's session has no connection
     if local:
-        forwarded = str(st.context.headers.get("X-Forwarded-For") or "").split(",")[-1].strip()
+        forwarded = str(forwarded_for or "").split(",")[-1].strip()
         forwarded = "".join(ch for ch in forwarded if ch.isprintable())[:64]  # it reaches the log
         return forwarded or address
     return address
