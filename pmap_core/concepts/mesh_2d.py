@@ -1,7 +1,8 @@
 """Two axes: the MLP on a data × model mesh, measured — what the mesh_2d lab draws and says. Pure: trains
 with `train.tensor` (impl "tensor"), reads each compiled program's collectives, sets them beside the JAX
 Scaling Book's table and measures this machine's roofline (the "sharding in types" examples are in
-`concepts.sharding_in_types`).
+`concepts.sharding_in_types`). Its sweep of the shapes of one D also runs the transformer on a data × seq mesh
+(`train.context`), for `sweep --meshes --mesh-axis seq`.
 
 Sources, cited next to every figure they give:
 - the Scaling Book: Austin et al. 2025, "How to Scale Your Model" (jax-ml/scaling-book), Part 5
@@ -243,9 +244,10 @@ class MeshRun:
 class MeshSweep:
     config: TrainConfig
     runs: tuple[MeshRun, ...]
-    skipped: tuple[tuple[int, int], ...]  # shapes of D the program refuses (a model axis that does not divide the
-    simulated: bool = True                # hidden width); where it ran: simulated CPU devices sharing `cores`, or
-    cores: int = 1                        # devices
+    # Shapes of D the axis's program refuses (a model axis that does not divide the hidden width).
+    skipped: tuple[tuple[int, int], ...]
+    simulated: bool = True                # where it ran: simulated CPU devices sharing `cores`, or devices
+    cores: int = 1
     axis: str = MODEL                     # the axis beside data: model (train.tensor) or seq (train.context)
 
     @property
