@@ -27,7 +27,7 @@ from pmap_core import export
 from pmap_core.costs import fit as costfit
 from pmap_core.tracking import experiments, redact_uri
 from pmap_core.tracking.per_host import run_per_host
-from pmap_core.train import launch
+from pmap_core.train import distributed, launch
 from pmap_core.train import loading as data_loading
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.programs import IMPLEMENTATIONS
@@ -368,12 +368,20 @@ def run_lost(uri: str) -> None:
     losses = ([] if found is None else
               [float(v) for v in experiments.loss_histories([found[0]], uri)["loss"]])
     said = [text for _, text, _ in shown.entries if text and text.startswith(
-        ("terminated", "error: process 0", "interrupted"))]
+        (launch.TERMINATED, "error: process 0", "interrupted"))]
     st.session_state[LOST] = {
         "killed": outcome.killed_s is not None, "exit_s": outcome.ended_after_kill_s().get(0),
         "code": launch.describe_exit(outcome.returncodes[0]), "ok": outcome.ok,
         "failure": launch.describe_failure(outcome), "run": found, "losses": losses, "said": said[:1],
         "pids": pids, "left": running_pids(pids), "tail": shown.entries, "uri": redact_uri(uri)}
+
+
+def lost_verdict(said: list[str]) -> str:
+    """Which text says why the survivor left, read from what it said: its watch's word for a process that sent no
+    heartbeat for the whole timeout, or another (the launcher's SIGTERM, a collective's error), or nothing."""
+    if not said:
+        return "lost.unsaid"
+    return "lost.after" if any(distributed.SILENT in line for line in said) else "lost.before"
 
 
 def show_lost(run: dict) -> None:
@@ -388,8 +396,7 @@ def show_lost(run: dict) -> None:
         else:
             st.markdown(T("lost.exit", exit=exit_s, code=run["code"], heartbeat=HEARTBEAT_TIMEOUT_S,
                           share=exit_s / HEARTBEAT_TIMEOUT_S,
-                          survivor=0, when=T("lost.before" if exit_s < HEARTBEAT_TIMEOUT_S else "lost.after",
-                                             process=LOST_PROCESSES - 1)))
+                          survivor=0, when=T(lost_verdict(run["said"]), process=LOST_PROCESSES - 1)))
         if run["said"]:
             st.caption(T("lost.said", survivor=0))
             st.code(run["said"][0], language=None, wrap_lines=True)

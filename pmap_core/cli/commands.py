@@ -5,10 +5,10 @@ one line on stderr with exit status 2, never a traceback. SIGTERM (what `timeout
 systemd or a container runtime sends) stops a command like Ctrl-C does: every open
 MLflow run ends KILLED with what it logged so far, and the status is 143.
 
-A process of a `jax.distributed` group that loses another one (a collective fails, or the coordinator counts
-a process as gone) says so in one line and exits with status 1, its MLflow run (process 0's) ended FAILED with
-the losses logged so far (`lost_group`); in a group, both exits are immediate (`distributed.leave_now`): JAX's
-shutdown barrier would wait for the lost process for the heartbeat timeout, then abort.
+A process of a `jax.distributed` group that loses another one (a collective fails, or a process sent no heartbeat
+for the heartbeat timeout) says so in one line and exits with status 1, its MLflow run (process 0's) ended FAILED
+with the losses logged so far (`lost_group`); in a group, both exits are immediate (`distributed.leave_now`):
+JAX's shutdown barrier would wait for the lost process for JAX's heartbeat timeout, then abort.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pmap_core import versions
 from pmap_core.cli import bench, export, launch, lost_group, plan, store, training
 from pmap_core.runtime import configure_runtime
 from pmap_core.train import distributed
+from pmap_core.train.launch import TERMINATED
 from pmap_core.validation import LabInputError
 
 TERMINATED_STATUS = 128 + signal.SIGTERM
@@ -90,8 +91,7 @@ def main(argv: list[str] | None = None) -> int:
         if grouped:
             lost_group.claim()  # the group's watch must not end this process meanwhile
         _end_open_runs()
-        print("terminated (SIGTERM): every open MLflow run ended as KILLED with the losses logged so far",
-              file=sys.stderr)
+        print(f"{TERMINATED} every open MLflow run ended as KILLED with the losses logged so far", file=sys.stderr)
         if grouped:
             distributed.leave_now(TERMINATED_STATUS)
         return TERMINATED_STATUS

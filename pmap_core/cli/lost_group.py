@@ -1,10 +1,11 @@
 """How a process of a `jax.distributed` group leaves once the group is broken.
 
 Another process died or stopped answering: a collective failed in this process (`JaxRuntimeError`, which
-`commands.main` catches), or the coordinator counts a process as gone (`distributed.watch_group`, in a thread of
-its own). Either way this process says so in one line on stderr, ends every MLflow run it has open as FAILED (what
-was logged, the losses so far, is written first) and exits with status 1 at once (`distributed.leave_now`): JAX's
-shutdown barrier at exit would wait for the lost process until the heartbeat timeout, then abort.
+`commands.main` catches), or a process sent no heartbeat for the heartbeat timeout (`distributed.watch_group`, in
+a thread of its own). Either way this process says so in one line on stderr, ends every MLflow run it has open as
+FAILED (what was logged, the losses so far, is written first) and exits with status 1 at once
+(`distributed.leave_now`): JAX's shutdown barrier at exit would wait for the lost process until JAX's heartbeat
+timeout, then abort.
 """
 
 from __future__ import annotations

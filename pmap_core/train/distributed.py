@@ -18,6 +18,7 @@ import os
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import NoReturn
 
@@ -36,7 +37,20 @@ AUTO = "auto"
 # k8s: KUBERNETES_SERVICE_HOST and the `kubernetes` package, which asks the API server for its pod and Job.
 # JAX_COORDINATOR_PORT, when set, is the coordinator's port under any of them.
 CLUSTERS = ("slurm", "ompi", "mpi4py", "k8s")
-WATCH_S = 0.5  # how often a process of a group asks the coordinator which processes are alive
+WATCH_S = 0.5  # how often a process of a group beats and reads the others' beats
+BEATS = "pmap-lab/beats"  # the coordinator's key-value directory of each process's beat count
+DONE = "done"  # a process's last beat: it exits normally and waits in JAX's shutdown barrier, no longer beating
+SILENT = "sent no heartbeat for"  # how the watch words a silent process (the Multi-process page looks for it)
+MIN_HEARTBEAT_S = 2
+MAX_HEARTBEAT_S = 86_400
+
+
+def jax_heartbeat_s(heartbeat_timeout_s: int) -> int:
+    """JAX's own heartbeat timeout, well past the lab's: once JAX's coordinator counts a process as gone, every
+    other one is aborted the moment its error polling answers (SIGABRT, a native crash report, no MLflow run
+    ended), a race the lab's watch (`watch_group`) lost now and then. It counts from the last heartbeat it got,
+    some seconds before the death (8.4-9.8 s after a kill with a 10 s timeout, on these machines)."""
+    return 2 * heartbeat_timeout_s + 10
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,7 +81,8 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     """Join the group coordinated at `coordinator_address` ("host:port"; process 0 serves it).
 
     Joining waits up to `timeout_s` for every process; a process that sends no heartbeat for
-    `heartbeat_timeout_s` counts as dead, and the coordinator then stops every other one."""
+    `heartbeat_timeout_s` counts as dead (`watch_group`)."""
+    heartbeat_timeout_s = check_int("heartbeat_timeout_s", heartbeat_timeout_s, MIN_HEARTBEAT_S, MAX_HEARTBEAT_S)
     num_processes = check_int("num_processes", num_processes, 1, MAX_PROCESSES)
     process_id = check_int("process_id", process_id, 0, num_processes - 1)
     if not coordinator_address or ":" not in coordinator_address:
@@ -80,7 +95,7 @@ def initialize(coordinator_address: str, num_processes: int, process_id: int,
     _configure()
     jax.distributed.initialize(coordinator_address=coordinator_address, num_processes=num_processes,
                                process_id=process_id, initialization_timeout=timeout_s,
-                               heartbeat_timeout_seconds=heartbeat_timeout_s)
+                               heartbeat_timeout_seconds=jax_heartbeat_s(heartbeat_timeout_s))
     return process_info()
 
 
@@ -88,6 +103,7 @@ def initialize_from_cluster(cluster: str = AUTO, timeout_s: int = 120, heartbeat
     """Join the group a cluster's launcher started (`srun`, `mpirun`, a Kubernetes Job): `jax.distributed.initialize()`
     given no address, number of processes or id, which JAX reads from the launcher's environment (`CLUSTERS`).
     `cluster` names one detector, or `auto` for the first whose environment is present."""
+    heartbeat_timeout_s = check_int("heartbeat_timeout_s", heartbeat_timeout_s, MIN_HEARTBEAT_S, MAX_HEARTBEAT_S)
     if cluster != AUTO and cluster not in CLUSTERS:
         raise LabInputError("bad_cluster", "unknown cluster {value!r}; choose auto or one of {options}",
                             value=cluster, options=", ".join(CLUSTERS))
@@ -103,7 +119,8 @@ def initialize_from_cluster(cluster: str = AUTO, timeout_s: int = 120, heartbeat
         raise RuntimeError("jax.distributed must be initialized before any JAX computation")
     _configure()
     jax.distributed.initialize(cluster_detection_method=None if cluster == AUTO else cluster,
-                               initialization_timeout=timeout_s, heartbeat_timeout_seconds=heartbeat_timeout_s)
+                               initialization_timeout=timeout_s,
+                               heartbeat_timeout_seconds=jax_heartbeat_s(heartbeat_timeout_s))
     return process_info()
 
 
@@ -127,39 +144,59 @@ def join_group(coordinator_address: str | None, num_processes: int, process_id: 
         launch.exit_with_parent()
         info = initialize(coordinator_address or "", num_processes, process_id, timeout_s, heartbeat_timeout_s)
     if on_lost is not None:
-        watch_group(on_lost)
+        watch_group(on_lost, heartbeat_timeout_s)
     print(f"{launch.JOINED} process {info.process_id} of {info.num_processes}, {info.local_devices} of "
           f"{info.global_devices} devices, pid {os.getpid()} on {socket.gethostname()}", file=sys.stderr, flush=True)
     return info
 
 
-def watch_group(on_lost: Callable[[str], None], every_s: float = WATCH_S) -> threading.Thread:
-    """Ask the coordinator every `every_s` which processes of the group are alive, in a thread of its own; call
-    `on_lost(reason)` once one is not (it died and its connection closed, or it sent no heartbeat for the heartbeat
-    timeout) or the coordinator cannot be asked (process 0 is gone). A collective waiting for a dead process does
-    not always fail (gloo may wait on a connection the dead process never used), and JAX's own answer, once the
-    coordinator reports it, is to abort this process (SIGABRT, a native crash report, no MLflow run ended):
-    `on_lost` leaves first. The watch stops when the interpreter starts to exit (before JAX's own shutdown, where
-    the processes leave the group one by one)."""
+def watch_group(on_lost: Callable[[str], None], heartbeat_timeout_s: float,
+                every_s: float = WATCH_S) -> threading.Thread:
+    """Beat every `every_s` in the coordinator's key-value store and read the others' beats, in a thread of its own;
+    call `on_lost(reason)` once a process has not beaten for `heartbeat_timeout_s` (it died, hung or lost its
+    connection) or the coordinator cannot be reached (process 0 is gone). A collective waiting for a dead process
+    does not always fail (gloo may wait on a connection the dead process never used), and JAX's own answer, at its
+    longer timeout (`jax_heartbeat_s`), is to abort this process: `on_lost` leaves first. At a normal exit the
+    watch stops and the last beat says DONE (before JAX's own shutdown, whose barrier waits for every process
+    without beating here: the others must not count a finished process as silent)."""
     from jax._src import distributed as jax_distributed
 
-    client, count = jax_distributed.global_state.client, jax.process_count()
-    stop = threading.Event()
-    atexit.register(stop.set)  # after JAX's registration: runs before its shutdown
+    client, count, me = jax_distributed.global_state.client, jax.process_count(), jax.process_index()
+    stop, beating = threading.Event(), threading.Lock()  # no beat after the last one
+
+    def leaving() -> None:
+        with beating:
+            stop.set()
+        with contextlib.suppress(Exception):
+            client.key_value_set(f"{BEATS}/{me}", DONE, allow_overwrite=True)
+
+    atexit.register(leaving)  # after JAX's registration: runs before its shutdown
+
+    def beat_and_listen() -> dict[str, str]:
+        with beating:
+            if not stop.is_set():
+                client.key_value_increment(f"{BEATS}/{me}", 1)
+        return dict(client.key_value_dir_get(BEATS))
 
     def watch() -> None:
+        heard = dict.fromkeys(range(count), (None, time.monotonic()))  # each process's last beat, and when it came
         while not stop.wait(every_s):
             try:
-                live = client.get_live_nodes(list(range(count)))
-            except Exception as error:  # noqa: BLE001 - any failure to ask means the group is broken
+                beats = beat_and_listen()
+            except Exception as error:  # noqa: BLE001 - any failure to reach the coordinator means the group is broken
                 reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-                reason = f"the coordinator could not be asked which processes are alive: {reason}"
+                reason = f"the coordinator could not be reached: {reason}"
             else:
-                if len(live) >= count:
+                now = time.monotonic()
+                for rank, (beat, _) in heard.items():
+                    latest = beats.get(f"{BEATS}/{rank}", beat)
+                    if latest != beat:
+                        heard[rank] = (latest, now)
+                silent = [rank for rank, (beat, since) in heard.items()
+                          if beat != DONE and now - since > heartbeat_timeout_s]
+                if not silent:
                     continue
-                gone = sorted(set(range(count)) - set(live))
-                reason = (f"the coordinator counts process {', '.join(map(str, gone))} as gone (its connection closed, "
-                          "or no heartbeat within the heartbeat timeout)")
+                reason = f"process {', '.join(map(str, silent))} {SILENT} {heartbeat_timeout_s:g} s"
             if not stop.is_set():
                 on_lost(reason)
             return

@@ -42,9 +42,11 @@ PARENT_ENV = "PMAP_LAB_PARENT_PID"
 PARENT_ANY = "parent"  # PARENT_ENV's value for a process that exits with whichever process started it
 TRACKING_URI_ENV = "MLFLOW_TRACKING_URI"  # where a process reads its tracking URI when no option gives one
 JOINED = "joined the group:"  # how the line begins that a process writes on stderr once the group has formed
+TERMINATED = "terminated (SIGTERM):"  # how the line begins that a process writes as a SIGTERM ends its command
 # The lines of the lab's own (progress, results, errors) among a process's output; the rest is what native
 # libraries print (XLA's logs and crash reports with stack addresses, gloo's connection notes) or a traceback.
-_LAB_LINE = re.compile(r"^(?:process \d+ |step \d+/\d+ |training |tracking: |error: |interrupted: )")
+_LAB_LINE = re.compile(rf"^(?:process \d+ |step \d+/\d+ |training |tracking: |error: |interrupted: "
+                       rf"|{re.escape(TERMINATED)})")
 LOCAL, MPIRUN, SRUN = "local", "mpirun", "srun"
 VIAS = (LOCAL, MPIRUN, SRUN)  # what starts the processes of `launch --via`
 MAX_PROCESSES = 4

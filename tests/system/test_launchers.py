@@ -209,8 +209,8 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(via, tmp_path):
 
 def test_a_group_started_by_hand_leaves_at_once_when_one_process_dies(tmp_path):
     """No launcher to stop them: the survivor's collective fails (gloo: connection closed or reset by peer), or, when
-    it waits on a connection the dead process never used, the coordinator counts process 1 as gone once its heartbeat
-    timeout has passed; either way the survivor says so, ends its run FAILED with the losses so far and exits 1 at
+    it waits on a connection the dead process never used, its watch hears no heartbeat from process 1 for the
+    heartbeat timeout; either way the survivor says so, ends its run FAILED with the losses so far and exits 1 at
     once (JAX alone would abort it, its run left RUNNING)."""
     uri = new_tracking_store(tmp_path / "mlflow.db")
     address = f"127.0.0.1:{free_port()}"
