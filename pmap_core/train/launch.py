@@ -45,8 +45,8 @@ JOINED = "joined the group:"  # how the line begins that a process writes on std
 TERMINATED = "terminated (SIGTERM):"  # how the line begins that a process writes as a SIGTERM ends its command
 # The lines of the lab's own (progress, results, errors) among a process's output; the rest is what native
 # libraries print (XLA's logs and crash reports with stack addresses, gloo's connection notes) or a traceback.
-_LAB_LINE = re.compile(rf"^(?:process \d+ |step \d+/\d+ |training |tracking: |error: |interrupted: "
-                       rf"|{re.escape(TERMINATED)})")
+_LAB_LINE = re.compile(r"^(?:process \d+ |step \d+/\d+ |training |tracking: |error: |interrupted: "
+                       r"|terminated \(SIGTERM\):)")  # the last: TERMINATED
 LOCAL, MPIRUN, SRUN = "local", "mpirun", "srun"
 VIAS = (LOCAL, MPIRUN, SRUN)  # what starts the processes of `launch --via`
 MAX_PROCESSES = 4

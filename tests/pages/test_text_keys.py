@@ -76,6 +76,15 @@ def _first_arguments(module: str, callee: str) -> list[str]:
             and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)]
 
 
+def _returned_strings(page: str, function: str) -> list[str]:
+    """The string constants a page's `function` returns, on each of its paths."""
+    tree = ast.parse(SOURCES[page].read_text())
+    defined = next(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef) and node.name == function)
+    returned = [node.value for node in ast.walk(defined) if isinstance(node, ast.Return) and node.value is not None]
+    return [constant.value for value in returned for constant in ast.walk(value)
+            if isinstance(constant, ast.Constant) and isinstance(constant.value, str)]
+
+
 def _applications_uses() -> list[str]:
     """What the page's `for use in (…)` runs over."""
     for node in ast.walk(ast.parse(SOURCES["applications"].read_text())):
@@ -144,6 +153,7 @@ RANGES: dict[tuple[str, str], str | Callable[[], Iterable[str]]] = {
     ("interview", "q.{chosen}.text"): "quiz.question_ids()",
     ("interview", "q.{chosen}.explain"): "quiz.question_ids()",
     ("migration", "way.{way.impl}"): "migration.IMPLS",
+    ("multiprocess", "{lost_verdict(run['said'])}"): lambda: _returned_strings("multiprocess", "lost_verdict"),
     ("migration", "change.{c.topic}"): lambda: _first_arguments("pmap_core.concepts.migration", "Change"),
     ("migration", "role.{a.role}"): lambda: _first_arguments("pmap_core.concepts.migration", "_infos"),
     ("migration", "step.{run.name}.title"): "migration_steps.STEP_NAMES",
