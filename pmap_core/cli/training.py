@@ -323,7 +323,7 @@ def run_train(args: argparse.Namespace) -> int:
         return _run_per_host(args)
     with stdout_to_stderr():
         config, info = join_and_configure(args)
-        config = train_plan.validate(config)
+        config = train_plan.validate(config, train_config.HEADLESS_MAX_WORK)
         tracker = make_tracker(args, info)
         progress(f"training {config.model} with {config.impl} on {config.devices} devices "
                  f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
@@ -340,7 +340,7 @@ def _run_per_host(args: argparse.Namespace) -> int:
     """`train --dataset-size S` in this process: its share of the group's training, then the result."""
     with stdout_to_stderr():
         config, info = join_and_configure(args)
-        config = train_plan.validate(config)
+        config = train_plan.validate(config, train_config.HEADLESS_MAX_WORK)
         loading.check_sizes(args.dataset_size, config.global_batch, config.devices)
         tracker = make_tracker(args, info)
         progress(f"process {info.process_id} of {info.num_processes}: {info.local_devices} local devices "
@@ -359,9 +359,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     with stdout_to_stderr():
         config, info = join_and_configure(args)
         counts = [check_devices(count) for count in args.device_counts] if args.device_counts else None
-        config = train_plan.validate(config)
+        config = train_plan.validate(config, train_config.HEADLESS_MAX_WORK)
         impls = IMPLEMENTATIONS if args.impl == "all" else None
-        train_plan.check_sweep(config, counts, impls)
+        train_plan.check_sweep(config, counts, impls, train_config.HEADLESS_MAX_WORK)
         tracker = make_tracker(args, info)
         noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)

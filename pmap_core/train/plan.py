@@ -15,7 +15,7 @@ from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig, sweep_configs
 
 
-def validate(config: TrainConfig) -> TrainConfig:
+def validate(config: TrainConfig, max_work: int = train_config.MAX_WORK) -> TrainConfig:
     """The config with numbers normalised (a registered program's settings completed with their defaults), or
     a LabInputError: unknown_impl, program_settings_not_pairs, unknown_program_setting, a setting's own
     (unknown_<setting>, out_of_range, not_whole_number, not_a_number, too_many_devices), its program's
@@ -23,17 +23,17 @@ def validate(config: TrainConfig) -> TrainConfig:
     microbatches_not_divisible, layers_need_replicated, ...), another program's setting on this run
     (strategy_needs_jit, mesh_needs_tensor, stages_need_pipeline), remat_needs_transformer,
     remat_needs_replicated, or what every run needs (block_not_divisible, batch_not_divisible,
-    micro_batch_not_divisible, too_large, too_much_work, distributed_devices)."""
-    return train_config.check(config, programs.REGISTRY)
+    micro_batch_not_divisible, too_large, too_much_work over `max_work` multiply-adds, distributed_devices)."""
+    return train_config.check(config, programs.REGISTRY, max_work)
 
 
 def check_sweep(config: TrainConfig, device_counts: Sequence[int] | None = None,
-                impls: Sequence[str] | None = None) -> None:
+                impls: Sequence[str] | None = None, max_work: int = train_config.MAX_WORK) -> None:
     """Check, once each, every run of a config's sweep (a weak sweep's larger D grows the batch)."""
-    config = validate(config)  # the ladder below divides by its numbers
+    config = validate(config, max_work)  # the ladder below divides by its numbers
     for run in sweep_configs(config, device_counts, impls):
         if run != config:
-            validate(run)
+            validate(run, max_work)
 
 
 def baseline_config(config: TrainConfig) -> TrainConfig:

@@ -1,4 +1,4 @@
-"""The decoder-only transformer (train.transformer): its shapes and causality, its loss falling over 200 steps,
+"""The decoder-only transformer (train.transformer): its shapes and causality, its loss falling over 300 steps,
 every data-parallel program ending where one device does, its FLOP count against XLA's, its refusals, and
 `train --model transformer` on the command line (in this process: tests/system runs the real one)."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from pmap_core.cli import commands
 from pmap_core.train import loop, models, transformer
-from pmap_core.train.config import MAX_WORK, TrainConfig
+from pmap_core.train.config import HEADLESS_MAX_WORK, MAX_WORK, TrainConfig
 from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError
@@ -71,14 +71,14 @@ def test_the_data_and_the_initial_parameters_are_the_same_for_every_device_count
     assert np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y)
 
 
-def test_the_loss_falls_over_200_steps_on_one_device():
-    """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD at the default η = 0.1):
-    3.4699 at step 0 (ln 32 = 3.4657), 3.14 at step 100, 2.52 at step 200."""
-    config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=200, chunk=50))
-    assert config.learning_rate == 0.1 and config.dims == transformer.Dims()
+def test_the_loss_falls_over_300_steps_on_one_device():
+    """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD at the default η = 0.05):
+    3.4699 at step 0 (ln 32 = 3.4657), 3.34 at step 100, 3.10 at step 200, 2.74 at step 300."""
+    config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=300, chunk=50))
+    assert config.learning_rate == 0.05 and config.dims == transformer.Dims()
     losses = loop.train(config, measure_scaling=False).losses
     assert losses[0] == pytest.approx(math.log(32), abs=0.02)
-    assert losses[-1] < 0.8 * losses[0] and losses[100] < losses[0] - 0.2, (losses[0], losses[100], losses[-1])
+    assert losses[-1] < 0.85 * losses[0] and losses[200] < losses[100] - 0.15, (losses[0], losses[200], losses[-1])
 
 
 def test_the_chains_own_loss_is_its_cross_entropy_on_the_batch():
@@ -104,7 +104,7 @@ def one_device_loss() -> float:
 @pytest.mark.parametrize(("impl", "strategy"), PROGRAMS)
 def test_every_data_parallel_program_ends_where_one_device_does(impl, strategy, one_device_loss):
     """20 SGD steps on 48 sequences: the final loss at D = 1, 2, 3, 4, 8 within 1e-5 of one device's (measured:
-    within 2e-7), at the default η = 0.1; at η = 0.5 this tiny model's 20 steps already amplify rounding
+    within 2e-7), at η = 0.1; at η = 0.5 this tiny model's 20 steps already amplify rounding
     differences past it (pmap against jit, both on one device: 6e-5 apart; config.default_learning_rate)."""
     finals = {}
     for devices in DEVICE_COUNTS:
@@ -176,6 +176,20 @@ def test_the_work_limit_counts_the_transformer():
     with pytest.raises(LabInputError) as refused:
         validate(TrainConfig(model="transformer", global_batch=64, steps=int(steps) + 1))
     assert refused.value.code == "too_much_work"
+
+
+def test_the_command_line_s_work_limit_is_its_own(capsys):
+    """A page's runs share a server and keep MAX_WORK; the command line runs on the practitioner's machine, up to
+    HEADLESS_MAX_WORK: eight experts at capacity factor 4 (every slot computed) at the defaults pass there only."""
+    experts = TrainConfig(model="transformer", impl="expert", devices=8, mesh_expert=4, experts=8, top_k=2,
+                          capacity_factor=4.0)
+    with pytest.raises(LabInputError) as refused:
+        validate(experts)
+    assert refused.value.code == "too_much_work"
+    validate(experts, HEADLESS_MAX_WORK)
+    assert commands.main(["train", "--model", "transformer", "--global-batch", "4096", "--steps", "5000",
+                          "--no-tracking"]) == 2
+    assert f"over the limit of {HEADLESS_MAX_WORK:,}" in capsys.readouterr().err
 
 
 def test_the_command_line_trains_the_transformer(capsys, one_device_loss):
