@@ -30,6 +30,8 @@ CACHE = ROOT / ".pytest_cache" / "pmap-lab"
 # (50 s to bind its port, measured) and `streamlit run` over a minute. A server that is up answers at once,
 # so a generous budget costs only the tests whose server never comes up.
 READY_BUDGET_S = 180.0
+# The suite's LLVM optimisation level for XLA:CPU's generated code (tests/conftest.py says why).
+SUITE_CODEGEN_FLAG = "--xla_backend_optimization_level=0"
 
 
 def run_coroutine(coroutine: Coroutine[Any, Any, Any]) -> Any:

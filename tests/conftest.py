@@ -14,7 +14,7 @@ import pathlib
 import shutil
 import tempfile
 
-from harness.processes import CACHE, new_tracking_store
+from harness.processes import CACHE, SUITE_CODEGEN_FLAG, new_tracking_store
 
 SESSION_DIR = pathlib.Path(tempfile.mkdtemp(prefix="pmap-lab-tests-"))
 SESSION_TRACKING_URI = new_tracking_store(SESSION_DIR / "mlflow.db")
@@ -33,6 +33,14 @@ for name, value in {
     "JAX_COMPILATION_CACHE_MAX_SIZE": str(2 << 30),
 }.items():
     os.environ.setdefault(name, value)
+
+# The suite compiles far more programs than it runs steps, and on XLA:CPU most of a compile is LLVM's
+# optimisation of the generated code. At LLVM's level 0 the HLO, its collectives, buffers and FLOPs are
+# unchanged and a module's tests took half the time; the code runs 1.7–3× slower and its float results
+# may differ in the last bits (the suite checks that bound: tests/system/test_codegen_level.py).
+# A level the developer set stays.
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {SUITE_CODEGEN_FLAG}".strip()
 
 import pytest
 
