@@ -18,6 +18,7 @@ from typing import NoReturn
 from pmap_core.train import distributed
 
 STATUS = 1
+LOST_CONTACT = "lost contact with the group:"  # in the line a process that leaves the group writes
 _leaving = threading.Lock()  # the first caller leaves; another (the watch and the main thread at once) waits for it
 
 
@@ -40,6 +41,6 @@ def leave(reason: str) -> NoReturn:
         mlflow_backend.end_open_runs_at_exit(FAILED)
         if distributed.process_info().is_leader:
             ended = "; the group's MLflow run ended FAILED with the losses logged so far"
-    print(f"error: process {distributed.process_info().process_id} lost contact with the group: {reason}{ended}",
+    print(f"error: process {distributed.process_info().process_id} {LOST_CONTACT} {reason}{ended}",
           file=sys.stderr)
     distributed.leave_now(STATUS)
