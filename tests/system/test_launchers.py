@@ -177,11 +177,13 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(via, tmp_path):
              launch.ClusterGroup(via, command, PROCESSES, PER_PROCESS, timeout_s=240, cwd=str(tmp_path),
                                  tracking_uri=uri))
     with group:
-        texts, killed = [], False
+        texts, texts_of_0, killed = [], [], False
         for line in group.lines():
             if line is None:
                 continue
             texts.append(line.text)
+            if line.process == 0:
+                texts_of_0.append(line.text)
             if not killed and line.process == 1 and line.text.startswith(f"step {KILL_AT_STEP}/"):
                 group.kill(1)
                 killed = True
@@ -199,7 +201,11 @@ def test_a_killed_process_stops_the_others_and_leaves_nothing(via, tmp_path):
     run = only_run(uri)
     assert run.info.status in ("KILLED", "FAILED")
     losses = loss_history(uri, run.info.run_id)
-    assert KILL_AT_STEP - SETTINGS["chunk"] <= len(losses) <= KILL_AT_STEP + 2 * SETTINGS["chunk"], len(losses)
+    # Up to the last step process 0 said, not a bound counted from the kill: a launcher relays a process's lines
+    # late under load (srun: process 1's "step 30" arrived when process 0 had logged 60 losses).
+    last_said = max(int(m.group(1)) for t in texts_of_0 if (m := re.match(r"step (\d+)/", t)))
+    assert KILL_AT_STEP - SETTINGS["chunk"] <= len(losses) <= last_said + SETTINGS["chunk"] < 5000, (
+        len(losses), last_said)
     np.testing.assert_allclose(losses, one_process(len(losses)).losses, rtol=RTOL)
     assert wait_until_gone(pids) == []
     assert wait_until_gone(pmap_core_processes(uri)) == []
