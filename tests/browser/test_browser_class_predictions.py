@@ -25,6 +25,26 @@ def type_into(page, key: str, value: str) -> None:
     bs.wait_ready(page, rerun=True)
 
 
+def predict(page, server, code: str, name: str, guess: str, sheet: str = "1_shards", step: str = "pad_per_device"):
+    """One student's prediction on the Worksheet, checked and recorded for the class `code`. Where the page does
+    not say it recorded it, the failure gives what the page shows instead, and a screenshot."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet=sheet, step=step))
+    type_into(page, "worksheet.student", name)
+    type_into(page, "worksheet.class_code", code)
+    type_into(page, f"worksheet.{sheet}.{step}.guess", guess)
+    page.locator(".st-key-worksheet-check button").click()
+    bs.wait_ready(page, rerun=True)
+    try:
+        page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=120_000)
+    except PlaywrightTimeout:
+        shot = bs.save_screenshot(page, f"not-recorded-{name}")
+        pytest.fail(f"{name}'s prediction shows no 'Recorded' ({shot}); the page says:\n"
+                    f"{page.locator(bs.MAIN).inner_text()[-3000:]}")
+    assert not bs.exception_texts(page), bs.exception_texts(page)
+
+
 def open_controls(page, key: str) -> None:
     """Type the teacher key into its form and press the form's button."""
     page.locator(".st-key-class_view-teacher_key input").fill(key)
@@ -48,15 +68,7 @@ def test_three_students_predict_and_the_teacher_view_shows_their_first_predictio
             contexts.append(browser.new_context(viewport=bs.VIEWPORT))
             page = contexts[-1].new_page()
             students.append(page)
-            bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet="1_shards",
-                                               step="pad_per_device"))
-            type_into(page, "worksheet.student", name)
-            type_into(page, "worksheet.class_code", CODE)
-            type_into(page, "worksheet.1_shards.pad_per_device.guess", guess)
-            page.locator(".st-key-worksheet-check button").click()
-            bs.wait_ready(page, rerun=True)
-            page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=60_000)
-            assert not bs.exception_texts(page), bs.exception_texts(page)
+            predict(page, server, CODE, name, guess)
 
         contexts.append(browser.new_context(viewport=bs.VIEWPORT))
         teacher = contexts[-1].new_page()

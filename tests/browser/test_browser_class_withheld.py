@@ -10,7 +10,7 @@ import pathlib
 import time
 
 import pytest
-from test_browser_class_predictions import open_controls, server_uri, type_into
+from test_browser_class_predictions import open_controls, predict, server_uri, type_into
 
 from harness import browser as bs
 from pmap_core.tracking import class_controls, classroom, predictions
@@ -65,14 +65,7 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
         browser = bs.shared_browser()
         for name, guess in STUDENTS:
             contexts.append(browser.new_context(viewport=bs.VIEWPORT))
-            page = contexts[-1].new_page()
-            bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet=SHEET, step=STEP))
-            type_into(page, "worksheet.student", name)
-            type_into(page, "worksheet.class_code", CODE)
-            type_into(page, f"worksheet.{SHEET}.{STEP}.guess", guess)
-            page.locator(".st-key-worksheet-check button").click()
-            bs.wait_ready(page, rerun=True)
-            page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=120_000)
+            predict(contexts[-1].new_page(), server, CODE, name, guess, SHEET, STEP)
         uri = server_uri(server)
         assert len(classroom.read_class(CODE, uri).predictions) == 3
 
