@@ -291,6 +291,13 @@ def test_the_app_through_nginx_under_a_sub_path(tmp_path):
 # --- MLflow behind the proxy ------------------------------------------------------------------
 
 
+def mlflow_environment() -> dict[str, str]:
+    """deploy/mlflow.service's Environment= settings."""
+    lines = [line.removeprefix("Environment=") for line in MLFLOW_UNIT.read_text().splitlines()
+             if line.startswith("Environment=")]
+    return dict(line.split("=", 1) for line in lines)
+
+
 def mlflow_execstart(store: str, port: int) -> list[str]:
     """deploy/mlflow.service's ExecStart, run by this interpreter's MLflow on `store` and `port`; nginx passes
     the visitor's host name, here 127.0.0.1 (each change must appear once, as in rendered_conf)."""
@@ -340,6 +347,7 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
 
     port, http_port = free_port(), free_port()
     mlflow = start_python(mlflow_execstart(new_tracking_store(tmp_path / "mlflow.db"), port)[1:], cwd=tmp_path,
+                          env=mlflow_environment(),
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     nginx = None
     context = None

@@ -35,6 +35,19 @@ def test_the_cli_prints_the_apps_link_to_its_run_not_mlflows(mlflow_server):
         f"{ui}/#/experiments/{experiment}/runs/{result['run_id']}?workflowType=machine_learning")
 
 
+def test_the_server_runs_without_mlflows_job_workers(mlflow_server):
+    """As docs/DEPLOY.md starts it: the server and its uvicorn worker, none of MLflow's job workers (Huey
+    consumers, 8 more processes and over 1 GiB here)."""
+    import subprocess
+
+    mlflow_server.wait_until_healthy(timeout_s=300)
+    time.sleep(2)  # MLflow starts its job workers after the server answers
+    listed = subprocess.run(["ps", "-o", "args=", "-g", str(mlflow_server.process.pid)], capture_output=True,
+                            text=True, check=True).stdout.splitlines()
+    assert listed and not [line for line in listed if "huey" in line or "jobs" in line], listed
+    assert len(listed) == 2, listed  # the server and its uvicorn worker
+
+
 def test_runs_reach_a_real_server_and_fall_back_when_it_goes_away(mlflow_server, template_db, tmp_path):
     uri = mlflow_server.uri
     mlflow_server.wait_until_healthy()
