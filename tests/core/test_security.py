@@ -119,6 +119,7 @@ def test_docs_bind_servers_to_localhost():
         if not doc.exists():
             continue
         for block in re.findall(r"```[a-z]*\n(.*?)```", doc.read_text(), flags=re.S):
+            block = re.sub(r"\\\n\s*", " ", block)  # a command continued over lines is checked as one
             commands += [(doc.name, line) for line in block.splitlines()
                          if re.search(r"(streamlit run|mlflow (server|ui)|ExecStart)", line)]
     for doc, line in commands:
