@@ -105,8 +105,11 @@ def write_params(client: MlflowClient, run_id: str, params: Mapping[str, str]) -
         client.log_batch(run_id, params=entries[start:start + MAX_PARAMS_PER_BATCH])
 
 
-def write_metrics(client: MlflowClient, run_id: str, entries: Sequence[tuple[str, float, int | None]]) -> None:
-    now = int(time.time() * 1000)
+def write_metrics(client: MlflowClient, run_id: str, entries: Sequence[tuple[str, float, int | None]],
+                  timestamp_ms: int | None = None) -> None:
+    """`timestamp_ms` fixed by the caller makes the write idempotent: sent again after a lost answer, the same
+    rows meet the store's primary key (key, timestamp, step, value) and MLflow keeps one of each."""
+    now = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
     metrics = [Metric(key, value, now, step or 0) for key, value, step in entries]
     for start in range(0, len(metrics), MAX_METRICS_PER_BATCH):
         client.log_batch(run_id, metrics=metrics[start:start + MAX_METRICS_PER_BATCH])
@@ -290,8 +293,9 @@ class Tracker(RunContext):
     def _write_params(self, record: _RunRecord) -> None:
         write_params(self.client, record.store_run_id, record.params)
 
-    def _write_metrics(self, record: _RunRecord, entries: Sequence[tuple[str, float, int | None]]) -> None:
-        write_metrics(self.client, record.store_run_id, entries)
+    def _write_metrics(self, record: _RunRecord, entries: Sequence[tuple[str, float, int | None]],
+                       timestamp_ms: int | None = None) -> None:
+        write_metrics(self.client, record.store_run_id, entries, timestamp_ms)
 
     def _log(self, run_id: str, entries: list[tuple[str, float, int | None]]) -> None:
         if not entries:
@@ -309,8 +313,10 @@ class Tracker(RunContext):
             entries, record.pending = record.pending, []
         if not entries:
             return
+        # One timestamp for every try: a database that committed before the connection dropped keeps one copy.
+        timestamp_ms = int(time.time() * 1000)
         try:
-            self._guarded(lambda: self._write_metrics(record, entries))
+            self._guarded(lambda: self._write_metrics(record, entries, timestamp_ms))
         except BaseException:
             with self._lock:  # nothing is dropped: they wait for the next write (or the exit hook)
                 record.pending[:0] = entries

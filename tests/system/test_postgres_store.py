@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+import sqlalchemy
 from mlflow.tracking import MlflowClient
 
 from harness.processes import MlflowServer, free_port, new_tracking_store, run_coroutine, start_python
@@ -285,6 +286,28 @@ def test_a_database_restart_mid_run_keeps_the_run_in_postgresql(postgres, postgr
     client = MlflowClient(store_uri(postgres_store))
     assert client.get_run(tracked.run_id).info.status == FINISHED
     np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
+
+
+def test_a_write_whose_answer_was_lost_is_stored_once(postgres, postgres_store, tmp_path, monkeypatch):
+    """The connection drops after PostgreSQL committed a batch of losses but before the answer came back
+    (a restart at that moment): the write is tried again, and the run still has each step's loss once."""
+    real_log_batch = MlflowClient.log_batch
+    answers_lost = []
+
+    def commits_then_loses_the_answer(client, run_id, metrics=(), **kwargs):
+        real_log_batch(client, run_id, metrics=metrics, **kwargs)
+        if metrics and not answers_lost:
+            answers_lost.append(len(metrics))
+            raise sqlalchemy.exc.OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+
+    monkeypatch.setattr(MlflowClient, "log_batch", commits_then_loses_the_answer)
+    tracker = Tracker(postgres_store, fallback_uri=new_tracking_store(tmp_path / "fallback.db"))
+    run_id = tracker.start_run("lost answer", {"steps": 10})
+    tracker.log_series(run_id, "loss", [1.0 / (step + 1) for step in range(10)])
+    tracker.end_run(run_id)
+    assert answers_lost == [10] and tracker.fell_back_to is None
+    stored = losses_of(MlflowClient(store_uri(postgres_store)), run_id)
+    np.testing.assert_allclose(stored, [1.0 / (step + 1) for step in range(10)])
 
 
 @pytest.fixture
