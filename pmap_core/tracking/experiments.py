@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from pmap_core.tracking import DIVERGED_METRIC, EXPERIMENT, store_uri, stored_count, tracking_uri, ui_command
+from pmap_core.tracking.mlflow_backend import CREATION_TAG
 from pmap_core.train.advice import DEFAULT_IMPL, advise_at
 
 __all__ = ["LEGACY_IMPL", "PLAIN_SETUP", "RUN_COLUMNS", "compared_runs", "experiment_of", "filter_impl",
@@ -112,7 +113,7 @@ def load_runs(uri: str | None = None, experiment: str = EXPERIMENT, model: str |
             row[name] = None if row["is_sweep"] else data.metrics.get(name)
         row.update({f"params.{k}": v for k, v in data.params.items()})
         row.update({f"metrics.{k}": v for k, v in data.metrics.items()})
-        row.update({f"tags.{k}": v for k, v in data.tags.items() if not k.startswith("mlflow.")})
+        row.update({f"tags.{k}": v for k, v in data.tags.items() if not k.startswith("mlflow.") and k != CREATION_TAG})
         rows.append(row)
     frame = pd.DataFrame(rows, columns=None if rows else RUN_COLUMNS)
     for name in (*_INT_PARAMS, "num_processes"):

@@ -25,6 +25,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -65,6 +66,9 @@ HTTP_ENV_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUES
 MAX_METRICS_PER_BATCH = 1000  # MLflow's limit for one log_batch call
 MAX_PARAMS_PER_BATCH = 100
 MOVED_TO_TAG = "pmap_lab.moved_to"  # on a run a failed store was left with: "<fallback uri> <run id there>"
+# On every run the lab creates: a run whose creation is tried again (its answer lost when a database restarted)
+# is found by it instead of made twice.
+CREATION_TAG = "pmap_lab.creation"
 # MLflow 3's UI opens an experiment without this tag in its GenAI view; with it, as model training.
 EXPERIMENT_KIND = {"mlflow.experimentKind": "custom_model_development"}
 # A write that failed on a locked sqlite store (after MLflow's own 20 s wait) is retried once the
@@ -141,6 +145,8 @@ class _RunRecord:
     pending: list[tuple[str, float, int | None]] = dataclasses.field(default_factory=list)  # not yet
     store_run_id: str = ""  # the run's id in the store currently in use
     status: str | None = None  # set once the run has ended
+    creation: str = dataclasses.field(default_factory=lambda: uuid.uuid4().hex)  # CREATION_TAG's value
+    creation_tried_in: str = ""  # the store a creation was last sent to
     tasks: list[Future] = dataclasses.field(default_factory=list)
 
 
@@ -285,10 +291,20 @@ class Tracker(RunContext):
         if record.parent_run_id:
             parent = self._runs.get(record.parent_run_id)
             tags["mlflow.parentRunId"] = parent.store_run_id if parent else record.parent_run_id
-        run = self.client.create_run(self._experiment(), tags=tags, run_name=record.name)
+        run = self._created_before(record) if record.creation_tried_in == self.active_uri else None
+        if run is None:
+            record.creation_tried_in = self.active_uri
+            run = self.client.create_run(self._experiment(), tags={**tags, CREATION_TAG: record.creation},
+                                         run_name=record.name)
         record.store_run_id = run.info.run_id
         if with_params:
             self._write_params(record)
+
+    def _created_before(self, record: _RunRecord):
+        """The run an earlier try made in the active store (its answer lost), or None."""
+        found = self.client.search_runs([self._experiment()], f"tags.`{CREATION_TAG}` = '{record.creation}'",
+                                        max_results=1)
+        return found[0] if found else None
 
     def _write_params(self, record: _RunRecord) -> None:
         write_params(self.client, record.store_run_id, record.params)

@@ -13,7 +13,7 @@ from mlflow.tracking import MlflowClient
 from harness.processes import new_tracking_store
 from pmap_core.tracking import experiments
 from pmap_core.tracking.callback import TrackingCallback
-from pmap_core.tracking.mlflow_backend import Tracker
+from pmap_core.tracking.mlflow_backend import CREATION_TAG, Tracker
 from pmap_core.train import advice as impl_advice
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import sweep, train
@@ -79,6 +79,9 @@ def test_the_frame_holds_every_implementation_with_mlflows_values(store):
     legacy = runs[runs["run_id"] == legacy_id].iloc[0]
     assert "impl" not in client.get_run(legacy_id).data.params  # recorded the old way...
     assert legacy["impl"] == experiments.LEGACY_IMPL == "pmap"  # ...and counted as pmap
+    # The tag that finds a run whose creation was retried is on every run, and in no column of the table.
+    assert CREATION_TAG in client.get_run(tracked.run_id).data.tags
+    assert f"tags.{CREATION_TAG}" not in runs.columns
 
 
 def test_the_filter_narrows_to_one_implementation(store):

@@ -288,26 +288,36 @@ def test_a_database_restart_mid_run_keeps_the_run_in_postgresql(postgres, postgr
     np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
 
 
-def test_a_write_whose_answer_was_lost_is_stored_once(postgres, postgres_store, tmp_path, monkeypatch):
-    """The connection drops after PostgreSQL committed a batch of losses but before the answer came back
-    (a restart at that moment): the write is tried again, and the run still has each step's loss once."""
-    real_log_batch = MlflowClient.log_batch
-    answers_lost = []
+def commits_then_loses_the_answer(method, lost: list, monkeypatch) -> None:
+    """MlflowClient.`method` commits in PostgreSQL, then, the first time, raises what SQLAlchemy raises when the
+    connection drops before the answer arrives (a restart at that moment); `lost` records that it did."""
+    real = getattr(MlflowClient, method)
 
-    def commits_then_loses_the_answer(client, run_id, metrics=(), **kwargs):
-        real_log_batch(client, run_id, metrics=metrics, **kwargs)
-        if metrics and not answers_lost:
-            answers_lost.append(len(metrics))
+    def write(client, *args, **kwargs):
+        answer = real(client, *args, **kwargs)
+        if not lost and (method != "log_batch" or kwargs.get("metrics")):
+            lost.append(method)
             raise sqlalchemy.exc.OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+        return answer
 
-    monkeypatch.setattr(MlflowClient, "log_batch", commits_then_loses_the_answer)
+    monkeypatch.setattr(MlflowClient, method, write)
+
+
+@pytest.mark.parametrize("method", ["create_run", "log_batch"])
+def test_a_write_whose_answer_was_lost_is_stored_once(method, postgres, postgres_store, tmp_path, monkeypatch):
+    """The connection drops after PostgreSQL committed the run's creation or a batch of losses, before the answer
+    came back: the write is tried again, and the store holds one run, FINISHED, with each step's loss once."""
+    lost = []
+    commits_then_loses_the_answer(method, lost, monkeypatch)
     tracker = Tracker(postgres_store, fallback_uri=new_tracking_store(tmp_path / "fallback.db"))
     run_id = tracker.start_run("lost answer", {"steps": 10})
     tracker.log_series(run_id, "loss", [1.0 / (step + 1) for step in range(10)])
     tracker.end_run(run_id)
-    assert answers_lost == [10] and tracker.fell_back_to is None
-    stored = losses_of(MlflowClient(store_uri(postgres_store)), run_id)
-    np.testing.assert_allclose(stored, [1.0 / (step + 1) for step in range(10)])
+    assert lost == [method] and tracker.fell_back_to is None
+    client = MlflowClient(store_uri(postgres_store))
+    assert [run.info.run_id for run in runs_of(client)] == [run_id]
+    assert client.get_run(run_id).info.status == FINISHED
+    np.testing.assert_allclose(losses_of(client, run_id), [1.0 / (step + 1) for step in range(10)])
 
 
 @pytest.fixture
