@@ -13,6 +13,8 @@ from harness.processes import hold_lock, new_tracking_store, run_python, start_p
 from tests.core.test_tracking_stores import HOPELESS
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
+# What a store locked by another process may add to a run: the lock probe (1 s) and the fallback's set-up.
+LOCKED_STORE_DELAY_S = 8.0
 
 
 def run_cli(*args, cwd, env=None, devices="2", timeout=120):
@@ -54,7 +56,8 @@ def test_sigterm_mid_training_ends_the_run_killed_with_every_loss_logged_so_far(
     assert steps == list(range(len(steps))) and len(steps) >= before  # nothing logged was dropped
 
 
-# The 15 s bounds below hold for the CLI on a machine it has to itself: run apart from the parallel tests.
+# The 15 s bound below holds for the CLI on a machine it has to itself, and the locked store's delay is measured
+# against a run just before it: both apart from the parallel tests, whose load would come and go between them.
 @pytest.mark.alone
 @pytest.mark.parametrize("make_uri", HOPELESS.values(), ids=HOPELESS.keys())
 def test_a_hopeless_tracking_uri_is_one_line_and_exit_status_2_within_15_s(tmp_path, make_uri):
@@ -75,20 +78,28 @@ def test_hopeless_uri_in_the_environment_is_refused_too(tmp_path):
 
 
 @pytest.mark.alone
-def test_a_store_locked_for_45_s_trains_into_the_fallback_within_15_s(tmp_path):
-    """The training happens and its run goes to the fallback store, which the CLI names."""
+def test_a_store_locked_for_45_s_trains_into_the_fallback_within_seconds(tmp_path):
+    """The training happens and its run goes to the fallback store, which the CLI names. It waits on the lock
+    seconds, not the 45 s the lock is held: within LOCKED_STORE_DELAY_S of the same run on a store that answers,
+    started just before it (so a machine busy with other work slows both alike)."""
+    free = tmp_path / "free"
+    free.mkdir()
+    reference, reference_s = run_cli("train", *TINY, "--tracking-uri", new_tracking_store(free / "mlflow.db"),
+                                     cwd=free)
+    assert reference.returncode == 0, reference.stderr[-2000:]
     db = tmp_path / "mlflow.db"
     store = new_tracking_store(db)
     new_tracking_store(tmp_path / "mlflow-fallback.db")  # as after a first fallback (a new one takes seconds)
     holder = hold_lock(db, 45)
     try:
         done, elapsed = run_cli("train", *TINY, "--tracking-uri", store, cwd=tmp_path)
+        still_held = holder.poll() is None
     finally:
         holder.kill()
         holder.wait()
-    print(f"locked store: {elapsed:.1f} s")
+    print(f"locked store: {elapsed:.1f} s; a store that answers: {reference_s:.1f} s")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert elapsed < 15
+    assert still_held and elapsed - reference_s < LOCKED_STORE_DELAY_S
     assert "Traceback" not in done.stderr
     assert f"tracking: {store} cannot be used (another process has kept it locked" in done.stderr
     assert f"fell_back_to: sqlite:///{tmp_path / 'mlflow-fallback.db'}" in done.stdout
