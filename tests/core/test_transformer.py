@@ -1,4 +1,4 @@
-"""The decoder-only transformer (train.transformer): its shapes and causality, its loss falling over 300 steps,
+"""The decoder-only transformer (train.transformer): its shapes and causality, its loss falling within 200 steps,
 every data-parallel program ending where one device does, its FLOP count against XLA's, its refusals, and
 `train --model transformer` on the command line (in this process: tests/system runs the real one)."""
 
@@ -71,14 +71,14 @@ def test_the_data_and_the_initial_parameters_are_the_same_for_every_device_count
     assert np.array_equal(a.x, b.x) and np.array_equal(a.y, b.y)
 
 
-def test_the_loss_falls_over_300_steps_on_one_device():
+def test_the_loss_falls_within_200_steps_on_one_device():
     """Measured (seed 0, defaults d_model 32, 4 heads, seq_len 32, vocab 32, B = 64, SGD at the default η = 0.05):
-    3.4699 at step 0 (ln 32 = 3.4657), 3.34 at step 100, 3.10 at step 200, 2.74 at step 300."""
-    config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=300, chunk=50))
+    3.4699 at step 0 (ln 32 = 3.4657), 3.34 at step 100, 3.10 at step 199."""
+    config = validate(TrainConfig(model="transformer", devices=1, impl="jit", global_batch=64, steps=200, chunk=50))
     assert config.learning_rate == 0.05 and config.dims == transformer.Dims()
     losses = loop.train(config, measure_scaling=False).losses
     assert losses[0] == pytest.approx(math.log(32), abs=0.02)
-    assert losses[-1] < 0.85 * losses[0] and losses[200] < losses[100] - 0.15, (losses[0], losses[200], losses[-1])
+    assert losses[-1] < 0.92 * losses[0] and losses[-1] < losses[100] - 0.15, (losses[0], losses[100], losses[-1])
 
 
 def test_the_chains_own_loss_is_its_cross_entropy_on_the_batch():
