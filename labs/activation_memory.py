@@ -251,6 +251,11 @@ def show_split(compared: am.SplitComparison) -> None:
     ratio = keep.comm_bytes / tp.comm_bytes
     st.markdown(T("split.bytes_equal" if abs(ratio - 1) <= 0.02 else "split.bytes_differ", keep=keep.comm_bytes,
                   tp=tp.comm_bytes, ratio=ratio))
+    extra, formula = keep.comm_bytes - tp.comm_bytes, compared.parameter_gradients
+    st.markdown(T("split.parameter_gradients" if abs(extra - formula) <= 0.01 * formula
+                  else "split.parameter_gradients_off", extra=extra, formula=formula, t=t,
+                  layers=compared.settings.layers, activations=keep.comm_bytes - formula,
+                  share=formula / keep.comm_bytes))
     extra, formula = on.comm_bytes - keep.comm_bytes, compared.regathered
     st.markdown(T("split.regather" if abs(extra - formula) <= 0.01 * formula else "split.regather_off_formula",
                   extra=extra, formula=formula, t=t, layers=compared.settings.layers))

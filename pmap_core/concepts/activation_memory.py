@@ -37,8 +37,10 @@ positions divides every term by t. `split_step` compiles one step on a data × m
 it: the bytes its collectives send (ring bytes from the HLO, `train.footprint`) and the residuals one device keeps
 (JAX's list, each counted by its shard). Megatron-LM gathers each column-parallel product's input again in the
 backward pass so that only its split part is kept ("on"): activations ÷t, and one more all-gather per product
-(`regathered_bytes`) beside the ring's. Kept whole instead ("keep"), the bytes are tensor parallelism's, and those
-inputs are not divided.
+(`regathered_bytes`) beside the ring's. Kept whole instead ("keep"), the activations' collectives send tensor
+parallelism's bytes, and those inputs are not divided. Both forms also sum the gradients of the parameters that act
+on each device's positions (`parameter_gradient_bytes`), which tensor parallelism computes on every position and
+needs no collective for: parameter-sized, whatever b and s, and left out of the paper's count.
 
 XLA has its own rematerialisation pass, which may recompute inside one jit on its own when memory is short
 (the JAX flag `jax_compiler_enable_remat_pass`, on by default, turns it off by disabling the HLO pass
@@ -314,6 +316,19 @@ def regathered_bytes(dims: transformer.Dims, layers: int, rows: int, model: int)
     return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES * (model - 1) / model
 
 
+def parameter_gradient_bytes(dims: transformer.Dims, layers: int, model: int) -> float:
+    """Ring bytes sequence parallelism sends for parameter gradients on a 1 × `model` mesh, which tensor parallelism
+    does not: every parameter that is whole on each device but acts on its positions only gets a gradient from those
+    positions, which the model axis sums — each block's two LayerNorms and the row-parallel products' biases (6h),
+    the final LayerNorm (2h), the token embedding and the output layer (2·vocab·h + vocab), and the loss itself (1),
+    all-reduced (2(t − 1)/t of them sent); the position table's rows each device used are gathered ((t − 1)/t).
+    Float32. Their size is the parameters', whatever b and s: Korthikanti et al.'s count (§4.2.2) is of the
+    activations' collectives only."""
+    h, vocab, t = dims.d_model, dims.vocab, model
+    summed = 6 * layers * h + 2 * h + 2 * vocab * h + vocab + 1
+    return LAB_BYTES * (2 * summed + dims.seq_len * h) * (t - 1) / t
+
+
 # The comparison's rows: one device on the model axis, then tensor parallelism and sequence parallelism's two forms.
 COMPARED = ("one", "off", "keep", "on")
 SPLITS = COMPARED[1:]
@@ -331,6 +346,12 @@ class SplitComparison:
 
     def of(self, sequence_parallel: str) -> SplitStep:
         return self.splits[SPLITS.index(sequence_parallel)]
+
+    @property
+    def parameter_gradients(self) -> float:
+        """What both forms of sequence parallelism send for parameter gradients, by the formula
+        (`parameter_gradient_bytes`)."""
+        return parameter_gradient_bytes(self.settings.dims, self.settings.layers, self.model)
 
     @property
     def regathered(self) -> float:

@@ -45,6 +45,16 @@ def test_kept_whole_its_gathers_and_scatters_send_what_the_all_reduces_did(steps
 
 
 @pytest.mark.parametrize("t", [2, 4])
+def test_beyond_the_ring_s_bytes_it_sums_the_gradients_of_the_parameters_that_see_split_positions(t):
+    """On a 1 × t mesh the kept form sends tensor parallelism's bytes plus `parameter_gradient_bytes` exactly:
+    the LayerNorms, the row-parallel biases, the embeddings, the output layer and the loss, each device's part summed
+    or gathered over the model axis. A vocabulary, a width and a length that differ tell each term apart."""
+    dims = transformer.Dims(d_model=32, heads=4, seq_len=16, vocab=48)
+    keep, tp = (am.split_step(dims, 3, 4, 1, t, sp) for sp in ("keep", "off"))
+    assert keep.comm_bytes - tp.comm_bytes == pytest.approx(am.parameter_gradient_bytes(dims, 3, t), rel=1e-9)
+
+
+@pytest.mark.parametrize("t", [2, 4])
 def test_megatrons_gathers_again_once_per_product_in_the_backward_pass(steps, t):
     on, keep = steps[t, "on"], steps[t, "keep"]
     assert on.comm_bytes - keep.comm_bytes == pytest.approx(am.regathered_bytes(DIMS, LAYERS, ROWS, t), rel=1e-6)

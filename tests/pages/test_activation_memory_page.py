@@ -134,7 +134,8 @@ def test_with_a_class_code_the_guess_is_recorded_before_the_answer_shows(record_
 @pytest.mark.parametrize(("devices", "lang"), [(2, "en"), (2, "zh"), (4, "en")])
 def test_the_comparison_of_splits_shows_the_cores_figures_and_the_sentence_that_fits(devices, lang):
     """Section 4 on a 1 × t mesh: each split's bytes by kind and residuals are `compare_splits`' own, and each
-    sentence is the one the figures choose (bytes equal within 2%, the second gather, activations ÷t)."""
+    sentence is the one the figures choose (bytes equal within 2%, the parameters' gradients, the second gather,
+    activations ÷t)."""
     small = {**SMALL, "heads": 4, "seq_len": 8}
     at = open_lab("activation_memory", lang=lang, devices=devices, **small)
     assert button(at, "activation_memory.split").disabled  # it follows a measurement
@@ -153,6 +154,11 @@ def test_the_comparison_of_splits_shows_the_cores_figures_and_the_sentence_that_
     text = said(at)
     assert TEXTS["split.bytes_equal" if abs(ratio - 1) <= 0.02 else "split.bytes_differ"][lang].format(
         keep=keep.comm_bytes, tp=tp.comm_bytes, ratio=ratio) in text
+    summed = compared.parameter_gradients
+    assert summed > 0 and keep.comm_bytes - tp.comm_bytes == pytest.approx(summed, rel=1e-9)
+    assert TEXTS["split.parameter_gradients"][lang].format(
+        extra=keep.comm_bytes - tp.comm_bytes, formula=summed, t=devices, layers=1,
+        activations=keep.comm_bytes - summed, share=summed / keep.comm_bytes) in text
     assert TEXTS["split.regather"][lang].format(extra=on.comm_bytes - keep.comm_bytes, formula=compared.regathered,
                                                 t=devices, layers=1) in text
     share = on.residual_bytes / whole
