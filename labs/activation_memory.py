@@ -249,7 +249,8 @@ def show_split(compared: am.SplitComparison) -> None:
     dataframe(T, pd.DataFrame(rows))
     keep, on, t = compared.of("keep"), compared.of("on"), compared.model
     ratio = keep.comm_bytes / tp.comm_bytes
-    st.markdown(T("split.bytes_equal" if abs(ratio - 1) <= 0.02 else "split.bytes_differ", keep=keep.comm_bytes,
+    bytes_equal = abs(ratio - 1) <= 0.02
+    st.markdown(T("split.bytes_equal" if bytes_equal else "split.bytes_differ", keep=keep.comm_bytes,
                   tp=tp.comm_bytes, ratio=ratio))
     extra, formula = keep.comm_bytes - tp.comm_bytes, compared.parameter_gradients
     st.markdown(T("split.parameter_gradients" if abs(extra - formula) <= 0.01 * formula
@@ -263,6 +264,14 @@ def show_split(compared: am.SplitComparison) -> None:
     st.markdown(T("split.divided" if abs(divided * t - 1) <= 0.1 else "split.not_divided", on=on.residual_bytes,
                   whole=whole, share=divided, inverse=1 / t, t=t, tp=tp.residual_bytes,
                   tp_share=tp.residual_bytes / whole, keep=keep.residual_bytes, keep_share=keep.residual_bytes / whole))
+    extra, formula = keep.residual_bytes - on.residual_bytes, compared.regathered
+    st.markdown(T("split.kept_inputs" if abs(extra - formula) <= 0.01 * formula else "split.kept_inputs_off",
+                  extra=extra, formula=formula, t=t, layers=compared.settings.layers))
+    keep_share = keep.residual_bytes / whole
+    keep_divided = abs(keep_share * t - 1) <= 0.1
+    st.markdown(T("split.keep_short" if not keep_divided else "split.keep_both" if bytes_equal
+                  else "split.keep_divided_bytes_differ", input_share=compared.gathered_inputs / whole,
+                  keep_share=keep_share, inverse=1 / t, ratio=ratio))
 
 
 # --- the page -----------------------------------------------------------------------------------------

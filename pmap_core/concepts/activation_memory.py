@@ -38,9 +38,11 @@ it: the bytes its collectives send (ring bytes from the HLO, `train.footprint`) 
 (JAX's list, each counted by its shard). Megatron-LM gathers each column-parallel product's input again in the
 backward pass so that only its split part is kept ("on"): activations ÷t, and one more all-gather per product
 (`regathered_bytes`) beside the ring's. Kept whole instead ("keep"), the activations' collectives send tensor
-parallelism's bytes, and those inputs are not divided. Both forms also sum the gradients of the parameters that act
-on each device's positions (`parameter_gradient_bytes`), which tensor parallelism computes on every position and
-needs no collective for: parameter-sized, whatever b and s, and left out of the paper's count.
+parallelism's bytes, and those inputs are not divided: it holds in memory exactly the bytes Megatron-LM's form sends
+again (`regathered_bytes`), a small share where the attention's s² terms outweigh them. Both forms also sum the
+gradients of the parameters that act on each device's positions (`parameter_gradient_bytes`), which tensor
+parallelism computes on every position and needs no collective for: parameter-sized, whatever b and s, and left out
+of the paper's count.
 
 XLA has its own rematerialisation pass, which may recompute inside one jit on its own when memory is short
 (the JAX flag `jax_compiler_enable_remat_pass`, on by default, turns it off by disabling the HLO pass
@@ -310,10 +312,17 @@ def split_step(dims: transformer.Dims, layers: int, rows: int, data: int, model:
                      {name: np.asarray(g) for name, g in grads.items()})
 
 
+def gathered_input_bytes(dims: transformer.Dims, layers: int, rows: int) -> int:
+    """Each block's two column-parallel inputs once gathered, (rows, seq_len, d_model) float32: whole on every device
+    of the model axis."""
+    return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES
+
+
 def regathered_bytes(dims: transformer.Dims, layers: int, rows: int, model: int) -> float:
-    """Ring bytes of the all-gathers Megatron-LM's sequence parallelism adds in the backward pass: each block's two
-    column-parallel inputs, (rows, seq_len, d_model) float32, gathered again, (t − 1)/t of them sent."""
-    return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES * (model - 1) / model
+    """Ring bytes of the all-gathers Megatron-LM's sequence parallelism adds in the backward pass: the gathered inputs
+    gathered again, (t − 1)/t of them sent. The kept form keeps the same bytes more than Megatron-LM's, in memory: the
+    other devices' parts of those inputs."""
+    return gathered_input_bytes(dims, layers, rows) * (model - 1) / model
 
 
 def parameter_gradient_bytes(dims: transformer.Dims, layers: int, model: int) -> float:
@@ -357,6 +366,11 @@ class SplitComparison:
     def regathered(self) -> float:
         """What Megatron-LM's form adds by the formula (`regathered_bytes`)."""
         return regathered_bytes(self.settings.dims, self.settings.layers, self.settings.batch, self.model)
+
+    @property
+    def gathered_inputs(self) -> int:
+        """The gathered inputs' bytes, whole (`gathered_input_bytes`)."""
+        return gathered_input_bytes(self.settings.dims, self.settings.layers, self.settings.batch)
 
 
 def compare_splits(settings: Settings, model: int, on_split: Any = None) -> SplitComparison:

@@ -17,12 +17,14 @@ from pmap_core.train.config import TrainConfig
 from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
-DIMS, LAYERS, ROWS, DATA = transformer.Dims(), 2, 16, 2   # 16 sequences of 32 tokens on each data group
+# 16 sequences of 64 tokens and 8 heads on a 1 × t mesh: the page's longest sequence and most heads, where the
+# attention's s² terms outweigh the inputs the kept form holds whole (see the last tests).
+DIMS, LAYERS, ROWS, DATA = transformer.Dims(heads=8, seq_len=64), 2, 16, 1
 
 
 @pytest.fixture(scope="module")
 def steps():
-    """Each split at t = 1, 2 and 4 (data 2: D = 2, 4, 8)."""
+    """Each split at t = 1, 2 and 4 (D = 1, 2, 4)."""
     return {(t, sp): am.split_step(DIMS, LAYERS, ROWS, DATA, t, sp) for t in (1, 2, 4) for sp in ("off", "on", "keep")}
 
 
@@ -69,6 +71,24 @@ def test_megatrons_keeps_one_t_th_of_the_activations(steps, t):
     # Tensor parallelism alone divides the attention's and the MLP's terms only; kept whole, the gathered inputs
     # are not divided either.
     assert steps[t, "on"].residual_bytes < steps[t, "keep"].residual_bytes < steps[t, "off"].residual_bytes
+
+
+@pytest.mark.parametrize("t", [2, 4])
+def test_kept_whole_it_keeps_in_memory_what_megatrons_form_sends_again(steps, t):
+    """The kept form holds the other devices' parts of each gathered input, the bytes Megatron-LM's form sends again
+    instead: (t − 1)/t · 2 · layers · b · s · h · 4."""
+    on, keep = steps[t, "on"], steps[t, "keep"]
+    assert keep.residual_bytes - on.residual_bytes == am.regathered_bytes(DIMS, LAYERS, ROWS, t)
+
+
+@pytest.mark.parametrize("t", [2, 4])
+def test_where_the_attention_outweighs_the_gathered_inputs_the_kept_form_meets_both_claims(steps, t):
+    """§4.2.2's bytes (tensor parallelism's, within 2%) and Table 2's activations (÷t, within 10%) at once: the
+    inputs kept whole grow as b·s·h, the attention's score terms as a·s²·b, and the parameters' gradients are
+    parameter-sized, so at 16 sequences of 64 with 8 heads both are a small share."""
+    keep, tp, whole = steps[t, "keep"], steps[t, "off"], steps[1, "off"].residual_bytes
+    assert keep.comm_bytes == pytest.approx(tp.comm_bytes, rel=0.02)
+    assert keep.residual_bytes == pytest.approx(whole / t, rel=0.10)
 
 
 def test_one_model_device_is_tensor_parallelism():

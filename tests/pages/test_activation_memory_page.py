@@ -166,6 +166,14 @@ def test_the_comparison_of_splits_shows_the_cores_figures_and_the_sentence_that_
     assert TEXTS[key][lang].format(on=on.residual_bytes, whole=whole, share=share, inverse=1 / devices, t=devices,
                                    tp=tp.residual_bytes, tp_share=tp.residual_bytes / whole, keep=keep.residual_bytes,
                                    keep_share=keep.residual_bytes / whole) in text
+    assert keep.residual_bytes - on.residual_bytes == compared.regathered
+    assert TEXTS["split.kept_inputs"][lang].format(extra=keep.residual_bytes - on.residual_bytes,
+                                                   formula=compared.regathered, t=devices, layers=1) in text
+    keep_share = keep.residual_bytes / whole
+    key = ("split.keep_short" if abs(keep_share * devices - 1) > 0.1 else
+           "split.keep_both" if abs(ratio - 1) <= 0.02 else "split.keep_divided_bytes_differ")
+    assert TEXTS[key][lang].format(input_share=compared.gathered_inputs / whole, keep_share=keep_share,
+                                   inverse=1 / devices, ratio=ratio) in text
 
 
 @pytest.mark.parametrize("devices", [1, 3])
