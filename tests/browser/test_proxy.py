@@ -1,7 +1,12 @@
 """The proxy DEPLOY.md gives, run for real: Debian's nginx with `deploy/nginx.conf` (TLS, the app under
 /pmap-lab/) in front of two `streamlit run` processes, and Chromium going through it: pages, a
 training run, the share panel's link (it carries /pmap-lab/ and opens the same lab), and a reconnect
-through the other process once the one holding the session stops."""
+through the other process once the one holding the session stops.
+
+The browser reaches the proxy by a host name on a port that is not 443 (`https://pmap-lab.test:<port>`,
+the name mapped to 127.0.0.1 inside Chromium), as a visitor reaches a deployment: Streamlit accepts any
+port of 127.0.0.1 and localhost whatever Host says, so only a name shows whether the proxy passes the
+address the browser used (an origin with its port) on to the app."""
 
 from __future__ import annotations
 
@@ -35,6 +40,7 @@ BASE_PATH = "pmap-lab"  # the `location` of deploy/nginx.conf and the app's serv
 COOKIE_SECRET = secrets.token_hex(16)  # the same in both processes, as DEPLOY.md says
 MLFLOW_USER, MLFLOW_PASSWORD = "teacher", secrets.token_urlsafe(12)  # the proxy's password for MLflow
 MLFLOW_UNIT = ROOT / "deploy" / "mlflow.service"
+HOST = "pmap-lab.test"  # the proxy's name for the browser (RFC 2606 keeps .test for tests)
 
 
 def proxy_missing_reason() -> str | None:
@@ -131,13 +137,13 @@ def stop_process(process: subprocess.Popen) -> None:
 
 
 def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int], mlflow_port: int | None = None,
-                http_port: int | None = None) -> tuple[subprocess.Popen, str]:
+                http_port: int | None = None) -> tuple[subprocess.Popen, int]:
     """nginx with deploy/nginx.conf on a free port (and plain http on `http_port`), MLflow behind it on
-    `mlflow_port` with the password MLFLOW_PASSWORD for MLFLOW_USER; returns it and the app's address."""
+    `mlflow_port` with the password MLFLOW_PASSWORD for MLFLOW_USER; returns it and its https port."""
     folder.mkdir()
     cert, key = folder / "proxy.pem", folder / "proxy.key"
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                    "-subj", f"/CN={HOST}", "-keyout", str(key), "-out", str(cert)],
                    check=True, capture_output=True, timeout=60)
     hashed = subprocess.run([OPENSSL, "passwd", "-apr1", MLFLOW_PASSWORD], check=True, capture_output=True,
                             text=True, timeout=60).stdout.strip()
@@ -154,7 +160,22 @@ def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int], mlflow_port: i
     assert checked.returncode == 0, checked.stderr
     process = subprocess.Popen([NGINX, "-p", str(folder), "-e", str(folder / "error.log"), "-c", str(conf)],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return process, f"https://127.0.0.1:{port}/{BASE_PATH}/"
+    return process, port
+
+
+def named(port: int) -> str:
+    """The proxy's address for the browser: a host name, and a port that is not 443."""
+    return f"https://{HOST}:{port}"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium that finds HOST at 127.0.0.1 (the host's own resolver is left alone)."""
+    launched = bs.shared_browser().browser_type.launch(
+        executable_path=bs.CHROMIUM, headless=True,
+        args=[*bs.CHROMIUM_ARGS, f"--host-resolver-rules=MAP {HOST} 127.0.0.1"])
+    yield launched
+    launched.close()
 
 
 def wait_healthy(url: str, processes: list[subprocess.Popen], timeout_s: float = 180) -> None:
@@ -209,7 +230,7 @@ def _fail_over(page, apps: list[App]) -> App:
     return holding[0]
 
 
-def test_the_app_through_nginx_under_a_sub_path(tmp_path):
+def test_the_app_through_nginx_under_a_sub_path(tmp_path, browser):
     if _missing:
         pytest.fail(f"CI=true but the proxy test cannot run: {_missing}")
 
@@ -218,11 +239,12 @@ def test_the_app_through_nginx_under_a_sub_path(tmp_path):
     context = None
     try:
         apps = [App(tmp_path / "app-a"), App(tmp_path / "app-b")]
-        nginx, base = start_nginx(tmp_path / "nginx", (apps[0].port, apps[1].port))
+        nginx, port = start_nginx(tmp_path / "nginx", (apps[0].port, apps[1].port))
         for app in apps:  # each process through the proxy: the one ip_hash picks now answers for both
             wait_healthy(f"http://127.0.0.1:{app.port}/{BASE_PATH}/", [app.process])
-        wait_healthy(base, [nginx])
-        context = bs.shared_browser().new_context(viewport=bs.VIEWPORT, ignore_https_errors=True)
+        wait_healthy(f"https://127.0.0.1:{port}/{BASE_PATH}/", [nginx])
+        base = f"{named(port)}/{BASE_PATH}/"
+        context = browser.new_context(viewport=bs.VIEWPORT, ignore_https_errors=True)
         page = context.new_page()
 
         # Pages: the home page (its address without the last slash too), then a lab by the sidebar's
@@ -300,13 +322,14 @@ def mlflow_environment() -> dict[str, str]:
 
 def mlflow_execstart(store: str, port: int) -> list[str]:
     """deploy/mlflow.service's ExecStart, run by this interpreter's MLflow on `store` and `port`; nginx passes
-    the visitor's host name, here 127.0.0.1 (each change must appear once, as in rendered_conf)."""
+    the visitor's host name, here HOST for the browser and 127.0.0.1 for this test's own requests (each change
+    must appear once, as in rendered_conf)."""
     (line,) = [line for line in MLFLOW_UNIT.read_text().splitlines() if line.startswith("ExecStart=")]
     command = line.removeprefix("ExecStart=")
     for old, new in (("/srv/pmap-lab/venv/bin/mlflow ", f"{sys.executable} -m mlflow "),
                      ("postgresql+psycopg2://pmaplab@127.0.0.1:5432/mlflow", store),
                      ("--port 5000", f"--port {port}"),
-                     ("pmap-lab.example.edu,127.0.0.1:5000", f"127.0.0.1,127.0.0.1:{port}")):
+                     ("pmap-lab.example.edu,127.0.0.1:5000", f"{HOST},127.0.0.1,127.0.0.1:{port}")):
         assert command.count(old) == 1, f"deploy/mlflow.service's ExecStart should hold {old!r} once"
         command = command.replace(old, new)
     return shlex.split(command)
@@ -333,7 +356,7 @@ def _status(url: str, password: str | None = None) -> tuple[int, str | None]:
         return error.code, error.headers.get("Location")
 
 
-def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
+def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch, browser):
     """deploy/mlflow.service's server (under /mlflow/, --static-prefix) behind deploy/nginx.conf: a password
     guards it, a run written through the proxy opens from the app's "Open in MLflow" link (the proxy's
     address, the Model-training view) in Chromium, and http and / redirect to the app."""
@@ -352,9 +375,9 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
     nginx = None
     context = None
     try:
-        nginx, base = start_nginx(tmp_path / "nginx", (free_port(), free_port()), mlflow_port=port,
-                                  http_port=http_port)
-        proxy = base.removesuffix(f"/{BASE_PATH}/")
+        nginx, proxy_port = start_nginx(tmp_path / "nginx", (free_port(), free_port()), mlflow_port=port,
+                                        http_port=http_port)
+        proxy = f"https://127.0.0.1:{proxy_port}"  # this test's own requests; the browser uses the name
         deadline = time.monotonic() + 300  # 20-40 s here, more under load
         while _status(f"{proxy}/mlflow/health", MLFLOW_PASSWORD)[0] != 200:
             assert mlflow.poll() is None and time.monotonic() < deadline, "mlflow server did not answer /mlflow/health"
@@ -362,7 +385,8 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
 
         assert _status(f"http://127.0.0.1:{http_port}/pmap-lab/collectives?op=psum") == (
             301, "https://127.0.0.1/pmap-lab/collectives?op=psum")
-        assert _status(f"{proxy}/") == (302, f"{proxy}/pmap-lab/")
+        assert _status(f"{proxy}/") == (302, "/pmap-lab/")  # no host: the browser keeps its address and port
+        assert _status(f"{proxy}/pmap-lab?lang=zh") == (301, "/pmap-lab/?lang=zh")
         assert _status(f"{proxy}/mlflow/")[0] == 401 and _status(f"{proxy}/mlflow/", "wrong")[0] == 401
         assert _status(f"{proxy}/mlflow/", MLFLOW_PASSWORD)[0] == 200
 
@@ -375,10 +399,11 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch):
         assert tracker.fell_back_to is None, tracker.fallback_reason
         experiment = MlflowClient(authenticated).get_run(run_id).info.experiment_id
 
-        monkeypatch.setenv("PMAP_LAB_MLFLOW_UI_URL", f"{proxy}/mlflow")
+        monkeypatch.setenv("PMAP_LAB_MLFLOW_UI_URL", f"{named(proxy_port)}/mlflow")
         link = run_link(mlflow_ui_url(authenticated), experiment, run_id)
-        assert link == f"{proxy}/mlflow/#/experiments/{experiment}/runs/{run_id}?workflowType=machine_learning"
-        context = bs.shared_browser().new_context(
+        assert link == (f"{named(proxy_port)}/mlflow/#/experiments/{experiment}/runs/{run_id}"
+                        "?workflowType=machine_learning")
+        context = browser.new_context(
             viewport=bs.VIEWPORT, ignore_https_errors=True,
             http_credentials={"username": MLFLOW_USER, "password": MLFLOW_PASSWORD})
         page = context.new_page()
