@@ -1,24 +1,33 @@
 """Moving the runs of a fallback store (`mlflow-fallback.db`) back into the class store.
 
 A run that left the class store mid-run (its store failed for longer than the tracker waits) lives on
-in the fallback store with every loss; the class store keeps a FAILED copy of what it had taken,
-tagged `pmap_lab.moved_to`. Moving copies each ended run of the fallback store into the class store
-(same experiment name, run name, params, tags, every metric point with its step and time, status and
-times; a sweep's children under their moved parent) and deletes the partial copy it replaces (MLflow's
-soft delete: `mlflow runs restore` brings it back). Each copy is tagged `pmap_lab.moved_from` with the
-run's id in the fallback store, so moving again copies nothing twice; runs still open are left.
+in the fallback store with every loss; the class store keeps a partial copy of what it had taken: FAILED
+and tagged `pmap_lab.moved_to` when the store answered again while the training ran, else RUNNING. Both
+copies carry the run's creation tag (`pmap_lab.creation`). Moving copies each ended run of the fallback
+store into the class store (same experiment name, run name, params, tags, every metric point with its
+step and time, status and times; a sweep's children under their moved parent), then ends the partial
+copy it replaces FAILED and deletes it (MLflow's soft delete: `mlflow runs restore` brings it back). Each
+copy is tagged `pmap_lab.moved_from` with the run's id in the fallback store, so moving again copies nothing
+twice; runs still open are left.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 
 from mlflow.entities import Metric, ViewType
 from mlflow.tracking import MlflowClient
 
 from pmap_core.tracking import FAILED, FINISHED, KILLED, store_uri
-from pmap_core.tracking.mlflow_backend import MAX_METRICS_PER_BATCH, MOVED_TO_TAG, experiment_id, write_params
+from pmap_core.tracking.mlflow_backend import (
+    CREATION_TAG,
+    MAX_METRICS_PER_BATCH,
+    MOVED_TO_TAG,
+    experiment_id,
+    write_params,
+)
 
 MOVED_FROM_TAG = "pmap_lab.moved_from"  # on a run moved back into the class store: its id in the fallback store
 PARENT_TAG = "mlflow.parentRunId"
@@ -30,7 +39,7 @@ class MoveReport:
     moved: list[tuple[str, str]]  # (id in the fallback store, id in the class store), moved now
     already: list[tuple[str, str]]  # moved before
     still_open: list[str]  # RUNNING in the fallback store: a training may still be writing them
-    replaced: list[str]  # partial copies the class store kept, deleted
+    replaced: list[str]  # partial copies the class store kept, ended FAILED and deleted
 
 
 def _runs(client: MlflowClient, experiment: str, filter_string: str = "") -> Iterator:
@@ -75,6 +84,19 @@ def _copy(source: MlflowClient, target: MlflowClient, run, experiment: str, pare
     return new_id
 
 
+def _partial_copies(target: MlflowClient, experiment: str, run) -> list:
+    """The class store's own copies of a fallback run that left it mid-run: tagged with where the run went,
+    or carrying its creation tag and not themselves a moved copy (the tag travels with every copy)."""
+    old_id = run.info.run_id
+    found = {copy.info.run_id: copy for copy in _runs(target, experiment, f"tags.`{MOVED_TO_TAG}` LIKE '% {old_id}'")}
+    creation = run.data.tags.get(CREATION_TAG, "")
+    if re.fullmatch(r"[0-9a-f]{32}", creation):  # the tracker's uuid4 hex: safe inside a filter
+        for copy in _runs(target, experiment, f"tags.`{CREATION_TAG}` = '{creation}'"):
+            if MOVED_FROM_TAG not in copy.data.tags:
+                found[copy.info.run_id] = copy
+    return list(found.values())
+
+
 def move_fallback_runs(source_uri: str, target_uri: str) -> MoveReport:
     """Copy every ended run of `source_uri` (a fallback store) into `target_uri` (the class store) that
     is not there yet; see the module's docstring. Idempotent."""
@@ -103,7 +125,9 @@ def move_fallback_runs(source_uri: str, target_uri: str) -> MoveReport:
             parent = run.data.tags.get(PARENT_TAG)
             new_ids[old_id] = _copy(source, target, run, into, new_ids.get(parent, parent) if parent else None)
             report.moved.append((old_id, new_ids[old_id]))
-            for partial in _runs(target, into, f"tags.`{MOVED_TO_TAG}` LIKE '% {old_id}'"):
+            for partial in _partial_copies(target, into, run):
+                if partial.info.status not in (FINISHED, FAILED, KILLED):  # restored, it shows FAILED
+                    target.set_terminated(partial.info.run_id, status=FAILED)
                 target.delete_run(partial.info.run_id)
                 report.replaced.append(partial.info.run_id)
     return report

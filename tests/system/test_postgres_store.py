@@ -17,7 +17,7 @@ import pytest
 import sqlalchemy
 from mlflow.tracking import MlflowClient
 
-from harness.processes import MlflowServer, free_port, new_tracking_store, run_coroutine, start_python
+from harness.processes import MlflowServer, free_port, new_tracking_store, run_coroutine, run_python, start_python
 from pmap_core.tracking import EXPERIMENT, FINISHED, classroom, mlflow_backend, redact_uri, store_uri, ui_command
 from pmap_core.tracking.callback import TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
@@ -358,3 +358,92 @@ def test_a_database_restart_behind_an_mlflow_server_keeps_the_run_in_postgresql(
         assert client.get_run(tracked.run_id).info.status == FINISHED
         np.testing.assert_allclose(losses_of(client, tracked.run_id), tracked.result.losses, rtol=1e-6)
     assert runs_of(MlflowClient(f"sqlite:///{fallback}")) == []
+
+
+class TakesTheDatabaseDown(loop.Callback):
+    """After the chunk of `at_step`, once the store holds the losses of the steps before that chunk
+    (`written`), the database server stops (before the tracker writes that chunk's losses) and stays down
+    until the tracker has left it for the fallback store and has tried, in vain, to close the run it left
+    there: the shortest outage that leaves a partial copy RUNNING in the class store. Then it starts again, in
+    the background, while the training goes on."""
+
+    def __init__(self, cluster, uri: str, closing_tried: threading.Event, at_step: int, written: int):
+        self.cluster, self.uri, self.closing_tried = cluster, uri, closing_tried
+        self.at_step, self.written = at_step, written
+        self.restart: threading.Thread | None = None
+        self.down_s = 0.0
+
+    def chunk_done(self, steps_done: int, losses) -> None:
+        if steps_done == self.at_step:
+            client, deadline = MlflowClient(store_uri(self.uri)), time.monotonic() + 60
+            while time.monotonic() < deadline and not (
+                    (runs := runs_of(client)) and len(client.get_metric_history(runs[0].info.run_id, "loss"))
+                    >= self.written):
+                time.sleep(0.1)
+            self.cluster.pause()
+            self.restart = threading.Thread(target=self._back_up)
+            self.restart.start()
+
+    def _back_up(self) -> None:
+        started = time.monotonic()
+        try:
+            self.closing_tried.wait(timeout=180)
+        finally:
+            self.down_s = time.monotonic() - started
+            self.cluster.resume()
+
+
+def test_an_outage_mid_run_then_move_fallback_leaves_one_finished_copy(postgres, postgres_store, tmp_path,
+                                                                         monkeypatch):
+    """PostgreSQL goes down mid-run for longer than the tracker waits (10 s): the run goes on in the fallback
+    store, and the copy the database kept stays RUNNING (nobody could end it). Once the database is back,
+    `store move-fallback` leaves exactly one copy of the run in the class store: FINISHED, with every loss;
+    the partial one (the same creation tag) is ended FAILED and deleted."""
+    closing_tried = threading.Event()
+    close_moved_runs = mlflow_backend.close_moved_runs
+
+    def close_then_say_so(*args):
+        try:
+            close_moved_runs(*args)
+        finally:
+            closing_tried.set()
+
+    monkeypatch.setattr(mlflow_backend, "close_moved_runs", close_then_say_so)
+    fallback = new_tracking_store(tmp_path / "mlflow-fallback.db")
+    tracker = Tracker(postgres_store, fallback_uri=fallback)
+    outage = TakesTheDatabaseDown(postgres, postgres_store, closing_tried, at_step=20, written=15)
+    tracking = TrackingCallback(tracker)
+    try:
+        tracked = tracking.tracked(loop.train(TrainConfig(devices=2, global_batch=32, steps=40, chunk=5),
+                                              [outage, tracking], measure_scaling=False))
+    finally:
+        if outage.restart is not None:
+            outage.restart.join(timeout=240)
+        if not postgres.running():
+            postgres.resume()
+    assert tracked.fell_back_to == fallback and tracked.error is None
+    assert outage.down_s > mlflow_backend.DATABASE_RETRY_WAIT_S
+    client = MlflowClient(store_uri(postgres_store))
+    (partial,) = runs_of(client)
+    assert partial.info.status == "RUNNING" and len(losses_of(client, partial.info.run_id)) == 15
+    assert partial.data.tags[mlflow_backend.CREATION_TAG] == MlflowClient(fallback).get_run(
+        tracked.run_id).data.tags[mlflow_backend.CREATION_TAG]
+
+    moved = run_python(["-m", "pmap_core", "store", "move-fallback", "--from", fallback, "--json"],
+                       cwd=tmp_path, env={"MLFLOW_TRACKING_URI": postgres_store}, timeout=300)
+    assert moved.returncode == 0, moved.stderr[-3000:]
+    assert postgres.password not in moved.stdout + moved.stderr
+    report = json.loads(moved.stdout)
+    assert (report["moved"], report["partial_copies_deleted"]) == (1, 1)
+    (copy,) = runs_of(client)
+    assert copy.info.run_id == report["runs"][0]["run_id"] and copy.info.status == FINISHED
+    np.testing.assert_allclose(losses_of(client, copy.info.run_id), tracked.result.losses, rtol=1e-6)
+    left = client.get_run(partial.info.run_id)
+    assert (left.info.status, left.info.lifecycle_stage) == ("FAILED", "deleted")
+    # Straight from the tables: one live run, FINISHED, with a loss for each of the 40 steps.
+    rows = postgres.query(database(postgres_store), "SELECT status, lifecycle_stage, count(*) FROM runs "
+                                                    "GROUP BY status, lifecycle_stage ORDER BY status")
+    assert rows == [("FAILED", "deleted", 1), (FINISHED, "active", 1)]
+    again = json.loads(run_python(["-m", "pmap_core", "store", "move-fallback", "--from", fallback, "--json"],
+                                  cwd=tmp_path, env={"MLFLOW_TRACKING_URI": postgres_store}, check=True).stdout)
+    assert (again["moved"], again["already_moved"], again["partial_copies_deleted"]) == (0, 1, 0)
