@@ -396,6 +396,9 @@ def _verdict_lines(verdict: Verdict | None) -> list[str]:
     if verdict.bound == MEMORY:
         bound = (f"bound by memory: a variant {verdict.bound_s:.3g} s faster does not fit "
                  f"({verdict.faster_unfitting.label() if verdict.faster_unfitting else ''})")
+    elif verdict.bound == COMPUTE:
+        bound = (f"nothing but compute bounds it ({verdict.bound_s:.3g} s): no communication left exposed and no "
+                 "bubble")
     else:
         bound = f"its largest part beside compute: {verdict.bound} ({verdict.bound_s:.3g} s)"
     lines = [f"first: {bound}"]

@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from pmap_core.concepts import planner
+from pmap_core.concepts.planner import check, search
 from pmap_core.concepts.planner import predict as pr
-from pmap_core.concepts.planner import search
+from pmap_core.concepts.planner import view as pv
 from pmap_core.costs import analytic
 from pmap_core.validation import LabInputError
 
@@ -110,6 +111,39 @@ def test_the_verdict_names_memory_when_a_faster_variant_does_not_fit():
     else:
         parts = planner.step_parts(first, result.assumptions.overlap)
         assert result.verdict.bound == max((k for k in parts if k != search.COMPUTE), key=parts.get)
+
+
+@pytest.mark.parametrize("devices", [1, 3, 6, 7])
+def test_compute_alone_bounds_a_plan_with_nothing_beside_it(devices):
+    """The lab's transformer as `plan --model lab` plans it: what bounds the first plan is its largest part beside
+    compute that takes any time, or compute itself (at D = 1: no communication, no pipeline, so no 0 s bubble)."""
+    result = check.lab_plan(devices)
+    first = result.plans[0].prediction
+    parts = planner.step_parts(first, result.assumptions.overlap)
+    beside = {name: seconds for name, seconds in parts.items() if name != search.COMPUTE and seconds > 0}
+    verdict, reading = result.verdict, pv.read_verdict(result)
+    assert (devices == 1) == (not beside)
+    if beside:
+        assert (verdict.bound, verdict.bound_s) == max(beside.items(), key=lambda kv: kv[1])
+        assert reading.bound != pv.BOUND_NOTHING
+    else:
+        assert (verdict.bound, verdict.bound_s) == (search.COMPUTE, first.compute_s)
+        assert reading.bound == pv.BOUND_NOTHING and first.bubble == 0 and not first.comm
+
+
+@pytest.mark.parametrize("devices", [1, 3, 6, 7])
+def test_a_plan_without_a_runner_up_says_whether_any_other_layout_was_tried(devices):
+    """At D = 1 and the primes 3 and 7 the lab's transformer has one layout (data parallelism), at D = 6 several; a
+    plan alone is SINGLE where no other layout was tried, ONLY where others were and none fits."""
+    result = check.lab_plan(devices)
+    tried = len(result.plans) + len(result.unfit)
+    assert (tried == 1) == (devices != 6)
+    standing = pv.read_verdict(result).standing
+    assert standing == (pv.SINGLE if tried == 1 else pv.SEPARATED if len(result.plans) > 1 else pv.ONLY)
+    # Llama 3 8B on 7 TPU v6e (32 GB each): data parallelism fits with ZeRO-3, seven stages of blocks do not.
+    alone = planner.plan(planner.MODELS["llama3-8b"], planner.HARDWARE["tpu-v6e"], 7,
+                         planner.Workload(sequences=7, seq_len=8192))
+    assert len(alone.plans) == 1 and len(alone.unfit) == 1 and pv.read_verdict(alone).standing == pv.ONLY
 
 
 def test_llama3_405b_layout_is_feasible_under_80_gb_and_its_mfu_within_ten_points():

@@ -132,6 +132,30 @@ def test_the_labs_transformer_is_counted_as_the_lab_builds_it(tmp_path):
         "out --devices or giving 8"]
 
 
+@pytest.mark.parametrize("devices", [1, 3, 6, 7])
+def test_the_labs_plan_names_what_bounds_it(tmp_path, devices):
+    """`plan --model lab`: at D = 1 (no pipeline, nothing sent) compute alone bounds the first plan, in the text and
+    in the JSON, not a bubble of 0 s; at D = 3, 6 and 7 its largest part beside compute, the data axis's."""
+    args = ("plan", "--model", "lab", "--devices", str(devices))
+    done = run_cli(*args, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    verdict, first = result["verdict"], result["plans"][0]
+    largest = first["largest_beside_compute"]
+    assert (largest is None) == (devices == 1) and largest in (None, "data")
+    printed = run_cli(*args, cwd=tmp_path)
+    assert printed.returncode == 0, printed.stderr
+    line = next(line for line in printed.stdout.splitlines() if line.startswith("first: "))
+    if largest is None:
+        assert (verdict["bound"], verdict["bound_s"]) == ("compute", first["compute_s"])
+        assert line == (f"first: nothing but compute bounds it ({first['compute_s']:.3g} s): no communication left "
+                        "exposed and no bubble")
+    else:
+        seconds = first["step_parts_s"][largest]
+        assert (verdict["bound"], verdict["bound_s"]) == (largest, seconds)
+        assert line == f"first: its largest part beside compute: {largest} ({seconds:.3g} s)"
+
+
 def test_the_labs_checked_plan_is_tracked_with_a_child_run_per_compiled_layout(tmp_path):
     """--model lab --check --track: the top layouts compiled on this runtime's 8 devices, within the acceptance's
     bounds (memory 20%, bytes per axis 5%), each a child run of the plan's with its train command runnable as given."""

@@ -44,8 +44,9 @@ class Plan:
 @dataclasses.dataclass(frozen=True)
 class Verdict:
     """Why the first plan wins over the runner-up (the step-time part that separates them most, in seconds), and
-    what bounds it: `memory` (a faster variant of its layout does not fit), `bubble`, or an axis's exposed
-    communication, whichever is the largest part of its step beside compute."""
+    what bounds it: `memory` (a faster variant of its layout does not fit; `bound_s` the seconds it would save),
+    `bubble` or an axis's exposed communication, whichever is the largest part of its step beside compute (its
+    seconds), or `compute` where no part beside compute takes any time (`bound_s` the compute's seconds)."""
 
     bound: str
     bound_s: float
@@ -190,9 +191,11 @@ def _verdict(plans: list[Plan], fastest: Prediction, assumptions: Assumptions) -
     first = plans[0].prediction
     parts = step_parts(first, assumptions.overlap)
     faster = fastest.layout if (not fastest.fits and fastest.step_s < first.step_s) else None
-    beside = {name: seconds for name, seconds in parts.items() if name != COMPUTE}
-    bound, bound_s = (MEMORY, first.step_s - fastest.step_s) if faster else max(beside.items(), key=lambda kv: kv[1],
-                                                                                  default=(COMPUTE, 0.0))
+    beside = {name: seconds for name, seconds in parts.items() if name != COMPUTE and seconds > 0}
+    if faster:
+        bound, bound_s = MEMORY, first.step_s - fastest.step_s
+    else:
+        bound, bound_s = max(beside.items(), key=lambda kv: kv[1], default=(COMPUTE, first.compute_s))
     separating, separating_s = None, 0.0
     if len(plans) > 1:
         other = step_parts(plans[1].prediction, assumptions.overlap)

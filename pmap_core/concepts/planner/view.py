@@ -60,7 +60,7 @@ PRECISIONS = ("mixed", "float32")
 QUANTITIES = ("memory", "step", "mfu", "bubble", "comm")
 GB = 1e9
 # The verdict's cases (`Reading`): how the first plan stands against its runner-up, and what bounds it.
-ONLY, TIE, SEPARATED = "only", "tie", "separated"
+SINGLE, ONLY, TIE, SEPARATED = "single", "only", "tie", "separated"
 BY_COMPUTE, BY_BUBBLE, BY_AXIS = "compute", "bubble", "axis"
 BOUND_MEMORY, BOUND_NOTHING, BOUND_BUBBLE, BOUND_AXIS = "memory", "nothing", "bubble", "axis"
 
@@ -184,9 +184,10 @@ def layout_figure(model: str, hardware: str, devices: int, seq_len: int, tokens:
 
 @dataclasses.dataclass(frozen=True)
 class Reading:
-    """The verdict of a ranking as the page says it. `standing`: ONLY (no runner-up), TIE (no part of the
-    runner-up's step is longer) or SEPARATED, by `by` (BY_COMPUTE: the runner-up recomputes more; BY_BUBBLE; BY_AXIS:
-    the runner-up's exposed communication on `axis`, its `axis_comm`) by `separating_s` seconds. `bound`:
+    """The verdict of a ranking as the page says it. `standing`: SINGLE (no other layout of D was tried), ONLY (no
+    other layout has a variant that fits), TIE (no part of the runner-up's step is longer) or SEPARATED, by `by`
+    (BY_COMPUTE: the runner-up recomputes more; BY_BUBBLE; BY_AXIS: the runner-up's exposed communication on `axis`,
+    its `axis_comm`) by `separating_s` seconds. `bound`:
     BOUND_MEMORY (a faster variant of the first's layout, `faster`, needs `faster_bytes`), BOUND_NOTHING (no exposed
     communication and no bubble beside compute), BOUND_BUBBLE or BOUND_AXIS (`bound_comm` the first's axis), its
     `bound_s` seconds of the first's step."""
@@ -211,7 +212,7 @@ def read_verdict(result: PlanResult) -> Reading | None:
         return None
     first = result.plans[0].prediction
     runner = result.plans[1].prediction if len(result.plans) > 1 else None
-    standing, by, axis_comm = ONLY, None, None
+    standing, by, axis_comm = (ONLY if result.unfit else SINGLE), None, None
     if runner is not None:
         standing = SEPARATED if verdict.separating is not None and verdict.separating_s > 0 else TIE
     if standing == SEPARATED:
@@ -222,7 +223,7 @@ def read_verdict(result: PlanResult) -> Reading | None:
         bound = BOUND_MEMORY
         faster_bytes = predict(result.model, verdict.faster_unfitting, result.workload, result.hardware,
                                result.assumptions).memory.total
-    elif verdict.bound_s <= 0:
+    elif verdict.bound == COMPUTE:
         bound = BOUND_NOTHING
     elif verdict.bound == BUBBLE:
         bound = BOUND_BUBBLE
