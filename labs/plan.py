@@ -252,7 +252,9 @@ def verdict_lines(reading: pv.Reading, result: search.PlanResult) -> list[str]:
     first = reading.first
     lines = [T("verdict.first", layout=first.layout.label(), step=first.step_s, mfu=first.mfu,
                memory=first.memory.total / GB, budget=first.memory_budget / GB)]
-    if reading.standing == pv.ONLY:
+    if reading.standing == pv.SINGLE:
+        lines.append(T("verdict.single", d=result.devices))
+    elif reading.standing == pv.ONLY:
         lines.append(T("verdict.only", d=result.devices, unfit=len(result.unfit)))
     elif reading.standing == pv.TIE:
         lines.append(T("verdict.tie", runner=reading.runner.layout.label()))
