@@ -10,8 +10,8 @@ groups); bytes are ring bytes per step from the compiled HLO beside `costs.analy
 all-to-alls, and the gradients' all-reduces over data × expert and over data), the all-to-alls alone beside their
 formula. The second table routes the seed's batch at the initial parameters and after the same training on 2×4, for
 c in 0.5, 1, 2, 4: the dropped fraction counted from the dispatch, predicted from each sequence's load and C, from
-the batch's load alone, and a balanced router's max(0, 1 − c). The third: one array resharded by an all-to-all and
-gathered by an all-gather, each device's bytes from the HLO.
+the batch's load alone, and a perfectly balanced router's (`concepts.experts.balanced_dropped`). The third: one array
+resharded by an all-to-all and gathered by an all-gather, each device's bytes from the HLO.
 """
 
 from __future__ import annotations

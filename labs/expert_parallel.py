@@ -66,6 +66,20 @@ def show_critical(settings: ce.Settings) -> None:
 # --- 2. predict, then measure ----------------------------------------------------------------------------
 
 
+def show_slots(settings: ce.Settings) -> None:
+    """The slots at c = 1 beside what a perfectly balanced router sends each expert of a sequence."""
+    dims = settings.dims
+    loads = ce.balanced_loads(dims.seq_len, dims.top_k, dims.experts)
+    c1 = ce.capacity(ce.PREDICT_FACTOR, dims.seq_len, dims.top_k, dims.experts)
+    shared = dict(c1=c1, k=dims.top_k, t=dims.seq_len, e=dims.experts)
+    if c1 == loads.even:
+        st.markdown(T("predict.slots_even", **shared))
+    else:
+        st.markdown(T("predict.slots_uneven", even=loads.even, high=loads.high_count, most=loads.most,
+                      low_count=dims.experts - loads.high_count, low=loads.low, slots=dims.experts * c1,
+                      empty=dims.experts * c1 - loads.choices, **shared))
+
+
 def run_measure(settings: ce.Settings, guess: str) -> None:
     labels = part_labels()
     with heavy_jobs.heavy_job(T):
@@ -123,9 +137,13 @@ def show_measured(run: Run) -> None:
     predicting.show_outcome(T, PREDICT_STEP, run.guess, run.answer, answer_labels(), st.session_state.get(RECORDED))
     at_one = ce.dropped_at(measurement.drops, ce.PREDICT_FACTOR)
     mine = ce.dropped_at(measurement.drops, dims.capacity_factor)
-    st.markdown(T("measure.drops", c1=at_one.capacity, measured=at_one.measured, predicted=at_one.predicted,
-                  mean=at_one.from_mean_load, c=dims.capacity_factor, cap=mine.capacity, mine=mine.measured,
-                  choices=settings.batch * dims.seq_len * dims.top_k))
+    why = "measure.drops.over" if at_one.measured > 0 else "measure.drops.none"
+    st.markdown(" ".join((
+        T("measure.drops", c1=at_one.capacity, measured=at_one.measured, predicted=at_one.predicted,
+          mean=at_one.from_mean_load, balanced=at_one.balanced, choices=settings.batch * dims.seq_len * dims.top_k),
+        T(why, c1=at_one.capacity),
+        T("measure.drops.yours", c=dims.capacity_factor, cap=mine.capacity, mine=mine.measured,
+          balanced=mine.balanced))))
     st.latex(FORMULA)
     st.caption(T("formulas"))
     st.subheader(T("tokens.heading"))
@@ -196,6 +214,8 @@ if settings is not None:
         show_critical(settings)
 
 st.header(T("predict.heading"))
+if settings is not None:
+    show_slots(settings)
 st.markdown(T("predict.body"))
 classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
 st.caption(T("predict.no_controls"))

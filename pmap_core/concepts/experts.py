@@ -5,7 +5,7 @@ for a page that shows where the tokens go and what it costs.
   and after capacity (a heatmap), and which device of the expert axis holds each expert.
 - `dropped_by_capacity(…)`: for each capacity factor c, the slots C per expert, the dropped fraction of the
   choices counted from the dispatch, the one predicted from each sequence's load and C, the one predicted from the
-  batch's load alone, and a balanced router's.
+  batch's load alone, and a perfectly balanced router's (`balanced_loads`, `balanced_dropped`).
 - `expert_step(…)`: one value-and-gradient step compiled and run on a data × expert mesh: its loss and gradients
   (beside `one_device`'s), its bytes by collective read from the compiled HLO beside the formula's
   (`costs.analytic.expert_comm_terms`), the all-to-alls alone (`all_to_all_hlo`, `all_to_all_formula`).
@@ -41,11 +41,12 @@ from pmap_core.train.mesh import DATA_AXIS, build_mesh
 from pmap_core.train.plan import validate
 from pmap_core.validation import check_float, check_int
 
-__all__ = ["BANDS", "CapacityRow", "CollectiveBytes", "ExpertStep", "Measurement", "Settings", "TokenMap",
-           "all_to_all_sent", "all_to_all_vs_all_gather", "answer", "buffer_elements", "capacity", "check_settings",
-           "critical_batch", "default_batch", "default_experts", "drop_band", "dropped_at", "dropped_by_capacity",
-           "dropped_fraction", "expert_axis", "expert_step", "factors_for", "formula_bytes", "formula_terms",
-           "measured", "one_device", "step_all_to_all_bytes", "step_all_to_all_formula", "tokens_per_expert"]
+__all__ = ["BANDS", "BalancedLoads", "CapacityRow", "CollectiveBytes", "ExpertStep", "Measurement", "Settings",
+           "TokenMap", "all_to_all_sent", "all_to_all_vs_all_gather", "answer", "balanced_dropped", "balanced_loads",
+           "buffer_elements", "capacity", "check_settings", "critical_batch", "default_batch", "default_experts",
+           "drop_band", "dropped_at", "dropped_by_capacity", "dropped_fraction", "expert_axis", "expert_step",
+           "factors_for", "formula_bytes", "formula_terms", "measured", "one_device", "step_all_to_all_bytes",
+           "step_all_to_all_formula", "tokens_per_expert"]
 
 ALL_TO_ALL = "all-to-all"
 
@@ -102,8 +103,9 @@ class CapacityRow:
     """One capacity factor: C slots per expert per sequence; the dropped fraction of the choices counted from the
     dispatch (`measured`), predicted from each sequence's load of each expert and C (`predicted`, equal to it), and
     from each expert's load over the whole batch alone (`from_mean_load`, lower by how unevenly the sequences load
-    the experts) (`transformer.RoutingStats`); and what a perfectly balanced router would drop, max(0, 1 − c)
-    (every expert loaded k·T/E by every sequence)."""
+    the experts) (`transformer.RoutingStats`); and what a perfectly balanced router would drop (`balanced_dropped`:
+    every sequence loads each expert ⌊k·T/E⌋ or ⌈k·T/E⌉ times, so with C = ⌈c·k·T/E⌉ it is not max(0, 1 − c) unless
+    E divides k·T)."""
 
     capacity_factor: float
     capacity: int
@@ -123,8 +125,49 @@ def dropped_by_capacity(dims: transformer.Dims, layers: int, batch: int, factors
         stats = transformer.routing_stats(dict(params or initial), x, transformer.Routing(dims.top_k, factor))
         rows.append(CapacityRow(float(factor), stats.capacity, stats.dropped_fraction,
                                 stats.predicted_dropped_fraction, stats.mean_load_dropped_fraction,
-                                max(0.0, 1.0 - float(factor))))
+                                balanced_dropped(factor, dims.seq_len, dims.top_k, dims.experts)))
     return tuple(rows)
+
+
+@dataclasses.dataclass(frozen=True)
+class BalancedLoads:
+    """A perfectly balanced router's loads in one sequence of T tokens: its k·T choices spread as evenly as E experts
+    allow, `high_count` experts chosen `low` + 1 times and the other E − `high_count` `low` times (`low` = ⌊k·T/E⌋,
+    `high_count` = k·T mod E; none of them chosen `low` + 1 times where E divides k·T)."""
+
+    choices: int
+    experts: int
+    low: int
+    high_count: int
+
+    @property
+    def even(self) -> float:
+        """k·T/E, which need not be whole."""
+        return self.choices / self.experts
+
+    @property
+    def most(self) -> int:
+        """⌈k·T/E⌉: the most choices the router sends one expert."""
+        return self.low + (self.high_count > 0)
+
+
+def balanced_loads(seq_len: int, top_k: int, experts: int) -> BalancedLoads:
+    """The loads of a router that sends each expert of `experts` as nearly k·T/E of a sequence's choices as whole
+    numbers allow (each token still picks k different experts: token i picks (i·k + j) mod E, j < k)."""
+    choices = seq_len * top_k
+    return BalancedLoads(choices, experts, choices // experts, choices % experts)
+
+
+def balanced_dropped(capacity_factor: float, seq_len: int, top_k: int, experts: int) -> float:
+    """The fraction of its choices a perfectly balanced router drops at C = ⌈c·k·T/E⌉ slots per expert and
+    sequence: Σ_e max(0, load_e − C) / (k·T), with the loads of `balanced_loads`. None at c ≥ 1 (C ≥ ⌈k·T/E⌉, the
+    most it sends one expert); below 1, max(0, 1 − c) where E divides k·T and c·k·T/E is whole, else less (the
+    ceiling rounds the slots up)."""
+    loads = balanced_loads(seq_len, top_k, experts)
+    slots = capacity(capacity_factor, seq_len, top_k, experts)
+    over = (loads.high_count * max(0, loads.low + 1 - slots)
+            + (experts - loads.high_count) * max(0, loads.low - slots))
+    return over / loads.choices
 
 
 # ---- one step on a data × expert mesh, its bytes ----

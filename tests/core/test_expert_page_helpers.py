@@ -1,7 +1,8 @@
 """The page's helpers in `concepts.experts`: the first settings split the experts over every device, the expert axis
 is gcd(D, E), bad settings are one LabInputError each, the prediction's bands, the critical batch, and a measurement
-made of the same figures as the functions it gathers."""
+made of the same figures as the functions it gathers, and what a perfectly balanced router drops under C = ⌈c·k·T/E⌉."""
 
+import numpy as np
 import pytest
 
 from pmap_core.concepts import experts as ce
@@ -59,3 +60,35 @@ def test_a_measurement_gathers_the_cores_figures(devices):
     else:
         assert found.versus.ratio == pytest.approx(1 / devices)
         assert found.versus.array_bytes == ce.buffer_elements(settings) * devices * 4
+
+
+def round_robin_loads(seq_len: int, top_k: int, experts: int) -> np.ndarray:
+    """One sequence routed by a perfectly balanced router: token i chooses experts (i·k + j) mod E, j < k (k different
+    experts a token); each expert's count of choices."""
+    load = np.zeros(experts, dtype=int)
+    for i in range(seq_len):
+        for j in range(top_k):
+            load[(i * top_k + j) % experts] += 1
+    return load
+
+
+@pytest.mark.parametrize("devices", [1, 3, 6, 7])
+def test_a_perfectly_balanced_router_drops_what_its_loads_exceed_the_slots_by(devices):
+    """The page's first E on D devices (4, 6, 6, 7; k = 2, T = 16): k·T/E = 8, 5.33, 5.33, 4.57. At c = 1 the slots
+    C = ⌈k·T/E⌉ are the most a balanced router sends one expert (exactly k·T/E only where E divides k·T); at c = 0.5 it
+    drops 0.5, 0.4375, 0.4375, 0.34375 of its choices, not max(0, 1 − c) = 0.5 where E does not divide k·T."""
+    e, t, k = ce.default_experts(devices), ce.PAGE_SEQ_LEN, 2
+    load = round_robin_loads(t, k, e)
+    assert load.sum() == k * t and load.max() - load.min() <= 1
+    loads = ce.balanced_loads(t, k, e)
+    assert (loads.low, loads.most, loads.high_count) == (load.min(), load.max(), int((load > load.min()).sum()))
+    for c in ce.factors_for(1.25):
+        over = np.maximum(load - ce.capacity(c, t, k, e), 0).sum()
+        assert ce.balanced_dropped(c, t, k, e) == over / (k * t) <= max(0.0, 1 - c)
+    assert ce.capacity(1, t, k, e) == loads.most and ce.balanced_dropped(1, t, k, e) == 0
+    assert (ce.capacity(1, t, k, e) == k * t / e) == (devices == 1)
+    assert ce.balanced_dropped(0.5, t, k, e) == {1: 0.5, 3: 0.4375, 6: 0.4375, 7: 0.34375}[devices]
+    # The page's rows carry it beside what the router drops.
+    dims = ce.check_settings(ce.default_batch(devices), e, k, 1.25, devices).dims
+    rows = ce.dropped_by_capacity(dims, ce.PAGE_LAYERS, ce.default_batch(devices), (0.5,))
+    assert [row.balanced for row in rows] == [ce.balanced_dropped(0.5, t, k, e)]

@@ -1,9 +1,10 @@
-"""The Expert parallelism lab in English and 中文 at D = 1, 2, 3 and 8: the expert axis it picks divides D and E (or it
-says why none above 1 does), the critical batch is the Scaling Book's dense threshold × E/k from the page's own E and
-k; nothing measured (no heatmap, no drops, no bytes, no formula) before the prediction, the Measure button waiting for
-it; after it, the heatmap's counts, the drops per capacity factor and the bytes are `concepts.experts`'s; with a class
-code the guess is recorded before the answer shows. Bad input (the expert axis not dividing E, top-k above E, a batch
-that does not split) gives one line, never a traceback."""
+"""The Expert parallelism lab in English and 中文 at D = 1, 2, 3, 6, 7 and 8: the expert axis it picks divides D and E
+(or it says why none above 1 does), the critical batch is the Scaling Book's dense threshold × E/k from the page's own
+E and k, the slots at c = 1 are set against a perfectly balanced router's loads (⌊k·T/E⌋ or ⌈k·T/E⌉); nothing
+measured (no heatmap, no drops, no bytes, no formula) before the prediction, the Measure button waiting for it; after
+it, the heatmap's counts, the drops per capacity factor (a perfectly balanced router's beside them) and the bytes are
+`concepts.experts`'s; with a class code the guess is recorded before the answer shows. Bad input (the expert axis not
+dividing E, top-k above E, a batch that does not split) gives one line, never a traceback."""
 
 import pytest
 from conftest import assert_clean, button, frame_with, open_lab, said, worksheet_queries
@@ -22,7 +23,7 @@ def has_frame(at, column: str) -> bool:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("devices", [1, 2, 3, 8])
+@pytest.mark.parametrize("devices", [1, 2, 3, 6, 7, 8])
 def test_the_page_opens_on_every_device_count_and_reveals_nothing_before_the_guess(devices, lang):
     at = open_lab("expert_parallel", lang=lang, devices=devices)
     assert_clean(at)
@@ -41,6 +42,16 @@ def test_the_page_opens_on_every_device_count_and_reveals_nothing_before_the_gue
                                                      d=devices, total=moe * devices,
                                                      sequences=-(-int(moe * devices) // ce.PAGE_SEQ_LEN),
                                                      t=ce.PAGE_SEQ_LEN) in text
+    # The slots at c = 1 beside a perfectly balanced router's loads: k·T/E = 32/E is whole only for E = 4 and 8.
+    t, c1 = ce.PAGE_SEQ_LEN, ce.capacity(1, ce.PAGE_SEQ_LEN, 2, e)
+    if (2 * t) % e == 0:
+        assert c1 == 2 * t // e and TEXTS["predict.slots_even"][lang].format(c1=c1, k=2, t=t, e=e) in text
+    else:
+        low, high = 2 * t // e, 2 * t % e
+        assert c1 == low + 1 and TEXTS["predict.slots_uneven"][lang].format(
+            c1=c1, k=2, t=t, e=e, even=2 * t / e, high=high, most=low + 1, low_count=e - high, low=low,
+            slots=e * c1, empty=e * c1 - 2 * t) in text
+    assert ((2 * t) % e == 0) == (devices in (1, 2, 8))
     # Nothing measured before the guess.
     assert not at.dataframe and not at.latex and not at.get("arrow_vega_lite_chart")
     assert TEXTS["measure.drops"][lang].split("{")[0] not in text
@@ -56,7 +67,8 @@ def test_an_expert_count_no_axis_above_one_divides_says_why():
 
 
 @pytest.mark.parametrize(("devices", "lang", "guess"), [(2, "en", ce.UNDER_HALF), (1, "zh", ce.NONE),
-                                                        (3, "en", ce.OVER_HALF)])
+                                                        (3, "en", ce.OVER_HALF), (6, "zh", ce.UNDER_QUARTER),
+                                                        (7, "en", ce.UNDER_HALF)])
 def test_a_guess_then_measure_shows_the_cores_figures(devices, lang, guess):
     e, b = ce.default_experts(devices), ce.default_batch(devices)
     at = open_lab("expert_parallel", lang=lang, devices=devices)
@@ -79,6 +91,15 @@ def test_a_guess_then_measure_shows_the_cores_figures(devices, lang, guess):
     assert list(drops["capacity"]) == [row.capacity for row in measurement.drops]
     one = ce.dropped_at(measurement.drops, 1.0)
     assert one.measured == pytest.approx(one.predicted) and one.measured > 0 and answer != ce.NONE
+    # A perfectly balanced router's drops: C = ⌈c·k·T/E⌉ against loads ⌊k·T/E⌋ or ⌈k·T/E⌉ (`balanced_dropped`).
+    assert list(drops["balanced"]) == [ce.balanced_dropped(c, ce.PAGE_SEQ_LEN, 2, e) for c in drops["capacity_factor"]]
+    mine = ce.dropped_at(measurement.drops, 1.25)
+    assert " ".join((
+        TEXTS["measure.drops"][lang].format(c1=one.capacity, measured=one.measured, predicted=one.predicted,
+                                            mean=one.from_mean_load, balanced=0.0, choices=b * ce.PAGE_SEQ_LEN * 2),
+        TEXTS["measure.drops.over"][lang].format(c1=one.capacity),
+        TEXTS["measure.drops.yours"][lang].format(c=1.25, cap=mine.capacity, mine=mine.measured,
+                                                  balanced=mine.balanced))) in text
     assert answer == ce.drop_band(ce.dropped_fraction(e, 2, b))  # the worksheet's function agrees
     # The heatmaps' counts: block 0's choices per device and expert, routed and kept.
     cells = frame_with(at, "routed")
@@ -108,6 +129,18 @@ def test_a_guess_then_measure_shows_the_cores_figures(devices, lang, guess):
     assert_clean(at)
     assert TEXTS["measure.stale"][lang] in said(at) and not has_frame(at, "hlo_bytes")
 
+
+
+def test_where_no_expert_is_chosen_past_its_slots_the_page_says_every_choice_finds_one():
+    """k = E = 2 at D = 1: every token chooses both experts, T = 16 times each a sequence, and C = 16 at c = 1."""
+    at = open_lab("expert_parallel", devices=1, experts=2, top_k=2)
+    at.radio(key="expert_parallel.guess").set_value(ce.NONE).run()
+    button(at, "expert_parallel.measure").click().run()
+    assert_clean(at)
+    text = said(at)
+    assert TEXTS["predict.slots_even"]["en"].format(c1=16, k=2, t=16, e=2) in text
+    assert TEXTS["measure.drops.none"]["en"].format(c1=16) in text
+    assert TEXTS["measure.drops.over"]["en"].split("{")[0] not in text
 
 
 @pytest.mark.parametrize(("query", "code"), [
