@@ -137,9 +137,9 @@ def stop_process(process: subprocess.Popen) -> None:
 
 
 def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int], mlflow_port: int | None = None,
-                http_port: int | None = None) -> tuple[subprocess.Popen, int]:
-    """nginx with deploy/nginx.conf on a free port (and plain http on `http_port`), MLflow behind it on
-    `mlflow_port` with the password MLFLOW_PASSWORD for MLFLOW_USER; returns it and its https port."""
+                http_port: int | None = None, port: int | None = None) -> tuple[subprocess.Popen, int]:
+    """nginx with deploy/nginx.conf on `port` (a free one by default; and plain http on `http_port`), MLflow
+    behind it on `mlflow_port` with the password MLFLOW_PASSWORD for MLFLOW_USER; returns it and its https port."""
     folder.mkdir()
     cert, key = folder / "proxy.pem", folder / "proxy.key"
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
@@ -149,7 +149,7 @@ def start_nginx(folder: pathlib.Path, app_ports: tuple[int, int], mlflow_port: i
                             text=True, timeout=60).stdout.strip()
     htpasswd = folder / "mlflow.htpasswd"  # what `htpasswd -c` writes
     htpasswd.write_text(f"{MLFLOW_USER}:{hashed}\n")
-    port = free_port()
+    port = port or free_port()
     site = folder / "pmap-lab.conf"
     site.write_text(rendered_conf(app_ports, port, cert, key, http_port or free_port(), mlflow_port or free_port(),
                                   htpasswd))
@@ -320,16 +320,19 @@ def mlflow_environment() -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
-def mlflow_execstart(store: str, port: int) -> list[str]:
+def mlflow_execstart(store: str, port: int, proxy_port: int) -> list[str]:
     """deploy/mlflow.service's ExecStart, run by this interpreter's MLflow on `store` and `port`; nginx passes
-    the visitor's host name, here HOST for the browser and 127.0.0.1 for this test's own requests (each change
-    must appear once, as in rendered_conf)."""
+    the visitor's host name, here HOST for the browser and 127.0.0.1 for this test's own requests, and the
+    browser's pages send their origin, the proxy's address on `proxy_port` (each change must appear once, as in
+    rendered_conf)."""
     (line,) = [line for line in MLFLOW_UNIT.read_text().splitlines() if line.startswith("ExecStart=")]
     command = line.removeprefix("ExecStart=")
     for old, new in (("/srv/pmap-lab/venv/bin/mlflow ", f"{sys.executable} -m mlflow "),
                      ("postgresql+psycopg2://pmaplab@127.0.0.1:5432/mlflow", store),
                      ("--port 5000", f"--port {port}"),
-                     ("pmap-lab.example.edu,127.0.0.1:5000", f"{HOST},127.0.0.1,127.0.0.1:{port}")):
+                     ("pmap-lab.example.edu,127.0.0.1:5000", f"{HOST},127.0.0.1,127.0.0.1:{port}"),
+                     ("--cors-allowed-origins https://pmap-lab.example.edu",
+                      f"--cors-allowed-origins {named(proxy_port)}")):
         assert command.count(old) == 1, f"deploy/mlflow.service's ExecStart should hold {old!r} once"
         command = command.replace(old, new)
     return shlex.split(command)
@@ -365,18 +368,19 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch, browser):
     from mlflow.tracking import MlflowClient
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    from pmap_core.tracking import mlflow_ui_url, run_link
+    from pmap_core.tracking import experiment_link, mlflow_ui_url, run_link
     from pmap_core.tracking.mlflow_backend import Tracker
 
-    port, http_port = free_port(), free_port()
-    mlflow = start_python(mlflow_execstart(new_tracking_store(tmp_path / "mlflow.db"), port)[1:], cwd=tmp_path,
+    port, http_port, proxy_port = free_port(), free_port(), free_port()
+    mlflow = start_python(mlflow_execstart(new_tracking_store(tmp_path / "mlflow.db"), port, proxy_port)[1:],
+                          cwd=tmp_path,
                           env=mlflow_environment(),
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     nginx = None
     context = None
     try:
         nginx, proxy_port = start_nginx(tmp_path / "nginx", (free_port(), free_port()), mlflow_port=port,
-                                        http_port=http_port)
+                                        http_port=http_port, port=proxy_port)
         proxy = f"https://127.0.0.1:{proxy_port}"  # this test's own requests; the browser uses the name
         deadline = time.monotonic() + 300  # 20-40 s here, more under load
         while _status(f"{proxy}/mlflow/health", MLFLOW_PASSWORD)[0] != 200:
@@ -415,13 +419,13 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch, browser):
                 if reply.status >= 400 else None)
         page.goto(link)
 
-        def run_drawn() -> str | None:
+        def run_drawn(where: str = "run") -> str | None:
             """None once MLflow's UI shows the run; else what the page and the browser showed instead."""
             try:
                 page.get_by_text("proxied-run").first.wait_for(timeout=90_000)
                 return None
             except PlaywrightTimeout:
-                shot = bs.save_screenshot(page, "proxy-mlflow-run-missing")
+                shot = bs.save_screenshot(page, f"proxy-mlflow-{where}-missing")
                 body = page.locator("body").inner_text()[:1500]
                 return f"MLflow's UI did not show the run at {page.url} ({shot}). Page text: {body!r}\n" + "\n".join(
                     trouble[-40:])
@@ -436,6 +440,14 @@ def test_mlflow_and_the_redirects_through_nginx(tmp_path, monkeypatch, browser):
         shot = bs.save_screenshot(page, "proxy-mlflow-run")
         assert urlsplit(page.url).path == "/mlflow/", (page.url, shot)
         assert "workflowType=machine_learning" in page.url, (page.url, shot)
+
+        # The experiment's runs: the UI searches them with a POST, which MLflow refuses from a page whose origin
+        # (the proxy's name and port) its --cors-allowed-origins does not list.
+        trouble.clear()
+        page.goto(experiment_link(mlflow_ui_url(authenticated), experiment))
+        missing = run_drawn("experiment")
+        assert missing is None, missing
+        assert not [line for line in trouble if line.startswith("HTTP 403")], trouble
     finally:
         if context is not None:
             context.close()
