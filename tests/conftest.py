@@ -10,7 +10,6 @@ before any test imports JAX or MLflow.
 
 import collections
 import json
-import math
 import os
 import pathlib
 import shutil
@@ -50,6 +49,7 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 import pytest
 
 import pmap_core  # noqa: F401 - configures 8 simulated devices and the worker pool
+from tests import tiers
 
 __all__ = ["SESSION_TRACKING_URI"]
 
@@ -58,76 +58,13 @@ def pytest_unconfigure(config):
     shutil.rmtree(SESSION_DIR, ignore_errors=True)
 
 
-# The two tiers (README, "Run the tests"). The full tier, README's command, runs every test. The quick tier
-# (`-m quick`), the loop to run before every commit, runs the tests these rules mark `quick`; no test marks itself:
-# - the levels that run in this process and start nothing: tests/core and tests/pages (no browser, no server, no
-#   child process), and from tests/system only QUICK_SYSTEM_TESTS (the CLI once, as a user runs it);
-# - one point per claim: a test's parametrizations that differ only in their points (a device count, a mesh axis,
-#   a pipeline's stages, micro-batches or layers, a page's language: POINTS) are one claim, and the quick tier runs
-#   it once, in English, on a 2-D mesh where one is offered, else at an odd device count (3 before 5), else at the
-#   fewest devices over one. Every other parameter (a page, an error, a program) names a claim of its own.
-# - less FULL_ONLY: what repeats a kind of claim the quick tier checks elsewhere (each entry says where).
-# So a test added to tests/core or tests/pages is quick at one point, and one added anywhere else is full only.
-QUICK_LEVELS = ("tests/core/", "tests/pages/")
-QUICK_SYSTEM_TESTS = {"tests/system/test_cli_training.py::test_train_prints_one_json_object_and_logs_the_run"}
-FULL_ONLY = {  # a module, or a test by its name without parameters
-    "tests/pages/test_extremes.py": "every widget of every page at both ends; each page opens on its defaults and "
-                                    "moves one widget in tests/pages/test_moved_from_browser.py",
-}
-MESH_POINTS = {"devices", "runtime", "data", "model", "seq", "expert", "stages", "mesh", "n", "p", "t"}
-POINTS = MESH_POINTS | {"micro", "layers", "lang"}
-
-
-def _point(name, value):
-    """The sizes of the mesh axes a point names (() for a language, or for a size that is no mesh axis), or None
-    where `name = value` is no point but a claim of its own (a device count of "abc" is an input to refuse)."""
-    if name == "lang":
-        return () if value in ("en", "zh") else None
-    if isinstance(value, str) and value.replace("x", "").isdigit():  # a mesh written "2x4"
-        value = tuple(int(size) for size in value.split("x"))
-    elif isinstance(value, int) and not isinstance(value, bool):
-        value = (value,)
-    else:
-        return None
-    return value if name in MESH_POINTS else ()
-
-
-def _claim_and_rank(item):
-    """(the claim a test item checks, the rank of its point within that claim: the lowest rank is quick's)."""
-    params = item.callspec.params if hasattr(item, "callspec") else {}
-    claim, axes = [item.module.__name__, item.originalname], []
-    for name, value in params.items():
-        sizes = _point(name, value) if name in POINTS else None
-        if sizes is None:
-            claim.append((name, repr(value)))
-        else:
-            axes.extend(sizes)
-    devices = math.prod(axes)
-    return tuple(claim), (params.get("lang", "en") != "en", -sum(size > 1 for size in axes),
-                          not (devices % 2 and devices > 1), devices)
-
-
-def _mark_quick(items):
-    best = {}
-    for item in items:
-        level_quick = item.nodeid.startswith(QUICK_LEVELS) or item.nodeid in QUICK_SYSTEM_TESTS
-        full_only = _module(item.nodeid) in FULL_ONLY or item.nodeid.split("[", 1)[0] in FULL_ONLY
-        if level_quick and not full_only and not item.get_closest_marker("alone"):
-            claim, rank = _claim_and_rank(item)
-            if claim not in best or rank < best[claim][0]:
-                best[claim] = (rank, item)
-    for _, item in best.values():
-        item.add_marker(pytest.mark.quick)
-
-
-# The order of the queue: test modules by their measured seconds, longest first (tests/durations.json), a module of
-# which a run selects part by that part's share of its tests. A module not measured yet is estimated from its number
-# of tests, at the seconds a test of its level takes in the measured modules. Within a module the order stays. The
-# workers take whole modules from that queue (pytest_xdist_make_scheduler), so the run ends on short modules instead
-# of one worker waiting for the other's last long one.
+# The quick tier (`-m quick`) is the tests tests/tiers.py chooses. The order of the queue: test modules by their
+# seconds (tests/durations.json; tiers.queue_seconds), longest first; within a module the order stays. The workers
+# take whole modules from that queue (pytest_xdist_make_scheduler), so the run ends on short modules instead of one
+# worker waiting for the other's last long one.
 # The file keeps itself: a complete run of the whole suite (README's command, or --record-durations for any run)
-# writes the seconds of each module whose tests all ran, less those marked `alone` (they run after the queue), and
-# keeps the modules it did not run.
+# writes the seconds of each module that ran, less its tests marked `alone` (they run after the queue), and keeps
+# the modules it did not run.
 DURATIONS = pathlib.Path(__file__).with_name("durations.json")
 _collected: collections.Counter = collections.Counter()  # a module's tests, before -m and -k deselect any
 _selected: collections.Counter = collections.Counter()
@@ -141,35 +78,25 @@ def pytest_addoption(parser):
                           "suite does so without it)")
 
 
-def _module(nodeid: str) -> str:
-    return nodeid.split("::", 1)[0]
-
-
-def _level(module: str) -> str:
-    return module.rsplit("/", 1)[0]
-
-
 def _queued(item) -> bool:
     return not item.get_closest_marker("alone")
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(items):
-    _mark_quick(items)  # before -m and -k deselect (the other hooks)
-    _collected.update(_module(item.nodeid) for item in items if _queued(item))
+    # Before -m and -k deselect (the other hooks): mark the quick tier, count every module's tests.
+    chosen = tiers.quick((item.nodeid, item.callspec.params if hasattr(item, "callspec") else {}, not _queued(item))
+                         for item in items)
+    for item in items:
+        if item.nodeid in chosen:
+            item.add_marker(pytest.mark.quick)
+    _collected.update(tiers.module_of(item.nodeid) for item in items if _queued(item))
     yield
-    _selected.update(_module(item.nodeid) for item in items if _queued(item))
+    _selected.update(tiers.module_of(item.nodeid) for item in items if _queued(item))
     measured = json.loads(DURATIONS.read_text()) if DURATIONS.is_file() else {}
-    known = [module for module in _collected if module in measured]
-    per_test = {level: sum(measured[m] for m in known if _level(m) == level)
-                / max(1, sum(_collected[m] for m in known if _level(m) == level))
-                for level in {_level(module) for module in _collected}}
+    seconds = tiers.queue_seconds(measured, _collected, _selected)
+    items.sort(key=lambda item: -seconds.get(tiers.module_of(item.nodeid), 0.0))  # stable: a module keeps its order
 
-    def seconds(module):
-        whole = measured.get(module, per_test[_level(module)] * _collected[module])
-        return whole * _selected[module] / max(1, _collected[module])
-
-    items.sort(key=lambda item: -seconds(_module(item.nodeid)))  # stable: a module keeps its order
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
@@ -190,7 +117,8 @@ def pytest_runtest_logreport(report):
     global _finished
     _finished += report.when == "teardown"
     if "alone" not in report.keywords:
-        _measured_now[_module(report.nodeid)] = _measured_now.get(_module(report.nodeid), 0.0) + report.duration
+        module = tiers.module_of(report.nodeid)
+        _measured_now[module] = _measured_now.get(module, 0.0) + report.duration
 
 
 def _records_durations(session) -> bool:

@@ -1,0 +1,93 @@
+"""The suite's two tiers and the order of its queue, as plain functions of test ids and parameters:
+tests/conftest.py applies them to the collected tests, tests/core/test_tiers.py checks them.
+
+The full tier, README's command, runs every test. The quick tier (`-m quick`), the loop to run before every commit,
+runs the tests these rules choose; no test marks itself:
+- the levels that run in the test process and start nothing: tests/core and tests/pages (no browser, no server, no
+  child process), and from tests/system only QUICK_SYSTEM_TESTS (the CLI once, as a user runs it), less FULL_ONLY
+  (what repeats a kind of claim the quick tier checks elsewhere, each entry says where);
+- one point per claim: a test's parametrizations that differ only in their points (a device count, a mesh axis, a
+  pipeline's stages, micro-batches or layers, a page's language: POINTS) are one claim, which the quick tier checks
+  once: in English, on a 2-D mesh where one is offered, else at the smallest odd device count over one, else at the
+  fewest devices over one. Every other parameter (a page, an error, a program) names a claim of its own.
+So a test added to tests/core or tests/pages is quick at one point, and one added anywhere else is full only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+QUICK_LEVELS = ("tests/core/", "tests/pages/")
+QUICK_SYSTEM_TESTS = {"tests/system/test_cli_training.py::test_train_prints_one_json_object_and_logs_the_run"}
+FULL_ONLY = {  # a module, or a test by its id without parameters
+    "tests/pages/test_extremes.py": "every widget of every page at both ends; each page opens on its defaults and "
+                                    "moves one widget in tests/pages/test_moved_from_browser.py",
+}
+MESH_POINTS = {"devices", "runtime", "data", "model", "seq", "expert", "stages", "mesh", "n", "p", "t"}
+POINTS = MESH_POINTS | {"micro", "layers", "lang"}
+
+
+def module_of(nodeid: str) -> str:
+    return nodeid.split("::", 1)[0]
+
+
+def level_of(module: str) -> str:
+    return module.rsplit("/", 1)[0]
+
+
+def point(name: str, value: Any) -> tuple[int, ...] | None:
+    """The sizes of the mesh axes that `name = value` sets (() for a language, or a size that is no mesh axis), or
+    None where it is no point but a claim of its own (a device count of "abc" is an input to refuse)."""
+    if name not in POINTS:
+        return None
+    if name == "lang":
+        return () if value in ("en", "zh") else None
+    if isinstance(value, str) and value.replace("x", "").isdigit():  # a mesh written "2x4"
+        sizes = tuple(int(size) for size in value.split("x"))
+    elif isinstance(value, int) and not isinstance(value, bool):
+        sizes = (value,)
+    else:
+        return None
+    return sizes if name in MESH_POINTS else ()
+
+
+def claim_and_rank(nodeid: str, params: Mapping[str, Any]) -> tuple[tuple, tuple]:
+    """(the claim a test checks, the rank of its point within that claim: the lowest is the quick tier's)."""
+    claim, axes = [nodeid.split("[", 1)[0]], []
+    for name, value in params.items():
+        sizes = point(name, value)
+        if sizes is None:
+            claim.append((name, repr(value)))
+        else:
+            axes.extend(sizes)
+    devices = math.prod(axes)
+    odd = devices % 2 == 1 and devices > 1
+    return tuple(claim), (params.get("lang", "en") != "en", -sum(size > 1 for size in axes), not odd, devices)
+
+
+def quick(tests: Iterable[tuple[str, Mapping[str, Any], bool]]) -> set[str]:
+    """The ids of the quick tier among `tests`, each (id, parameters, marked alone), in the order collected."""
+    best: dict[tuple, tuple[tuple, str]] = {}
+    for nodeid, params, alone in tests:
+        chosen = nodeid.startswith(QUICK_LEVELS) or nodeid in QUICK_SYSTEM_TESTS
+        if chosen and not alone and not FULL_ONLY.keys() & {module_of(nodeid), nodeid.split("[", 1)[0]}:
+            claim, rank = claim_and_rank(nodeid, params)
+            if claim not in best or rank < best[claim][0]:
+                best[claim] = (rank, nodeid)
+    return {nodeid for _, nodeid in best.values()}
+
+
+def queue_seconds(measured: Mapping[str, float], collected: Mapping[str, int],
+                  selected: Mapping[str, int]) -> dict[str, float]:
+    """Each selected module's expected seconds: its measured seconds (tests/durations.json), or for a module not
+    measured yet its number of tests at the seconds a test of its level takes in the measured modules; times the
+    share of its tests this run selects."""
+    known = [module for module in collected if module in measured]
+    per_test = {}
+    for level in {level_of(module) for module in collected}:
+        same = [module for module in known if level_of(module) == level]
+        per_test[level] = sum(measured[m] for m in same) / max(1, sum(collected[m] for m in same))
+    return {module: measured.get(module, per_test[level_of(module)] * collected[module])
+            * count / max(1, collected[module]) for module, count in selected.items()}
