@@ -131,6 +131,23 @@ def bytes_chart(measured: am.Measured) -> alt.Chart:
         tooltip=charts.tooltips(frame))
 
 
+def beyond_formula_text(beyond: am.BeyondFormula, formula: int, layers: int) -> str:
+    """What JAX saves under none beyond the formula for the blocks: outside the blocks, and inside them by part."""
+    if beyond.total < 0:
+        return T("measure.outside_negative", outside=-beyond.total, formula=formula, layers=layers)
+    if beyond.inside < 0:
+        return T("measure.outside_over", total=beyond.total, outside=beyond.outside, over=-beyond.inside,
+                 formula=formula, layers=layers)
+    if beyond.inside == 0:
+        inside = T("measure.inside_none")
+    elif beyond.other >= 0:
+        inside = T("measure.inside", inside=beyond.inside, per_row=beyond.per_row, other=beyond.other)
+    else:
+        inside = T("measure.inside_whole", inside=beyond.inside)
+    return " ".join((T("measure.outside", total=beyond.total, outside=beyond.outside, formula=formula,
+                       layers=layers), inside))
+
+
 def show_measured(run: Run) -> None:
     measured, labels = run.measured, policy_labels()
     show_outcome(run)
@@ -140,9 +157,7 @@ def show_measured(run: Run) -> None:
     st.markdown(T("measure.residuals", none=none.residual_bytes, selective=selective.residual_bytes,
                   full=full.residual_bytes, selective_share=selective.residual_bytes / none.residual_bytes,
                   full_share=full.residual_bytes / none.residual_bytes, fewest=labels[measured.fewest]))
-    outside = none.residual_bytes - none.formula_bytes
-    st.markdown(T("measure.outside" if outside >= 0 else "measure.outside_negative", outside=abs(outside),
-                  formula=none.formula_bytes, layers=measured.settings.layers))
+    st.markdown(beyond_formula_text(measured.beyond_formula, none.formula_bytes, measured.settings.layers))
     lowest = measured.lowest_peak
     if lowest is None:
         st.markdown(T("measure.no_peak"))

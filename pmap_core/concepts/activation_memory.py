@@ -500,6 +500,38 @@ class PolicyFigures:
     flops: float             # compiler-reported
 
 
+# The functions whose per-row values (last axis 1: a LayerNorm's 1/σ, a softmax row's sum) JAX keeps, as it names them.
+PER_ROW_SOURCES = tuple(f"({f.__name__})" for f in (transformer.layer_norm, transformer.causal_attention))
+
+
+def per_row_bytes(residuals: list[Residual] | tuple[Residual, ...]) -> int:
+    """The residuals that hold one value per row of a LayerNorm or a softmax (shape (…, 1), from `PER_ROW_SOURCES`)."""
+    return sum(r.bytes for r in residuals
+               if not r.argument and r.shape[-1:] == (1,) and r.source.endswith(PER_ROW_SOURCES))
+
+
+@dataclasses.dataclass(frozen=True)
+class BeyondFormula:
+    """What JAX saves under "none" beyond the lab formula's bytes for the blocks (`total`), in parts. `outside` the
+    blocks: the embedding's and the head's residuals (the one-hot tokens, the final LayerNorm, the cross-entropy's
+    exp), which no policy recomputes, read as full's excess over its own formula (each block's input). Inside the
+    blocks, what the per-layer term list leaves out: `per_row` values (each LayerNorm's 1/σ and its derivative's
+    factor, each softmax row's sum and its square: `per_row_bytes`) and the `other` rest (Q, K and V's weights
+    stacked for one product, the LayerNorms' scales broadcast, scalars)."""
+
+    total: int
+    outside: int
+    per_row: int
+
+    @property
+    def inside(self) -> int:
+        return self.total - self.outside
+
+    @property
+    def other(self) -> int:
+        return self.inside - self.per_row
+
+
 @dataclasses.dataclass(frozen=True)
 class Measured:
     settings: Settings
@@ -508,6 +540,13 @@ class Measured:
 
     def of(self, remat: str) -> PolicyFigures:
         return next(p for p in self.policies if p.remat == remat)
+
+    @property
+    def beyond_formula(self) -> BeyondFormula:
+        """None's residual bytes beyond the formula for the blocks: outside the blocks (as under full) and inside."""
+        none, full = self.of("none"), self.of("full")
+        return BeyondFormula(none.residual_bytes - none.formula_bytes, full.residual_bytes - full.formula_bytes,
+                             per_row_bytes(none.residuals) - per_row_bytes(full.residuals))
 
     @property
     def fewest(self) -> str:

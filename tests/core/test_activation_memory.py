@@ -61,6 +61,29 @@ def test_selective_keeps_the_named_tensors_and_no_score():
     assert [r for r in am.saved_residuals(DIMS, LAYERS, BATCH, "none") if r.shape == scores]
 
 
+@pytest.mark.parametrize(("batch", "seq_len", "d_model", "heads", "layers"), [
+    (8, 32, 32, 4, 2),   # the page's defaults
+    (3, 5, 6, 3, 3),
+    (2, 8, 2, 2, 2),
+])
+def test_nones_bytes_beyond_the_formula_are_outside_the_blocks_and_inside_them(batch, seq_len, d_model, heads,
+                                                                                 layers):
+    """Under none JAX saves more than the formula counts for the blocks: the embedding's and the head's residuals,
+    which selective and full keep as well beyond their own formulas, and inside the blocks what the term list leaves
+    out: two float32 values a row for each of a block's two LayerNorms and for its softmax, then Q, K and V's weights
+    stacked (3h² a block) and a few values of h or fewer."""
+    measured = am.measure(am.check_settings(batch, seq_len, d_model, heads, layers))
+    beyond = measured.beyond_formula
+    none, selective = measured.of("none"), measured.of("selective")
+    assert beyond.total == none.residual_bytes - none.formula_bytes
+    assert beyond.outside == selective.residual_bytes - selective.formula_bytes > 0
+    assert beyond.inside > 0
+    b, s, h, a = batch, seq_len, d_model, heads
+    assert beyond.per_row == layers * am.LAB_BYTES * (2 * 2 * b * s + 2 * b * a * s)
+    stacked = layers * am.LAB_BYTES * 3 * h * h
+    assert stacked <= beyond.other <= stacked + layers * am.LAB_BYTES * (2 * h + 4)
+
+
 def test_compiler_reported_peak_is_lower_under_full_remat(steps):
     assert steps["full"].peak < steps["none"].peak
 

@@ -1,8 +1,9 @@
 """The activation-memory lab in English and 中文 at D = 1 and 3: the formula's term table with the learner's numbers
 and Korthikanti et al.'s Table 2 at t = D, nothing that ran shown (and both buttons waiting) before the prediction;
 after it, the Measure click's figures are the core's (`concepts.activation_memory`: JAX's saved residuals, the
-compiler-reported temporaries, peak and FLOPs per policy), and the Sweep's fits are `sweep`'s; with a class code the
-guess is recorded, as a first attempt made before the answer, with the computed answer. A link value out
+compiler-reported temporaries, peak and FLOPs per policy), what none saves beyond the formula is said where it is (at
+D = 1, 3, 6 and 7: outside the blocks, and inside them by part), and the Sweep's fits are `sweep`'s; with a class code
+the guess is recorded, as a first attempt made before the answer, with the computed answer. A link value out
 of range falls back to the default with a warning; heads that do not divide d_model get an error box."""
 
 import pytest
@@ -95,6 +96,35 @@ def test_a_guess_then_measure_shows_the_cores_figures_then_the_sweep_its_fits():
     assert_clean(at)
     assert TEXTS["measure.stale"]["en"] in said(at)
     assert not any("residual_bytes" in d.value.columns for d in at.dataframe)
+
+
+@pytest.mark.parametrize(("devices", "lang", "sizes"), [
+    (1, "en", SMALL), (3, "zh", SMALL), (6, "en", {}), (7, "zh", SMALL),
+    (1, "en", {**SMALL, "d_model": 1, "heads": 1}),  # a LayerNorm over one value: each of its values is a row's
+])
+def test_nones_bytes_beyond_the_formula_are_said_where_they_are(devices, lang, sizes):
+    """At the page's defaults JAX saves 282,520 bytes beyond the formula under none: 232,832 outside the blocks (as
+    under selective and full), 49,688 inside them. The sentence is the one the measured parts call for."""
+    at = open_lab("activation_memory", lang=lang, devices=devices, **sizes)
+    at.radio(key="activation_memory.guess").set_value("full").run()
+    button(at, "activation_memory.measure").click().run()
+    assert_clean(at)
+    settings = am.check_settings(**{"batch": 8, "seq_len": 32, "d_model": 32, "heads": 4, "layers": 2, **sizes})
+    measured = am.measure(settings)
+    beyond, formula = measured.beyond_formula, measured.of("none").formula_bytes
+    if not sizes:
+        assert (beyond.total, beyond.outside, beyond.inside) == (282_520, 232_832, 49_688)
+    assert beyond.total > beyond.outside > 0 and beyond.inside > 0
+    if sizes.get("d_model") == 1:
+        assert beyond.other < 0
+        inside = TEXTS["measure.inside_whole"][lang].format(inside=beyond.inside)
+    else:
+        assert beyond.other >= 0
+        inside = TEXTS["measure.inside"][lang].format(inside=beyond.inside, per_row=beyond.per_row,
+                                                      other=beyond.other)
+    outside = TEXTS["measure.outside"][lang].format(total=beyond.total, outside=beyond.outside, formula=formula,
+                                                    layers=settings.layers)
+    assert f"{outside} {inside}" in said(at)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
