@@ -11,10 +11,12 @@ import dataclasses
 import importlib.util
 import logging
 import os
+import sys
 import threading
 from collections.abc import Mapping
 
 DEVICE_COUNT_ENV = "PMAP_LAB_DEVICES"
+JAX_DEVICE_COUNT_ENV = "JAX_NUM_CPU_DEVICES"  # jax_num_cpu_devices, read when JAX is imported
 # The name every data-parallel program here gives its device axis: pmap's axis_name and the mesh axis.
 DATA_AXIS = "data"
 DEFAULT_CPU_DEVICES = 8
@@ -87,6 +89,12 @@ def configure_runtime() -> int:
     current = os.environ.get("NPROC", "")
     if not current.isdigit() or int(current) < threads:
         os.environ["NPROC"] = str(threads)
+    # JAX reads its device count from the environment when it is imported: set so, a process that never
+    # imports JAX (`python -m pmap_core --help`) never pays for importing it.
+    os.environ[JAX_DEVICE_COUNT_ENV] = str(count)
+    if "jax" not in sys.modules:
+        _configured_count = count
+        return count
 
     import jax
     from jax._src import xla_bridge

@@ -21,8 +21,7 @@ UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30}
 
 
 def register(subparsers: Any) -> None:
-    bench = subparsers.add_parser("bench", help="benchmarks of this runtime",
-                                  description="Benchmarks of this runtime, logged to MLflow.")
+    bench = subparsers.add_parser("bench", description="Benchmarks of this runtime, logged to MLflow.")
     kinds = bench.add_subparsers(dest="benchmark", required=True)
     collectives = kinds.add_parser(
         "collectives", help="latency and bandwidth of psum, all_gather, psum_scatter (and all_to_all); α-β fit",

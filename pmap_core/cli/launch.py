@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 from typing import Any
 
 from pmap_core.cli import training
-from pmap_core.cli.output import progress
+from pmap_core.cli.output import JSON_FLAG, Parser, fail, progress
 from pmap_core.train import launch
 from pmap_core.train.config import default_batch
 from pmap_core.validation import LabInputError
@@ -33,9 +34,9 @@ DEFAULT_TIMEOUT_S = 300
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "launch", help="start P jax.distributed processes running one command (locally, or through mpirun or srun)",
-        description="Start P processes that train as one through jax.distributed, stream their output, and clean "
-                    "them all up: on 127.0.0.1 (process 0 serves the coordinator), or through mpirun or srun "
+        "launch", formatter_class=argparse.RawDescriptionHelpFormatter, epilog=command_help(),
+        description="Start P processes that train as one through jax.distributed, stream their output, and clean\n"
+                    "them all up: on 127.0.0.1 (process 0 serves the coordinator), or through mpirun or srun\n"
                     "(jax.distributed.initialize() finds the group from their environment).")
     parser.add_argument("--via", choices=launch.VIAS, default=launch.LOCAL,
                         help="what starts the processes: this command (local, the default), Open MPI's mpirun -np P, "
@@ -46,8 +47,26 @@ def register(subparsers: Any) -> None:
                         help=f"seconds after which every process is stopped (default {DEFAULT_TIMEOUT_S})")
     parser.add_argument("--late", type=float, default=0.0,
                         help="start the last process this many seconds late (--via local only)")
-    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command each process runs: train …")
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON object on stdout: process 0's result (--json is passed on to train), "
+                             "or the error that stopped the group")
+    parser.add_argument("command", nargs=argparse.REMAINDER, help="the command each process runs: train … (below)")
     parser.set_defaults(run=run_launch)
+
+
+# The options of `train` that place a process in its group: launch sets them (check_command refuses them).
+GROUP_OPTIONS = ("--coordinator-address", "--num-processes", "--process-id", "--cluster")
+
+
+def command_help() -> str:
+    """The settings the command `train` takes in a group: all of train's options but those launch sets."""
+    parser = Parser(prog="python -m pmap_core")
+    commands = parser.add_subparsers()
+    training.register(commands)
+    options = [action.option_strings[-1] for action in commands.choices["train"]._actions
+               if action.option_strings and action.option_strings[-1] not in (*GROUP_OPTIONS, "--help")]
+    listed = textwrap.fill(" ".join(options), 88, initial_indent="  ", subsequent_indent="  ", break_on_hyphens=False)
+    return f"the command: train with any of its settings (python -m pmap_core train --help):\n{listed}"
 
 
 TRACKING_OPTION = "--tracking-uri"
@@ -58,9 +77,8 @@ def check_command(command: list[str], processes: int, devices_per_process: int) 
     if not command or command[0] != "train":
         raise LabInputError("bad_launch_command", "launch runs `train …`, got {value!r}", value=" ".join(command))
     args = training.parse(command)
-    given = [option for option, value in (("--coordinator-address", args.coordinator_address),
-                                          ("--num-processes", args.num_processes != 1),
-                                          ("--process-id", args.process_id), ("--cluster", args.cluster)) if value]
+    set_by_launch = (args.coordinator_address, args.num_processes != 1, args.process_id, args.cluster)
+    given = [option for option, value in zip(GROUP_OPTIONS, set_by_launch, strict=True) if value]
     if given:
         raise LabInputError("launch_sets_group", "launch gives each process its place in the group; leave {option} "
                             "out of the command", option=given[0])
@@ -103,6 +121,9 @@ def start_group(args: argparse.Namespace, settings: argparse.Namespace) -> launc
 
 
 def run_launch(args: argparse.Namespace) -> int:
+    args.json = args.json or JSON_FLAG in args.command  # a failure answers as the result would
+    if args.json and JSON_FLAG not in args.command:
+        args.command = [*args.command, JSON_FLAG]
     settings = check_command(args.command, args.processes, args.devices_per_process)
     with start_group(args, settings) as group:
         progress(f"launching {args.processes} processes × {args.devices_per_process} devices"
@@ -113,8 +134,7 @@ def run_launch(args: argparse.Namespace) -> int:
                 progress(f"[{who}] {line.text}")
         outcome = group.outcome()
     if not outcome.ok:
-        print(f"error: the run did not finish: {launch.describe_failure(outcome)}; every process has ended",
-              file=sys.stderr)
-        return 1
+        return fail(f"the run did not finish: {launch.describe_failure(outcome)}; every process has ended", 1,
+                    args.json, "run_failed")
     sys.stdout.write(outcome.stdout[0] + "\n")
     return 0

@@ -1,13 +1,21 @@
-"""How every headless command speaks: the result on stdout (JSON when asked), progress on stderr."""
+"""How every headless command speaks: the result on stdout (JSON when asked), progress on stderr.
+
+A failure is one line on stderr, `error: …`, and a status other than 0; with `--json`, stdout also gets one JSON
+object, `{"error": …, "code": …, "status": …}`, in place of the result.
+"""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NoReturn
+
+JSON_FLAG = "--json"
+USAGE_STATUS = 2  # what argparse exits with on a usage error, and the CLI on any bad input
 
 
 def emit(result: dict[str, Any], as_json: bool) -> None:
@@ -38,3 +46,39 @@ def stdout_to_stderr() -> Iterator[None]:
         sys.stdout.flush()
         os.dup2(saved, 1)
         os.close(saved)
+
+
+def fail(message: str, status: int, as_json: bool, code: str | None = None) -> int:
+    """Report a failure (see the module's docstring) and return `status`."""
+    progress(f"error: {message}")
+    if as_json:
+        json_error(message, status, code)
+    return status
+
+
+def json_error(message: str, status: int, code: str | None) -> None:
+    """The JSON object of a failure, on stdout (where a command already said it on stderr in its own words)."""
+    sys.stdout.write(json.dumps({"error": message, "code": code, "status": status}) + "\n")
+    sys.stdout.flush()
+
+
+class UsageError(Exception):
+    """A command line argparse refused, raised (not exited) so that the CLI can answer it as asked."""
+
+    def __init__(self, parser: argparse.ArgumentParser, message: str):
+        super().__init__(message)
+        self.parser = parser
+
+    def report(self, as_json: bool) -> int:
+        """As argparse says it (usage, then `prog: error: …`, status 2), or with `--json` as any failure."""
+        if as_json:
+            return fail(f"{self.parser.prog}: {self}", USAGE_STATUS, True, "usage")
+        self.parser.print_usage(sys.stderr)
+        self.parser.exit(USAGE_STATUS, f"{self.parser.prog}: error: {self}\n")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, its errors raised as `UsageError` (its sub-parsers are of this class too)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self, message)

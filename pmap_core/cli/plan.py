@@ -48,8 +48,7 @@ GB = 1e9
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "plan", help="rank every layout of D devices (data, pipeline, expert, context, tensor) for a model on a "
-                     "cluster, predicted",
+        "plan",
         description="Every layout of D devices over the mesh axes (data, stage, expert, seq, model), each with its "
                     "best ZeRO stage, remat policy, micro-batches and interleaving, ranked by predicted step time "
                     "among those that fit in memory: memory per device, communication per axis, compute, bubble, "
@@ -309,10 +308,7 @@ def track(result: PlanResult, uri: str, checks: list[Any]) -> dict[str, Any]:
 
     tracker = Tracker(uri, experiment=record.PLAN_EXPERIMENT)
     run_id = record.log_plan(result, tracker, checks)
-    store = tracker.active_uri
-    if tracker.fell_back_to:
-        progress(f"tracking: {redact_uri(uri)} cannot be used ({tracker.fallback_reason}); "
-                 f"the plan went to {tracker.fell_back_to}")
+    store = tracker.active_uri  # a store that failed: the tracker said so in one line, naming the fallback store
     link = None
     if not tracker.fell_back_to:
         experiment = MlflowClient(store_uri(store)).get_run(run_id).info.experiment_id

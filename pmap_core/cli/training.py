@@ -21,7 +21,7 @@ from typing import Any
 from mlflow.tracking import MlflowClient
 
 from pmap_core.cli import lost_group
-from pmap_core.cli.output import emit, progress, stdout_to_stderr
+from pmap_core.cli.output import Parser, emit, json_error, progress, stdout_to_stderr
 from pmap_core.tracking import (
     NullTracker,
     RunTracker,
@@ -46,21 +46,20 @@ from pmap_core.validation import LabInputError, check_devices
 
 def parse(argv: Sequence[str]) -> argparse.Namespace:
     """`argv` (`train …` or `sweep …`) parsed as `python -m pmap_core` parses it."""
-    parser = argparse.ArgumentParser(prog="python -m pmap_core")
+    parser = Parser(prog="python -m pmap_core")
     register(parser.add_subparsers(dest="command", required=True))
     return parser.parse_args(list(argv))
 
 
 def register(subparsers: Any) -> None:
-    train = subparsers.add_parser("train", help="train one model data-parallel and track it in MLflow",
-                                  description="Train one model data-parallel (pmap, shard_map or jit); "
-                                              "log the run to MLflow.")
+    train = subparsers.add_parser("train", description="Train one model data-parallel (pmap, shard_map or jit); "
+                                                       "log the run to MLflow.")
     _add_settings(train)
     train.set_defaults(run=run_train)
-    sweep = subparsers.add_parser("sweep", help="train once per device count (1, 2, 4, …) and compare",
-                                  description="Train once per device count; throughput, scaling ratio and "
-                                              "efficiency against D = 1, as a parent MLflow run with one child per D "
-                                              "(one process: a multi-process group has no smaller D).")
+    sweep = subparsers.add_parser("sweep", description="Train once per device count; throughput, scaling ratio and "
+                                                       "efficiency against D = 1, as a parent MLflow run with one "
+                                                       "child per D (one process: a multi-process group has no "
+                                                       "smaller D).")
     _add_settings(sweep, sweep=True)
     sweep.add_argument("--device-counts", type=_int_list, default=None,
                        help="comma-separated device counts (default: 1, 2, 4, … up to --devices)")
@@ -238,18 +237,12 @@ def make_tracker(args: argparse.Namespace, info: distributed.ProcessInfo) -> Run
     """Only process 0 writes to MLflow: one run per training, however many processes took part."""
     if args.no_tracking or not info.is_leader:
         return NullTracker()
-    tracker = Tracker(check_tracking_uri(args.tracking_uri or tracking_uri()))  # a hopeless store: exit 2
-    if tracker.fell_back_to:
-        progress(f"tracking: {redact_uri(tracker.uri)} cannot be used ({tracker.fallback_reason}); "
-                 f"logging to {tracker.fell_back_to}")
-    return tracker
+    # A store that fails, now or during the run, is left for the fallback store: the tracker says so in one line.
+    return Tracker(check_tracking_uri(args.tracking_uri or tracking_uri()))  # a hopeless store: exit 2
 
 
-def _report_fallback(tracker: RunTracker, noticed_at_start: bool, tracked: Any = None) -> None:
-    if tracker.fell_back_to and not noticed_at_start:
-        progress(f"tracking: {redact_uri(getattr(tracker, 'uri', ''))} failed during the run "
-                 f"({tracker.fallback_reason}); everything was written to {tracker.fell_back_to}")
-    if tracked is not None and tracked.error:
+def _report_untracked(tracked: Any) -> None:
+    if tracked.error:
         progress(f"tracking: the run could not be recorded ({tracked.error}); the result below is complete")
 
 
@@ -304,6 +297,9 @@ def _tracking_fields(tracked: Any, info: distributed.ProcessInfo) -> dict[str, A
     }
 
 
+INTERRUPTED_STATUS = 130  # 128 + SIGINT, as a shell reports Ctrl-C
+
+
 def _interruptible(command: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Ctrl-C stops the command with status 130 and a line saying the run ended as KILLED, not a traceback."""
     @functools.wraps(command)
@@ -311,8 +307,11 @@ def _interruptible(command: Callable[[argparse.Namespace], int]) -> Callable[[ar
         try:
             return command(args)
         except KeyboardInterrupt:
-            progress("interrupted: the MLflow run ended as KILLED")
-            return 130
+            said = "interrupted: the MLflow run ended as KILLED"
+            progress(said)
+            if args.json:
+                json_error(said, INTERRUPTED_STATUS, "interrupted")
+            return INTERRUPTED_STATUS
 
     return run
 
@@ -326,12 +325,11 @@ def run_train(args: argparse.Namespace) -> int:
         config = train_plan.validate(config, train_config.HEADLESS_MAX_WORK)
         tracker = make_tracker(args, info)
         progress(f"training {config.model} with {config.impl} on {config.devices} devices "
-                 f"(process {info.process_id + 1} of {info.num_processes}), global batch {config.global_batch}")
-        noticed = bool(tracker.fell_back_to)
+                 f"(process {info.process_id} of {info.num_processes}), global batch {config.global_batch}")
         tracking = TrackingCallback(tracker)
         chunks = loop.Progress(on_chunk=functools.partial(_chunk_progress, total=config.steps))
         tracked = tracking.tracked(loop.train(config, [tracking, chunks]))
-        _report_fallback(tracker, noticed, tracked)
+        _report_untracked(tracked)
     emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info)}, args.json)
     return 0
 
@@ -363,11 +361,10 @@ def run_sweep(args: argparse.Namespace) -> int:
         impls = IMPLEMENTATIONS if args.impl == "all" else None
         train_plan.check_sweep(config, counts, impls, train_config.HEADLESS_MAX_WORK)
         tracker = make_tracker(args, info)
-        noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)
         sweep = loop.sweep(config, counts, [tracking, loop.Progress(on_point=_point_progress)], impls)
         tracked = tracking.tracked_sweep(sweep)
-        _report_fallback(tracker, noticed, tracked)
+        _report_untracked(tracked)
     logged = info.is_leader and not args.no_tracking
     runs = [{**_run_summary(point.result, point_metrics(point)), "run_id": child if logged else None}
             for point, child in zip(sweep.points, tracked.child_run_ids, strict=True)]
@@ -417,11 +414,10 @@ def _run_mesh_sweep(args: argparse.Namespace) -> int:
         config, info = join_and_configure(args)
         mesh_2d.mesh_configs(config, shapes, args.mesh_axis)  # every shape checked before the first run
         tracker = make_tracker(args, info)
-        noticed = bool(tracker.fell_back_to)
         tracking = TrackingCallback(tracker)
         meshes = mesh_2d.sweep_meshes(config, _mesh_progress, [tracking], shapes, args.mesh_axis)
         tracked = tracking.tracked_sweep(meshes.sweep)
-        _report_fallback(tracker, noticed, tracked)
+        _report_untracked(tracked)
     logged = info.is_leader and not args.no_tracking
     runs = [{**_run_summary(run.result, point_metrics(run.point)), "run_id": child if logged else None,
              "collectives": [dataclasses.asdict(row) for row in run.collectives]}

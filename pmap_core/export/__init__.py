@@ -54,6 +54,7 @@ __all__ = [
     "notebook_json",
     "script_devices",
     "script_for",
+    "setting_defaults",
     "sharded_dp_export",
     "training_export",
     "training_script",
@@ -187,12 +188,18 @@ def _number(kind: Callable[[str], object], name: str, raw: str) -> object:
 
 def export_for(lab: str, settings: Mapping[str, str]) -> Exported:
     """`lab` with settings named as in its link (devices=4 op=psum …); the rest are the lab's defaults."""
-    builders = {"training": _training_from, "collectives": _collectives_from, "migration": _migration_from,
-                "sharded_dp": _sharded_dp_from, "mesh_2d": _mesh_2d_from, "multiprocess": _multiprocess_from}
-    if lab not in builders:
+    if lab not in _LABS:
         raise LabInputError("unknown_lab", "unknown lab {lab!r}; choose one of {options}", lab=lab,
                             options=", ".join(LABS))
-    return builders[lab](dict(settings))
+    known, build = _LABS[lab]
+    given = dict(settings)
+    return build(_take(given, lab, known(given)))
+
+
+def setting_defaults(lab: str) -> dict[str, object]:
+    """Every setting of `lab` by its link name, with its value when none is given (what `export --help` lists)."""
+    known, _ = _LABS[lab]
+    return {name: default for name, (_, default) in known({}).items()}
 
 
 def script_for(lab: str, settings: Mapping[str, str]) -> str:
@@ -215,74 +222,97 @@ def _take(settings: dict[str, str], lab: str, known: Mapping[str, tuple[Callable
             for name, (kind, default) in known.items()}
 
 
-def _training_from(settings: dict[str, str]) -> Exported:
+def _training_settings(given: dict[str, str]) -> dict:
     d = train_config.TrainConfig()
-    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else d.devices
-    s = _take(settings, "training", {
-        "model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl),
-        "batch": (int, train_config.default_batch(devices)),
-        "lr": (float, None), "steps": (int, d.steps), "hidden": (int, d.hidden),  # None: the width's default η
-        "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)})
+    devices = _number(int, "devices", given["devices"]) if "devices" in given else d.devices
+    return {"model": (str, d.model), "devices": (int, d.devices), "impl": (str, d.impl),
+            "batch": (int, train_config.default_batch(devices)),
+            "lr": (float, None), "steps": (int, d.steps), "hidden": (int, d.hidden),  # None: the width's default η
+            "features": (int, d.features), "seed": (int, d.seed), "scaling": (str, d.scaling)}
+
+
+def _training_from(s: dict) -> Exported:
     return training_export(train_config.TrainConfig(
         model=s["model"], devices=s["devices"], impl=s["impl"], global_batch=s["batch"], learning_rate=s["lr"],
         steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"], scaling=s["scaling"]))
 
 
-def _collectives_from(settings: dict[str, str]) -> Exported:
-    s = _take(settings, "collectives", {"op": (str, "pmean"), "devices": (int, 4), "size": (int, 8),
-                                        "seed": (int, 0)})
+def _collectives_settings(given: dict[str, str]) -> dict:
+    return {"op": (str, "pmean"), "devices": (int, 4), "size": (int, 8), "seed": (int, 0)}
+
+
+def _collectives_from(s: dict) -> Exported:
     return collectives_export(s["op"], s["devices"], s["size"], s["seed"])
 
 
-def _migration_from(settings: dict[str, str]) -> Exported:
-    s = _take(settings, "migration", {"devices": (int, 8), "per_device": (int, 2)})
+def _migration_settings(given: dict[str, str]) -> dict:
+    return {"devices": (int, 8), "per_device": (int, 2)}
+
+
+def _migration_from(s: dict) -> Exported:
     return migration_export(s["devices"], s["per_device"])
 
 
-def _sharded_dp_from(settings: dict[str, str]) -> Exported:
-    """The sharded-DP lab's settings, its page's defaults for the rest."""
-    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else 8
-    accum = _number(int, "accum", settings["accum"]) if "accum" in settings else 1
-    s = _take(settings, "sharded_dp", {
-        "strategy": (str, "zero3"), "optimizer": (str, "adam"), "precision": (str, "float32"),
-        "grad_dtype": (str, "float32"), "devices": (int, 8), "accum": (int, 1),
-        "batch": (int, train_config.default_batch(devices, accum)),
-        "steps": (int, 100), "hidden": (int, 64), "features": (int, 16), "lr": (float, 0.01), "seed": (int, 0)})
+def _sharded_dp_settings(given: dict[str, str]) -> dict:
+    """The sharded-DP lab's settings, with its page's defaults."""
+    devices = _number(int, "devices", given["devices"]) if "devices" in given else 8
+    accum = _number(int, "accum", given["accum"]) if "accum" in given else 1
+    return {"strategy": (str, "zero3"), "optimizer": (str, "adam"), "precision": (str, "float32"),
+            "grad_dtype": (str, "float32"), "devices": (int, 8), "accum": (int, 1),
+            "batch": (int, train_config.default_batch(devices, accum)),
+            "steps": (int, 100), "hidden": (int, 64), "features": (int, 16), "lr": (float, 0.01), "seed": (int, 0)}
+
+
+def _sharded_dp_from(s: dict) -> Exported:
     return sharded_dp_export(train_config.TrainConfig(
         model="mlp", impl="jit", devices=s["devices"], global_batch=s["batch"], learning_rate=s["lr"],
         steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"], optimizer=s["optimizer"],
         strategy=s["strategy"], accum_steps=s["accum"], grad_dtype=s["grad_dtype"], precision=s["precision"]))
 
 
-def _mesh_2d_from(settings: dict[str, str]) -> Exported:
-    """The 2-D mesh lab's settings (mesh=4x2: data x model), its page's defaults for the rest."""
-    devices = _number(int, "devices", settings["devices"]) if "devices" in settings else 8
-    if "mesh" in settings:
-        data, model = mesh_view.parse_shape(settings["mesh"])
-        if "devices" in settings and devices != data * model:
+def _mesh_2d_settings(given: dict[str, str]) -> dict:
+    """The 2-D mesh lab's settings (mesh=4x2: data x model), with its page's defaults."""
+    devices = _number(int, "devices", given["devices"]) if "devices" in given else 8
+    if "mesh" in given:
+        data, model = mesh_view.parse_shape(given["mesh"])
+        if "devices" in given and devices != data * model:
             raise LabInputError("mesh_devices", "the mesh data={data},model={model} uses {mesh} devices, not {devices}",
                                 data=data, model=model, mesh=data * model, devices=devices)
         devices = data * model
     devices = script_devices(devices)
-    hidden = _number(int, "hidden", settings["hidden"]) if "hidden" in settings else mesh_view.round_up(
+    hidden = _number(int, "hidden", given["hidden"]) if "hidden" in given else mesh_view.round_up(
         mesh_view.HIDDEN, devices)
-    if "mesh" not in settings:
+    if "mesh" not in given:
         shapes = [(devices // m, m) for m in range(1, devices + 1) if devices % m == 0 and hidden % m == 0]
         data, model = mesh_view.default_shape(shapes) if shapes else (devices, 1)
-    s = _take(settings, "mesh_2d", {
-        "mesh": (str, f"{data}x{model}"), "devices": (int, devices), "strategy": (str, "dp"),
-        "hidden": (int, hidden), "features": (int, 8), "batch": (int, mesh_view.round_up(mesh_view.BATCH, devices)),
-        "steps": (int, 100), "lr": (float, 0.1), "seed": (int, 0)})
+    return {"mesh": (str, f"{data}x{model}"), "devices": (int, devices), "strategy": (str, "dp"),
+            "hidden": (int, hidden), "features": (int, 8), "batch": (int, mesh_view.round_up(mesh_view.BATCH, devices)),
+            "steps": (int, 100), "lr": (float, 0.1), "seed": (int, 0)}
+
+
+def _mesh_2d_from(s: dict) -> Exported:
+    data, model = mesh_view.parse_shape(s["mesh"])
     return mesh_2d_export(train_config.TrainConfig(
         model="mlp", impl="tensor", devices=data * model, mesh_model=model, global_batch=s["batch"],
         learning_rate=s["lr"], steps=s["steps"], hidden=s["hidden"], features=s["features"], seed=s["seed"],
         strategy=s["strategy"]))
 
 
-def _multiprocess_from(settings: dict[str, str]) -> Exported:
-    """The multi-process lab's settings, its page's defaults for the rest."""
-    s = _take(settings, "multiprocess", {
-        "processes": (int, 2), "per_process": (int, 2), "impl": (str, "jit"), "batch": (int, 16), "size": (int, 64),
-        "steps": (int, 8), "lr": (float, 0.3), "seed": (int, 0)})
+def _multiprocess_settings(given: dict[str, str]) -> dict:
+    """The multi-process lab's settings, with its page's defaults."""
+    return {"processes": (int, 2), "per_process": (int, 2), "impl": (str, "jit"), "batch": (int, 16),
+            "size": (int, 64), "steps": (int, 8), "lr": (float, 0.3), "seed": (int, 0)}
+
+
+def _multiprocess_from(s: dict) -> Exported:
     return multiprocess_export(s["processes"], s["per_process"], s["impl"], s["batch"], s["size"], s["steps"],
                                s["lr"], s["seed"])
+
+
+# Each lab: its settings by link name (type, default; a default may follow from the settings given), and what
+# builds its export from them.
+_LABS: dict[str, tuple[Callable[[dict[str, str]], dict], Callable[[dict], Exported]]] = {
+    "training": (_training_settings, _training_from), "collectives": (_collectives_settings, _collectives_from),
+    "migration": (_migration_settings, _migration_from), "sharded_dp": (_sharded_dp_settings, _sharded_dp_from),
+    "mesh_2d": (_mesh_2d_settings, _mesh_2d_from), "multiprocess": (_multiprocess_settings, _multiprocess_from),
+}

@@ -56,6 +56,25 @@ from pmap_core.tracking import (
 )
 
 log = logging.getLogger(__name__)
+REASON_CHARS = 200  # a store's error in a line about it: its first line, at most this long
+
+
+class RetriedError(Exception):
+    """A write the store kept refusing while it was tried again for `waited_s` (`Tracker._retry_on_server`)."""
+
+    def __init__(self, error: Exception, waited_s: float):
+        super().__init__(str(error))
+        self.error, self.waited_s = error, waited_s
+
+
+def error_reason(error: Exception) -> str:
+    """A store's error in a few words, for the one line that says a run left it: the error's type and the first line
+    of its message, shortened, credentials redacted (MLflow's own messages run to several lines and kilobytes)."""
+    if isinstance(error, RetriedError):
+        return f"it did not take a write for {error.waited_s:.0f} s: {error_reason(error.error)}"
+    first = (str(error).strip().splitlines() or [""])[0]
+    text = redact_uri(f"{type(error).__name__}: {first}" if first else type(error).__name__)
+    return text if len(text) <= REASON_CHARS else text[:REASON_CHARS - 1] + "…"
 
 # MLflow's defaults retry an unreachable server for about four minutes per call.
 # These make a dead server known within seconds; the user can still override them. MLflow also prints
@@ -360,7 +379,7 @@ class Tracker(RunContext):
                     return
                 except Exception as again:  # noqa: BLE001 - the fallback below takes the write
                     error = again
-            self._fall_back(redact_uri(f"{type(error).__name__}: {error}")[:300])
+            self._fall_back(error_reason(error))
             write()
 
     def _server_error(self, error: Exception) -> bool:
@@ -375,7 +394,8 @@ class Tracker(RunContext):
         each time the server answers, for up to DATABASE_RETRY_WAIT_S (a restart takes seconds; the pool
         reconnects); None once it is written, else the last error. Writes run in the background: the
         training goes on meanwhile."""
-        deadline = time.monotonic() + DATABASE_RETRY_WAIT_S
+        started = time.monotonic()
+        deadline = started + DATABASE_RETRY_WAIT_S
         while time.monotonic() < deadline:
             time.sleep(DATABASE_RETRY_PAUSE_S)
             if not server_reachable(self.uri, min(REACHABILITY_TIMEOUT_S, max(0.1, deadline - time.monotonic()))):
@@ -385,15 +405,14 @@ class Tracker(RunContext):
                 return None
             except Exception as again:  # noqa: BLE001 - tried again until the deadline, then the fallback
                 error = again
-        log.warning("tracking: %s did not take a write for %g s: %s", redact_uri(self.uri), DATABASE_RETRY_WAIT_S,
-                 redact_uri(str(error))[:300])
-        return error
+        return RetriedError(error, time.monotonic() - started)
 
     def _fall_back(self, reason: str) -> None:
         """Switch to the local fallback store and replay every run written so far."""
         self.fell_back_to = self.fallback_uri
         self.fallback_reason = reason
-        # WARNING: the app server's log shows it (Streamlit leaves our loggers to Python's last resort).
+        # The one line that says so, WARNING: the app server's log and the CLI's stderr show it (nobody gives our
+        # loggers a handler: Python's last resort writes them to stderr).
         log.warning("tracking: %s failed (%s); runs go to %s", redact_uri(self.uri), reason, self.fallback_uri)
         self._client = None
         self._experiment_id = None

@@ -9,7 +9,8 @@ import time
 import pytest
 from mlflow.tracking import MlflowClient
 
-from harness.processes import hold_lock, new_tracking_store, run_python, start_python
+from harness.processes import MlflowServer, hold_lock, new_tracking_store, run_python, start_python
+from pmap_core.tracking import store_uri
 from tests.core.test_tracking_stores import HOPELESS
 
 TINY = ["--steps", "20", "--chunk", "10", "--global-batch", "32", "--devices", "2"]
@@ -101,7 +102,7 @@ def test_a_store_locked_for_45_s_trains_into_the_fallback_within_seconds(tmp_pat
     assert done.returncode == 0, done.stderr[-2000:]
     assert still_held and elapsed - reference_s < LOCKED_STORE_DELAY_S
     assert "Traceback" not in done.stderr
-    assert f"tracking: {store} cannot be used (another process has kept it locked" in done.stderr
+    assert f"tracking: {store} failed (another process has kept it locked" in done.stderr
     assert f"fell_back_to: sqlite:///{tmp_path / 'mlflow-fallback.db'}" in done.stdout
     fallback = MlflowClient(f"sqlite:///{tmp_path / 'mlflow-fallback.db'}")
     (run,) = fallback.search_runs([fallback.get_experiment_by_name("pmap-lab").experiment_id])
@@ -126,3 +127,25 @@ def test_credentials_in_the_tracking_uri_never_reach_the_output(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert "s3cr3t" not in done.stdout + done.stderr
     assert "http://***@127.0.0.1:9/?token=***" in done.stderr
+
+
+def test_a_tracking_server_whose_database_is_down_is_one_line_naming_it(postgres, postgres_store, tmp_path):
+    """`mlflow server` in front of a PostgreSQL that is down answers its API with errors while /health answers: the
+    CLI tries the write again for a while, then trains into the fallback store, and says so in one line with the
+    server's error cut short (it said it three times, each with MLflow's whole message)."""
+    backend = store_uri(postgres_store.replace(f":{postgres.password}@", "@"))
+    server = MlflowServer(tmp_path, backend=backend, env={"PGPASSWORD": postgres.password})
+    fallback = new_tracking_store(tmp_path / "mlflow-fallback.db")
+    try:
+        server.wait_until_healthy(timeout_s=300)
+        postgres.pause()
+        done, _ = run_cli("train", *TINY, "--tracking-uri", server.uri, cwd=tmp_path, timeout=240)
+    finally:
+        if not postgres.running():
+            postgres.resume()
+        server.stop()
+    assert done.returncode == 0, done.stderr[-3000:]
+    said = [line for line in done.stderr.splitlines() if line.startswith("tracking:") or "Error" in line]
+    assert len(said) == 1 and said[0].startswith(f"tracking: {server.uri} failed (it did not take a write"), said
+    assert said[0].endswith(f"runs go to {fallback}") and len(said[0]) < 400, said[0]
+    assert f"fell_back_to: {fallback}" in done.stdout

@@ -11,7 +11,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.processes import ROOT, new_tracking_store, run_python
-from pmap_core.cli.commands import build_parser, main
+from pmap_core.cli.commands import main, parse_args
 from pmap_core.cli.training import make_tracker
 from pmap_core.train.distributed import ProcessInfo
 
@@ -65,7 +65,7 @@ def test_only_process_zero_writes_to_mlflow(tmp_path):
     and the store holds the leader's one run, read back with its params, losses and end."""
     db = tmp_path / "mlflow.db"
     store = new_tracking_store(db)
-    args = build_parser().parse_args(["train", "--tracking-uri", store])
+    args = parse_args(["train", "--tracking-uri", store])
     follower = ProcessInfo(process_id=1, num_processes=2, local_devices=4, global_devices=8)
     leader = dataclasses.replace(follower, process_id=0)
 

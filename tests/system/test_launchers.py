@@ -150,6 +150,9 @@ def test_each_launcher_trains_as_one_process_of_the_same_devices(via, tmp_path, 
     assert (result["process_id"], result["num_processes"], result["devices"]) == (0, PROCESSES, 4)
     for i in range(PROCESSES):
         assert f"[process {i}] joined the group: process {i} of {PROCESSES}, {PER_PROCESS} of 4 devices" in err
+    # Every line of a process that numbers it numbers it as the launcher does (from 0, as --process-id).
+    numbered = re.findall(rf"^\[process (\d+)\] .*\bprocess (\d+) of {PROCESSES}\b", err, re.M)
+    assert {prefix for prefix, _ in numbered} == {"0", "1"} and all(a == b for a, b in numbered), numbered
     single = one_process()
     run = only_run(uri)
     assert run.info.run_id == result["run_id"] and run.info.status == "FINISHED"
