@@ -1,8 +1,8 @@
 """Context parallelism (`train.context`, impl context, `--mesh data=X,seq=Y --context …`): each scheme computes what
 one device computes (the attention's output and its gradients, the model's loss and gradients, the training loss)
-at seq = 2, 3, 4 and 8, contiguous and zig-zag; the bytes its compiled step sends against the formula's; the ring
-follows its schedule; the zig-zag layout balances the causal work; the runs it refuses, in one line each; the CLI
-and MLflow report it."""
+at seq = 2, 3 and 8 and on a 2 × 4 data × seq mesh, contiguous and zig-zag; the bytes its compiled step sends
+against the formula's; the ring follows its schedule; the zig-zag layout balances the causal work; the runs it
+refuses, in one line each; the CLI and MLflow report it."""
 
 from __future__ import annotations
 
@@ -30,9 +30,10 @@ from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
 # 4 heads: Ulysses runs at seq 2 and 4 and is refused at 3 and 8. seq_len 48 divides into 2·P chunks for P = 2, 3,
-# 4 and 8 (zig-zag); 24 sequences split over every data × seq shape used here.
+# 4 and 8 (zig-zag); 24 sequences split over every data × seq shape used here. The seq axes: the smallest split, an
+# odd one and 8 (4 would repeat them; it runs on the 2 × 4 mesh and in the ring's permutation).
 DIMS, LAYERS, BATCH = transformer.Dims(d_model=16, heads=4, seq_len=48, vocab=16), 2, 24
-SEQS = (2, 3, 4, 8)
+SEQS = (2, 3, 8)
 RTOL = 1e-5
 
 
@@ -40,8 +41,8 @@ def _runs(scheme: str, seq: int) -> bool:
     return scheme != "ulysses" or DIMS.heads % seq == 0
 
 
-# (scheme, data, seq, layout): every scheme at every seq it runs at (Ulysses: 2 and 4), both layouts, and on a
-# 2 × 4 data × seq mesh.
+# (scheme, data, seq, layout): every scheme at every seq of SEQS it runs at (Ulysses: 2), both layouts, and on a
+# 2 × 4 data × seq mesh (Ulysses too).
 CASES = [(scheme, 1, seq, layout) for scheme in cp.SCHEMES for seq in SEQS for layout in cp.LAYOUTS
          if _runs(scheme, seq)] + [(scheme, 2, 4, "zigzag") for scheme in cp.SCHEMES]
 
@@ -119,8 +120,7 @@ def test_each_collective_sends_what_the_formula_says(steps, scheme, data, seq, l
 def test_a_device_keeps_less_for_its_backward_pass_as_the_seq_axis_grows(steps):
     """Every scheme splits the activations outside attention by P; the residuals per device fall with P."""
     for scheme in cp.SCHEMES:
-        kept = [steps(scheme, 1, seq, "contiguous").residual_bytes for seq in SEQS if _runs(scheme, seq)
-                and seq != 3]
+        kept = [steps(scheme, 1, seq, "contiguous").residual_bytes for seq in (2, 4, 8) if _runs(scheme, seq)]
         assert kept == sorted(kept, reverse=True) and kept[-1] < kept[0] / 1.5, (scheme, kept)
         assert all(steps(scheme, 1, seq, "contiguous").peak_bytes for seq in (2, 4))
 

@@ -1,6 +1,6 @@
 """The mixture of experts (`train.transformer`, `--experts E --top-k k --capacity-factor c`) and expert parallelism
 (`train.experts`, impl expert, `--mesh data=X,expert=Y`): the dense model untouched at E = 0; one step's loss and
-every gradient on data × expert meshes (1×2, 2×2, 1×4, 2×4 and 1×3) equal to one device's with ample capacity; the
+every gradient on data × expert meshes (1×2, 2×2, 2×4 and 1×3) equal to one device's with ample capacity; the
 bytes its compiled step sends against the formula's; capacity and dropped tokens; the refusals, in one line each;
 training, the CLI and MLflow."""
 
@@ -32,7 +32,9 @@ from pmap_core.validation import LabInputError
 # device routes cannot change what any token gets. 24 sequences split over every mesh used here.
 DIMS = transformer.Dims(d_model=16, heads=2, seq_len=8, vocab=16, experts=12, top_k=2, capacity_factor=6.0)
 LAYERS, BATCH, RTOL = 2, 24, 1e-5
-MESHES = [(1, 2), (2, 2), (1, 4), (2, 4), (1, 3)]
+# (data, expert): the expert axis alone at 2 and at an odd 3, and two 2-D meshes, the second of 8 devices (1 × 4
+# would repeat them).
+MESHES = [(1, 2), (2, 2), (2, 4), (1, 3)]
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "pmap_core"
 
 

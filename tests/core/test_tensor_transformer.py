@@ -1,5 +1,5 @@
 """The transformer under tensor parallelism (impl tensor, Megatron-LM's split): its parameters' logical axes and
-the PartitionSpecs the rules give them, the same training as one device on every data × model mesh of 1 to 8
+the PartitionSpecs the rules give them, the same training as one device on data × model meshes of 1 to 8
 devices, two all-reduces over `model` per block forward and two backward in the compiled program, the meshes it
 refuses, and `train --model transformer --mesh data=X,model=Y` on the command line."""
 
@@ -20,8 +20,10 @@ from pmap_core.train.plan import validate
 from pmap_core.validation import LabInputError
 
 SMALL = transformer.Dims(d_model=16, heads=4, seq_len=8, vocab=16)
-# (data, model): D = 1, 2, 3, 4 and 8. 1 × 3 is refused: 3 does not divide the 4 heads (below).
-SHAPES = [(1, 1), (1, 2), (2, 1), (3, 1), (2, 2), (1, 4), (2, 4), (4, 2)]
+# (data, model): one device, an odd data axis, the model axis alone (all 4 heads split), and two 2-D meshes, the
+# second of 8 devices; 1 × 2, 2 × 1 and 4 × 2 would repeat them. 1 × 3 is refused: 3 does not divide the 4 heads
+# (below).
+SHAPES = [(1, 1), (3, 1), (1, 4), (2, 2), (2, 4)]
 # FSDP × TP: the data axis divides d_model 16 (3 × 1 is refused).
 FSDP_SHAPES = [(2, 1), (2, 2), (2, 4), (4, 2)]
 

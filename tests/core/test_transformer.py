@@ -22,7 +22,9 @@ from pmap_core.validation import LabInputError
 SMALL = transformer.Dims(d_model=16, heads=2, seq_len=8, vocab=16)
 # The data-parallel programs: (impl, strategy). jit with a ZeRO strategy runs the sharded-state program.
 PROGRAMS = [("pmap", "dp"), ("shard_map", "dp"), ("jit", "dp"), ("jit", "zero1"), ("jit", "zero2"), ("jit", "zero3")]
-DEVICE_COUNTS = (1, 2, 3, 4, 8)  # the global batch 48 splits over each
+# The global batch 48 splits over each: one device (nothing to split), an odd count, the default 8; 2 and 4 would
+# repeat 8.
+DEVICE_COUNTS = (1, 3, 8)
 
 
 def small_config(**changes) -> TrainConfig:
@@ -101,20 +103,16 @@ def one_device_loss() -> float:
     return loop.train(small_config(), measure_scaling=False).final_loss
 
 
+@pytest.mark.parametrize("devices", DEVICE_COUNTS)
 @pytest.mark.parametrize(("impl", "strategy"), PROGRAMS)
-def test_every_data_parallel_program_ends_where_one_device_does(impl, strategy, one_device_loss):
-    """20 SGD steps on 48 sequences: the final loss at D = 1, 2, 3, 4, 8 within 1e-5 of one device's (measured:
+def test_every_data_parallel_program_ends_where_one_device_does(impl, strategy, devices, one_device_loss):
+    """20 SGD steps on 48 sequences: the final loss at D = 1, 3 and 8 within 1e-5 of one device's (measured:
     within 2e-7), at η = 0.1; at η = 0.5 this tiny model's 20 steps already amplify rounding
     differences past it (pmap against jit, both on one device: 6e-5 apart; config.default_learning_rate)."""
-    finals = {}
-    for devices in DEVICE_COUNTS:
-        result = loop.train(small_config(devices=devices, impl=impl, strategy=strategy), measure_scaling=False)
-        finals[devices] = result.final_loss
-        assert len(result.losses) == 20
-    far = {devices: abs(final - one_device_loss) / one_device_loss for devices, final in finals.items()}
-    assert max(far.values()) <= 1e-5, (impl, strategy, finals, one_device_loss)
-    print(f"{impl} {strategy}: one device {one_device_loss:.7f}; " + ", ".join(
-        f"D = {d}: {finals[d]:.7f} ({far[d]:.1e})" for d in DEVICE_COUNTS))
+    result = loop.train(small_config(devices=devices, impl=impl, strategy=strategy), measure_scaling=False)
+    assert len(result.losses) == 20
+    far = abs(result.final_loss - one_device_loss) / one_device_loss
+    assert far <= 1e-5, (impl, strategy, devices, result.final_loss, one_device_loss)
 
 
 def test_the_flop_count_is_within_a_fifth_of_what_xla_counts():
