@@ -1,5 +1,7 @@
 """A plan recorded as an MLflow run with one child run per checked layout, and read back, on a real sqlite store."""
 
+from pathlib import Path
+
 import pytest
 from mlflow.tracking import MlflowClient
 
@@ -8,6 +10,7 @@ from pmap_core.concepts.planner import HARDWARE, MODELS, Workload, check, plan
 from pmap_core.concepts.planner.record import PLAN_EXPERIMENT, StoredRun, log_plan, read_plan
 from pmap_core.validation import LabInputError
 
+ROOT = Path(__file__).resolve().parents[2]
 MODEL, HW = MODELS["llama3-8b"], HARDWARE["h100"]
 WORKLOAD = Workload(sequences=64, seq_len=4096)
 
@@ -78,6 +81,19 @@ def test_checked_layouts_are_child_runs_that_read_back_under_their_plan(tmp_path
         else:
             assert m["compiled.peak_bytes"] == checked.compiled_peak_bytes
             assert m["ratio.memory"] == pytest.approx(checked.memory_ratio)
+    # README says what these child runs hold: predictions beside the compiler's figures, none of them measured.
+    held = {name for child in stored.children for name in child.metrics}
+    said = readme_check_sentence()
+    for prefix in ("predicted.", "compiled.peak_bytes", "hlo.bytes."):
+        assert f"`{prefix}" in said and any(name.startswith(prefix) for name in held), prefix
+    assert "compiler-reported" in said and "HLO" in said and "measured" not in said
+
+
+def readme_check_sentence() -> str:
+    """README's sentence on what `plan --check --track` records, as one line."""
+    text = " ".join((ROOT / "README.md").read_text().split())
+    start = text.index("with `--check`, each compiled layout")
+    return text[start:text.index(". ", start)]
 
 
 def test_a_plan_nothing_fits_records_the_least_memory_layout(tmp_path):
