@@ -6,7 +6,7 @@ same run (the rows it read, the loss per step, the parameters). Only jax and num
 
 from __future__ import annotations
 
-from pmap_core.export.templating import Exported, cli_command, fill, shown
+from pmap_core.export.templating import Exported, cli_command, fill, requirements, shown
 from pmap_core.runtime import MIN_WORKER_THREADS
 from pmap_core.train import config as train_config
 from pmap_core.train import launch, models
@@ -30,7 +30,7 @@ def multiprocess_export(processes: int, per_process: int, impl: str, global_batc
     settings = {"processes": processes, "per_process": per_process, "impl": impl, "batch": config.global_batch,
                 "size": dataset_size, "steps": config.steps, "lr": config.learning_rate, "seed": config.seed}
     devices = processes * per_process
-    script = fill(
+    script = requirements() + fill(
         "multiprocess.py.tmpl",
         title=f"The multi-process lab: {processes} process(es) x {per_process} device(s) train as one with "
               f"jax.distributed ({impl}).", settings=shown(settings),

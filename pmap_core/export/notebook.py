@@ -5,7 +5,7 @@ there is one code text."""
 from __future__ import annotations
 
 from pmap_core.export.notes import LANGUAGES, NOTES
-from pmap_core.export.templating import Exported, cells
+from pmap_core.export.templating import REQUIREMENTS, Exported, cells
 from pmap_core.validation import LabInputError
 
 
@@ -28,7 +28,7 @@ def notebook_json(exported: Exported, lang: str = "en") -> str:
     from nbformat import v4
 
     lang = check_language(lang)
-    values, lab = dict(exported.values), exported.lab
+    values, lab = {**REQUIREMENTS, **exported.values}, exported.lab
     title = note(lab, "title", lang, values)
     opening = f"# {title}\n\n{note(lab, 'intro', lang, values)}\n\n{note(lab, 'rerun', lang, values)}"
     book = [v4.new_markdown_cell(opening)]

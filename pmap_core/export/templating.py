@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from pmap_core.runtime import MAX_CPU_DEVICES, MIN_WORKER_THREADS
 from pmap_core.validation import check_int
-from pmap_core.versions import VERIFIED_JAX
+from pmap_core.versions import MIN_PYTHON, VERIFIED_JAX, minor
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 SCRIPT_MAX_DEVICES = MAX_CPU_DEVICES  # the most CPU devices a script may simulate (the runtime's own limit)
@@ -34,10 +34,20 @@ def shown(settings: Mapping[str, object]) -> str:
     return ", ".join(f"{k}={v}" for k, v in settings.items())
 
 
+# What an export needs, as its first cell and that cell's text name it: the Python JAX needs, the JAX the lab was
+# verified on (its minor release, and the release to install).
+REQUIREMENTS = {"python": ".".join(map(str, MIN_PYTHON)), "jax": minor(VERIFIED_JAX), "jax_release": VERIFIED_JAX}
+
+
+def requirements() -> str:
+    """The first cell of every export: the Python and JAX it needs, checked before JAX is imported."""
+    return fill("requirements.py.tmpl", **REQUIREMENTS, python_tuple=", ".join(map(str, MIN_PYTHON)))
+
+
 def header(title: str, settings: Mapping[str, object], devices: int, lab: str) -> str:
-    return fill("header.py.tmpl", title=title, settings=shown(settings), filename=f"{lab}.py",
-                notebook=f"{lab}.ipynb", devices=devices,
-                threads=max(MIN_WORKER_THREADS, 2 * devices), jax_verified=VERIFIED_JAX).rstrip() + "\n"
+    return requirements() + fill("header.py.tmpl", title=title, settings=shown(settings), filename=f"{lab}.py",
+                                 notebook=f"{lab}.ipynb", devices=devices,
+                                 threads=max(MIN_WORKER_THREADS, 2 * devices)).rstrip() + "\n"
 
 
 def cli_command(*parts: str | Mapping[str, object]) -> str:

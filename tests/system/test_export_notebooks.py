@@ -9,25 +9,30 @@ from __future__ import annotations
 
 import ast
 import json
+import pathlib
 import re
 import shlex
+import shutil
 import string
+import subprocess
 
 import nbformat
 import numpy as np
 import pytest
 
-from harness.processes import ROOT, start_python
+from harness.processes import ROOT, run_python, start_python
 from labs.texts import GLOSSARY
 from pmap_core import export
 from pmap_core.cli.commands import main
 from pmap_core.concepts import collectives, migration
 from pmap_core.export.notes import LANGUAGES, NOTES
 from pmap_core.export.templating import cells
+from pmap_core.versions import VERIFIED_JAX, minor
 from tests.system.test_export import NUMBER, _device_results, _training_output
 
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]")
 CODE_SPAN = re.compile(r"`([^`]+)`")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # the colours of a kernel's error
 
 # Settings that, together, reach every cell text: each model, implementation and strategy.
 EVERY_CELL = [
@@ -89,9 +94,53 @@ def test_a_notebook_is_its_script_in_cells_after_their_texts(lab, settings):
             if following.cell_type == "code":
                 assert cell.cell_type == "markdown" and cell.source.strip(), (lab, lang)
         assert bool(CJK.search(book.cells[1].source)) == (lang == "zh")
-    first = script_cells[0][1]  # the first cell fixes the devices and says which it uses
-    assert script_cells[0][0] == "setup" and "simulated CPU device(s)" in first
-    assert lab == "multiprocess" or ("jax_num_cpu_devices" in first and "print(devices)" in first)
+    # The first cell checks Python and JAX before anything imports JAX; the next fixes the devices and says which.
+    assert script_cells[0][0] == "requirements" and "import jax" not in script_cells[0][1]
+    second = script_cells[1][1]
+    assert script_cells[1][0] == "setup" and "simulated CPU device(s)" in second
+    assert lab == "multiprocess" or ("jax_num_cpu_devices" in second and "print(devices)" in second)
+
+
+def older_jax(folder: pathlib.Path) -> pathlib.Path:
+    """A folder that, first on the path, makes the installed JAX read as 0.10.2 (what `pip show` would say)."""
+    info = folder / "jax-0.10.2.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: jax\nVersion: 0.10.2\n")
+    return folder
+
+
+def test_an_export_says_in_one_line_what_to_install_and_stops_before_jax(tmp_path):
+    """Exported scripts run where they cannot: on Python 3.11 (JAX 0.12 needs 3.12: no pip install is offered),
+    with an older JAX, and with none. Each stops in its first cell with one line, never an AttributeError."""
+    script = tmp_path / "collectives.py"
+    script.write_text(export.script_for("collectives", {"devices": "3"}))
+    cases = {"older": ([script], (older_jax(tmp_path / "old"),)), "none": (["-S", script], ())}
+    done = {name: run_python(argv, cwd=tmp_path, path=path) for name, (argv, path) in cases.items()}
+    python311 = shutil.which("python3.11")
+    if python311:  # Debian's: real, and without JAX
+        done["python 3.11"] = subprocess.run([python311, script], capture_output=True, text=True, timeout=60)
+    said = {}
+    for name, run in done.items():
+        assert run.returncode == 1 and run.stdout == "", (name, run.stdout, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1 and "Error" not in run.stderr, (name, run.stderr)
+        said[name] = run.stderr.strip()
+    install = f"pip install 'jax=={VERIFIED_JAX}'"
+    assert said["older"] == f"JAX 0.10.2 is older than JAX {minor(VERIFIED_JAX)}, which this was written for: {install}"
+    assert said["none"] == f"JAX is not installed: {install}"
+    if python311:
+        assert said["python 3.11"].startswith(f"JAX {minor(VERIFIED_JAX)} needs Python 3.12 or newer, and this is "
+                                              "Python 3.11.") and "pip install" not in said["python 3.11"]
+
+
+def test_a_notebook_on_an_older_jax_stops_in_its_first_cell_with_the_pip_line(tmp_path):
+    """In a real kernel: the first cell ends the run with `%pip install …` (the kernel's own pip) and a restart."""
+    path = tmp_path / "collectives.ipynb"
+    path.write_text(export.notebook_for("collectives", {"devices": "3"}))
+    done = run_python([RUN_NOTEBOOK, path], cwd=tmp_path, path=(older_jax(tmp_path / "old"),), timeout=240)
+    assert done.returncode != 0
+    assert (f"SystemExit: JAX 0.10.2 is older than JAX {minor(VERIFIED_JAX)}, which this was written for: "
+            f"%pip install 'jax=={VERIFIED_JAX}', then restart the kernel") in ANSI.sub("", done.stderr), done.stderr
+    assert "AttributeError" not in done.stderr and "simulated CPU device" not in done.stderr
 
 
 def test_the_cli_writes_a_notebook_in_the_language_asked(capsys):
