@@ -57,7 +57,27 @@ def chromium_missing_reason() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return "playwright is not installed (pip install -r requirements-dev.txt)"
+        return ("playwright is not installed (scripts/setup.sh requirements-dev.txt installs it and the checks' "
+                "other packages into .venv; or pip install -r requirements-dev.txt -c constraints.txt)")
+    return None
+
+
+def before_class_problem() -> str | None:
+    """What keeps a benchmark from measuring what a class would get, in one line, or None: the browser (and what
+    to install), the teacher key's length (the server started here inherits it, and with a length the app
+    refuses every page shows only the refusal), and the class store MLFLOW_TRACKING_URI names (it must take a
+    run: the server started here tracks into a throwaway store instead)."""
+    missing = chromium_missing_reason()
+    if missing:
+        return missing
+    from pmap_core.tracking.readiness import NotReady, check_store, check_teacher_key_setting
+
+    try:
+        check_teacher_key_setting(os.environ)
+        if os.environ.get("MLFLOW_TRACKING_URI", "").strip():
+            check_store(os.environ["MLFLOW_TRACKING_URI"].strip())
+    except NotReady as error:
+        return str(error)
     return None
 
 
@@ -389,8 +409,9 @@ def run_sessions(server: Server, browser, labs: list, sessions: int, timeout_s: 
 @contextlib.contextmanager
 def server_and_browser(extra_env: dict[str, str] | None = None) -> Iterator[tuple[Server, object]]:
     """A fresh server and a headless Chromium for one script, both closed on the way out.
-    Exits with status 2 and the reason when the browser cannot run here."""
-    missing = chromium_missing_reason()
+    Exits with status 2 and the reason, in one line, when the browser cannot run here or the deployment it
+    stands for could not hold a class (before_class_problem)."""
+    missing = before_class_problem()
     if missing:
         print(f"cannot run: {missing}", file=sys.stderr)
         raise SystemExit(2)

@@ -447,3 +447,34 @@ def test_an_outage_mid_run_then_move_fallback_leaves_one_finished_copy(postgres,
     again = json.loads(run_python(["-m", "pmap_core", "store", "move-fallback", "--from", fallback, "--json"],
                                   cwd=tmp_path, env={"MLFLOW_TRACKING_URI": postgres_store}, check=True).stdout)
     assert (again["moved"], again["already_moved"], again["partial_copies_deleted"]) == (0, 1, 0)
+
+
+def test_the_checks_fail_in_one_line_while_postgresql_is_down_behind_an_mlflow_server(
+        postgres, server_on_postgres, tmp_path):
+    """MLflow's /health answers 200 while its database is down, and its API 503: `store check` and the
+    before-class benchmark write and read a run through the API, and each says in one line that the store
+    does not take it (and passes once the database is back)."""
+    import urllib.request
+
+    from harness.processes import ROOT
+
+    server, _ = server_on_postgres
+    env = {"MLFLOW_TRACKING_URI": server.uri}
+    check = ["-m", "pmap_core", "store", "check", "--json"]
+    assert json.loads(run_python(check, cwd=tmp_path, env=env, check=True).stdout)["store"] == server.uri
+    postgres.pause()
+    try:
+        with urllib.request.urlopen(server.uri + "/health", timeout=30) as health:
+            assert health.status == 200
+        down = run_python(check, cwd=tmp_path, env=env, drop=["PMAP_LAB_TEACHER_KEY"], timeout=300)
+        before_class = run_python(["-m", "benchmarks.memory_after_all_labs"], cwd=ROOT, env=env,
+                                  drop=["PMAP_LAB_TEACHER_KEY"], timeout=300)
+    finally:
+        postgres.resume()
+    assert down.returncode == 1 and json.loads(down.stdout)["code"] == "not_ready"
+    for done in (down, before_class):
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1, done.stderr[-3000:]
+        assert f"the tracking store {server.uri} does not take a run" in lines[0] and "503" in lines[0], lines[0]
+    assert before_class.returncode == 2
+    assert run_python(check, cwd=tmp_path, env=env, timeout=300).returncode == 0  # the database is back
