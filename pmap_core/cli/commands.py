@@ -40,7 +40,7 @@ COMMANDS = {
     "launch": ("launch", "start P jax.distributed processes running one command (locally, or through mpirun or "
                          "srun)"),
     "export": ("export", "print a lab as a standalone JAX script or notebook (only jax and numpy)"),
-    "store": ("store", "look after the class store (move fallback runs back into it)"),
+    "store": ("store", "look after the class store (check that a class can use it; move fallback runs back into it)"),
     "plan": ("plan", "rank every layout of D devices (data, pipeline, expert, context, tensor) for a model on a "
                      "cluster, predicted"),
 }

@@ -25,7 +25,9 @@ from pmap_core.validation import TEACHER_KEY_ENV, LabInputError
 
 
 def register(subparsers: Any) -> None:
-    store = subparsers.add_parser("store", description="Look after the class store: move fallback runs back into it.")
+    store = subparsers.add_parser(
+        "store", description="Look after the class store: check that a class can use it; move fallback runs back "
+                             "into it.")
     commands = store.add_subparsers(dest="store_command", required=True)
     move = commands.add_parser(
         "move-fallback", help="copy the runs of the fallback store back into the class store",
