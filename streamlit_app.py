@@ -15,7 +15,7 @@ from pmap_core import tracking, versions
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
 import_libraries()
-from labs.ui import teacher  # noqa: E402 - it imports MLflow: only once import_libraries() has
+from labs.ui import predicting, teacher  # noqa: E402 - they import MLflow: only once import_libraries() has
 
 server_exit.bound_graceful_shutdown()  # a stalled client cannot keep the server alive after SIGTERM
 
@@ -55,5 +55,8 @@ if running.other_jax_minor:  # once, above every page: its sentences were checke
                icon="⚠️")
 runtime_sidebar(common)
 start_recording()  # this run's link-backed widgets record their settings for the share panel
-current.run()
+try:
+    current.run()
+finally:  # a lab drawn with a worksheet step's settings has shown that step's figure, even if it stopped
+    predicting.saw_lab(current.url_path)
 share.share_panel(common, current.url_path)

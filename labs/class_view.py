@@ -83,6 +83,7 @@ def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
         **{c: T(f"col.{c}") for c in summary.columns if T.has(f"col.{c}")},
         "within_tolerance": st.column_config.ProgressColumn(T("col.within_tolerance"), format="percent",
                                                             min_value=0.0, max_value=1.0)})
+    show_bursts(shown, titles, names)
     labels = {f"{s.sheet}/{s.step}": s for s in steps}
     chosen = labels[st.selectbox(T("w.prediction_step"), list(labels), key="class_view.prediction_step",
                                  format_func=lambda key: step_label(labels[key], titles, names))]
@@ -106,6 +107,19 @@ def show_predictions(shown: pd.DataFrame, withheld_left_out: bool) -> None:
         right=T("legend.right"), wrong=T("legend.wrong"), attempt_title=T("legend.attempt"),
         first=T("legend.first"), later=T("legend.later"), step_title=T("axis.step"),
         prediction_title=T("axis.prediction")), width="stretch")
+
+
+def show_bursts(shown: pd.DataFrame, titles: dict[str, str], names: dict[tuple[str, str], str]) -> None:
+    """Steps whose first predictions came from several browsers under one name or names drawn alike: the
+    names (a table, plain text), how many browsers, and the seconds they spanned."""
+    found = predictions.bursts(shown, same_name=core.skeleton)
+    if not found:
+        return
+    st.markdown(f"**{T('bursts.heading')}**")
+    st.caption(T("bursts.body"))
+    table(pd.DataFrame([{"sheet": titles.get(b.sheet, b.sheet), "step": names.get((b.sheet, b.step), b.step),
+                         "names": ", ".join(b.names), "browsers": b.browsers, "seconds": round(b.seconds, 1)}
+                        for b in found]))
 
 
 def save_sheet(code: str, sheet_id: str, read: tuple[bool, str | None], withhold_key: str, hold_key: str,
@@ -174,12 +188,10 @@ def show_teacher_controls(code: str, controls: class_controls.Controls, uri: str
 def note_text(note: core.NameNote) -> str:
     if note.blank:
         return T("name.blank")
+    looks = (T("name.lookalike", letters="; ".join(note.letters)) if note.lookalike and note.letters
+             else T("name.lookalike_plain") if note.lookalike else "")
     shared = T("name.browsers", browsers=note.browsers) if note.browsers > 1 else ""
-    if note.lookalike and note.letters:
-        return "; ".join(filter(None, (T("name.lookalike", letters="; ".join(note.letters)), shared)))
-    if note.lookalike:
-        return "; ".join(filter(None, (T("name.lookalike_plain"), shared)))
-    return shared
+    return "; ".join(filter(None, (looks, shared, T("name.at_once") if note.at_once else "")))
 
 
 def with_notes(frame: pd.DataFrame, notes: dict[str, core.NameNote]) -> pd.DataFrame:
@@ -219,11 +231,13 @@ def fingerprint(record: core.ClassRuns) -> int:
 @st.fragment(run_every=REFRESH_S)
 def follow_class(typed: str, uri: str, seen: tuple) -> None:
     """While the page stays open, it looks at the class every REFRESH_S seconds (through the caches of the
-    controls and of the class) and redraws as a whole when anything changed since `seen`, what it was
-    drawn with: new runs and predictions show without a click, and nothing is redrawn while nothing arrives."""
+    controls, of the sheets any class withholds and of the class) and redraws as a whole when anything
+    changed since `seen`, what it was drawn with: new runs and predictions show without a click, and
+    nothing is redrawn while nothing arrives."""
     controls, error = teacher.controls(typed, uri)
     try:
-        changed = error is None and (controls, fingerprint(read_class(typed, uri, controls.reset_ms))) != seen
+        now = (controls, teacher.withheld(controls, uri), fingerprint(read_class(typed, uri, controls.reset_ms)))
+        changed = error is None and now != seen
     except Exception:  # noqa: BLE001 - a store that fails now: keep what is shown, look again next time
         changed = False
     if changed:
@@ -271,7 +285,7 @@ elif uri is not None:
             st.caption(T("reset_note", when=pd.Timestamp(controls.reset_ms, unit="ms", tz="UTC").strftime(
                 "%Y-%m-%d %H:%M:%S UTC")))
         record = read_class(typed, uri, controls.reset_ms)
-        follow_class(typed, uri, (controls, fingerprint(record)))
+        follow_class(typed, uri, (controls, teacher.withheld(controls, uri), fingerprint(record)))
         st.caption(T("refreshing", seconds=REFRESH_S))
         for kind in record.capped:  # the newest `limit` runs of that kind are all that is read
             capped = "capped.training" if kind == "training" else "capped.exercise"
@@ -287,8 +301,8 @@ if is_teacher and code is not None and uri is not None:
     show_teacher_controls(typed, controls, uri)
 
 if record is not None:
-    # Without the key, nothing of a withheld sheet: its results and predictions tell its answers.
-    seen = record if is_teacher else core.without_sheets(record, controls.withheld)
+    # Without the key, nothing of a sheet any class withholds: its results and predictions tell its answers.
+    seen = record if is_teacher else core.without_sheets(record, teacher.withheld(controls, uri))
     runs, recorded = seen.runs, seen.predictions
     left_out = len(seen.runs) < len(record.runs) or len(recorded) < len(record.predictions)
     if runs.empty and recorded.empty:
@@ -297,7 +311,8 @@ if record is not None:
             st.caption(T("predictions.withheld_hidden"))
 if record is not None and not (runs.empty and recorded.empty):
     notes = core.name_notes(pd.concat([runs["student"], recorded["student"]]),
-                            browsers=predictions.browsers_per_name(recorded))
+                            browsers=predictions.browsers_per_name(recorded),
+                            at_once=predictions.names_at_once(recorded))
     st.caption(T("students", students=runs["student"].nunique(), runs=len(runs)))
     st.caption(T("plain_text_note"))
 

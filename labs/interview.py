@@ -41,8 +41,9 @@ if classroom.class_code():  # the class's teacher may withhold the answers, hold
     reset_at = predicting.new_reset(classroom.class_code(), controls, [SHEET])
     for old in [q for q, r in results.items() if reset_at and r.get("time_ms", 0) < reset_at]:
         del results[old]
+withheld = teacher.withheld(controls, tracking_uri())  # any class's, whatever code is typed
 score, progress, reset = st.columns([1, 2, 1])
-right = sum(r["correct"] for r in results.values()) if controls.released(SHEET) else "—"  # withheld: not yet
+right = sum(r["correct"] for r in results.values()) if SHEET not in withheld else "—"  # withheld: not yet
 score.metric(T("score"), T("score_value", right=right, answered=len(results)))
 progress.progress(len(results) / len(quiz.QUESTIONS),
                   text=T("progress", answered=len(results), total=len(quiz.QUESTIONS)))
@@ -93,7 +94,7 @@ if chosen in results:
     kept = results[chosen]
     predicting.show_record(kept.get("recorded", False), kept.get("record_error"), kept.get("no_code", False),
                            kept.get("after_answer", False))
-if chosen in results and not controls.released(SHEET):
+if chosen in results and SHEET in withheld:
     st.info(T("withheld", prediction=literal(shown(results[chosen]["prediction"]))), icon="🙈")
 elif chosen in results:
     predicting.saw_answer(SHEET, chosen)  # from now on this browser's records of the question say so
@@ -109,7 +110,7 @@ elif chosen in results:
     if chosen == "measured_speedup":
         hardware_note(T)
 
-if classroom.class_code():  # the page follows the teacher's controls while it stays open
-    teacher.follow(classroom.class_code(), tracking_uri(), controls)
+# The page follows the teacher's controls, and any class's withheld sheets, while it stays open.
+teacher.follow(classroom.class_code(), tracking_uri(), (controls, withheld))
 
 show_code(T, quiz.answer, quiz.is_correct)

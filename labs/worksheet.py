@@ -114,6 +114,7 @@ lang = language()
 available = runtime_info().device_count
 sheets, broken = cached_sheets(available)
 controls = class_controls_now(list(sheets))
+withheld = teacher.withheld(controls, tracking_uri())  # any class's withheld sheet, whatever code is typed
 for error in broken:  # the sheet's file and what is wrong with it, as plain text; the other sheets still work
     st.error(T("error.bad_worksheet", where=literal(error.params["where"]), problem=literal(error.params["problem"])),
              icon="⚠️")
@@ -129,7 +130,7 @@ sheet = sheets[sheet_id]
 st.markdown(sheet.intro[lang])
 
 results = st.session_state.setdefault(RESULTS_KEY, {}).setdefault(sheet_id, {})
-released = controls.released(sheet_id)
+released = sheet_id not in withheld
 marks = {step.id: "·" if step.id not in results else "📝" if not released else "✅" if results[step.id]["correct"]
          else "❌" for step in sheet.steps}
 numbers = {step.id: i + 1 for i, step in enumerate(sheet.steps)}
@@ -152,9 +153,16 @@ used = step.values.get("devices")
 if used is not None and used < available:
     st.caption(T("uses_devices", used=used, available=available))
 lab_texts = texts(step.lab) if step.lab in LAB_PATHS else None
-if lab_texts is not None:
+# The lab shows the figure the step asks for: no link while the answers are withheld (a step checked against
+# the student's own sweep keeps it: its answer is what the student measures there). Opening the lab with the
+# step's settings, by the link or by hand, counts as seeing the answer (predicting.saw_lab).
+if lab_texts is not None and (released or step.needs_sweep):
     st.link_button(T("open_lab", lab=lab_texts("title")),
                    f"{LAB_PATHS[step.lab]}?{urlencode(step.query(lang))}", icon="🔗")
+    if not step.needs_sweep:
+        st.caption(R("lab_shows_answer"))
+elif lab_texts is not None:
+    st.caption(R("lab_withheld"))
 with st.expander(T("hints")):
     for hint in step.hints:
         st.markdown(f"- {step.say(hint, lang)}")
@@ -211,5 +219,5 @@ elif step_id in results:
         st.code(f"{step.function}({call}){path}", language="python")
         st.code(inspect.getsource(worksheets.function_of(step.function)), language="python")
 
-if classroom.class_code():  # the page follows the teacher's controls while it stays open
-    teacher.follow(classroom.class_code(), tracking_uri(), controls)
+# The page follows the teacher's controls, and any class's withheld sheets, while it stays open.
+teacher.follow(classroom.class_code(), tracking_uri(), (controls, withheld))

@@ -9,6 +9,7 @@ import secrets
 
 import streamlit as st
 
+from labs.ui import teacher
 from labs.ui.i18n import texts
 from pmap_core.tracking import classroom, redact_uri, tracking_uri
 
@@ -63,28 +64,29 @@ def tags() -> dict[str, str]:
 
 
 @st.cache_data(ttl=NAME_CHECK_TTL_S, show_spinner=False, max_entries=1024)
-def _name_browsers(code: str, name: str, uri: str) -> tuple[str, ...]:
-    return tuple(classroom.name_browsers(code, name, uri))
+def _browsers_at_once(code: str, name: str, uri: str, since_ms: int) -> frozenset[str]:
+    return frozenset(classroom.browsers_at_once(code, name, uri, since_ms))
 
 
-def name_taken() -> bool:
-    """Whether another browser recorded under this session's name (or one drawn alike) in its class first;
-    a store that cannot be read says no (the Class page still marks it)."""
+def name_at_once() -> bool:
+    """Whether this browser and another recorded under this session's name (or one drawn alike) in its class
+    at the same time at one step, since the class was last reset; a student who went on from another
+    browser is never told so. A store that cannot be read says no (the Class page still marks it)."""
     if not class_code() or not classroom.student_key(student()):
         return False
     try:
-        used = _name_browsers(class_code(), student(), tracking_uri())
+        since = teacher.controls(class_code(), tracking_uri())[0].reset_ms
+        return browser() in _browsers_at_once(class_code(), student(), tracking_uri(), since)
     except Exception as error:  # noqa: BLE001 - the check is a courtesy; the record still carries the browser
         st.caption(redact_uri(f"{type(error).__name__}: {error}")[:300])
         return False
-    return bool(used) and used[0] != browser()
 
 
 def identity_form(page: str) -> None:
     """The name and class code inputs, saying that classmates see them. Values are cleaned and cut
     to length before they are kept (a code also folded, and kept only from CODE_MIN_CHARS
     characters); they are only ever shown as plain text. It says whether the page records for a class,
-    and when another browser took the name first."""
+    and when another browser uses the name at the same time at one step."""
     with st.expander(T("identity.heading"), expanded=not class_code()):
         st.caption(T("identity.shown_to_classmates", name_max=classroom.NAME_MAX_CHARS,
                      code_min=classroom.CODE_MIN_CHARS, code_max=classroom.CODE_MAX_CHARS))
@@ -103,5 +105,5 @@ def identity_form(page: str) -> None:
             st.caption(T("identity.not_recording"))
         if name.strip() and not student():
             st.caption(R("name_blank"))
-    if name_taken():  # outside the folded form: a student must see it
-        st.warning(R("name_taken"), icon="👥")
+    if name_at_once():  # outside the folded form: a student must see it
+        st.warning(R("name_at_once"), icon="👥")

@@ -4,7 +4,8 @@ check button through `record_attempt`, with the session's attempt number at that
 as the results; a predict box's `open_run` opens the sheet's run as the student types, so that a class
 pressing check at once makes one short write each.
 
-Every page that shows a step's answer says so (`saw_answer`): from then on this session's records of
+Every page that shows a step's answer says so (`saw_answer`), and so does a lab page drawn with a worksheet
+step's settings (`saw_lab`: the lab shows the figure the step asks for): from then on this session's records of
 the step, and those of every tab of the same browser on this server, are marked as made after seeing
 it, whatever class code or name they are made under, so no first prediction can be faked by looking
 first with no code, another code, another name or another tab. (Another browser, or one that clears
@@ -19,8 +20,12 @@ from typing import Any, NamedTuple
 
 import streamlit as st
 
+from labs.registry import LABS
 from labs.ui import classroom, teacher
+from labs.ui.hardware import runtime_info
 from labs.ui.i18n import Texts, texts
+from labs.ui.links import SHARED_SETTINGS
+from pmap_core.practice import worksheets
 from pmap_core.tracking import class_controls, predictions, redact_uri, tracking_uri
 from pmap_core.tracking.classroom import record_exercise
 from pmap_core.validation import Budget
@@ -75,6 +80,31 @@ def saw_answer(sheet_id: str, step_id: str) -> None:
     """The page shows this step's answer now: this browser's later records of the step say so."""
     st.session_state.setdefault(SEEN_KEY, set()).add((sheet_id, step_id))
     _answers_seen().saw(classroom.browser(), sheet_id, step_id)
+
+
+@st.cache_resource(show_spinner=False)
+def _lab_steps(devices: int) -> dict[str, list[tuple[str, str, dict[str, str]]]]:
+    """Per lab's url path, the worksheet steps that open it, each with the settings its link gives the lab on
+    a runtime of `devices` (lang left out). A step checked against the student's own sweep is left out: its
+    answer is what the student measures in the lab, not a figure the lab shows on opening."""
+    paths = {lab.script: lab.url_path for lab in LABS}
+    found: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
+    for sheet in worksheets.load_sheets().sheets:
+        for step in sheet.at(devices).steps:
+            if step.lab in paths and not step.needs_sweep:
+                settings = {k: v for k, v in step.query("en").items() if k != "lang"}
+                found.setdefault(paths[step.lab], []).append((sheet.id, step.id, settings))
+    return found
+
+
+def saw_lab(url_path: str) -> None:
+    """After a lab page ran: each worksheet step whose settings it drew (its link-backed widgets' values, by
+    the step's link or set by hand) had its figure shown, so this browser's later records of the step say
+    they were made after seeing the answer."""
+    drawn = st.session_state.get(SHARED_SETTINGS, {})
+    for sheet_id, step_id, settings in _lab_steps(runtime_info().device_count).get(url_path, ()):
+        if settings.items() <= drawn.items():
+            saw_answer(sheet_id, step_id)
 
 
 def seen(sheet_id: str, step_id: str) -> bool:

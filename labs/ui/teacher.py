@@ -45,7 +45,7 @@ log = logging.getLogger("pmap_lab")
 HIDE_TYPED = "<style>.st-key-{key} input {{color: transparent; caret-color: transparent;}}</style>"
 
 __all__ = ["TEACHER_KEY_ENV", "configured_key", "controls", "follow", "forget_controls", "key_form",
-           "key_matches", "refuse_bad_key"]
+           "key_matches", "opened", "page_state", "refuse_bad_key", "withheld"]
 
 
 def configured_key() -> str:
@@ -115,6 +115,12 @@ def _digest(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 
 
+def opened() -> bool:
+    """Whether this session has typed the server's teacher key (on the Class page)."""
+    key = configured_key()
+    return bool(key) and hmac.compare_digest(st.session_state.get(OPENED, ""), _digest(key))
+
+
 def key_form(page: str) -> bool:
     """The teacher key's form; whether this session has typed the right key. Nothing shows where the
     server has no key but one line saying so."""
@@ -122,7 +128,7 @@ def key_form(page: str) -> bool:
     if not key:
         st.caption(T("teacher.not_configured", env=TEACHER_KEY_ENV))
         return False
-    if hmac.compare_digest(st.session_state.get(OPENED, ""), _digest(key)):
+    if opened():
         if st.button(T("teacher.close"), key=f"{page}.teacher_close"):
             del st.session_state[OPENED]
             st.rerun()
@@ -164,15 +170,41 @@ def controls(code: str, uri: str) -> tuple[class_controls.Controls, str | None]:
         return class_controls.NO_CONTROLS, redact_uri(f"{type(error).__name__}: {error}")[:300]
 
 
+@st.cache_data(ttl=CONTROLS_TTL_S, show_spinner=False, max_entries=16)
+def _cached_withheld(uri: str) -> frozenset[str]:
+    return class_controls.withheld_anywhere(uri)
+
+
+def withheld(own: class_controls.Controls, uri: str) -> frozenset[str]:
+    """The sheets whose answers and right/wrong this session may not see: none once it has typed the teacher
+    key; otherwise those its class withholds (`own`) and those any class of the store withholds, whatever
+    code is typed or none (read at most CONTROLS_TTL_S old). A store that cannot be read withholds nothing
+    more than `own`, as a class whose controls cannot be read has none."""
+    if opened():
+        return frozenset()
+    try:
+        return own.withheld | _cached_withheld(uri)
+    except Exception:  # noqa: BLE001 - a store that fails costs the class its controls, not the page
+        return own.withheld
+
+
+def page_state(code: str, uri: str) -> tuple[class_controls.Controls, frozenset[str]]:
+    """What a student's page is drawn with: its class's controls (none without a code) and `withheld`."""
+    own = controls(code, uri)[0] if code else class_controls.NO_CONTROLS
+    return own, withheld(own, uri)
+
+
 @st.fragment(run_every=FOLLOW_EVERY_S)
-def follow(code: str, uri: str, seen: class_controls.Controls) -> None:
-    """While a student's page stays open, it looks at the class's controls every FOLLOW_EVERY_S seconds
-    (through the cache) and reruns as a whole when they differ from `seen`, what it was drawn with: a
-    teacher who moves the hold, releases a sheet or resets the class moves every open page, no click needed."""
-    if controls(code, uri)[0] != seen:
+def follow(code: str, uri: str, seen: tuple[class_controls.Controls, frozenset[str]]) -> None:
+    """While a student's page stays open, it looks at the class's controls and the sheets withheld every
+    FOLLOW_EVERY_S seconds (through the caches) and reruns as a whole when they differ from `seen`
+    (`page_state`), what it was drawn with: a teacher who moves the hold, withholds or releases a sheet or
+    resets the class moves every open page, no click needed."""
+    if page_state(code, uri) != seen:
         st.rerun(scope="app")
 
 
 def forget_controls() -> None:
     """After a change here, this server's pages read the controls again at once (others within the TTL)."""
     _cached_controls.clear()
+    _cached_withheld.clear()

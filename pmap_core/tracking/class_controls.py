@@ -63,6 +63,19 @@ def read_controls(code: str, uri: str | None = None) -> Controls:
     return NO_CONTROLS if found is None else parse(found.tags)
 
 
+def withheld_anywhere(uri: str | None = None) -> frozenset[str]:
+    """The sheets that any class of the store withholds: a visitor of a server without the teacher key sees
+    none of their answers, whatever class code they type (any other code would show them otherwise)."""
+    client, found, token = classroom._client(uri), set(), None
+    while True:
+        page = client.search_experiments(filter_string=f"name LIKE '{EXPERIMENT_PREFIX}%'", page_token=token)
+        for experiment in page:
+            found |= parse(experiment.tags).withheld
+        token = page.token
+        if not token:
+            return frozenset(found)
+
+
 def _experiment(client, code: str) -> str:
     name = experiment_name(code)
     found = client.get_experiment_by_name(name)

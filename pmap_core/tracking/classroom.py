@@ -9,8 +9,9 @@ search filter only as a code of plain letters, digits and dashes (to find runs r
 were folded), and no quoting of user text is ever needed. Names are no key: two students may share
 one. Code points that draw as nothing are removed from names, and names are compared by what they
 draw as (UTS #39's skeleton, `skeleton`); each run carries the digest of its browser (`BROWSER_TAG`),
-so `name_notes` marks blank names, names that differ but look alike, and names recorded from more
-than one browser, and `name_browsers` tells a page whether another browser took a name first.
+so `name_notes` marks blank names, names that differ but look alike, names recorded from more than one
+browser and names two browsers used at the same time at one step, and `browsers_at_once` tells a page
+whether its browser is one of those.
 """
 
 from __future__ import annotations
@@ -143,12 +144,14 @@ def _class_filters(typed: str) -> list[str]:
 class NameNote(NamedTuple):
     """What a page says beside a student's name: it is blank, or it looks like another name of the
     class; `letters` are its characters that make the difference ("А U+0410 CYRILLIC CAPITAL LETTER A");
-    `browsers`: how many browsers recorded under it, where more than one did (a taken name)."""
+    `browsers`: how many browsers recorded under it, where more than one did (a student who went on in
+    another browser, or a namesake); `at_once`: two of them used it at the same time at one step."""
 
     blank: bool = False
     lookalike: bool = False
     letters: tuple[str, ...] = ()
     browsers: int = 0
+    at_once: bool = False
 
 
 def skeleton(text: str) -> str:
@@ -169,18 +172,22 @@ def _described(chars: str) -> tuple[str, ...]:
     return tuple(f"{ch} U+{ord(ch):04X} {unicodedata.name(ch, '')}".rstrip() for ch in dict.fromkeys(chars))
 
 
-def name_notes(names: object, browsers: Mapping[str, int] | None = None) -> dict[str, NameNote]:
+def name_notes(names: object, browsers: Mapping[str, int] | None = None,
+               at_once: Collection[str] = ()) -> dict[str, NameNote]:
     """A note for each distinct name of `names`: blank ones (nothing visible: "", or Hangul fillers
-    only), names that differ but look alike (one skeleton: "Anna" and "Аnna", "Bob" and "Bɑb"), and
-    names that `browsers` says more than one browser recorded under. Names are what students typed; the
-    code is the class's only key, so two students may also share one name: the browsers tell them apart."""
+    only), names that differ but look alike (one skeleton: "Anna" and "Аnna", "Bob" and "Bɑb"), names
+    that `browsers` says more than one browser recorded under, and those that two browsers used at the
+    same time at one step (`at_once`). Names are what students typed; the code is the class's only key, so
+    two students may also share one name: the browsers tell them apart."""
     distinct = list(dict.fromkeys("" if name is None else str(name) for name in names))  # type: ignore[attr-defined]
     groups: dict[str, list[str]] = {}
     for name in distinct:
         if skeleton(name).strip():
             groups.setdefault(skeleton(name), []).append(name)
     shared = {name: count for name, count in (browsers or {}).items() if count > 1}
-    notes = {name: NameNote(blank=not skeleton(name).strip(), browsers=shared.get(name, 0)) for name in distinct}
+    together = set(at_once)
+    notes = {name: NameNote(blank=not skeleton(name).strip(), browsers=shared.get(name, 0), at_once=name in together)
+             for name in distinct}
     for group in groups.values():
         if len(group) < 2:
             continue
@@ -248,17 +255,21 @@ def _run_is_live(client: Any, run_id: str) -> bool:
         raise
 
 
-def name_browsers(code: str, student: str, uri: str | None = None, limit: int = 200) -> list[str]:
-    """The browsers that recorded exercises under `student` (or a name drawn alike) in the class, the
-    first to use it first: a browser not first in this list uses a name that another browser took."""
+def browsers_at_once(code: str, student: str, uri: str | None = None, since_ms: int = 0,
+                     limit: int = 200) -> set[str]:
+    """The browsers that recorded under `student` (or a name drawn alike) in the class at the same time as
+    another browser, at one step (`predictions.at_once`), since `since_ms`: one name in use by two people,
+    not a student who went on in another browser."""
     key = student_key(student)
     client = _client(uri)
     found = client.get_experiment_by_name(EXERCISE_EXPERIMENT)
     if not key or usable_code(code) is None or found is None:
-        return []
-    runs = client.search_runs([found.experiment_id], max_results=limit, order_by=["attributes.start_time ASC"],
+        return set()
+    runs = client.search_runs([found.experiment_id], max_results=limit, order_by=["attributes.start_time DESC"],
                               filter_string=f"{class_filter(code)} and tags.{STUDENT_KEY_TAG} = '{key}'")
-    return list(dict.fromkeys(run.data.tags[BROWSER_TAG] for run in runs if run.data.tags.get(BROWSER_TAG)))
+    frame = predictions.recorded(runs, since_ms)
+    flagged = predictions.at_once(frame, frame["student"].map(skeleton))
+    return set(frame.loc[flagged, "browser"])
 
 
 class ClassRuns(NamedTuple):

@@ -27,8 +27,8 @@ import pandas as pd
 
 PREDICTION_TAG = "prediction."  # + step id + "." + attempt number
 MAX_ATTEMPTS = 20  # attempts at one step recorded per session; later ones stay in the session only
-PREDICTION_COLUMNS = ["student", "kind", "sheet", "step", "attempt", "first", "after_answer", "browser", "prediction",
-                      "answer", "result", "run_id", "experiment_id", "start_time"]
+PREDICTION_COLUMNS = ["student", "kind", "sheet", "step", "attempt", "first", "after_answer", "browser", "at_once",
+                      "prediction", "answer", "result", "run_id", "experiment_id", "start_time"]
 BROWSER_TAG = "browser"  # the run's tag that tells browsers apart (tracking.classroom.BROWSER_TAG)
 
 
@@ -112,13 +112,9 @@ def attempts_of(tags: Mapping[str, str]) -> list[Attempt]:
     return found
 
 
-def rows(runs: list[Any], since_ms: int = 0, same_name: Callable[[str], str] = str) -> pd.DataFrame:
-    """One row per attempt recorded on `runs` (MLflow runs of a class's sheets) at or after
-    `since_ms` (PREDICTION_COLUMNS). `browser` numbers the browsers that recorded under one name (or
-    names `same_name` reads as one: those drawn alike) in the order they first did: 1 is the first,
-    2 and on used a name another browser had taken. `first` marks the earliest of each student's
-    browsers at each step, unless it was made after that browser had been shown the answer
-    (`after_answer`): such a record is never anyone's first prediction."""
+def recorded(runs: list[Any], since_ms: int = 0) -> pd.DataFrame:
+    """One row per attempt recorded on `runs` at or after `since_ms`, oldest first: PREDICTION_COLUMNS but
+    `first` and `at_once`, `browser` as the run's tag holds it, `start_time` in ms."""
     found = []
     for run in runs:
         run_tags = run.data.tags
@@ -130,12 +126,42 @@ def rows(runs: list[Any], since_ms: int = 0, same_name: Callable[[str], str] = s
                           "browser": run_tags.get(BROWSER_TAG, ""), "prediction": shown(_plain(a.prediction)),
                           "answer": shown(_plain(a.answer)), "result": 1.0 if a.correct else 0.0,
                           "run_id": run.info.run_id, "experiment_id": run.info.experiment_id, "start_time": a.time_ms})
-    frame = pd.DataFrame(found, columns=[c for c in PREDICTION_COLUMNS if c != "first"])
-    frame = frame.sort_values(["start_time", "run_id", "attempt"], kind="stable").reset_index(drop=True)
-    earliest = ~frame.duplicated(["student", "browser", "sheet", "step"])
-    frame.insert(5, "first", earliest & ~frame["after_answer"].astype(bool))
+    frame = pd.DataFrame(found, columns=[c for c in PREDICTION_COLUMNS if c not in ("first", "at_once")])
     frame["after_answer"] = frame["after_answer"].astype(bool)
+    return frame.sort_values(["start_time", "run_id", "attempt"], kind="stable").reset_index(drop=True)
+
+
+def at_once(frame: pd.DataFrame, names: pd.Series) -> pd.Series:
+    """Per row of `frame` (`recorded`), whether another browser used the same name (`names`, one per row:
+    a name, or what names drawn alike share) at the same time at the row's step: both recorded at that
+    step, and the two browsers' spans of use (from the first to the last record each made under the name)
+    overlap. A student who goes on in a second browser or device uses the first no more: never at once."""
+    spans = frame.assign(name=names).groupby(["name", "browser"])["start_time"].agg(["min", "max"])
+    flagged = set()
+    for (name, sheet, step), group in frame.assign(name=names).groupby(["name", "sheet", "step"], sort=False):
+        browsers = list(dict.fromkeys(group["browser"]))
+        for i, one in enumerate(browsers):
+            for other in browsers[i + 1:]:
+                (low, high), (low2, high2) = spans.loc[(name, one)], spans.loc[(name, other)]
+                if low <= high2 and low2 <= high:
+                    flagged |= {(name, sheet, step, one), (name, sheet, step, other)}
+    keys = zip(names, frame["sheet"], frame["step"], frame["browser"], strict=True)
+    return pd.Series([key in flagged for key in keys], index=frame.index, dtype=bool)
+
+
+def rows(runs: list[Any], since_ms: int = 0, same_name: Callable[[str], str] = str) -> pd.DataFrame:
+    """One row per attempt recorded on `runs` (MLflow runs of a class's sheets) at or after
+    `since_ms` (PREDICTION_COLUMNS). `browser` numbers the browsers that recorded under one name (or
+    names `same_name` reads as one: those drawn alike) in the order they first did; `at_once` marks the
+    rows where two of them used the name at the same time at one step (`at_once`), which a student who
+    moves to another browser never does. `first` marks the earliest of each student's browsers at each
+    step, unless it was made after that browser had been shown the answer (`after_answer`): such a record
+    is never anyone's first prediction."""
+    frame = recorded(runs, since_ms)
+    earliest = ~frame.duplicated(["student", "browser", "sheet", "step"])
+    frame.insert(PREDICTION_COLUMNS.index("first"), "first", earliest & ~frame["after_answer"])
     names = frame["student"].map(same_name)
+    frame.insert(PREDICTION_COLUMNS.index("at_once"), "at_once", at_once(frame, names))
     order = frame.assign(name=names).drop_duplicates(["name", "browser"])
     numbers = {(name, browser): n + 1 for name, group in order.groupby("name", sort=False)
                for n, browser in enumerate(group["browser"])}
@@ -153,8 +179,42 @@ def browsers_per_name(predictions: pd.DataFrame) -> dict[str, int]:
     return {str(name): int(n) for name, n in predictions.groupby("student")["browser"].max().items()}
 
 
+def names_at_once(predictions: pd.DataFrame) -> set[str]:
+    """The names that two browsers used at the same time at one step (`rows`' `at_once`)."""
+    if predictions is None or predictions.empty:
+        return set()
+    return {str(name) for name in predictions.loc[predictions["at_once"].astype(bool), "student"]}
+
+
 def first_predictions(predictions: pd.DataFrame) -> pd.DataFrame:
     return predictions[predictions["first"].astype(bool)].reset_index(drop=True)
+
+
+class Burst(NamedTuple):
+    """First predictions at one step from several browsers under one name, or under names drawn alike:
+    the names, how many browsers (each made one first prediction), and the seconds from the first to the last."""
+
+    sheet: str
+    step: str
+    names: tuple[str, ...]
+    browsers: int
+    seconds: float
+
+
+def bursts(predictions: pd.DataFrame, same_name: Callable[[str], str] = str) -> list[Burst]:
+    """Each step's first predictions (`rows`) that came from more than one browser under one name (or
+    names `same_name` reads as one), in the order they began: one person in several browsers or private
+    windows can make several first predictions, which no record can tell from a namesake's."""
+    first = first_predictions(predictions) if predictions is not None else pd.DataFrame()
+    if first.empty:
+        return []
+    found = []
+    for (sheet, step, _), group in first.groupby(["sheet", "step", first["student"].map(same_name)], sort=False):
+        if group["browser"].nunique() > 1:
+            span = (group["start_time"].max() - group["start_time"].min()).total_seconds()
+            found.append(Burst(str(sheet), str(step), tuple(dict.fromkeys(map(str, group["student"]))),
+                               int(group["browser"].nunique()), float(span)))
+    return found
 
 
 class StepSummary(NamedTuple):

@@ -7,6 +7,7 @@ nothing of what is typed, not even its length."""
 import csv
 import io
 import pathlib
+import re
 import time
 
 import pytest
@@ -163,3 +164,159 @@ def settled_screenshot(locator, tries: int = 20) -> bytes:
             return shot
         last = shot
     return last
+
+
+OTHER = "another-class"  # a class that withholds nothing: its code shows no more than none
+
+
+def page_says(page, text: str) -> bool:
+    return text in page.locator(bs.MAIN).inner_text()
+
+
+def assert_no_answer(page, frames: list[bytes]) -> None:
+    """Nothing of the step's computed answer or right/wrong reached the page, nor a link to its lab."""
+    for shown in ("the code computed", "Right: you said", "Not this time", "Open the Parallel basics"):
+        assert not holds(frames, shown) and not page_says(page, shown), shown
+    assert page_says(page, "has not revealed this sheet's answers")
+    assert not bs.exception_texts(page), bs.exception_texts(page)
+
+
+@pytest.fixture(scope="module")
+def server():
+    started = bs.start_server({"PMAP_LAB_TEACHER_KEY": KEY})
+    yield started
+    bs.stop_server(started)
+
+
+def test_no_visitor_sees_a_withheld_steps_answer_and_the_lab_counts_as_seeing_it(server):
+    """Sheet 1 is withheld by a class: a visitor with no class code, one with another class's code and one
+    who opens the step's lab (by the link saved while the sheet was released) see no answer and no right or
+    wrong on the Worksheet; the one who opened the lab has their prediction recorded as made after seeing the
+    answer. On a released sheet, the step's own link button opens the lab and marks the step the same way."""
+    contexts = []
+    try:
+        browser = bs.shared_browser()
+        uri = server_uri(server)
+        worksheet_url = bs.page_url(server, "worksheet", lang="en", sheet=SHEET, step=STEP)
+
+        # The follower keeps the step's lab link while the sheet is still released.
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+        follower = contexts[-1].new_page()
+        bs.open_app_page(follower, worksheet_url)
+        lab_link = follower.get_by_role("link", name=re.compile("Open the Parallel basics")).get_attribute("href")
+        assert "batch=10" in lab_link and "policy=pad" in lab_link, lab_link
+
+        class_controls.set_withheld(CODE, SHEET, True, uri)  # the class's teacher withholds the sheet
+
+        # A visitor with no class code, and one with another class's code.
+        for code in ("", OTHER):
+            contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+            page = contexts[-1].new_page()
+            frames = received(page)
+            if code:
+                predict(page, server, code, "Grace", "1")
+            else:
+                bs.open_app_page(page, worksheet_url)
+                type_into(page, f"worksheet.{SHEET}.{STEP}.guess", "1")
+                page.locator(".st-key-worksheet-check button").click()
+                bs.wait_ready(page, rerun=True)
+                page.get_by_text("Not recorded for a class").first.wait_for(timeout=60_000)
+            assert_no_answer(page, frames)
+
+        # The follower opens the lab in another tab, then predicts in the class: no answer, and marked.
+        lab = contexts[0].new_page()
+        bs.open_app_page(lab, lab_link if lab_link.startswith("http") else f"{server.url}/{lab_link.lstrip('/')}")
+        assert not bs.exception_texts(lab), bs.exception_texts(lab)
+        frames = received(follower)
+        predict(follower, server, CODE, "Ada", "3")
+        follower.get_by_text("made after seeing the answer").first.wait_for(timeout=30_000)
+        assert_no_answer(follower, frames)
+
+        recorded = classroom.read_class(CODE, uri).predictions
+        assert recorded[["student", "first", "after_answer"]].values.tolist() == [["Ada", False, True]]
+        assert classroom.read_class(OTHER, uri).predictions[["student", "first", "after_answer"]].values.tolist() \
+            == [["Grace", True, False]]
+
+        # A released sheet: its step's link button opens the lab, and the step counts as seen.
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+        clicker = contexts[-1].new_page()
+        bs.open_app_page(clicker, bs.page_url(server, "worksheet", lang="en", sheet="2_collectives",
+                                              step="all_gather_shape"))
+        with contexts[-1].expect_page(timeout=60_000) as opened:
+            clicker.get_by_role("link", name=re.compile("Open the Collectives")).click()
+        bs.wait_ready(opened.value)
+        assert "op=all_gather" in opened.value.url
+        type_into(clicker, "worksheet.student", "Alan")
+        type_into(clicker, "worksheet.class_code", CODE)
+        type_into(clicker, "worksheet.2_collectives.all_gather_shape.guess", "(4, 2)")
+        clicker.locator(".st-key-worksheet-check button").click()
+        bs.wait_ready(clicker, rerun=True)
+        clicker.get_by_text("made after seeing the answer").first.wait_for(timeout=60_000)
+        recorded = classroom.read_class(CODE, uri).predictions
+        assert recorded[recorded["student"] == "Alan"][["first", "after_answer"]].values.tolist() == [[False, True]]
+        bs.save_screenshot(follower, "class-withheld-follower")
+    finally:
+        for context in contexts:
+            context.close()
+
+
+FLAGS = "flags-class"
+
+
+def interview_predict(page, server, name: str) -> None:
+    """A prediction on the Interview (the question pmean_value), recorded for the class FLAGS."""
+    bs.open_app_page(page, bs.page_url(server, "interview", lang="en", question="pmean_value"))
+    type_into(page, "interview.student", name)
+    type_into(page, "interview.class_code", FLAGS)
+    type_into(page, "interview.pmean_value.guess", "3.5")
+    page.locator(".st-key-interview-check button").click()
+    bs.wait_ready(page, rerun=True)
+    page.get_by_text("Your prediction is recorded for your class.").wait_for(timeout=120_000)
+    assert not bs.exception_texts(page), bs.exception_texts(page)
+
+
+def test_students_who_go_on_in_a_second_browser_are_not_flagged_and_one_name_used_at_once_is(server):
+    """Three students predict on the Worksheet, then each goes on to the Interview in a fresh browser
+    context (a second device, a private window): no page warns them, and the teacher reads "from 2
+    browsers" and nothing more. Two browsers that use one name at the same time at one step are flagged."""
+    browser = bs.shared_browser()
+    contexts, pages = [], []
+    try:
+        for name, guess in STUDENTS:
+            contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+            pages.append(contexts[-1].new_page())
+            predict(pages[-1], server, FLAGS, name, guess)
+        for name, _ in STUDENTS:
+            contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+            pages.append(contexts[-1].new_page())
+            interview_predict(pages[-1], server, name)
+        for guess in ("2", "4"):  # Zoe's name in two browsers, one after the other …
+            contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+            pages.append(contexts[-1].new_page())
+            predict(pages[-1], server, FLAGS, "Zoe", guess)
+        type_into(pages[-2], f"worksheet.{SHEET}.{STEP}.guess", "3")  # … and the first is still at the step
+        pages[-2].locator(".st-key-worksheet-check button").click()
+        bs.wait_ready(pages[-2], rerun=True)
+        uri = server_uri(server)
+        deadline = time.monotonic() + 120
+        while len(recorded := classroom.read_class(FLAGS, uri).predictions) < 9 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        at_once = recorded.groupby("student")["at_once"].agg(["all", "any"])
+        assert at_once.to_dict("index") == {"Ada": {"all": False, "any": False}, "Alan": {"all": False, "any": False},
+                                            "Grace": {"all": False, "any": False}, "Zoe": {"all": True, "any": True}}
+        assert predictions.browsers_per_name(recorded) == {"Ada": 2, "Alan": 2, "Grace": 2, "Zoe": 2}
+        for page in pages[:6]:  # no student who went on in another browser is warned
+            assert not page_says(page, "Another browser"), page_says(page, "")
+
+        contexts.append(browser.new_context(viewport=bs.VIEWPORT))
+        teacher = contexts[-1].new_page()
+        frames = received(teacher)
+        bs.open_app_page(teacher, bs.page_url(server, "class-view", lang="en", code=FLAGS))
+        open_controls(teacher, KEY)  # the teacher's view: every sheet, whichever a class withholds
+        assert arrives(frames, "recorded from 2 browsers") and arrives(frames, "at the same step at the same time")
+        assert not holds(frames, "took a name")
+        assert not bs.exception_texts(teacher), bs.exception_texts(teacher)
+        bs.save_screenshot(teacher, "class-flags-teacher")
+    finally:
+        for context in contexts:
+            context.close()

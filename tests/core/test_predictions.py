@@ -110,28 +110,80 @@ def test_a_record_made_after_seeing_the_answer_is_marked_and_never_a_first(tmp_p
     assert predictions.summaries(recorded) == []  # no first prediction to summarise
 
 
-def browser_attempt(uri, student, browser, n, prediction, at_ms):
-    tags = dict([predictions.prediction_tag("a", n, prediction, 3.0, prediction == 3.0, at_ms)])
-    return classroom.record_exercise("s", {"a": prediction == 3.0},
+def browser_attempt(uri, student, browser, n, prediction, at_ms, step="a", sheet="s"):
+    tags = dict([predictions.prediction_tag(step, n, prediction, 3.0, prediction == 3.0, at_ms)])
+    return classroom.record_exercise(sheet, {step: prediction == 3.0},
                                      {**classroom.class_tags(student, CODE), classroom.BROWSER_TAG: browser},
                                      uri=uri, attempts=tags)
 
 
-def test_a_name_taken_by_another_browser_is_numbered_and_never_merges_two_firsts(tmp_path):
+def test_a_name_two_browsers_use_at_once_is_numbered_flagged_and_never_merges_two_firsts(tmp_path):
     uri = new_tracking_store(tmp_path / "mlflow.db")
     browser_attempt(uri, "Bob", "eve", 1, 2.0, 1_000)  # Eve predicts first under Bob's name
-    browser_attempt(uri, "Bob", "bob", 1, 3.0, 2_000)  # then Bob himself
+    browser_attempt(uri, "Bob", "bob", 1, 3.0, 2_000)  # then Bob himself, while Eve is still at it
     browser_attempt(uri, "Bo\u0185", "mallory", 1, 5.0, 3_000)  # a name drawn like his: one name, a third browser
     browser_attempt(uri, "Bob", "eve", 2, 3.0, 4_000)
     recorded = classroom.read_class(CODE, uri).predictions
-    assert recorded[["student", "browser", "attempt", "first", "prediction"]].values.tolist() == [
-        ["Bob", 1, 1, True, "2"], ["Bob", 2, 1, True, "3"], ["Bo\u0185", 3, 1, True, "5"], ["Bob", 1, 2, False, "3"]]
+    assert recorded[["student", "browser", "attempt", "first", "at_once", "prediction"]].values.tolist() == [
+        ["Bob", 1, 1, True, True, "2"], ["Bob", 2, 1, True, True, "3"], ["Bo\u0185", 3, 1, True, True, "5"],
+        ["Bob", 1, 2, False, True, "3"]]
     assert predictions.browsers_per_name(recorded) == {"Bob": 2, "Bo\u0185": 3}
-    assert classroom.name_browsers(CODE, "Bob", uri) == ["eve", "bob", "mallory"]
-    assert classroom.name_browsers(CODE, "\u0412ob", uri) == ["eve", "bob", "mallory"]  # drawn alike too
-    assert classroom.name_browsers(CODE, "Grace", uri) == []
-    notes = classroom.name_notes(recorded["student"], predictions.browsers_per_name(recorded))
-    assert notes["Bob"].browsers == 2 and notes["Bo\u0185"].lookalike
+    assert predictions.names_at_once(recorded) == {"Bob", "Bo\u0185"}
+    assert classroom.browsers_at_once(CODE, "Bob", uri) == {"eve", "bob", "mallory"}
+    assert classroom.browsers_at_once(CODE, "\u0412ob", uri) == {"eve", "bob", "mallory"}  # drawn alike too
+    assert classroom.browsers_at_once(CODE, "Grace", uri) == set()
+    notes = classroom.name_notes(recorded["student"], predictions.browsers_per_name(recorded),
+                                 predictions.names_at_once(recorded))
+    assert notes["Bob"].browsers == 2 and notes["Bob"].at_once and notes["Bo\u0185"].lookalike
+
+
+def test_a_student_who_goes_on_in_another_browser_is_never_at_once(tmp_path):
+    """Each of three students predicts two steps in one browser, then goes on in a second one (a second
+    device, a private window): at the next step, at a step of another sheet, or again at a step the first
+    browser did. Their names are recorded from 2 browsers, and none is used at once."""
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    for i, name in enumerate(("Ada", "Grace", "Alan")):
+        start = 10_000 * i
+        browser_attempt(uri, name, f"{name}-laptop", 1, 2.0, start + 1_000, step="a")
+        browser_attempt(uri, name, f"{name}-laptop", 1, 3.0, start + 2_000, step="b")
+        second = {"Ada": ("c", "s"), "Grace": ("q", "interview"), "Alan": ("a", "s")}[name]
+        browser_attempt(uri, name, f"{name}-phone", 1, 3.0, start + 3_000, step=second[0], sheet=second[1])
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert not recorded["at_once"].any() and predictions.names_at_once(recorded) == set()
+    assert predictions.browsers_per_name(recorded) == {"Ada": 2, "Grace": 2, "Alan": 2}
+    assert classroom.browsers_at_once(CODE, "Ada", uri) == set()
+    notes = classroom.name_notes(recorded["student"], predictions.browsers_per_name(recorded),
+                                 predictions.names_at_once(recorded))
+    assert {name: (note.browsers, note.at_once) for name, note in notes.items()} == {
+        "Ada": (2, False), "Grace": (2, False), "Alan": (2, False)}
+    # Alan's second browser predicted step a again: two first predictions under one name, shown as such.
+    assert predictions.bursts(recorded) == [predictions.Burst("s", "a", ("Alan",), 2, 2.0)]
+
+
+def test_first_predictions_from_several_browsers_under_names_drawn_alike_are_a_burst(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    for i, name in enumerate(("Ada", "\u0410da", "Ad\u0430", "Ada")):  # one person, four private windows
+        browser_attempt(uri, name, f"window-{i}", 1, float(i), 1_000 + 500 * i)
+    browser_attempt(uri, "Grace", "grace", 1, 3.0, 1_200)
+    browser_attempt(uri, "Ada", "window-0", 2, 3.0, 9_000)  # a later attempt is no first prediction
+    recorded = classroom.read_class(CODE, uri).predictions
+    assert predictions.bursts(recorded, same_name=classroom.skeleton) == [
+        predictions.Burst("s", "a", ("Ada", "\u0410da", "Ad\u0430"), 4, 1.5)]
+    assert predictions.bursts(recorded) == [predictions.Burst("s", "a", ("Ada",), 2, 1.5)]  # one name alone
+    assert predictions.bursts(recorded[recorded["student"] == "Grace"]) == []
+    assert predictions.bursts(recorded.iloc[0:0]) == []
+
+
+def test_the_sheets_any_class_withholds_are_read_from_the_store(tmp_path):
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    assert class_controls.withheld_anywhere(uri) == frozenset()
+    class_controls.set_withheld("class-a", "1_shards", True, uri)
+    class_controls.set_withheld("class-b", "2_collectives", True, uri)
+    class_controls.set_withheld("class-b", "3_compiled", False, uri)
+    class_controls.hold("class-c", "4_scaling", "fastest_d", uri)
+    assert class_controls.withheld_anywhere(uri) == {"1_shards", "2_collectives"}
+    class_controls.set_withheld("class-a", "1_shards", False, uri)
+    assert class_controls.withheld_anywhere(uri) == {"2_collectives"}
 
 
 def test_answers_seen_are_kept_per_browser_and_bounded():

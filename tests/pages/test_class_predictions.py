@@ -241,3 +241,76 @@ def test_the_key_is_never_taken_from_a_link_nor_put_in_one(store):
     shown = [e.value for kind in ("markdown", "caption", "info", "success", "warning", "error", "text", "code")
              for e in getattr(at, kind)]
     assert not [text for text in shown if KEY in str(text)]
+
+
+OTHER = "another-class"  # a class on the same server that withholds the sheet
+
+
+def lab_links(at) -> list[str]:
+    return [link.proto.url for link in at.get("link_button")]
+
+
+@pytest.mark.parametrize("code", ["", CODE])
+def test_a_sheet_any_class_withholds_shows_no_answer_without_the_key(store, code):
+    """Another class withholds sheet 1: a visitor with no class code, or with the code of a class that does
+    not, sees no computed answer, no right or wrong, and no link to the lab that shows the figure; the
+    Class page of their class leaves the sheet out; the teacher key shows it all again."""
+    class_controls.set_withheld(OTHER, "1_shards", True, store)
+    teacher.forget_controls()
+    at = open_lab("worksheet", sheet="1_shards", step=STEP)
+    if code:
+        at.text_input(key="worksheet.student").set_value("Ada")
+        at.text_input(key="worksheet.class_code").set_value(code).run()
+    assert not lab_links(at) and any("does not link to its lab" in c.value for c in at.caption)
+    check(at, 1.0)
+    assert not at.success and not any("the code computed" in w.value for w in at.warning)
+    assert any("not revealed" in i.value for i in at.info)
+    assert at.selectbox(key="worksheet.step").options[0] == "1. 📝"  # answered, neither right nor wrong
+    if code:
+        assert classroom.read_class(code, store).predictions["result"].tolist() == [0.0]  # recorded all the same
+        assert not any("first_predictions" in f.value.columns for f in class_page().dataframe)
+        assert any("first_predictions" in f.value.columns for f in class_page(KEY).dataframe)
+    # A released sheet keeps its link, and says what opening it means.
+    at.selectbox(key="worksheet.sheet").select("2_collectives").run()
+    assert lab_links(at) and any("recorded as made after seeing the answer" in c.value for c in at.caption)
+
+    class_controls.set_withheld(OTHER, "1_shards", False, store)
+    teacher.forget_controls()
+    at.selectbox(key="worksheet.sheet").select("1_shards").run()
+    assert any("the code computed" in w.value for w in at.warning) and lab_links(at)
+
+
+def test_the_teacher_key_shows_a_withheld_sheets_answers_on_the_worksheet(store):
+    class_controls.set_withheld(OTHER, "1_shards", True, store)
+    at = class_page(KEY)
+    at.switch_page("labs/worksheet.py").run()
+    at.selectbox(key="worksheet.sheet").select("1_shards").run()
+    at.selectbox(key="worksheet.step").select(STEP).run()
+    check(at, 3.0)
+    assert any("the code computed" in s.value for s in at.success) and lab_links(at)
+
+
+def test_the_interview_hides_what_another_class_withholds(store):
+    class_controls.set_withheld(OTHER, "interview", True, store)
+    teacher.forget_controls()
+    at = open_lab("interview", question="pmean_value")
+    at.number_input(key="interview.pmean_value.guess").set_value(3.5).run()
+    at.button(key="interview.check").click().run()
+    assert_clean(at)
+    assert not at.success and any("not revealed" in i.value for i in at.info) and at.metric[0].value == "— / 1"
+
+
+def test_the_class_page_shows_a_burst_of_first_predictions_under_names_drawn_alike(store):
+    from pmap_core.tracking import predictions
+
+    for i, name in enumerate(("Ada", "\u0410da", "Ad\u0430")):  # one person, three private windows
+        tags = dict([predictions.prediction_tag(STEP, 1, 3.0, 3.0, True, 1_000 + 1_000 * i)])
+        classroom.record_exercise("1_shards", {STEP: True}, {**classroom.class_tags(name, CODE),
+                                                             classroom.BROWSER_TAG: f"window-{i}"},
+                                  uri=store, attempts=tags)
+    check(student("Grace"), 2.0)
+    at = class_page()
+    (burst,) = [f.value for f in at.dataframe if "names" in f.value.columns]
+    assert burst[["names", "browsers", "seconds"]].values.tolist() == [["Ada, \u0410da, Ad\u0430", 3, 2.0]]
+    assert burst["step"].tolist()[0].startswith(step_question("en")[:40])
+    assert any("no record can tell which" in c.value for c in at.caption)

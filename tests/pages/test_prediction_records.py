@@ -1,15 +1,18 @@
 """What a class's records of predictions can be trusted to say, through the pages (AppTest on a real
-sqlite store): an answer seen with no class code, under another code or another name marks every later
-record of that step; nothing is recorded before the student gives a value, and choices start
-unselected, in an order of each browser's own; a name another browser took first is said so, to the
-student and to the teacher; the labs' guesses count again after a reset; every page that shows answers
-says whether it records them; the Worksheet's link keeps its sheet and step, and a hold reaches a
-student on another sheet."""
+sqlite store): an answer seen with no class code, under another code or another name, or a lab drawn with
+a step's settings, marks every later record of that step; nothing is recorded before the student gives a
+value, and choices start unselected, in an order of each browser's own; a name two browsers use at the same
+time at one step is said so, to both students and to the teacher, and a student who goes on in another
+browser is shown neutrally; the labs' guesses count again after a reset; every page that shows answers says
+whether it records them; the Worksheet's link keeps its sheet and step, and a hold reaches a student on
+another sheet."""
 
 from __future__ import annotations
 
+import jax
 import pytest
 
+from labs.ui import classroom as classroom_ui
 from labs.ui import teacher
 from pmap_core.practice import scoring, worksheets
 from pmap_core.tracking import class_controls, classroom
@@ -57,6 +60,25 @@ def test_an_answer_seen_with_no_code_marks_the_later_record_of_that_step(store):
     assert any("made after seeing the answer" in c.value for c in at.caption)
 
 
+def test_a_lab_shown_with_a_steps_settings_marks_later_predictions_at_that_step(store):
+    """The basics lab drawn with the settings of sheet 1's first two steps (as their link opens it, or set by
+    hand) shows the figures they ask for: this browser's later predictions at both are recorded as made after
+    seeing the answer; a step of other settings stays unmarked."""
+    at = open_lab("basics", batch=10, devices=min(4, jax.device_count()), policy="pad")
+    assert_clean(at)
+    at.switch_page("labs/worksheet.py")
+    at.query_params["sheet"], at.query_params["step"] = "1_shards", STEP
+    check(identify(at.run(), "Ada", CODE), 3.0)
+    assert any("made after seeing the answer" in c.value for c in at.caption)
+    for step, guess in (("pad_count", 2.0), ("drop_count", 2.0)):
+        at.selectbox(key="worksheet.step").select(step).run()
+        at.number_input(key=f"worksheet.1_shards.{step}.guess").set_value(guess)
+        at.button(key="worksheet.check").click().run()
+        assert_clean(at)
+    assert records(store)[["step", "first", "after_answer"]].values.tolist() == [
+        [STEP, False, True], ["pad_count", False, True], ["drop_count", True, False]]
+
+
 def test_an_answer_seen_under_a_throwaway_name_marks_the_renamed_record(store):
     at = check(identify(worksheet(), "zzz", CODE), 3.0)
     check(identify(at, "Ada", CODE), 3.0)
@@ -95,18 +117,46 @@ def test_choices_start_unselected_in_an_order_of_the_browsers_own(store):
     assert shown[0] != shown[1]
 
 
-def test_a_name_another_browser_took_first_is_said_to_the_student_and_the_teacher(store):
+def name_notes_shown(code: str = CODE) -> dict[str, str]:
+    """The Class page's name check column, without the key: name -> note."""
+    page = open_lab("class_view")
+    page.text_input(key="class_view.code").set_value(code).run()
+    assert_clean(page)
+    return {name: note for frame in page.dataframe if "name_note" in frame.value.columns
+            for name, note in frame.value[["student", "name_note"]].values.tolist()}
+
+
+def test_a_name_two_browsers_use_at_once_is_said_to_both_students_and_the_teacher(store):
     bob = check(identify(worksheet(), "Bob", CODE), 2.0)
     eve = identify(worksheet(), "\u0412ob", CODE)  # Cyrillic В: drawn as "Bob", from another browser
-    assert any("Another browser recorded under this name" in w.value for w in eve.warning)
+    assert not any("Another browser" in w.value for w in eve.warning)  # nothing at once yet
     check(eve, 3.0)
-    assert not any("Another browser" in w.value for w in bob.run().warning)  # the first browser's page: no word
-    assert records(store)[["student", "browser", "first"]].values.tolist() == [["Bob", 1, True], ["\u0412ob", 2, True]]
-    page = open_lab("class_view")
-    page.text_input(key="class_view.code").set_value(CODE).run()
-    notes = {tuple(row) for frame in page.dataframe if "name_note" in frame.value.columns
-             for row in frame.value[["student", "name_note"]].values.tolist()}
-    assert any(name == "\u0412ob" and "recorded from 2 browsers" in note for name, note in notes), notes
+    check(bob, 3.0)  # Bob is still at the step: the two browsers used the name at the same time
+    classroom_ui._browsers_at_once.clear()
+    assert any("Another browser recorded under this name" in w.value for w in eve.run().warning)
+    assert any("Another browser recorded under this name" in w.value for w in bob.run().warning)
+    assert records(store)[["student", "browser", "first", "at_once"]].values.tolist() == [
+        ["Bob", 1, True, True], ["\u0412ob", 2, True, True], ["Bob", 1, False, True]]
+    notes = name_notes_shown()
+    assert "at the same time" in notes["\u0412ob"] and "at the same time" in notes["Bob"], notes
+
+
+def test_a_student_who_goes_on_in_another_browser_is_shown_neutrally(store):
+    """Ada predicts on the Worksheet, then goes on to the Interview in a second browser (another device,
+    a private window): neither page warns her, and the teacher reads "from 2 browsers", no more."""
+    first = check(identify(worksheet(), "Ada", CODE), 2.0)
+    second = identify(worksheet(), "Ada", CODE)
+    second.switch_page("labs/interview.py").run()
+    second.selectbox(key="interview.question").set_value("pmean_value").run()
+    second.number_input(key="interview.pmean_value.guess").set_value(3.5).run()
+    second.button(key="interview.check").click().run()
+    assert_clean(second)
+    classroom_ui._browsers_at_once.clear()
+    for page in (first.run(), second.run()):
+        assert not any("Another browser" in w.value for w in page.warning)
+    assert records(store)[["student", "browser", "first", "at_once"]].values.tolist() == [
+        ["Ada", 1, True, False], ["Ada", 2, True, False]]
+    assert name_notes_shown() == {"Ada": "recorded from 2 browsers"}
 
 
 def test_a_pipeline_guess_after_a_reset_is_a_first_attempt_and_counts_in_the_exercises(store):
