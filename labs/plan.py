@@ -460,6 +460,7 @@ if result is not None:
     last = st.session_state.get(LAST)
     revealed = last is not None and last.settings == settings
     if revealed:
+        predicting.saw_lab("plan", revealed=True)  # a worksheet step of these settings has its figure shown
         with guard(T):
             show_reveal(last, result)
     elif last is not None:

@@ -160,7 +160,8 @@ if lab_texts is not None and (released or step.needs_sweep):
     st.link_button(T("open_lab", lab=lab_texts("title")),
                    f"{LAB_PATHS[step.lab]}?{urlencode(step.query(lang))}", icon="🔗")
     if not step.needs_sweep:
-        st.caption(R("lab_shows_answer"))
+        predict_first = step.query(lang).get(predicting.PREDICT_FIRST) == "true"
+        st.caption(R("lab_predict_first" if predict_first else "lab_shows_answer"))
 elif lab_texts is not None:
     st.caption(R("lab_withheld"))
 with st.expander(T("hints")):

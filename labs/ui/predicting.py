@@ -36,6 +36,7 @@ ATTEMPTS_KEY = "classroom.attempts"  # (class code, sheet id, step id) -> attemp
 RESETS_KEY = "classroom.resets"      # (class code, "interview" or "worksheets") -> the reset applied
 PENDING_KEY = "classroom.pending"    # (sheet id, class code, name) -> attempts' tags not yet recorded
 SEEN_KEY = "classroom.seen"          # {(sheet id, step id)} whose answer this session has been shown
+PREDICT_FIRST = "predict"  # a lab's link setting ("true") that holds its figures back until the learner checks
 # One write to the class's store at a time in this process: a class's checks at the same moment queue
 # here, each holding one connection for one short write, instead of crowding the store's connection
 # pool and its write lock (30 at once exhausted a sqlite store's pool of 15 and waited out its 30 s).
@@ -97,13 +98,17 @@ def _lab_steps(devices: int) -> dict[str, list[tuple[str, str, dict[str, str]]]]
     return found
 
 
-def saw_lab(url_path: str) -> None:
+def saw_lab(url_path: str, revealed: bool = False) -> None:
     """After a lab page ran: each worksheet step whose settings it drew (its link-backed widgets' values, by
     the step's link or set by hand) had its figure shown, so this browser's later records of the step say
-    they were made after seeing the answer."""
+    they were made after seeing the answer. A page drawn in its predict-first mode (PREDICT_FIRST: the Plan
+    page) shows its figures only once the learner has checked a guess there, and says so (`revealed`);
+    whether a step's link asks for that mode does not change the figure."""
     drawn = st.session_state.get(SHARED_SETTINGS, {})
+    if drawn.get(PREDICT_FIRST) == "true" and not revealed:
+        return
     for sheet_id, step_id, settings in _lab_steps(runtime_info().device_count).get(url_path, ()):
-        if settings.items() <= drawn.items():
+        if {k: v for k, v in settings.items() if k != PREDICT_FIRST}.items() <= drawn.items():
             saw_answer(sheet_id, step_id)
 
 

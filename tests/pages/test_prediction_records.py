@@ -79,6 +79,27 @@ def test_a_lab_shown_with_a_steps_settings_marks_later_predictions_at_that_step(
         [STEP, False, True], ["pad_count", False, True], ["drop_count", True, False]]
 
 
+def steps_seen(at) -> set:
+    return set(at.session_state["classroom.seen"]) if "classroom.seen" in at.session_state else set()
+
+
+def test_the_plan_page_in_predict_first_mode_counts_as_seeing_a_steps_answer_only_once_it_reveals(store):
+    step = next(s for s in worksheets.load_sheets().sheets if s.id == "14_plan").step("fsdp_memory")
+    query = {k: v for k, v in step.query("en").items() if k != "lang"}
+    assert query["predict"] == "true"  # the step's link opens the page in its predict-first mode
+    at = open_lab("plan", **query)
+    assert_clean(at)
+    assert ("14_plan", "fsdp_memory") not in steps_seen(at)
+    at.number_input(key="plan.guess.memory").set_value(30.0).run()
+    at.button(key="plan.reveal").click().run()
+    assert_clean(at)
+    assert ("14_plan", "fsdp_memory") in steps_seen(at)
+    shown = open_lab("plan", **{**query, "predict": "false"})  # the figures show at once: seen at once
+    assert ("14_plan", "fsdp_memory") in steps_seen(shown)
+    sheet = open_lab("worksheet", sheet="14_plan", step="fsdp_memory")  # the step says what its link opens
+    assert any("predict-first mode" in c.value for c in sheet.caption)
+
+
 def test_an_answer_seen_under_a_throwaway_name_marks_the_renamed_record(store):
     at = check(identify(worksheet(), "zzz", CODE), 3.0)
     check(identify(at, "Ada", CODE), 3.0)
