@@ -26,10 +26,11 @@ FAILING = {
     "launch-command": ["launch", "--processes", "2", "train", "--json", "--model", "nope"],
     "export": ["export", "collectives", "op=nope", "--json"],
     "store": ["store", "move-fallback", "--json"],
+    "store-check": ["store", "check", "--json", "--store", "http://127.0.0.1:9/"],
     "plan": ["plan", "--json", "--model", "lab", "--devices", "0"],
 }
 HELPS = [["train"], ["sweep"], ["bench", "collectives"], ["bench", "two-level"], ["launch"], ["export"],
-         ["store", "move-fallback"], ["plan"]]
+         ["store", "move-fallback"], ["store", "check"], ["plan"]]
 
 
 def imported(stderr: str) -> set[str]:
