@@ -335,9 +335,16 @@ def _many(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def _sequence_parallel(layout: dict[str, Any]) -> str:
+    """on or off where a model axis makes sequence parallelism a choice, else -."""
+    if layout["model"] <= 1:
+        return "-"
+    return "on" if layout["sequence_parallel"] else "off"
+
+
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     head = (f"{'#':>4} {'data':>5} {'stage':>5} {'exp':>4} {'seq':>4} {'model':>5}  {'ZeRO':>4} {'remat':<9} "
-            f"{'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  largest beside compute")
+            f"{'SP':<3} {'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  largest beside compute")
     lines = [head]
     for row in rows:
         layout, parts = row["layout"], row["step_parts_s"]
@@ -345,7 +352,8 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
         beside = f"{largest} {parts[largest]:.3g} s" if largest else "-"
         lines.append(f"{row['rank']:>4} {layout['data']:>5} {layout['stage']:>5} {layout['expert']:>4} "
                      f"{layout['seq']:>4} {layout['model']:>5}  {layout['zero']:>4} {layout['remat']:<9} "
-                     f"{layout['microbatches']:>5} {layout['virtual']:>2}  {_gb(row['memory_bytes']['total']):>7} "
+                     f"{_sequence_parallel(layout):<3} {layout['microbatches']:>5} {layout['virtual']:>2}  "
+                     f"{_gb(row['memory_bytes']['total']):>7} "
                      f"{row['step_s']:>8.3g} {row['mfu']:>6.3f} {row['hfu']:>6.3f}  {beside}")
     return lines
 

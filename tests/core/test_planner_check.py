@@ -170,3 +170,14 @@ def test_one_device_plans_without_communication_and_three_devices_plan_too():
     checked = check.check_plan(three.plans[0].layout, 3)
     _print(checked)
     assert checked.compiled_peak_bytes and checked.layout == three.plans[0].layout
+
+
+@pytest.mark.parametrize("devices", [1, 3, 6, 7, 8])
+def test_every_plan_of_the_lab_has_a_label_of_its_own(devices):
+    """Sequence parallelism on and off are two programs on the same axes: their labels (a chart's categories, a
+    check run's name) tell them apart."""
+    result = check.lab_plan(devices)
+    layouts = [plan.layout for plan in (*result.plans, *result.unfit)]
+    labels = [layout.label() for layout in layouts]
+    assert len(labels) == len(set(labels)), labels
+    assert all(("SP " in layout.label()) == (layout.model > 1) for layout in layouts)

@@ -79,9 +79,12 @@ class Layout:
         return getattr(self, axis)
 
     def label(self) -> str:
-        """e.g. "data=64 stage=16 model=8 · ZeRO-1 · remat none · M=16 · v=2"."""
+        """e.g. "data=64 stage=16 model=8 · ZeRO-1 · remat none · SP on · M=16 · v=2" (SP: sequence parallelism,
+        named where a model axis makes it a choice)."""
         axes = " ".join(f"{axis}={self.size(axis)}" for axis in AXES if self.size(axis) > 1) or "data=1"
         parts = [axes, f"ZeRO-{self.zero}", f"remat {self.remat}"]
+        if self.model > 1:
+            parts.append(f"SP {'on' if self.sequence_parallel else 'off'}")
         if self.stage > 1 or self.microbatches > 1:
             parts.append(f"M={self.microbatches}")
         if self.virtual > 1:
