@@ -1,5 +1,5 @@
 """Every page on this process's device count: prints one JSON line, what
-tests.system.test_pages_at_each_device_count.walks_here finds (each page on its defaults in English and in 中文;
+tests.system.test_pages_at_each_device_count.walks_here finds (each page on its defaults in this count's language;
 each worksheet step's answer, whether the Worksheet page accepts it, the lab its link opens).
 
 Run by tests/system/test_pages_at_each_device_count.py at each of its device counts but the test process's

@@ -1,9 +1,12 @@
-"""Every page at D = 1, 2, 3, 5, 8 and 16, each D in a process of its own (this one's D here, the others in
-child processes, all at once; one child per D walks both, since starting a process costs more than a page):
+"""Every page at D = 1, 3, 5, 8 and 16, each D in a process of its own (this one's D here, the others in
+child processes, all at once; one child per D walks both, since starting a process costs more than a page).
+The counts are the points where a page can differ: one device (nothing to split), odd counts that are no power
+of two (3, 5), the default 8, and more devices than the default (16); 2 would repeat 8.
 
-- every page of the registry opens on its default settings, in English and in 中文, with no exception and no
-  error box (a laptop with one GPU gives D = 1, a server may be started with an odd count);
-- every worksheet step at D = 1, 2, 3, 5 and 8: its answer computed on that runtime (a step not bound to a
+- every page of the registry opens on its default settings, with no exception and no error box (a laptop with
+  one GPU gives D = 1, a server may be started with an odd count), in one language at each D, English and 中文
+  in turn, so that each page is drawn in both languages and neither at every count;
+- every worksheet step at D = 1, 3, 5 and 8: its answer computed on that runtime (a step not bound to a
   count binds itself to the runtime's), checked on the Worksheet page, and the lab its link opens shows the
   step's settings with no error box and no setting ignored. tests/core/test_worksheet_devices.py binds the
   steps to each D inside one 8-device process."""
@@ -14,10 +17,11 @@ import pytest
 
 from labs.registry import HOME, LABS
 from pmap_core.practice import worksheets
-from tests.core.test_worksheet_devices import DEVICE_COUNTS as WORKSHEET_DEVICE_COUNTS
 from tests.core.test_worksheet_devices import sweep_at
 
-DEVICE_COUNTS = (1, 2, 3, 5, 8, 16)
+DEVICE_COUNTS = (1, 3, 5, 8, 16)
+LANGUAGE_AT = {devices: ("en", "zh")[i % 2] for i, devices in enumerate(DEVICE_COUNTS)}
+WORKSHEET_DEVICE_COUNTS = (1, 3, 5, 8)
 SCRIPTS = [HOME.script, *(lab.script for lab in LABS)]
 
 # The module's first test sets up every device count's run (its children's own limit is 900 s): on 2 cores
@@ -26,19 +30,19 @@ pytestmark = pytest.mark.timeout(900)
 
 
 def pages_here() -> dict:
-    """{lang: {script: [what went wrong]}}: each page, in English and in Chinese, on its defaults on this
-    process's device count: the exceptions and error boxes shown, or the error of a page that did not finish."""
+    """{lang: {script: [what went wrong]}}: each page, in this device count's language (LANGUAGE_AT), on its
+    defaults on this process's device count: the exceptions and error boxes shown, or the error of a page that did
+    not finish."""
     from tests.apptest_support import open_lab
 
-    found = {}
-    for lang in ("en", "zh"):
-        for lab in [HOME, *LABS]:
-            try:
-                at = open_lab(None if lab is HOME else lab.script, lang=lang)
-                found.setdefault(lang, {})[lab.script] = [e.value for e in at.exception] + [e.value for e in at.error]
-            except Exception as error:  # noqa: BLE001 - a page that does not finish is as wrong as an error box
-                found.setdefault(lang, {})[lab.script] = [f"{type(error).__name__}: {error}"]
-    return found
+    lang, found = LANGUAGE_AT.get(worksheets.runtime_devices(), "en"), {}
+    for lab in [HOME, *LABS]:
+        try:
+            at = open_lab(None if lab is HOME else lab.script, lang=lang)
+            found[lab.script] = [e.value for e in at.exception] + [e.value for e in at.error]
+        except Exception as error:  # noqa: BLE001 - a page that does not finish is as wrong as an error box
+            found[lab.script] = [f"{type(error).__name__}: {error}"]
+    return {lang: found}
 
 
 def steps_here() -> dict:
