@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with _sigterm_raises():
             return int(args.run(args) or 0)
     except UsageError as error:
-        return error.report(_as_json(args))
+        error.report(_as_json(args))
     except LabInputError as error:
         return fail(str(error), USAGE_STATUS, _as_json(args), error.code)
     except Terminated:

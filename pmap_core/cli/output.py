@@ -69,12 +69,15 @@ class UsageError(Exception):
         super().__init__(message)
         self.parser = parser
 
-    def report(self, as_json: bool) -> int:
-        """As argparse says it (usage, then `prog: error: …`, status 2), or with `--json` as any failure."""
+    def report(self, as_json: bool) -> NoReturn:
+        """As argparse says it (usage, then `prog: error: …`) or, with `--json`, as any failure; then exit with
+        status 2, as argparse does."""
         if as_json:
-            return fail(f"{self.parser.prog}: {self}", USAGE_STATUS, True, "usage")
-        self.parser.print_usage(sys.stderr)
-        self.parser.exit(USAGE_STATUS, f"{self.parser.prog}: error: {self}\n")
+            fail(f"{self.parser.prog}: {self}", USAGE_STATUS, True, "usage")
+        else:
+            self.parser.print_usage(sys.stderr)
+            sys.stderr.write(f"{self.parser.prog}: error: {self}\n")
+        self.parser.exit(USAGE_STATUS)
 
 
 class Parser(argparse.ArgumentParser):
