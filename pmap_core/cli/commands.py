@@ -126,11 +126,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LabInputError as error:
         return fail(str(error), USAGE_STATUS, _as_json(args), error.code)
     except Terminated:
-        from pmap_core.cli import lost_group
-        from pmap_core.train import distributed
-
-        grouped = distributed.in_group()
+        grouped = _in_group()
         if grouped:
+            from pmap_core.cli import lost_group
+
             lost_group.claim()  # the group's watch must not end this process meanwhile
         _end_open_runs()
         said = f"{TERMINATED} every open MLflow run ended as KILLED with the losses logged so far"
@@ -138,6 +137,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if _as_json(args):
             json_error(said, TERMINATED_STATUS, "terminated")
         if grouped:
+            from pmap_core.train import distributed
+
             distributed.leave_now(TERMINATED_STATUS)
         return TERMINATED_STATUS
     except Exception as error:
@@ -152,16 +153,20 @@ def _as_json(args: argparse.Namespace) -> bool:
     return bool(getattr(args, "json", False))
 
 
+def _in_group() -> bool:
+    """Whether this process joined a jax.distributed group (a command that never imported it did not)."""
+    return "pmap_core.train.distributed" in sys.modules and sys.modules["pmap_core.train.distributed"].in_group()
+
+
 def _leave_a_lost_group(error: Exception) -> None:
     """A process of a jax.distributed group whose collective failed says so and leaves at once (`lost_group`)."""
-    if "pmap_core.train.distributed" not in sys.modules:
+    if not _in_group():
         return
     from jax.errors import JaxRuntimeError
 
     from pmap_core.cli import lost_group
-    from pmap_core.train import distributed
 
-    if isinstance(error, JaxRuntimeError) and distributed.in_group():
+    if isinstance(error, JaxRuntimeError):
         lost_group.leave(str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__)
 
 
