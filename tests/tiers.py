@@ -4,8 +4,9 @@ tests/conftest.py applies them to the collected tests, tests/core/test_tiers.py 
 The full tier, README's command, runs every test. The quick tier (`-m quick`), the loop to run before every commit,
 runs the tests these rules choose; no test marks itself:
 - the levels that run in the test process and start nothing: tests/core and tests/pages (no browser, no server, no
-  child process), and from tests/system only QUICK_SYSTEM_TESTS (the CLI once, as a user runs it), less FULL_ONLY
-  (what repeats a kind of claim the quick tier checks elsewhere, each entry says where);
+  child process), and from tests/system only QUICK_SYSTEM_TESTS (the CLI: a training run as a user starts it, and
+  one refusal of each other command whose module nothing else runs), less FULL_ONLY (what repeats a kind of claim
+  the quick tier checks elsewhere, each entry says where);
 - one point per claim: a test's parametrizations that differ only in their points (a device count, a mesh axis, a
   pipeline's stages, micro-batches or layers, a page's language: POINTS) are one claim, which the quick tier checks
   once: in English, on a 2-D mesh where one is offered, else at the smallest odd device count over one, else at the
@@ -20,7 +21,13 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 QUICK_LEVELS = ("tests/core/", "tests/pages/")
-QUICK_SYSTEM_TESTS = {"tests/system/test_cli_training.py::test_train_prints_one_json_object_and_logs_the_run"}
+QUICK_SYSTEM_TESTS = {  # a test by its id without parameters
+    "tests/system/test_cli_training.py::test_train_prints_one_json_object_and_logs_the_run",
+    "tests/system/test_commbench_cli.py::test_cli_rejects_a_bad_sweep",
+    "tests/system/test_export.py::test_the_cli_refuses_bad_settings_in_one_line",
+    "tests/system/test_plan_cli.py::test_a_bad_global_batch_is_refused_in_one_line",
+    "tests/system/test_deployment_checks.py::test_a_store_that_does_not_answer_fails_the_checks_in_one_line",
+}
 FULL_ONLY = {  # a module, or a test by its id without parameters
     "tests/pages/test_extremes.py": "every widget of every page at both ends; each page opens on its defaults and "
                                     "moves one widget in tests/pages/test_moved_from_browser.py",
@@ -71,8 +78,9 @@ def quick(tests: Iterable[tuple[str, Mapping[str, Any], bool]]) -> set[str]:
     """The ids of the quick tier among `tests`, each (id, parameters, marked alone), in the order collected."""
     best: dict[tuple, tuple[tuple, str]] = {}
     for nodeid, params, alone in tests:
-        chosen = nodeid.startswith(QUICK_LEVELS) or nodeid in QUICK_SYSTEM_TESTS
-        if chosen and not alone and not FULL_ONLY.keys() & {module_of(nodeid), nodeid.split("[", 1)[0]}:
+        test = nodeid.split("[", 1)[0]
+        chosen = nodeid.startswith(QUICK_LEVELS) or test in QUICK_SYSTEM_TESTS
+        if chosen and not alone and not FULL_ONLY.keys() & {module_of(nodeid), test}:
             claim, rank = claim_and_rank(nodeid, params)
             if claim not in best or rank < best[claim][0]:
                 best[claim] = (rank, nodeid)

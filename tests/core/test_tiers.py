@@ -1,9 +1,13 @@
 """The suite's tiers and queue (tests/tiers.py): which tests the quick tier runs, and how long a module is expected
 to take, on made-up test ids (the rules read ids and parameters only)."""
 
+import pathlib
+
 import pytest
 
 from tests import tiers
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 CORE = "tests/core/test_x.py::test_claim"
 
@@ -31,10 +35,11 @@ def test_every_other_parameter_is_a_claim_of_its_own():
     assert tiers.quick(tests) == {f"{CORE}[home-3]", f"{CORE}[training-3]", f"{CORE}[abc]", f"{CORE}[True]"}
 
 
-def test_only_the_in_process_levels_and_the_cli_once_are_quick():
+def test_only_the_in_process_levels_and_the_cli_commands_are_quick():
     ids = ["tests/core/test_a.py::test_a", "tests/pages/test_b.py::test_b", "tests/system/test_c.py::test_c",
            "tests/browser/test_d.py::test_d", *tiers.QUICK_SYSTEM_TESTS]
     assert tiers.quick((nodeid, {}, False) for nodeid in ids) == {*ids[:2], *tiers.QUICK_SYSTEM_TESTS}
+    assert all(nodeid.startswith("tests/system/") for nodeid in tiers.QUICK_SYSTEM_TESTS)
     assert tiers.quick([("tests/core/test_a.py::test_a", {}, True)]) == set()  # marked alone
 
 
@@ -59,3 +64,11 @@ def test_a_module_run_in_part_is_expected_to_take_its_part():
     seconds = tiers.queue_seconds({"tests/core/test_a.py": 30.0}, {"tests/core/test_a.py": 10},
                                   {"tests/core/test_a.py": 4})
     assert seconds == {"tests/core/test_a.py": pytest.approx(12.0)}
+
+
+@pytest.mark.parametrize("nodeid", sorted(tiers.QUICK_SYSTEM_TESTS | tiers.FULL_ONLY.keys()))
+def test_every_test_the_rules_name_exists(nodeid):
+    """A test renamed or removed would leave the quick tier without it, silently: each named one is still there."""
+    module, _, name = nodeid.partition("::")
+    source = (ROOT / module).read_text()
+    assert not name or f"def {name}(" in source, nodeid
