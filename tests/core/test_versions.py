@@ -45,22 +45,31 @@ def test_another_minor_is_told_apart_from_a_patch_release(running, other):
     assert versions.Versions(running, running, "3.12.1", "0.12.0.1", "3.12").other_jax_minor is other
 
 
-def _setup_check(script: str) -> str:
-    """The lines of an exported script's first cell between `import jax` and the device count."""
-    setup = dict(cells(script))["setup"]
-    return setup.split("import jax\n", 1)[1].split("DEVICES =", 1)[0]
+def _jax_reading(folder, release: str):
+    """A folder that, first on the path, makes the installed JAX read as `release` (what `pip show` would say)."""
+    info = folder / f"jax-{release}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: jax\nVersion: {release}\n")
+    return folder
 
 
-@pytest.mark.parametrize(("version", "told"), [(versions.VERIFIED_JAX, False), ("0.10.2", True), ("0.7.2", True)])
-def test_an_exported_script_says_what_to_install_on_another_jax(monkeypatch, tmp_path, version, told):
-    check = tmp_path / "check.py"  # the script's own lines, run as a file with this process's jax
-    check.write_text(_setup_check(script_for("training", {"devices": "2"})))
-    monkeypatch.setattr(jax, "__version__", version)
+@pytest.mark.parametrize(("release", "outcome"), [(versions.VERIFIED_JAX, "silent"), ("0.12.7", "silent"),
+                                                  ("0.13.0", "note"), ("0.10.2", "stop"), ("0.7.2", "stop")])
+def test_an_exported_scripts_first_cell_says_what_to_install_on_another_jax(monkeypatch, tmp_path, release,
+                                                                            outcome):
+    check = tmp_path / "check.py"  # the script's first cell, run as a file against the JAX the path reads
+    check.write_text(dict(cells(script_for("training", {"devices": "2"})))["requirements"])
+    monkeypatch.syspath_prepend(str(_jax_reading(tmp_path / "site", release)))
+    install = f"pip install 'jax=={versions.VERIFIED_JAX}'"
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        runpy.run_path(str(check), init_globals={"jax": jax})
-    if told:
-        assert f"running JAX {version}" in printed.getvalue()
-        assert f"pip install 'jax=={versions.VERIFIED_JAX}'" in printed.getvalue()
+        if outcome == "stop":
+            with pytest.raises(SystemExit) as stopped:
+                runpy.run_path(str(check))
+            assert str(stopped.value).startswith(f"JAX {release} is older than") and install in str(stopped.value)
+        else:
+            runpy.run_path(str(check))
+    if outcome == "note":
+        assert f"running JAX {release}" in printed.getvalue() and install in printed.getvalue()
     else:
         assert printed.getvalue() == ""
