@@ -166,7 +166,8 @@ class TrainConfig:
 
     @property
     def mesh_data(self) -> int:
-        return self.devices // (self.mesh_model * self.mesh_seq * self.mesh_expert)
+        """Devices along the data axis: D over every other axis's size (a pipeline's stages included)."""
+        return self.devices // (self.mesh_model * self.mesh_seq * self.mesh_expert * self.pipeline_stages)
 
     def derived(self) -> dict[str, int]:
         """The settings that follow from the others, as a run's record names them."""

@@ -175,8 +175,10 @@ def test_pipelines_side_by_side_on_a_data_axis_train_as_data_parallelism_does(de
                                                                               schedule):
     base = dataclasses.replace(DEEP, layers=layers, devices=devices, global_batch=240, steps=100)
     flat = train(validate(base), measure_scaling=False)
-    piped = train(validate(dataclasses.replace(base, impl="pipeline", pipeline_stages=stages, microbatches=micro,
-                                               schedule=schedule)), measure_scaling=False)
+    config = validate(dataclasses.replace(base, impl="pipeline", pipeline_stages=stages, microbatches=micro,
+                                          schedule=schedule))
+    assert config.derived()["mesh_data"] == devices // stages  # the data axis a run's record names
+    piped = train(config, measure_scaling=False)
     np.testing.assert_allclose(piped.losses, flat.losses, rtol=1e-5)
     for name, value in flat.params.items():
         np.testing.assert_allclose(piped.params[name], value, rtol=1e-5, atol=1e-6, err_msg=name)
