@@ -14,6 +14,7 @@ import pytest
 from test_browser_class_predictions import open_controls, predict, server_uri, type_into
 
 from harness import browser as bs
+from labs.ui.teacher import CONTROLS_TTL_S
 from pmap_core.tracking import class_controls, classroom, predictions
 
 if reason := bs.chromium_missing_reason():
@@ -207,6 +208,10 @@ def test_no_visitor_sees_a_withheld_steps_answer_and_the_lab_counts_as_seeing_it
         assert "batch=10" in lab_link and "policy=pad" in lab_link, lab_link
 
         class_controls.set_withheld(CODE, SHEET, True, uri)  # the class's teacher withholds the sheet
+        # … in the store, as a teacher on another server of the class would: this server reads the sheets
+        # withheld at most CONTROLS_TTL_S old (its own Class page forgets them at once), and the follower's
+        # page has just read them.
+        time.sleep(CONTROLS_TTL_S + 0.5)
 
         # A visitor with no class code, and one with another class's code.
         for code in ("", OTHER):
