@@ -1,8 +1,10 @@
-"""The context- and expert-parallelism pages in real Chromium at D = 1, 2, 3 and 8, in both languages: each
+"""The context- and expert-parallelism pages in real Chromium at D = 1 (English) and D = 3 (中文): each
 opens on its defaults with no exception and no error, says the mesh its core chose for that D (the caption
 formatted from the core's own settings), and says why nothing splits at D = 1; the context page draws the
 ring's schedule where D splits the sequence (the expert page draws nothing before a prediction).
-test_browser.py opens every page once, at the server's 8 devices and in one language."""
+test_browser.py opens every page once, at the server's 8 devices and in one language; the captions at more
+device counts, in both languages, are the AppTests' (tests/pages/test_context_parallel_page.py,
+test_expert_parallel_page.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ _missing = bs.chromium_missing_reason()
 if _missing and not bs.in_ci():
     pytest.skip(f"browser tests skipped: {_missing}", allow_module_level=True)
 
-DEVICE_COUNTS = (1, 2, 3, 8)
+# (D, language): one device, and an odd count that splits, a language each.
+POINTS = ((1, "en"), (3, "zh"))
 CHART = '[data-testid="stVegaLiteChart"]'
 ERROR = '[data-testid="stAlertContentError"]'
 URL_PATH = {lab.script: lab.url_path for lab in LABS}
@@ -55,8 +58,7 @@ def tab():
     context.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("devices", DEVICE_COUNTS)
+@pytest.mark.parametrize(("devices", "lang"), POINTS)
 @pytest.mark.parametrize("script", sorted(CAPTIONS))
 def test_the_page_opens_at_each_device_count(tab, script, devices, lang):
     texts = text_table(script)

@@ -49,6 +49,8 @@ def test_the_page_draws_the_schedule_and_the_work_and_reveals_nothing_before_the
     assert (at.number_input(key="context_parallel.seq_len").value,
             at.number_input(key="context_parallel.batch").value) == (s, b)
     text = said(at)
+    mesh = cp.check_settings(b, s, transformer.Dims().d_model, transformer.Dims().heads, 2, devices, "contiguous")
+    assert TEXTS["mesh"][lang].format(p=mesh.devices, block=mesh.block, s=mesh.dims.seq_len, b=mesh.batch) in text
     assert not has_frame(at, "attention_bytes") and not has_frame(at, "hlo_bytes") and not at.latex
     assert TEXTS["measure.ring_same"][lang].split("{")[0] not in text
     assert button(at, "context_parallel.measure").disabled and button(at, "context_parallel.sweep").disabled

@@ -34,7 +34,9 @@ def one_device():
     return train(dataclasses.replace(TINY_MLP, devices=1), measure_scaling=False)
 
 
-@pytest.mark.parametrize("devices", [1, 2, 4, 8])
+# 1 and the default 8 (the batch of 32 has no odd divisor): the transformer's programs at an odd D are
+# tests/core/test_transformer.py's.
+@pytest.mark.parametrize("devices", [1, 8])
 @pytest.mark.parametrize("impl", IMPLEMENTATIONS)
 def test_every_implementation_matches_one_device(impl, devices, one_device):
     result = train(validate(dataclasses.replace(TINY_MLP, devices=devices, impl=impl)), measure_scaling=False)

@@ -1,12 +1,12 @@
-"""Every page at D = 1, 3, 5, 8 and 16, each D in a process of its own (this one's D here, the others in
+"""Every page at D = 1, 3, 8 and 16, each D in a process of its own (this one's D here, the others in
 child processes, all at once; one child per D walks both, since starting a process costs more than a page).
-The counts are the points where a page can differ: one device (nothing to split), odd counts that are no power
-of two (3, 5), the default 8, and more devices than the default (16); 2 would repeat 8.
+The counts are the points where a page can differ: one device (nothing to split), an odd count that is no power
+of two (3), the default 8, and more devices than the default (16); 2 or 5 would repeat 8 or 3.
 
 - every page of the registry opens on its default settings, with no exception and no error box (a laptop with
   one GPU gives D = 1, a server may be started with an odd count), in one language at each D, English and 中文
   in turn, so that each page is drawn in both languages and neither at every count;
-- every worksheet step at D = 1, 3, 5 and 8: its answer computed on that runtime (a step not bound to a
+- every worksheet step at D = 1, 3 and 8: its answer computed on that runtime (a step not bound to a
   count binds itself to the runtime's), checked on the Worksheet page, and the lab its link opens shows the
   step's settings with no error box and no setting ignored. tests/core/test_worksheet_devices.py binds the
   steps to each D inside one 8-device process."""
@@ -19,9 +19,9 @@ from labs.registry import HOME, LABS
 from pmap_core.practice import worksheets
 from tests.core.test_worksheet_devices import sweep_at
 
-DEVICE_COUNTS = (1, 3, 5, 8, 16)
+DEVICE_COUNTS = (1, 3, 8, 16)
 LANGUAGE_AT = {devices: ("en", "zh")[i % 2] for i, devices in enumerate(DEVICE_COUNTS)}
-WORKSHEET_DEVICE_COUNTS = (1, 3, 5, 8)
+WORKSHEET_DEVICE_COUNTS = (1, 3, 8)
 SCRIPTS = [HOME.script, *(lab.script for lab in LABS)]
 
 # The module's first test sets up every device count's run (its children's own limit is 900 s): on 2 cores
@@ -142,12 +142,15 @@ def test_the_lab_a_step_opens_shows_its_settings_at_each_device_count(steps_at_e
     (3, {"1_shards/pad_per_device": 3, "2_collectives/reduce_scatter_shape": 2, "3_compiled/mesh_block_shape": 2,
          "4_scaling/fastest_d": 2},
      {"1_shards/pad_per_device": "D = 3", "2_collectives/reduce_scatter_shape": "D = 2"}),
-    (5, {"1_shards/pad_per_device": 4, "2_collectives/reduce_scatter_shape": 4, "3_compiled/mesh_block_shape": 4},
-     {"3_compiled/mesh_block_shape": "on a 2 × 2 mesh"}),
+    (8, {"1_shards/pad_per_device": 4, "2_collectives/reduce_scatter_shape": 4, "3_compiled/mesh_block_shape": 8,
+         "4_scaling/fastest_d": 8},
+     {"1_shards/pad_per_device": "D = 4", "3_compiled/mesh_block_shape": "on a 2 × 4 mesh"}),
 ])
 def test_a_step_runs_on_the_count_its_question_names(steps_at_each_device_count, devices, counts, said):
     """At D = 3 a step of at most 4 devices runs on 3, the reduce-scatter of 8 values on 2 (3 does not
-    divide 8), as the mesh of an 8 × 8 array and the sweep's batch of 256 do; at D = 1 all on one."""
+    divide 8), as the mesh of an 8 × 8 array and the sweep's batch of 256 do; at D = 8 the steps of at most 4
+    run on 4 and the mesh on all 8; at D = 1 all on one. tests/core/test_worksheet_devices.py binds them at
+    more counts (5 among them) in one process."""
     steps = steps_at_each_device_count[devices]
     for name, count in counts.items():
         assert steps[name]["devices"] == count, (devices, name)
