@@ -142,8 +142,8 @@ def test_no_module_level_getattr():
 # The packages of pmap_core from the bottom up (docs/ARCHITECTURE.md): a package imports only those
 # on its own rank or below it. The top-level modules (runtime, validation, timing, hlo) are rank 0;
 # `python -m pmap_core` (__main__) is the entry point above everything.
-RANKS = {"costs": 1, "train": 2, "tracking": 3, "commbench": 4, "concepts": 4, "practice": 5, "export": 5,
-         "cli": 6, "__main__": 7}
+RANKS = {"costs": 1, "train": 2, "tracking": 3, "commbench": 4, "concepts": 4, "profiling": 4, "practice": 5,
+         "export": 5, "cli": 6, "__main__": 7}
 
 
 def _rank(module: str) -> int:

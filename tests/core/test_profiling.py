@@ -1,0 +1,119 @@
+"""Profiler traces of the lab's programs, captured with JAX's own profiler and read back (pmap_core.profiling)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import jax
+import pytest
+
+from pmap_core import hlo
+from pmap_core.profiling import capture, experiments, reading
+from pmap_core.train import plan
+from pmap_core.train.config import HEADLESS_MAX_WORK, TrainConfig
+from pmap_core.validation import LabInputError
+
+
+def _linear(devices: int) -> TrainConfig:
+    return plan.validate(TrainConfig(devices=devices, steps=2, global_batch=8 * devices), HEADLESS_MAX_WORK)
+
+
+@pytest.mark.parametrize("devices", [1, 3, 8])
+def test_each_device_runs_the_hlo_all_reduces_once_per_step(tmp_path, devices):
+    profile = capture.profile_run(_linear(devices), 2, str(tmp_path))
+    assert profile.trace.devices == tuple(range(devices))
+    assert len(profile.trace.steps) == 2
+    (match,) = [m for m in profile.hlo_match if m.kind == "all-reduce"]
+    assert match.hlo_instructions == 1 and match.matches, match
+    assert match.per_step == ((1,) * devices,) * 2
+    per_device = profile.trace.per_device()
+    assert [row["device"] for row in per_device] == list(range(devices))
+    for row in profile.trace.totals():  # the four parts fill the step, none is negative
+        parts = (row.compute_s, row.collective_s, row.waiting_s, row.idle_s)
+        assert min(parts) >= 0 and row.compute_s > 0 and row.collective_s > 0
+        assert sum(parts) == pytest.approx(row.step_s, rel=1e-6) or sum(parts) > row.step_s  # idle clamped at 0
+    summary = profile.summary()
+    assert summary["trace"].endswith(reading.PERFETTO_FILE) and len(summary["per_device"]) == devices
+
+
+def test_the_trace_is_the_profilers_own_files_in_perfettos_documented_format(tmp_path):
+    """No reader of the real tools runs offline here (README, "Profile a step"): the Perfetto JSON is checked
+    against the Trace Event Format it follows, and each device's collectives are found in it."""
+    profile = capture.profile_run(_linear(3), 1, str(tmp_path))
+    files = os.listdir(profile.folder)
+    assert reading.PERFETTO_FILE in files and any(name.endswith(".xplane.pb") for name in files)
+    with gzip.open(os.path.join(profile.folder, reading.PERFETTO_FILE), "rt") as file:
+        document = json.load(file)
+    events = document["traceEvents"]
+    complete = [e for e in events if e.get("ph") == "X"]
+    assert complete and all(isinstance(e["ts"], (int, float)) and e["dur"] >= 0 and "pid" in e and "tid" in e
+                            for e in complete)
+    assert all(e["name"] in ("process_name", "process_sort_index", "thread_name", "thread_sort_index")
+               for e in events if e.get("ph") == "M")
+    named = {(e["pid"], e["tid"]) for e in events if e.get("name") == "thread_name"}
+    ran = [e for e in complete if "hlo_op" in e.get("args", {})]
+    assert {(e["pid"], e["tid"]) for e in ran} <= named  # every lane that ran an operation is named
+    all_reduce = next(c.name for c in hlo.collectives(profile.compiled_hlo) if c.kind == "all-reduce")
+    devices = {int(e["args"]["device_ordinal"]) for e in ran if e["args"]["hlo_op"] == all_reduce}
+    assert devices == {0, 1, 2}
+
+
+def test_a_second_trace_is_refused_while_one_runs(tmp_path):
+    with capture.tracing(str(tmp_path / "first")), pytest.raises(LabInputError) as refused, \
+            capture.tracing(str(tmp_path / "second")):
+        pass
+    assert refused.value.code == "trace_running"
+    with capture.tracing(str(tmp_path / "third")):  # free again once the first has ended
+        jax.block_until_ready(jax.numpy.ones(2) + 1)
+
+
+@pytest.mark.parametrize("steps", [0, capture.MAX_PROFILE_STEPS + 1, "2"])
+def test_profile_steps_out_of_range_are_refused(steps):
+    with pytest.raises(LabInputError):
+        capture.check_steps(steps)
+
+
+def test_device_lanes_come_from_the_trace_not_thread_names():
+    """An accelerator's trace names its device lanes `/device:GPU:N` and its operations carry no device argument;
+    a collective's time is its own (no rendezvous), and a step without annotations spans the device lanes."""
+    document = {"traceEvents": [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "pid": 2, "name": "process_name", "args": {"name": "/device:GPU:1"}},
+        {"ph": "M", "pid": 3, "name": "process_name", "args": {"name": "/host:CPU"}},
+        *({"ph": "X", "pid": pid, "tid": 7, "ts": 10.0, "dur": 5.0, "name": "fusion", "args": {"hlo_op": "fusion.2"}}
+          for pid in (1, 2)),
+        *({"ph": "X", "pid": pid, "tid": 7, "ts": 16.0, "dur": 4.0, "name": "ncclAllReduce",
+           "args": {"hlo_op": "all-reduce-start.1"}} for pid in (1, 2)),
+        {"ph": "X", "pid": 3, "tid": 9, "ts": 0.0, "dur": 8.0, "name": "PjitFunction(step)"},
+    ]}
+    trace = reading.parse(document, {})
+    assert trace.devices == (0, 1)
+    (row,) = [r for r in trace.totals() if r.device == 1]
+    assert (row.compute_s, row.collective_s, row.waiting_s) == pytest.approx((5e-6, 4e-6, 0.0))
+    assert row.collective_counts == {"all-reduce": 1}
+    assert [e.category for e in trace.events if e.device is None] == []  # the host's span is outside the step
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+@pytest.mark.parametrize(("stages", "micro"), [(2, 4), (2, 8), (4, 4), (4, 8)])
+def test_the_bubble_read_from_the_trace_is_the_schedules(tmp_path, schedule, stages, micro):
+    """Each stage's idle slots (its switch ran no operation) over its slots is (P − 1)/(M + P − 1), as a count:
+    exactly, so the shares are ordered as the schedule's bubbles are."""
+    read = experiments.pipeline_bubble(stages, micro, schedule, str(tmp_path))
+    assert read.schedule_bubble == pytest.approx((stages - 1) / (micro + stages - 1))
+    assert len(read.per_stage) == stages
+    for stage in read.per_stage:
+        assert stage.slots == 2 * (micro + stages - 1)
+        assert stage.idle_slots == 2 * (stages - 1)
+        assert stage.idle_share == pytest.approx(read.schedule_bubble)
+        assert 0 <= stage.idle_time_share <= 1
+
+
+def test_the_others_wait_longer_at_the_all_reduce_the_more_work_a_straggler_gets(tmp_path):
+    points = experiments.straggler(3, (0, 200, 800), str(tmp_path), steps=3)
+    compute = [p.straggler_compute_s for p in points]
+    waiting = [p.others_waiting_s for p in points]
+    assert compute == sorted(compute) and waiting == sorted(waiting), (compute, waiting)
+    assert waiting[-1] > waiting[0]
