@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -39,8 +40,8 @@ from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
 from pmap_core.train import plan as train_plan
-from pmap_core.train.programs import CONTEXT_IMPL, EXPERT_IMPL, IMPLEMENTATIONS, PIPELINE_IMPL, TENSOR_IMPL
-from pmap_core.train.settings import help_of, settings_of
+from pmap_core.train.programs import EXPERT_IMPL, IMPLEMENTATIONS
+from pmap_core.train.settings import defaults, help_of, settings_of
 from pmap_core.validation import LabInputError, check_devices
 
 
@@ -124,12 +125,13 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                             "jax.distributed.initialize() reads the coordinator, the number of processes and this "
                             "process's id from its environment; auto: the first detector that finds its launcher")
     if not sweep:
-        add("--mesh", type=_mesh, default=None, metavar="data=X,model=Y|data=X,seq=Y|data=X,expert=Y",
-            help="train the MLP or the transformer on a data × model mesh of X·Y devices: tensor parallelism "
-                 "over model (Megatron's split), data parallelism over data (impl tensor); or the transformer on a "
-                 "data × seq mesh: its positions split over seq (context parallelism, --context; impl context); or "
-                 "its mixture of experts (--experts) on a data × expert mesh: the experts split over expert, the "
-                 "batch over both (expert parallelism; impl expert)")
+        add("--mesh", type=_mesh, default=None, metavar="data=X,AXIS=Y",
+            help="the run's layout over X·Y devices, one size per mesh axis (data, stage, expert, seq, model), the "
+                 "batch over data; the axis beside it selects its program: model, tensor parallelism (the MLP's or "
+                 "the transformer's layers split, impl tensor); seq, context parallelism (the transformer's "
+                 "positions, --context; impl context); expert, expert parallelism (--experts, the experts split, the "
+                 "batch over data × expert; impl expert); stage, pipeline parallelism (impl pipeline, as "
+                 "--pipeline-stages Y on X·Y devices)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
@@ -149,27 +151,20 @@ def _meshes(text: str) -> str | list[tuple[int, int]]:
 
 
 def _mesh(text: str) -> dict[str, int]:
-    """"data=4,model=2" -> {"data": 4, "model": 2}; "data=2,seq=4" -> {"data": 2, "seq": 4}: the axes named as
-    `train.mesh` names them, a data axis and one other (model, seq or expert)."""
+    """"data=2,stage=4" -> {"data": 2, "stage": 4}: mesh axes as `train.mesh` names them, each with a whole number
+    of devices ≥ 1."""
     try:
-        sizes = dict(part.split("=") for part in text.split(","))
-        unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
-        if unknown:
-            raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
-                                             f"the mesh axes are {', '.join(train_mesh.AXES)}")
-        if set(sizes) in ({train_mesh.DATA_AXIS, other} for other in _SECOND_AXES):
-            return {axis: int(size) for axis, size in sizes.items()}
+        sizes = {axis.strip(): int(size) for axis, size in (part.split("=") for part in text.split(","))}
     except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"expected data=X,model=Y, data=X,seq=Y or data=X,expert=Y with whole numbers, "
-                                     f"got {text!r}")
-
-
-# The axis --mesh names beside data, each with the impl that runs on it, the TrainConfig field of its size, and the
-# error code of a --devices that disagrees with it.
-_SECOND_AXES = {train_mesh.MODEL_AXIS: (TENSOR_IMPL, "mesh_model", "mesh_devices"),
-                train_mesh.SEQ_AXIS: (CONTEXT_IMPL, "mesh_seq", "seq_mesh_devices"),
-                train_mesh.EXPERT_AXIS: (EXPERT_IMPL, "mesh_expert", "expert_mesh_devices")}
+        sizes = {}
+    unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
+                                         f"the mesh axes are {', '.join(train_mesh.AXES)}")
+    if not sizes or min(sizes.values()) < 1:
+        raise argparse.ArgumentTypeError(f"expected axis=size pairs such as data=2,model=4 or data=2,stage=4, with "
+                                         f"whole numbers ≥ 1, got {text!r}")
+    return sizes
 
 
 def _with_batch(config: train_config.TrainConfig, args: argparse.Namespace) -> train_config.TrainConfig:
@@ -197,13 +192,15 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         default_impl = EXPERT_IMPL
     impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
     mesh = getattr(args, "mesh", None)
+    stages = getattr(args, "pipeline_stages", None)
+    if mesh is None and stages is not None:  # the older flag: P stages, on P devices unless --devices says more
+        devices = args.devices if args.devices is not None else stages
+        mesh = {train_mesh.DATA_AXIS: max(1, devices // stages), train_mesh.STAGE_AXIS: stages}
+        if devices % stages:  # the pipeline's own check says why
+            return _with_batch(dataclasses.replace(config, impl=_owner(train_mesh.STAGE_AXIS), devices=devices,
+                                                   pipeline_stages=stages), args), info
     if mesh is not None:
         return _with_batch(_on_mesh(config, mesh, args.devices), args), info
-    stages = getattr(args, "pipeline_stages", None)
-    if stages is not None:
-        devices = args.devices if args.devices is not None else stages
-        config = dataclasses.replace(config, impl=PIPELINE_IMPL, devices=devices, pipeline_stages=stages)
-        return _with_batch(config, args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
 
 
@@ -216,14 +213,24 @@ def _meshes_model(args: argparse.Namespace) -> str:
 
 
 def _on_mesh(config: train_config.TrainConfig, mesh: dict[str, int], devices: int | None) -> train_config.TrainConfig:
-    """The run `--mesh data=X,<axis>=Y` asks for: X·Y devices, the axis's size, the impl that runs on it."""
-    (axis, size), = ((axis, size) for axis, size in mesh.items() if axis != train_mesh.DATA_AXIS)
-    impl, field, code = _SECOND_AXES[axis]
-    data = mesh[train_mesh.DATA_AXIS]
-    if devices is not None and devices != data * size:
-        raise LabInputError(code, f"--mesh data={{data}},{axis}={{{axis}}} uses {{mesh}} devices, not {{devices}}",
-                            data=data, mesh=data * size, devices=devices, **{axis: size})
-    return dataclasses.replace(config, impl=impl, devices=data * size, **{field: size})
+    """The run `--mesh data=X,<axis>=Y` asks for (`config.mesh`): the product of the sizes as D, each axis's size,
+    and the impl of the program that owns the first axis beside data (`validate` refuses a second one that no
+    program composes with it)."""
+    size = math.prod(mesh.values())
+    if devices is not None and devices != size:
+        raise LabInputError("mesh_devices", "--mesh {mesh} uses {size} devices, not {devices}",
+                            mesh=train_config.mesh_label(mesh), size=size, devices=devices)
+    fields = train_config.axis_fields()
+    others = [axis for axis in train_mesh.AXES if axis in mesh and axis != train_mesh.DATA_AXIS]
+    impl = _owner(others[0]) if others else config.impl
+    return dataclasses.replace(config, impl=impl, devices=size, **{fields[axis]: mesh[axis] for axis in others})
+
+
+def _owner(axis: str) -> str:
+    """The impl of the program whose settings size `axis` (`TrainConfig.mesh`)."""
+    field = train_config.axis_fields()[axis]
+    return next(entry.selected_by for entry in programs.REGISTRY.values()
+                if entry.settings and field in defaults(entry.settings))
 
 
 def _options(given: dict[str, Any], impl: str | None, flat: set[str]) -> tuple[tuple[str, Any], ...]:
@@ -384,8 +391,7 @@ def _emit_runs(summary: dict[str, Any], as_json: bool) -> None:
 
 def _print_runs(runs: list[dict[str, Any]]) -> None:
     for run in runs:
-        mesh = {TENSOR_IMPL: f" mesh {run['mesh_data']}x{run['mesh_model']}",
-                CONTEXT_IMPL: f" mesh {run['mesh_data']}x{run.get('mesh_seq')} (seq)"}.get(run["impl"], "")
+        mesh = f" mesh {run['mesh']}" if "," in run["mesh"] else ""
         print(f"{run['impl']} D={run['devices']}{mesh}: throughput {run['throughput']:,.0f} samples/s, "
               f"S={run['scaling_ratio']:.3f}, E={run['efficiency']:.3f}, final loss {run['final_loss']:.6g}")
 

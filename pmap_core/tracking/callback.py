@@ -31,7 +31,8 @@ log = logging.getLogger(__name__)
 
 def run_params(config: TrainConfig) -> dict[str, Any]:
     """Every setting of a run, as MLflow params: a registered program's (`options`) each under its own name."""
-    settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name != "options"}
+    settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
+                if f.init and f.name != "options"}
     return {**settings, **dict(config.options), **config.derived(), "processes": jax.process_count()}
 
 
@@ -71,14 +72,21 @@ _NAMED_SETTINGS = (("optimizer", str), ("strategy", str), ("accum_steps", "K{}".
 _PLAIN = TrainConfig()
 
 
+def mesh_name(mesh: Mapping[str, int]) -> str:
+    """A run's mesh (`TrainConfig.mesh`) where it splits over more than data: "4x2model", "2x4stage", "1x4seq" (the
+    data axis's size, then each other axis's size and name), or ""."""
+    data, *others = mesh.items()
+    return "x".join([str(data[1]), *(f"{size}{axis}" for axis, size in others)]) if others else ""
+
+
 def setup_name(config: TrainConfig) -> str:
-    """The settings a run's name shows after its model and implementation: "adam-zero2", then the labels
-    its program adds (`programs.extras`: "4x2" for a data × model mesh, "P4-M8-1f1b" for stages,
-    micro-batches and a schedule), or ""."""
+    """The settings a run's name shows after its model and implementation: "adam-zero2", its mesh ("2x4stage"),
+    then the labels its program adds (`programs.extras`: "M8-1f1b" for micro-batches and a schedule), or ""."""
     parts = [label(getattr(config, field)) for field, label in _NAMED_SETTINGS
              if getattr(config, field) != getattr(_PLAIN, field)]
+    parts.append(mesh_name(config.mesh))
     parts += programs.extras(config.impl).setup(config)
-    return "-".join(parts)
+    return "-".join(part for part in parts if part)
 
 
 def run_name(config: TrainConfig) -> str:

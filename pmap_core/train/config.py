@@ -10,6 +10,7 @@ CLI and export show. This module sits below the programs: it names none of them.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ import jax
 from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
+from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
 from pmap_core.train.program import Program, ProgramSpec
 from pmap_core.train.settings import check_value, defaults, setting, settings_of
 from pmap_core.validation import (
@@ -57,6 +59,27 @@ MIN_VOCAB, MAX_VOCAB = 2, 512
 TRANSFORMER_LEARNING_RATE = 0.05  # the transformer's default η with SGD (default_learning_rate says why)
 BASE_LEARNING_RATE = 0.1  # the default η: linear regression's, and an MLP's up to BASE_WIDTH wide
 BASE_WIDTH = 32           # TrainConfig's MLP width; a wider MLP starts from η·hidden = BASE_LEARNING_RATE·BASE_WIDTH
+
+
+def axis_size(axis: str) -> Any:
+    """A field of `TrainConfig` that is the size of mesh axis `axis` (devices along it, 1: the run does not split
+    over it); `TrainConfig.mesh` reads every such field, and the CLI's `--mesh axis=N` sets it."""
+    return dataclasses.field(default=1, metadata={"axis": axis})
+
+
+def axis_fields() -> dict[str, str]:
+    """Each mesh axis beside data, with the `TrainConfig` field of its size."""
+    return {f.metadata["axis"]: f.name for f in dataclasses.fields(TrainConfig) if "axis" in f.metadata}
+
+
+def _whole(*sizes: Any) -> bool:
+    """Whether each of `sizes` is a whole number ≥ 1 (`validate` refuses the others; a config holds them till then)."""
+    return all(isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes)
+
+
+def mesh_label(mesh: Mapping[str, int]) -> str:
+    """"data=2,stage=4": a mesh as `--mesh` takes it, its axes in the mesh's order."""
+    return ",".join(f"{axis}={mesh[axis]}" for axis in AXES if axis in mesh)
 
 
 def default_learning_rate(model: str, hidden: int) -> float:
@@ -128,20 +151,20 @@ class TrainConfig:
     accum_steps: int = 1         # ...: K micro-batches per device per step, one gradient collective per K
     grad_dtype: str = "float32"  # ...: one of GRAD_DTYPES, the dtype the gradient collective sends
     precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
-    mesh_model: int = 1          # train.tensor.TensorSettings: devices on the model axis (data: devices / it)
+    mesh_model: int = axis_size(MODEL_AXIS)  # train.tensor.TensorSettings: devices on the model axis
     sequence_parallel: str = "off"  # ...: "on" splits the transformer's residual stream by positions over model
-    mesh_seq: int = 1            # train.context.ContextSettings: devices on the seq axis (data: devices / it)
+    mesh_seq: int = axis_size(SEQ_AXIS)      # train.context.ContextSettings: devices on the seq axis
     context: str = "allgather"   # ...: how attention reaches the other devices' positions (allgather, ring, ulysses)
     context_layout: str = "contiguous"  # ...: which positions each device holds (contiguous, zigzag)
     experts: int = 0             # train.experts.ExpertSettings: the transformer's experts per block (0: its dense MLP)
     top_k: int = 2               # ...: experts each token is routed to
     capacity_factor: float = 1.25  # ...: an expert's slots per group of T tokens are ⌈c·T·k/E⌉
-    mesh_expert: int = 1         # ...: devices on the expert axis (data: devices / it)
+    mesh_expert: int = axis_size(EXPERT_AXIS)  # ...: devices on the expert axis
     layers: int = setting(
         2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
         "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
         reported=True)
-    pipeline_stages: int = 1     # train.pipeline.PipelineSettings: stages P, one per device, layers / P each
+    pipeline_stages: int = axis_size(STAGE_AXIS)  # train.pipeline.PipelineSettings: stages P on the stage axis
     microbatches: int = 1        # ...: micro-batches M of the global batch per step
     schedule: str = "gpipe"      # ...: the order of forwards and backwards
     d_model: int = setting(32, "transformer width ({low}–{high}; default: {default})", low=1, high=MAX_D_MODEL,
@@ -159,19 +182,30 @@ class TrainConfig:
     # The settings of a program registered from outside the lab, as sorted (name, value) pairs: hashable,
     # so a config stays a cache key. `validate` fills in its program's defaults.
     options: tuple[tuple[str, Any], ...] = ()
+    # The run's layout, {axis: devices along it}: the data axis, then each other axis it splits over, in the mesh's
+    # order (`train.mesh.AXES`); their product is D, the data axis taking what the others leave. Made from the axes'
+    # sizes with the config (`dataclasses.replace` makes it again), so every figure that names an axis reads it here.
+    mesh: dict[str, int] = dataclasses.field(init=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.learning_rate is None:
             object.__setattr__(self, "learning_rate", default_learning_rate(self.model, self.hidden))
+        others = {axis: getattr(self, name) for axis, name in axis_fields().items()}
+        data = self.devices // max(1, math.prod(others.values())) if _whole(self.devices, *others.values()) else 0
+        object.__setattr__(self, "mesh", {DATA_AXIS: data, **{axis: others[axis] for axis in AXES
+                                                               if others.get(axis, 1) != 1}})
 
     @property
     def mesh_data(self) -> int:
         """Devices along the data axis: D over every other axis's size (a pipeline's stages included)."""
-        return self.devices // (self.mesh_model * self.mesh_seq * self.mesh_expert * self.pipeline_stages)
+        return self.mesh[DATA_AXIS]
 
-    def derived(self) -> dict[str, int]:
-        """The settings that follow from the others, as a run's record names them."""
-        return {"per_device_batch": self.per_device_batch, "mesh_data": self.mesh_data}
+    def derived(self) -> dict[str, Any]:
+        """The settings that follow from the others, as a run's record names them: the per-device batch, the mesh
+        ("data=2,stage=4") and each axis's size (`mesh_data`, `mesh_stage`, ...; 1 for an axis it does not split)."""
+        mesh = self.mesh
+        return {"per_device_batch": self.per_device_batch, "mesh": mesh_label(mesh),
+                **{f"mesh_{axis}": mesh.get(axis, 1) for axis in AXES}}
 
     @property
     def per_device_batch(self) -> int:

@@ -358,8 +358,7 @@ def mesh_of(config) -> tuple[str, int]:
 
 
 def _setup(config) -> tuple[str, ...]:
-    labels = (f"{config.devices // config.mesh_seq}x{config.mesh_seq}seq", config.context)
-    return labels + ((config.context_layout,) if config.context_layout != "contiguous" else ())
+    return (config.context,) + ((config.context_layout,) if config.context_layout != "contiguous" else ())
 
 
 def _metrics(config) -> dict[str, float]:

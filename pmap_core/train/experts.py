@@ -254,7 +254,7 @@ def routing_of(config: Any, params: Mapping[str, np.ndarray]) -> transformer.Rou
 
 
 def _setup(config) -> tuple[str, ...]:
-    return (f"{config.devices // config.mesh_expert}x{config.mesh_expert}exp", f"E{config.experts}",
+    return (f"E{config.experts}",
             f"k{config.top_k}", f"c{config.capacity_factor:g}")
 
 

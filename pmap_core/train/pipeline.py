@@ -553,7 +553,7 @@ def refused_elsewhere(config) -> LabInputError:
 
 
 def _setup(config) -> tuple[str, ...]:
-    return (f"P{config.pipeline_stages}", f"M{config.microbatches}", config.schedule)
+    return (f"M{config.microbatches}", config.schedule)
 
 
 def _metrics(config) -> dict[str, float]:

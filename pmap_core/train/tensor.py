@@ -319,5 +319,5 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel | None:
 
 
 PROGRAM = Program("tensor", build, TensorSettings, check, refused_elsewhere,
-                  RunExtras(setup=lambda config: (mesh_of(config)[0],), mesh=mesh_of),
+                  RunExtras(mesh=mesh_of),
                   baseline=lambda config: {"mesh_model": 1}, analytic=analytic_model, shares=("strategy",))

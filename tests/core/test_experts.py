@@ -274,7 +274,7 @@ def test_mlflow_params_and_the_run_name_come_from_the_config():
     params = callback.run_params(_config())
     assert (params["experts"], params["top_k"], params["capacity_factor"], params["mesh_expert"],
             params["mesh_data"]) == (12, 2, 6.0, 4, 1)
-    assert callback.run_name(_config()).startswith("transformer-expert-d16-h2-T8-V16-1x4exp-E12-k2-c6")
+    assert callback.run_name(_config()).startswith("transformer-expert-d16-h2-T8-V16-1x4expert-E12-k2-c6")
 
 
 def test_the_formula_is_the_scaling_book_s_two_all_to_alls_per_block_each_way():

@@ -234,6 +234,34 @@ def test_the_bubble_reaches_mlflow(tmp_path):
     assert result_metrics(train(config, measure_scaling=False))["bubble_fraction"] == pytest.approx(1 / 5)
 
 
+def test_a_pipeline_run_logs_its_mesh_data_over_the_stages(capsys, tmp_path):
+    """D = 8 in 4 stages is a data axis of 2 beside a stage axis of 4, whether `--mesh` or the older flags say it."""
+    from mlflow.tracking import MlflowClient
+
+    from harness.processes import new_tracking_store
+    from pmap_core.cli.commands import main
+
+    uri = new_tracking_store(tmp_path / "mlflow.db")
+    common = ["train", "--model", "mlp", "--layers", "4", "--steps", "2", "--chunk", "2", "--json",
+              "--tracking-uri", uri]
+    params = []
+    for flags in (["--mesh", "data=2,stage=4"], ["--devices", "8", "--pipeline-stages", "4"]):
+        assert main([*common, *flags]) == 0
+        run = json.loads(capsys.readouterr().out)
+        assert (run["impl"], run["devices"], run["mesh"]) == ("pipeline", 8, "data=2,stage=4")
+        params.append(MlflowClient(uri).get_run(run["run_id"]).data.params)
+    for logged in params:
+        assert (logged["mesh_data"], logged["mesh_stage"], logged["mesh"]) == ("2", "4", "data=2,stage=4")
+        assert logged["mesh_model"] == logged["mesh_seq"] == logged["mesh_expert"] == "1"
+
+
+@pytest.mark.parametrize("devices, stages, mesh", [(1, 1, {"data": 1}), (3, 3, {"data": 1, "stage": 3}),
+                                                    (6, 3, {"data": 2, "stage": 3})])
+def test_the_mesh_multiplies_to_d(devices, stages, mesh):
+    config = dataclasses.replace(DEEP, devices=devices, pipeline_stages=stages)
+    assert config.mesh == mesh and config.mesh_data == mesh["data"]
+
+
 @pytest.mark.parametrize("settings, code", [
     (dict(impl="pipeline", pipeline_stages=4, microbatches=8, schedule="zigzag"), "unknown_schedule"),
     (dict(impl="pipeline", pipeline_stages=4, optimizer="adam"), "pipeline_needs_mlp_sgd"),

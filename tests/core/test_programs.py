@@ -116,7 +116,7 @@ def test_the_lab_programs_settings_and_trainconfigs_flat_fields_agree():
     every flat field is TrainConfig's own setting or one program's."""
     from pmap_core.train.settings import defaults, settings_of
 
-    flat = {f.name: f.default for f in dataclasses.fields(TrainConfig)}
+    flat = {f.name: f.default for f in dataclasses.fields(TrainConfig) if f.init}
     owned: dict[str, str] = {}
     for entry in programs.REGISTRY.values():
         for name, default in (defaults(entry.settings) if entry.settings else {}).items():

@@ -108,7 +108,7 @@ def test_run_names_tell_apart_the_implementation_strategy_mesh_and_pipeline():
             dataclasses.replace(base, model="transformer", layers=3, d_model=16, heads=2, seq_len=8, vocab=16)]
     assert [run_name(config) for config in runs] == [
         "mlp-pmap-D8-B256", "mlp-shard_map-D8-B256", "mlp-jit-D8-B256", "mlp-jit-adam-zero2-D8-B256",
-        "mlp-tensor-4x2-D8-B256", "mlp-pipeline-L8-P4-M8-1f1b-D8-B256", "mlp-pmap-weak-D8-B256",
+        "mlp-tensor-4x2model-D8-B256", "mlp-pipeline-L8-2x4stage-M8-1f1b-D8-B256", "mlp-pmap-weak-D8-B256",
         "transformer-pmap-L3-d16-h2-T8-V16-D8-B256"]
 
 
