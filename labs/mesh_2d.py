@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, predicting, trace_view
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -474,5 +474,7 @@ if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
 with guard(T):
     show_sharding_in_types(devices, k)
 
+if config is not None:
+    trace_view.trace_panel("mesh_2d", config)
 show_code(T, tensor.loss, tensor.chunk, mesh_2d.collective_rows, mesh_2d.sweep_meshes, mesh_2d.predicted_winner,
           sharding_in_types.ambiguous_dot, sharding_in_types.reduced_accumulation)

@@ -10,7 +10,7 @@ import dataclasses
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, predicting, trace_view
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -342,5 +342,7 @@ if LAST in st.session_state:
 else:
     st.info(T("nothing_yet"), icon="👆")
 
+if settings is not None:
+    trace_view.bubble_panel("pipeline", settings.stages, settings.microbatches, settings.schedule)
 show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_slot_times,
           pipeline.time_steps, pipeline.peak_memory, pipeline.measure_data_axis)

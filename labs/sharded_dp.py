@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs
+from labs.ui import charts, heavy_jobs, trace_view
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
@@ -400,6 +400,8 @@ with guard(T):
 if LAST_RUN not in st.session_state and MEASURED not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
+if valid:
+    trace_view.trace_panel("sharded_dp", config)
 show_code(T, zero_compare.measure_all, zero_compare.step_comm, zero_compare.bytes_per_param_rows,
           analytic.state_bytes, analytic.zero_memory_per_device, analytic.zero_comm_bytes_per_step,
           analytic.largest_model_params)

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs
+from labs.ui import charts, classroom, heavy_jobs, trace_view
 from labs.ui.blocks import export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -317,6 +317,9 @@ if LAST_SWEEP in st.session_state:
     show_sweep(st.session_state[LAST_SWEEP])
 if LAST_RUN not in st.session_state and LAST_SWEEP not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
+if valid:
+    trace_view.trace_panel("training", config, trace_view.run_of(st.session_state.get(LAST_RUN), config))
+    trace_view.straggler_panel("training", config.devices)
 
 IMPLEMENTED_BY = {"pmap": replicated.pmap_chunk, "shard_map": replicated.shard_map_chunk,
                   "jit": replicated.jit_chunk}
