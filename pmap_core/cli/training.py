@@ -86,24 +86,30 @@ def _int_list(text: str) -> list[int]:
         raise argparse.ArgumentTypeError(f"expected numbers separated by commas, got {text!r}") from None
 
 
+def setting_owners() -> dict[str, list[dataclasses.Field]]:
+    """Every setting a run may be given, under the impl of the program that declares it ("": TrainConfig's own,
+    those of every run), in the registry's order: each name once."""
+    owners: dict[str, list[dataclasses.Field]] = {"": list(settings_of(train_config.TrainConfig))}
+    for entry in programs.REGISTRY.values():
+        if entry.settings:
+            owners.setdefault(entry.selected_by, []).extend(settings_of(entry.settings))
+    return owners
+
+
 def setting_fields(flags: bool = True) -> list[dataclasses.Field]:
-    """Every setting a run may be given (`flags`: those with a flag of their own), once per name: TrainConfig's
-    own, then each registered program's (the field of the program that owns it: its help, choices, limits)."""
-    owners = [train_config.TrainConfig, *(entry.settings for entry in programs.REGISTRY.values() if entry.settings)]
-    fields: dict[str, dataclasses.Field] = {}
-    for owner in owners:
-        for field in settings_of(owner):
-            if (field.metadata["flag"] or not flags) and field.name not in fields:
-                fields[field.name] = field
-    return list(fields.values())
+    """Every setting a run may be given (`flags`: those with a flag of their own): TrainConfig's own, then each
+    registered program's (the field of the program that owns it: its help, choices, limits)."""
+    return [field for fields in setting_owners().values() for field in fields if field.metadata["flag"] or not flags]
 
 
 def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
     add = parser.add_argument
-    for field in setting_fields():
-        meta = field.metadata
-        add("--" + field.name.replace("_", "-"), type=meta["kind"], choices=meta["choices"],
-            default=meta["cli_default"], help=help_of(field) or None)
+    for impl, fields in setting_owners().items():
+        group = parser.add_argument_group(f"impl {impl}'s settings") if impl else parser
+        for field in (field for field in fields if field.metadata["flag"]):
+            meta = field.metadata
+            group.add_argument("--" + field.name.replace("_", "-"), type=meta["kind"], choices=meta["choices"],
+                               default=meta["cli_default"], help=help_of(field) or None)
     impls = programs.impls()
     add("--impl", choices=(*impls, "all") if sweep else impls, default=None,
         help=f"how the step is written: pmap, shard_map or jit with shardings, or a registered program "

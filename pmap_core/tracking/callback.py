@@ -25,14 +25,18 @@ from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
 from pmap_core.train.mesh import MODEL_AXIS
+from pmap_core.train.settings import settings_of
 
 log = logging.getLogger(__name__)
 
 
 def run_params(config: TrainConfig) -> dict[str, Any]:
-    """Every setting of a run, as MLflow params: a registered program's (`options`) each under its own name."""
-    settings = {f.name: getattr(config, f.name) for f in dataclasses.fields(config)
-                if f.init and f.name != "options"}
+    """A run's MLflow params: the settings every run has (`TrainConfig`'s own), then only those of its impl's programs
+    (`programs.own_settings`), each under its field's name (the names runs have always logged, so the Experiments page
+    compares runs from before and after), a registered program's (`options`) under its own; then the mesh and what
+    else follows from them (`TrainConfig.derived`)."""
+    names = [f.name for f in settings_of(TrainConfig)] + programs.own_settings(config.impl)
+    settings = {name: getattr(config, name) for name in names if hasattr(config, name)}
     return {**settings, **dict(config.options), **config.derived(), "processes": jax.process_count()}
 
 

@@ -27,10 +27,11 @@ from typing import Any
 from pmap_core.train import context, experts, pipeline, replicated, tensor, zero
 from pmap_core.train.config import select_program
 from pmap_core.train.program import Builder, ParallelProgram, Program, ProgramSpec, RunExtras
+from pmap_core.train.settings import defaults
 
 __all__ = ["CONTEXT_IMPL", "EXPERT_IMPL", "IMPLEMENTATIONS", "PIPELINE_IMPL", "PROGRAMS", "REGISTRY",
            "SHARDED_STATE_IMPL", "TENSOR_IMPL", "Program", "RunExtras", "build", "compiles_in_this_thread", "extras",
-           "impls", "register", "resolve", "unregister"]
+           "impls", "own_settings", "register", "resolve", "unregister"]
 
 # In the order their checks of other programs' settings run (train.plan.validate): a model axis, a seq axis,
 # experts, stages, then a sharded training state.
@@ -91,6 +92,16 @@ def resolve(settings: Any) -> Program:
 def extras(impl: str) -> RunExtras:
     """What the runs of `impl` add to their record (nothing, for most): its entry's `RunExtras`."""
     return REGISTRY[impl].extras if impl in REGISTRY else NO_EXTRAS
+
+
+def own_settings(impl: str) -> list[str]:
+    """The settings the runs of `impl` own, by name: those of every entry it selects (impl jit: the sharded state's)
+    and the others' settings they read (`Program.shares`); what a run records beside the settings every run has."""
+    names: dict[str, None] = {}
+    for entry in REGISTRY.values():
+        if entry.selected_by == impl:
+            names.update(dict.fromkeys([*(defaults(entry.settings) if entry.settings else ()), *entry.shares]))
+    return list(names)
 
 
 def compiles_in_this_thread() -> int:

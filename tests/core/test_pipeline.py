@@ -253,6 +253,7 @@ def test_a_pipeline_run_logs_its_mesh_data_over_the_stages(capsys, tmp_path):
     for logged in params:
         assert (logged["mesh_data"], logged["mesh_stage"], logged["mesh"]) == ("2", "4", "data=2,stage=4")
         assert logged["mesh_model"] == logged["mesh_seq"] == logged["mesh_expert"] == "1"
+        assert logged["schedule"] == "gpipe" and "optimizer" not in logged and "context" not in logged
 
 
 @pytest.mark.parametrize("devices, stages, mesh", [(1, 1, {"data": 1}), (3, 3, {"data": 1, "stage": 3}),

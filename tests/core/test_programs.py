@@ -127,6 +127,51 @@ def test_the_lab_programs_settings_and_trainconfigs_flat_fields_agree():
     assert set(flat) - {f.name for f in settings_of(TrainConfig)} - {"options"} == set(owned)
 
 
+def test_every_setting_is_declared_once():
+    """Walk the declarations (TrainConfig's own settings, every registered program's): no name twice, so a flag, a
+    range, a default and a help text each have one home."""
+    from pmap_core.train.settings import settings_of
+
+    declared: dict[str, str] = {}
+    owners = {"TrainConfig": TrainConfig, **{entry.name: entry.settings for entry in programs.REGISTRY.values()}}
+    for owner, cls in owners.items():
+        for field in settings_of(cls) if cls else ():
+            assert field.name not in declared, f"{field.name}: declared by {declared[field.name]} and {owner}"
+            declared[field.name] = owner
+
+
+def test_each_program_runs_records_only_its_own_settings_beside_every_runs():
+    """MLflow's params of a run: TrainConfig's own settings, the mesh, and the settings of its impl's programs only
+    (a pmap run names no optimizer, a pipeline run no context scheme)."""
+    from pmap_core.tracking.callback import run_params
+    from pmap_core.train.settings import defaults
+
+    common = set(run_params(TrainConfig()))
+    assert {"model", "devices", "impl", "mesh", "mesh_data", "mesh_stage", "mesh_model"} <= common
+    owned = {entry.name: set(defaults(entry.settings)) for entry in programs.REGISTRY.values() if entry.settings}
+    for impl, programs_of_impl in (("pmap", ()), ("jit", ("zero",)), ("tensor", ("tensor",)),
+                                   ("context", ("context",)), ("expert", ("expert",)), ("pipeline", ("pipeline",))):
+        own = set().union(*(owned[name] for name in programs_of_impl), *(programs.REGISTRY[name].shares
+                                                                         for name in programs_of_impl))
+        assert set(run_params(TrainConfig(impl=impl))) == common | own, impl
+
+
+def test_train_help_lists_each_flag_once_under_its_program(capsys):
+    import re
+
+    from pmap_core.cli.training import parse
+
+    with pytest.raises(SystemExit):
+        parse(["train", "--help"])
+    help_text = capsys.readouterr().out
+    flags = re.findall(r"^  (--[a-z-]+)", help_text, re.MULTILINE)
+    assert len(flags) == len(set(flags)) and {"--mesh", "--strategy", "--context", "--schedule"} <= set(flags)
+    for impl, flag in (("jit", "--strategy"), ("tensor", "--sequence-parallel"), ("context", "--context"),
+                       ("expert", "--experts"), ("pipeline", "--microbatches")):
+        section = help_text.split(f"impl {impl}'s settings:")[1].split("\n\n")[0]
+        assert f"  {flag} " in section, impl
+
+
 def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
     builders = [entry.build for entry in programs.REGISTRY.values()]
     assert len(set(builders)) == len(builders) and programs.PROGRAMS["zero"] is programs.REGISTRY["zero"].build
