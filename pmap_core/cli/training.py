@@ -16,13 +16,16 @@ import argparse
 import dataclasses
 import functools
 import math
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from mlflow.tracking import MlflowClient
 
+from pmap_core import profiling
 from pmap_core.cli import lost_group
 from pmap_core.cli.output import Parser, emit, json_error, progress, stdout_to_stderr
+from pmap_core.profiling import record
 from pmap_core.tracking import (
     NullTracker,
     RunTracker,
@@ -56,6 +59,7 @@ def register(subparsers: Any) -> None:
     train = subparsers.add_parser("train", description="Train one model data-parallel (pmap, shard_map or jit); "
                                                        "log the run to MLflow.")
     _add_settings(train)
+    _add_profile_options(train)
     train.set_defaults(run=run_train)
     sweep = subparsers.add_parser("sweep", description="Train once per device count; throughput, scaling ratio and "
                                                        "efficiency against D = 1, as a parent MLflow run with one "
@@ -77,6 +81,44 @@ def register(subparsers: Any) -> None:
 
 # The axes `sweep --meshes` can put beside data (`concepts.mesh_2d.SWEEP_AXES`, imported only when a sweep runs).
 MESH_SWEEP_AXES = (train_mesh.MODEL_AXIS, train_mesh.SEQ_AXIS)
+
+
+def _add_profile_options(parser: argparse.ArgumentParser) -> None:
+    """--profile and its options: how a run is observed, not a setting of its program."""
+    group = parser.add_argument_group("profile (JAX's profiler)")
+    group.add_argument("--profile", action="store_true",
+                       help="after training, trace --profile-steps steps of the run's program (after one warm-up "
+                            "call, from its initial parameters) with JAX's profiler: the trace (.xplane.pb, "
+                            "perfetto_trace.json.gz) under --profile-dir and in the MLflow run's artifact folder "
+                            "profile/; the output gains profile: the trace's path and each device's compute, "
+                            "collective, waiting and idle seconds per step. A failed trace fails nothing: it says why")
+    group.add_argument("--profile-steps", type=_profile_steps, default=profiling.DEFAULT_PROFILE_STEPS,
+                       help=f"steps traced (1–{profiling.MAX_PROFILE_STEPS}; default: %(default)s)")
+    group.add_argument("--profile-dir", default="profiles",
+                       help="the log directory the trace is written to, as XProf reads it (xprof server --logdir DIR) "
+                            "(default: %(default)s)")
+
+
+def _profile_steps(text: str) -> int:
+    try:
+        return profiling.check_steps(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to {profiling.MAX_PROFILE_STEPS}, "
+                                         f"got {text!r}") from None
+
+
+def _profile(args: argparse.Namespace, config: train_config.TrainConfig, tracked: Any,
+             info: distributed.ProcessInfo) -> dict[str, Any]:
+    """`--profile`: the run's program traced after its training and logged to its run; what went wrong is said
+    once and fails nothing."""
+    if info.num_processes > 1:
+        result: dict[str, Any] = {"error": "--profile traces a run of one process"}
+    else:
+        run_id = tracked.run_id if tracked.run_id and not tracked.fell_back_to and not args.no_tracking else None
+        result = record.profile_and_log(config, args.profile_steps, os.path.abspath(args.profile_dir),
+                                        tracked.tracking_uri, run_id)
+    progress(f"profile: {result['error']}" if "error" in result else f"profile: the trace is {result['trace']}")
+    return result
 
 
 def _int_list(text: str) -> list[int]:
@@ -343,7 +385,8 @@ def run_train(args: argparse.Namespace) -> int:
         chunks = loop.Progress(on_chunk=functools.partial(_chunk_progress, total=config.steps))
         tracked = tracking.tracked(loop.train(config, [tracking, chunks]))
         _report_untracked(tracked)
-    emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info)}, args.json)
+        profile = {"profile": _profile(args, config, tracked, info)} if args.profile else {}
+    emit({**_run_summary(tracked.result, {}), **_tracking_fields(tracked, info), **profile}, args.json)
     return 0
 
 
