@@ -76,17 +76,27 @@ def pytest_addoption(parser):
     parser.addoption("--record-durations", action="store_true",
                      help="write each test module's seconds in this run into tests/durations.json (a run of the whole "
                           "suite does so without it)")
+    parser.addoption("--every-point", action="store_true",
+                     help="run each claim at every device count it lists, not once per kind of count (tests/tiers.py)")
 
 
 def _queued(item) -> bool:
     return not item.get_closest_marker("alone")
 
 
+def _params(item) -> dict:
+    return item.callspec.params if hasattr(item, "callspec") else {}
+
+
 @pytest.hookimpl(wrapper=True)
-def pytest_collection_modifyitems(items):
-    # Before -m and -k deselect (the other hooks): mark the quick tier, count every module's tests.
-    chosen = tiers.quick((item.nodeid, item.callspec.params if hasattr(item, "callspec") else {}, not _queued(item))
-                         for item in items)
+def pytest_collection_modifyitems(config, items):
+    # Before -m and -k deselect (the other hooks): leave out the device counts that repeat a kind (unless
+    # --every-point), mark the quick tier among the rest, count every module's tests.
+    if not config.getoption("--every-point"):
+        repeated = tiers.repeats((item.nodeid, _params(item)) for item in items)
+        config.hook.pytest_deselected(items=[item for item in items if item.nodeid in repeated])
+        items[:] = [item for item in items if item.nodeid not in repeated]
+    chosen = tiers.quick((item.nodeid, _params(item), not _queued(item)) for item in items)
     for item in items:
         if item.nodeid in chosen:
             item.add_marker(pytest.mark.quick)
@@ -128,7 +138,7 @@ def _records_durations(session) -> bool:
     if hasattr(config, "workerinput"):  # an xdist worker: its controller writes
         return False
     whole_suite = (config.args_source == pytest.Config.ArgsSource.TESTPATHS and not config.option.keyword
-                   and config.option.markexpr in ("", "not alone", "alone"))
+                   and config.option.markexpr in ("", "not alone", "alone") and not config.getoption("--every-point"))
     completed = (session.exitstatus in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
                  and _finished == session.testscollected)
     return (whole_suite or config.getoption("--record-durations")) and completed

@@ -12,6 +12,13 @@ runs the tests these rules choose; no test marks itself:
   once: in English, on a 2-D mesh where one is offered, else at the smallest odd device count over one, else at the
   fewest devices over one. Every other parameter (a page, an error, a program) names a claim of its own.
 So a test added to tests/core or tests/pages is quick at one point, and one added anywhere else is full only.
+
+The full tier runs every claim at the device counts where it can differ, once each (`repeats`): of a claim's
+device counts (DEVICE_COUNT_POINTS) one per kind: one device (nothing to split), an odd count, an even count that is
+no power of two, a power of two (8, the default, where it is one of them), more than 8; the others repeat a kind
+and run only with `--every-point`. Where a claim runs in both languages at several kinds of count, each kind runs in
+one language, English and 中文 in turn, so that each language is seen once and neither at every count. The quick
+tier chooses among what the full tier runs.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ FULL_ONLY = {  # a module, or a test by its id without parameters
                                     "moves one widget in tests/pages/test_moved_from_browser.py",
 }
 MESH_POINTS = {"devices", "runtime", "data", "model", "seq", "expert", "stages", "mesh", "n", "p", "t"}
+DEVICE_COUNT_POINTS = {"devices", "runtime", "n"}  # a process's or a run's device count; the other axes are shapes
 POINTS = MESH_POINTS | {"micro", "layers", "lang"}
 
 
@@ -72,6 +80,52 @@ def claim_and_rank(nodeid: str, params: Mapping[str, Any]) -> tuple[tuple, tuple
     devices = math.prod(axes)
     odd = devices % 2 == 1 and devices > 1
     return tuple(claim), (params.get("lang", "en") != "en", -sum(size > 1 for size in axes), not odd, devices)
+
+
+def count_kind(devices: int) -> tuple[int, int]:
+    """(the kind of a device count, its preference within the kind: the lowest runs)."""
+    if devices == 1:
+        return 0, 0
+    if devices > 8:
+        return 4, devices
+    if devices % 2:
+        return 1, devices
+    if devices & (devices - 1):
+        return 2, devices
+    return 3, abs(8 - devices)
+
+
+def repeats(tests: Iterable[tuple[str, Mapping[str, Any]]]) -> set[str]:
+    """The ids among `tests`, each (id, parameters), that repeat a kind of device count (or a language) another of
+    the same claim runs: the full tier leaves them out."""
+    groups: dict[tuple, list[tuple[tuple[int, int], str, str]]] = {}
+    for nodeid, params in tests:
+        counts = [math.prod(sizes) for name, value in params.items()
+                  if name in DEVICE_COUNT_POINTS and (sizes := point(name, value))]
+        lang = params.get("lang")
+        rest = tuple((name, repr(value)) for name, value in params.items()
+                     if name not in DEVICE_COUNT_POINTS and not (name == "lang" and point(name, value) == ()))
+        if len(counts) != 1:  # no device count (or two): a claim of its own
+            continue
+        groups.setdefault((nodeid.split("[", 1)[0], rest), []).append((count_kind(counts[0]), lang, nodeid))
+    left_out = set()
+    for points in groups.values():
+        best: dict[int, dict[str | None, tuple]] = {}
+        for (kind, rank), lang, nodeid in points:
+            if lang not in best.setdefault(kind, {}) or rank < best[kind][lang][0]:
+                best[kind][lang] = (rank, nodeid)
+        langs = sorted({lang for _, lang, _ in points}, key=lambda lang: lang != "en")
+        several = len(best) > 1
+        kept = set()
+        for turn, kind in enumerate(sorted(best)):
+            by_lang = best[kind]
+            if not several:  # one kind of count: every language
+                kept.update(nodeid for _, nodeid in by_lang.values())
+                continue
+            wanted = langs[turn % len(langs)]
+            kept.add((by_lang.get(wanted) or min(by_lang.values()))[1])
+        left_out.update(nodeid for _, _, nodeid in points if nodeid not in kept)
+    return left_out
 
 
 def quick(tests: Iterable[tuple[str, Mapping[str, Any], bool]]) -> set[str]:

@@ -28,6 +28,28 @@ def test_a_two_d_mesh_comes_before_an_odd_count_and_one_device_last():
     assert tiers.quick(powers) == {f"{CORE}[2]"}
 
 
+def test_the_full_tier_runs_each_kind_of_device_count_once_and_each_language_once():
+    tests = [(f"{CORE}[{devices}-{lang}]", {"devices": devices, "lang": lang})
+             for devices in (1, 2, 3, 4, 5, 6, 8, 16, 64) for lang in ("en", "zh")]
+    kept = {nodeid for nodeid, _ in tests} - tiers.repeats(tests)
+    # One device, an odd count, an even count no power of two, 8, more than 8; languages in turn.
+    assert kept == {f"{CORE}[1-en]", f"{CORE}[3-zh]", f"{CORE}[6-en]", f"{CORE}[8-zh]", f"{CORE}[16-en]"}
+    powers = [(f"{CORE}[{devices}]", {"devices": devices}) for devices in (1, 2, 4)]
+    assert tiers.repeats(powers) == {f"{CORE}[2]"}  # the power of two nearest 8
+
+
+def test_a_claim_at_one_kind_of_count_keeps_both_languages_and_other_parameters_stay_claims():
+    tests = [(f"{CORE}[{devices}-{lang}]", {"devices": devices, "lang": lang}) for devices in (2, 8)
+             for lang in ("en", "zh")]
+    assert tiers.repeats(tests) == {f"{CORE}[2-en]", f"{CORE}[2-zh]"}
+    shapes = [(f"{CORE}[{data}-{model}]", {"data": data, "model": model}) for data in (1, 2, 4) for model in (2, 4)]
+    pages = [(f"{CORE}[{page}-{devices}]", {"page": page, "devices": devices}) for page in ("a", "b")
+             for devices in (2, 8)]
+    assert tiers.repeats(shapes) == set()  # a mesh's axes are shapes, each a claim
+    assert tiers.repeats(pages) == {f"{CORE}[a-2]", f"{CORE}[b-2]"}
+    assert tiers.repeats([(f"{CORE}[abc]", {"devices": "abc"}), (f"{CORE}[2]", {"devices": 2})]) == set()
+
+
 def test_every_other_parameter_is_a_claim_of_its_own():
     tests = [(f"{CORE}[{page}-{devices}]", {"page": page, "devices": devices}, False)
              for page in ("home", "training") for devices in (1, 3)]
