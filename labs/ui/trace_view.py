@@ -49,16 +49,27 @@ def timeline_frame(trace: profiling.Trace, step: int = 0) -> pd.DataFrame:
     return frame.sort_values("waiting", kind="stable").head(MAX_TIMELINE_EVENTS).drop(columns="waiting")
 
 
+def category_labels() -> dict[str, str]:
+    """Each category (`reading.CATEGORIES`) as the page's language names it."""
+    return {"compute": T("category.compute"), "all-reduce": T("category.all-reduce"),
+            "all-gather": T("category.all-gather"), "reduce-scatter": T("category.reduce-scatter"),
+            "collective-permute": T("category.collective-permute"), "all-to-all": T("category.all-to-all"),
+            "waiting": T("category.waiting"), "host": T("category.host")}
+
+
 def timeline_chart(trace: profiling.Trace, step: int = 0) -> alt.Chart:
     frame = timeline_frame(trace, step)
+    labels = category_labels()
+    frame["category"] = frame["category"].map(labels)
     lanes = [T("lane.device", device=d) for d in trace.devices] + [T("lane.host")]
-    used = [c for c in reading.CATEGORIES if c in set(frame["category"])]
+    used = [c for c in reading.CATEGORIES if labels[c] in set(frame["category"])]
     colour = alt.Color("category:N", title=T("axis.category"),
-                       scale=alt.Scale(domain=used, range=[COLOURS[c] for c in used]))
+                       scale=alt.Scale(domain=[labels[c] for c in used], range=[COLOURS[c] for c in used]))
     return alt.Chart(frame).mark_bar().encode(
         x=alt.X("start_us:Q", title=T("axis.time")), x2=alt.X2("end_us"),
-        y=alt.Y("lane:N", title=None, sort=lanes), color=colour, tooltip=charts.tooltips(frame),
-    ).properties(height=40 + 28 * len(lanes)).interactive(bind_y=False)
+        y=alt.Y("lane:N", title=None, sort=lanes, axis=alt.Axis(labelOverlap=False)), color=colour,
+        tooltip=charts.tooltips(frame),
+    ).properties(height=40 + 30 * len(lanes)).interactive(bind_y=False)
 
 
 def totals_frame(trace: profiling.Trace) -> pd.DataFrame:
