@@ -112,7 +112,7 @@ def test_the_bubble_read_from_the_trace_is_the_schedules(tmp_path, schedule, sta
 
 
 def test_the_others_wait_longer_at_the_all_reduce_the_more_work_a_straggler_gets(tmp_path):
-    points = experiments.straggler(3, (0, 200, 800), str(tmp_path), steps=3)
+    points = experiments.straggler(3, (0, 300, 1500), str(tmp_path), steps=3)
     compute = [p.straggler_compute_s for p in points]
     waiting = [p.others_waiting_s for p in points]
     assert compute == sorted(compute) and waiting == sorted(waiting), (compute, waiting)
