@@ -38,6 +38,11 @@ QUICK_SYSTEM_TESTS = {  # a test by its id without parameters
 FULL_ONLY = {  # a module, or a test by its id without parameters
     "tests/pages/test_extremes.py": "every widget of every page at both ends; each page opens on its defaults and "
                                     "moves one widget in tests/pages/test_moved_from_browser.py",
+    "tests/pages/test_trace_view_more.py": "a page's trace is shown in tests/pages/test_trace_view.py (ZeRO) and "
+                                           "logged to a run by the CLI's test (tests/system/test_cli_profile.py); "
+                                           "the straggler is read from its traces in tests/core/test_profiling.py",
+    "tests/core/test_profiling_pipeline.py": "the pipeline page reads the bubble of P = 2, M = 4 from a trace "
+                                             "(tests/pages/test_trace_view.py)",
 }
 MESH_POINTS = {"devices", "runtime", "data", "model", "seq", "expert", "stages", "mesh", "n", "p", "t"}
 DEVICE_COUNT_POINTS = {"devices", "runtime", "n"}  # a process's or a run's device count; the other axes are shapes

@@ -96,21 +96,6 @@ def test_device_lanes_come_from_the_trace_not_thread_names():
     assert [e.category for e in trace.events if e.device is None] == []  # the host's span is outside the step
 
 
-@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
-@pytest.mark.parametrize(("stages", "micro"), [(2, 4), (2, 8), (4, 4), (4, 8)])
-def test_the_bubble_read_from_the_trace_is_the_schedules(tmp_path, schedule, stages, micro):
-    """Each stage's idle slots (its switch ran no operation) over its slots is (P − 1)/(M + P − 1), as a count:
-    exactly, so the shares are ordered as the schedule's bubbles are."""
-    read = experiments.pipeline_bubble(stages, micro, schedule, str(tmp_path))
-    assert read.schedule_bubble == pytest.approx((stages - 1) / (micro + stages - 1))
-    assert len(read.per_stage) == stages
-    for stage in read.per_stage:
-        assert stage.slots == 2 * (micro + stages - 1)
-        assert stage.idle_slots == 2 * (stages - 1)
-        assert stage.idle_share == pytest.approx(read.schedule_bubble)
-        assert 0 <= stage.idle_time_share <= 1
-
-
 def test_the_others_wait_longer_at_the_all_reduce_the_more_work_a_straggler_gets(tmp_path):
     points = experiments.straggler(3, (0, 300, 1500), str(tmp_path), steps=3)
     compute = [p.straggler_compute_s for p in points]

@@ -1,0 +1,43 @@
+"""The profiler trace on the training and 2-D mesh pages: the trained run's trace logged to its MLflow run, the mesh
+program's collectives, and the straggler experiment."""
+
+import mlflow
+import pytest
+
+from pmap_core.tracking import store_uri
+from tests.apptest_support import assert_clean, open_lab
+from tests.pages.test_trace_view import _page_trace
+
+
+@pytest.mark.parametrize(("devices", "lang"), [(3, "zh")])
+def test_a_trace_of_the_trained_run_is_shown_and_logged_to_it(store, devices, lang):
+    at = open_lab("training", lang=lang, devices=devices, batch=12, steps=20)
+    assert "training.trace" not in at.session_state  # nothing is traced before the visitor asks
+    at.button(key="training.train").click().run()
+    at.button(key="training.trace.button").click().run()
+    assert_clean(at)
+    shown = at.session_state["training.trace"]
+    trace = shown["profile"].trace
+    assert trace.devices == tuple(range(devices))
+    assert shown["logged"] and shown["log_error"] is None
+    run_id = at.session_state["training.last_run"].run_id
+    client = mlflow.MlflowClient(store_uri(store))
+    listed = client.list_artifacts(run_id, "profile/plugins/profile")
+    assert len(listed) == 1
+    files = {f.path.rsplit("/", 1)[-1] for f in client.list_artifacts(run_id, listed[0].path)}
+    assert "perfetto_trace.json.gz" in files and any(name.endswith(".xplane.pb") for name in files)
+    totals = next(frame.value for frame in at.dataframe if "设备" in frame.value.columns)
+    assert list(totals["设备"]) == list(range(devices))
+
+
+def test_the_mesh_page_shows_a_trace_of_its_program(store):
+    profile = _page_trace("mesh_2d", devices=4, steps=20)
+    assert profile.trace.devices == (0, 1, 2, 3) and all(m.matches for m in profile.hlo_match)
+
+
+def test_the_straggler_experiment_shows_the_others_waiting(store):
+    at = open_lab("training", devices=3, batch=12)
+    at.button(key="training.straggler.button").click().run()
+    assert_clean(at)
+    points = at.session_state["training.straggler"]
+    assert [p.work for p in points] == [0, 200, 800]
