@@ -15,10 +15,23 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import charts, classroom, heavy_jobs, predicting
+from labs.ui.background import done, wait_for
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import link_names, url_bool, url_choice, url_float, url_int
+from labs.ui.plan_work import (
+    DEFAULT_HARDWARE,
+    DEFAULT_MODEL,
+    PRESET_DEVICES,
+    PRESET_PRECISION,
+    PRESET_SEQ_LEN,
+    PRESET_TOKENS,
+    published,
+    published_key,
+    ranked,
+    ranked_key,
+)
 from labs.ui.transformer import transformer_settings
 from labs.ui.visitor import guard, literal
 from pmap_core.concepts.planner import HARDWARE, MODELS, REMAT, check, search
@@ -33,8 +46,6 @@ LAST = "plan.last"            # session state: the Reveal of the last prediction
 CHECKED = "plan.checked"      # session state: the Checked of the last Check click
 MODEL_WAS = "plan.model_was"  # session state: the model of the last run (another model starts its inputs again)
 LAYOUT_WAS = "plan.layout_was"  # session state: the picked layout of the last run (another starts its choices again)
-DEFAULT_MODEL, DEFAULT_HARDWARE = "llama3-405b", "h100"
-PRESET_DEVICES, PRESET_SEQ_LEN, PRESET_TOKENS = 16_384, 8192, 16 * 2**20  # Llama 3 405B's run (its Table 4)
 MAX_SEQ_LEN = 2**22          # the planner's limit (search.check_inputs)
 RUN_SETTINGS = ("devices", "seq_len", "tokens", "precision", "layers", "d_model", "heads", "vocab")
 PICK_SETTINGS = ("zero", "remat", "microbatches", "virtual")
@@ -62,19 +73,6 @@ class Reveal:
 class Checked:
     devices: int
     plans: tuple
-
-
-# --- cached work: the same inputs are planned once ------------------------------------------------------
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def ranked(model, hardware_key: str, devices: int, work, assumptions) -> search.PlanResult:
-    return search.plan(model, HARDWARE[hardware_key], devices, work, assumptions)
-
-
-@st.cache_data(show_spinner=False, max_entries=16)
-def published(assumptions) -> tuple[pv.PublishedRow, ...]:
-    return pv.published_rows(assumptions)
 
 
 def forget_when_changed(memo: str, value: object, names: tuple[str, ...]) -> None:
@@ -418,7 +416,7 @@ with cols[2]:
     start_tokens = train_config.default_batch(devices) * seq_len if lab else PRESET_TOKENS
     tokens = url_int(T, "tokens", start_tokens, 1, pv.MAX_TOKENS, slider=False)
 with cols[3]:
-    precision = url_choice(T, "precision", pv.PRECISIONS, "float32" if lab else "mixed")
+    precision = url_choice(T, "precision", pv.PRECISIONS, "float32" if lab else PRESET_PRECISION)
 cols = st.columns(2)
 with cols[0]:
     achievable = url_float(T, "achievable", DEFAULT_ASSUMPTIONS.achievable, 0.01, 1.0, step=0.05)
@@ -434,19 +432,20 @@ with guard(T):
                             sizes["layers"]) if lab else MODELS[model_key]
     show_model(model, lab)
     work = pv.workload(tokens, seq_len, precision)
-    with st.spinner(T("planning", d=devices)):
-        result = ranked(model, hardware_key, devices, work, assumptions)
+    result = ranked(model, hardware_key, devices, work, assumptions)  # None while it is planned in the background
 if result is not None:
     st.caption(T("workload", sequences=work.sequences, seq_len=work.seq_len, tokens=work.tokens, d=devices,
                  layouts=len(result.plans) + len(result.unfit), fitting=len(result.plans)))
+elif work is not None and not done(key := ranked_key(model, hardware_key, devices, work, assumptions)):
+    wait_for((key,), lambda seconds: st.info(T("planning", d=devices, seconds=seconds), icon="⏳"))
 
 st.header(T("predict.heading"))
 st.markdown(T("predict.body"))
 predict_first = url_bool(T, "predict", False)
 revealed = False
+classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
+st.caption(T("predict.no_controls"))
 if result is not None:
-    classroom.identity_form(T.page)  # whether the guess is recorded for a class, said plainly
-    st.caption(T("predict.no_controls"))
     pick = pick_widgets(result, work)
     quantity = url_choice(T, "quantity", pv.QUANTITIES, "memory", radio=True)
     guess = st.number_input(T(f"w.guess.{quantity}"), value=None, format="%g", key=f"plan.guess.{quantity}")
@@ -477,12 +476,17 @@ elif result is not None:
 
 st.header(T("published.heading"))
 st.markdown(T("published.body"))
+rows = None
+if not withheld:
+    with guard(T):
+        rows = published(assumptions)  # None while they are predicted in the background
 if withheld:
     st.info(T("predict.withheld"), icon="🙈")
-else:
+elif rows is None and not done(published_key(assumptions)):
+    wait_for((published_key(assumptions),), lambda seconds: st.info(T("planning_published", seconds=seconds),
+                                                                     icon="⏳"))
+elif rows is not None:
     with guard(T):
-        with st.spinner(T("planning_published")):
-            rows = published(assumptions)
         dataframe(T, published_frame(rows))
         st.caption(T("published.assumptions", achievable=achievable, overlap=overlap))
         st.markdown(T("published.why"))

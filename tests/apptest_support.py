@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 
 import pytest
 from streamlit.components.v2 import manifest_scanner
@@ -47,6 +48,17 @@ def open_lab(script: str | None = None, lang: str = "en", **query: object) -> Ap
         at.run()
         at.switch_page(f"labs/{script}.py")
     return at.run()
+
+
+def until_done(at: AppTest, timeout_s: float = 600) -> AppTest:
+    """The page run again until the work it runs in the background (`labs.ui.background`) shows: a run that
+    answers without it says so in a ⏳ note, and the browser's page runs again by itself once it is done."""
+    deadline = time.monotonic() + timeout_s
+    while any(i.icon == "⏳" for i in at.info):
+        assert time.monotonic() < deadline, f"the page's background work did not end within {timeout_s:.0f} s"
+        time.sleep(0.1)
+        at.run()
+    return at
 
 
 def assert_clean(at: AppTest) -> None:

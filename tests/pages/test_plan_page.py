@@ -6,10 +6,13 @@ data axis; at D = 6 and 8 a runner-up and what separates them. A published model
 published run is predicted twice beside what its paper reported, each row with its source. Bad input gives one error
 line. With "predict first" the ranking waits for a checked prediction, which a class records before the answer shows.
 The check compiles the top plans here and shows each one's figures beside the compiler's and its `train` command; each
-worksheet step opens the page on its settings."""
+worksheet step opens the page on its settings. The page answers before anything is compiled: its planning runs in the
+background (the first run says so, and the page shows the ranking once it is done), and only the check compiles."""
 
 import shlex
+import threading
 
+import jax.monitoring
 import pandas as pd
 import pytest
 from conftest import assert_clean, button, frame_with, open_lab, said, worksheet_queries
@@ -33,10 +36,16 @@ from pmap_core.train import transformer
 from pmap_core.train.config import default_batch
 from pmap_core.train.mesh import AXES
 from tests.apptest_support import class_store
+from tests.apptest_support import until_done as planned
 
 TEXTS = text_table("plan")
 COMMON = text_table("common")
 LAB_DIMS = transformer.Dims(32, 4, 32, 32)  # the page's lab transformer starts at TrainConfig's sizes
+
+
+def open_plan(lang: str = "en", **query):
+    """The page once its planning, started in the background by its first run, shows."""
+    return planned(open_lab("plan", lang=lang, **query))
 
 
 def frames_of(at):
@@ -55,7 +64,7 @@ def level(lang: str, comm) -> str:
 
 @pytest.mark.parametrize(("devices", "lang"), [(1, "en"), (1, "zh"), (3, "zh"), (6, "en"), (7, "en"), (8, "zh")])
 def test_the_lab_transformer_is_ranked_and_the_verdict_is_what_the_figures_say(devices, lang):
-    at = open_lab("plan", lang=lang, model="lab", devices=devices)
+    at = open_plan(lang=lang, model="lab", devices=devices)
     assert_clean(at)
     assert at.number_input(key="plan.devices").value == devices
     result = lab_result(devices)
@@ -116,7 +125,7 @@ def test_the_lab_transformer_is_ranked_and_the_verdict_is_what_the_figures_say(d
 
 
 def test_a_published_model_opens_on_llama_3_405b_and_every_published_run_is_predicted_twice():
-    at = open_lab("plan")
+    at = open_plan()
     assert_clean(at)
     assert at.number_input(key="plan.devices").value == 16_384
     assert at.number_input(key="plan.tokens").value == 16 * 2**20
@@ -141,8 +150,8 @@ def test_a_published_model_opens_on_llama_3_405b_and_every_published_run_is_pred
 
 
 def test_another_model_starts_its_inputs_again():
-    at = open_lab("plan", model="lab", devices=3)
-    at.selectbox(key="plan.model").set_value("llama3-70b").run()
+    at = open_plan(model="lab", devices=3)
+    planned(at.selectbox(key="plan.model").set_value("llama3-70b").run())
     assert_clean(at)
     assert at.number_input(key="plan.devices").value == 16_384
     assert at.selectbox(key="plan.precision").value == "mixed"
@@ -156,7 +165,7 @@ def test_another_model_starts_its_inputs_again():
 ])
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_bad_input_gives_one_error_line_not_a_traceback(query, code, lang):
-    at = open_lab("plan", lang=lang, **query)
+    at = open_plan(lang=lang, **query)
     assert not at.exception
     assert len(at.error) == 1
     key = f"error.{code}"
@@ -170,7 +179,7 @@ record_store = class_store("plan a run teacher key")
 def test_predict_first_withholds_the_ranking_until_a_checked_prediction_recorded_first(record_store):
     query = {"model": "lab", "devices": 8, "predict": "true", "layout": "data=4,stage=2", "microbatches": 8,
              "virtual": 1, "zero": 0, "remat": "none", "quantity": "bubble"}
-    at = open_lab("plan", **query)
+    at = open_plan(**query)
     assert_clean(at)
     assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
     assert [i.value for i in at.info].count(TEXTS["predict.withheld"]["en"]) == 2
@@ -188,7 +197,7 @@ def test_predict_first_withholds_the_ranking_until_a_checked_prediction_recorded
 
 
 def test_the_check_compiles_the_top_plans_here_and_shows_their_train_commands():
-    at = open_lab("plan", model="lab", devices=8)
+    at = open_plan(model="lab", devices=8)
     button(at, "plan.check").click().run()
     assert_clean(at)
     checked = check.check_top(8, 3)
@@ -211,14 +220,14 @@ def test_the_check_compiles_the_top_plans_here_and_shows_their_train_commands():
 
 
 def test_past_this_servers_devices_the_check_says_so():
-    at = open_lab("plan")
+    at = open_plan()
     assert button(at, "plan.check").disabled
     assert TEXTS["check.too_many"]["en"].split("{")[0] in said(at)
 
 
 def test_each_worksheet_step_opens_the_page_on_its_settings():
     for step_id, query in worksheet_queries("14_plan", 8):  # no step runs on devices: the same at every D
-        at = open_lab("plan", **query)
+        at = open_plan(**query)
         assert_clean(at)
         assert not at.warning, step_id  # no setting ignored
         assert {k: at.query_params.get(k) for k in query} == query, step_id
@@ -228,7 +237,7 @@ def test_each_worksheet_step_opens_the_page_on_its_settings():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_plan_bounded_by_memory_names_the_faster_variant_that_does_not_fit(lang):
     query = {"model": "llama3-8b", "hardware": "tpu-v5e", "devices": 16, "seq_len": 32768, "tokens": 16 * 32768}
-    at = open_lab("plan", lang=lang, **query)
+    at = open_plan(lang=lang, **query)
     assert_clean(at)
     result = plan(MODELS["llama3-8b"], HARDWARE["tpu-v5e"], 16, Workload(16, 32768), DEFAULT_ASSUMPTIONS)
     verdict = result.verdict
@@ -241,7 +250,7 @@ def test_a_plan_bounded_by_memory_names_the_faster_variant_that_does_not_fit(lan
 
 
 def test_where_no_layout_fits_the_page_says_so_and_lists_those_that_need_least():
-    at = open_lab("plan", model="llama3-405b", devices=64, seq_len=8192, tokens=64 * 8192)
+    at = open_plan(model="llama3-405b", devices=64, seq_len=8192, tokens=64 * 8192)
     assert_clean(at)
     result = plan(MODELS["llama3-405b"], HARDWARE["h100"], 64, Workload(64, 8192), DEFAULT_ASSUMPTIONS)
     assert not result.plans
@@ -251,3 +260,32 @@ def test_where_no_layout_fits_the_page_says_so_and_lists_those_that_need_least()
     unfit = frame_with(at, "mfu_pct")
     assert list(unfit["memory_gb"]) == [p.prediction.memory.total / 1e9 for p in result.unfit[:10]]
     assert TEXTS["verdict.heading"]["en"] not in [s.value for s in at.subheader]
+
+
+def test_the_page_answers_before_it_plans_or_compiles_and_only_the_check_compiles():
+    """Its first run ends with the settings and the ⏳ note of the planning running in the background, no JAX
+    compile in it; the ranking shows once the planning is done, still with none; the check compiles."""
+    compiled = []  # the compile events of this test's runs (the server's warm-up thread compiles on its own)
+
+    def heard(name: str, seconds: float, **_) -> None:
+        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
+            compiled.append(name)
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        at = open_lab("plan", model="llama3-8b", devices=128, seq_len=8192, tokens=128 * 8192)
+        assert_clean(at)
+        assert at.number_input(key="plan.devices").value == 128
+        assert TEXTS["planning"]["en"].split("{")[0] in said(at)  # the ⏳ note, in place of the ranking
+        assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
+        assert compiled == []
+        planned(at)
+        assert_clean(at)
+        assert frame_with(at, "mfu_pct").shape[0] == 10
+        assert compiled == []
+        at = open_plan(model="lab", devices=3)
+        button(at, "plan.check").click().run()
+        assert_clean(at)
+        assert frame_with(at, "compiled_peak_bytes").shape[0] >= 1 and compiled
+    finally:
+        jax.monitoring.unregister_event_duration_listener(heard)

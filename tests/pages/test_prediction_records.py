@@ -16,7 +16,7 @@ from labs.ui import classroom as classroom_ui
 from labs.ui import teacher
 from pmap_core.practice import scoring, worksheets
 from pmap_core.tracking import class_controls, classroom
-from tests.apptest_support import assert_clean, class_store, open_lab
+from tests.apptest_support import assert_clean, class_store, open_lab, until_done
 
 KEY = "correct horse battery staple"
 CODE = "marks-class"
@@ -87,14 +87,14 @@ def test_the_plan_page_in_predict_first_mode_counts_as_seeing_a_steps_answer_onl
     step = next(s for s in worksheets.load_sheets().sheets if s.id == "14_plan").step("fsdp_memory")
     query = {k: v for k, v in step.query("en").items() if k != "lang"}
     assert query["predict"] == "true"  # the step's link opens the page in its predict-first mode
-    at = open_lab("plan", **query)
+    at = until_done(open_lab("plan", **query))  # its first run answers before its planning is done
     assert_clean(at)
     assert ("14_plan", "fsdp_memory") not in steps_seen(at)
     at.number_input(key="plan.guess.memory").set_value(30.0).run()
     at.button(key="plan.reveal").click().run()
     assert_clean(at)
     assert ("14_plan", "fsdp_memory") in steps_seen(at)
-    shown = open_lab("plan", **{**query, "predict": "false"})  # the figures show at once: seen at once
+    shown = until_done(open_lab("plan", **{**query, "predict": "false"}))  # the figures show: seen at once
     assert ("14_plan", "fsdp_memory") in steps_seen(shown)
     sheet = open_lab("worksheet", sheet="14_plan", step="fsdp_memory")  # the step says what its link opens
     assert any("predict-first mode" in c.value for c in sheet.caption)

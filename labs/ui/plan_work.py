@@ -1,0 +1,47 @@
+"""The Plan page's planning, off the page's own run (`labs.ui.background`): the ranking of a setting (a published
+model on 16,384 devices compares hundreds of layouts, each with every variant: seconds of pure Python) and the
+published runs' predictions. Each is planned once on this server and kept for every visitor asking for the same;
+the server's warm-up plans the page's default setting before anyone opens it."""
+
+from __future__ import annotations
+
+from labs.ui import background
+from pmap_core.concepts.planner import HARDWARE, MODELS, search
+from pmap_core.concepts.planner import view as pv
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
+
+DEFAULT_MODEL, DEFAULT_HARDWARE = "llama3-405b", "h100"
+PRESET_DEVICES, PRESET_SEQ_LEN, PRESET_TOKENS = 16_384, 8192, 16 * 2**20  # Llama 3 405B's run (its Table 4)
+PRESET_PRECISION = "mixed"
+
+
+def _plan(model, hardware_key: str, devices: int, work, assumptions) -> search.PlanResult:
+    return search.plan(model, HARDWARE[hardware_key], devices, work, assumptions)
+
+
+def ranked_key(model, hardware_key: str, devices: int, work, assumptions) -> tuple:
+    return ("plan.ranked", model, hardware_key, devices, work, assumptions)
+
+
+def ranked(model, hardware_key: str, devices: int, work, assumptions,
+           wait_s: float | None = background.WAIT_S) -> search.PlanResult | None:
+    """Every layout of `devices` ranked (`search.plan`), or None while it is being planned."""
+    return background.result(ranked_key(model, hardware_key, devices, work, assumptions), _plan, model,
+                             hardware_key, devices, work, assumptions, wait_s=wait_s)
+
+
+def published_key(assumptions) -> tuple:
+    return ("plan.published", assumptions)
+
+
+def published(assumptions, wait_s: float | None = background.WAIT_S) -> tuple[pv.PublishedRow, ...] | None:
+    """Every published run predicted twice (`view.published_rows`), or None while it is being planned."""
+    return background.result(published_key(assumptions), pv.published_rows, assumptions, wait_s=wait_s)
+
+
+def warm_up() -> None:
+    """Start planning the page's default setting, and predicting the published runs, before anyone opens the
+    page (without waiting: the jobs' daemon threads never hold up a server that stops)."""
+    work = pv.workload(PRESET_TOKENS, PRESET_SEQ_LEN, PRESET_PRECISION)
+    ranked(MODELS[DEFAULT_MODEL], DEFAULT_HARDWARE, PRESET_DEVICES, work, DEFAULT_ASSUMPTIONS, wait_s=0)
+    published(DEFAULT_ASSUMPTIONS, wait_s=0)
