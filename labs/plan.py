@@ -14,7 +14,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, plan_validation, predicting
 from labs.ui.background import done, wait_for
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import runtime_info
@@ -419,7 +419,7 @@ with cols[3]:
     precision = url_choice(T, "precision", pv.PRECISIONS, "float32" if lab else PRESET_PRECISION)
 cols = st.columns(2)
 with cols[0]:
-    achievable = url_float(T, "achievable", DEFAULT_ASSUMPTIONS.achievable, 0.01, 1.0, step=0.05)
+    achievable = plan_validation.compute_choice(T)
 with cols[1]:
     overlap = url_float(T, "overlap", DEFAULT_ASSUMPTIONS.overlap, 0.0, 1.0, step=0.05)
 st.caption(T("assumptions"))
@@ -488,8 +488,7 @@ elif rows is None and not done(published_key(assumptions)):
 elif rows is not None:
     with guard(T):
         dataframe(T, published_frame(rows))
-        st.caption(T("published.assumptions", achievable=achievable, overlap=overlap))
-        st.markdown(T("published.why"))
+        plan_validation.show(T, assumptions, result, (model_key, hardware_key, devices, seq_len, tokens))
 
 st.header(T("check.heading"))
 st.markdown(T("check.body"))

@@ -24,18 +24,21 @@ from pmap_core.concepts.planner import (
     MODELS,
     PUBLISHED,
     Assumptions,
+    Hardware,
     ModelShape,
     Prediction,
     Workload,
+    files,
     record,
 )
-from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, Layout
 from pmap_core.concepts.planner.search import COMPUTE, MAX_PLAN_DEVICES, MEMORY, Plan, PlanResult, Verdict, step_parts
 from pmap_core.tracking import check_tracking_uri, mlflow_ui_url, redact_uri, run_link, store_uri, tracking_uri
+from pmap_core.train.mesh import AXES
 from pmap_core.validation import LabInputError, check_float, check_int
 
 LAB = "lab"
-PRECISIONS = ("mixed", "float32")
+PRECISIONS = ("mixed", "float32", "fp8")
 DEFAULT_HARDWARE = "h100"
 DEFAULT_TOP = 10
 # Binary units, as Llama 3's "16M tokens" (16 · 2^20 = 16,777,216: 2,048 sequences of 8,192).
@@ -54,10 +57,24 @@ def register(subparsers: Any) -> None:
                     "among those that fit in memory: memory per device, communication per axis, compute, bubble, "
                     "step time, MFU. Nothing runs: every figure is one of the lab's formulas.")
     add = parser.add_argument
-    add("--model", required=True, choices=(*MODELS, LAB),
-        help=f"a published model's shape, or {LAB}: the lab's transformer at its defaults (train --model transformer)")
+    add("--model", choices=(*MODELS, LAB), default=None,
+        help=f"a published model's shape, or {LAB}: the lab's transformer at its defaults (train --model transformer); "
+             "or give --model-file")
+    add("--model-file", default=None, metavar="FILE.toml",
+        help="a model as TOML: name, layers, d_model, d_ff, heads, kv_heads, vocab; optional d_head (default "
+             "d_model/heads), gated_mlp, tied, experts, top_k, shared_experts, dense_layers")
     add("--hardware", choices=tuple(HARDWARE), default=DEFAULT_HARDWARE,
         help=f"the accelerator, its node and links (default {DEFAULT_HARDWARE})")
+    add("--hardware-file", default=None, metavar="FILE.toml",
+        help="a cluster as TOML: name, peak_flops, memory_bytes, hbm_bytes_s, optional fp8_flops, and [[levels]] "
+             "(innermost first) each with name, size (devices a group holds) and bytes_s (one way per device)")
+    add("--layout", default=None, metavar="AXIS=N,...",
+        help="predict this one layout (e.g. data=256,stage=16,model=8; the axes' product must be D); what "
+             "--zero, --remat, --microbatches and --interleave leave open is searched")
+    add("--zero", type=int, default=None, choices=(0, 1, 2, 3), help="with --layout: the ZeRO stage")
+    add("--remat", default=None, choices=("none", "selective", "full"), help="with --layout: the remat policy")
+    add("--microbatches", type=int, default=None, metavar="M", help="with --layout: micro-batches per step")
+    add("--interleave", type=int, default=None, metavar="V", help="with --layout: interleaved stages per device")
     add("--devices", type=int, default=None, metavar="D",
         help=f"D, the devices to lay out (required, except with --model {LAB}: this runtime's devices)")
     add("--seq-len", type=int, default=None, metavar="S",
@@ -68,10 +85,11 @@ def register(subparsers: Any) -> None:
              f"required, except with --model {LAB}: its default batch of sequences")
     add("--precision", choices=PRECISIONS, default=PRECISIONS[0],
         help="mixed: bfloat16 values with float32 master weights and Adam's moments; float32: every value in "
-             "float32 (default mixed)")
-    add("--achievable", type=float, default=DEFAULT_ASSUMPTIONS.achievable,
-        help=f"the share of peak FLOP/s a device sustains on the step's products (default "
-             f"{DEFAULT_ASSUMPTIONS.achievable})")
+             "float32; fp8: mixed, with the matrix products in FP8 at the hardware's FP8 rate (default mixed)")
+    add("--achievable", type=float, default=None,
+        help="run every FLOP at this share of peak FLOP/s instead of each operation at its own rate (default: by "
+             "operation: matrix products by their shape, attention by its kernel, elementwise work at memory "
+             "bandwidth)")
     add("--overlap", type=float, default=DEFAULT_ASSUMPTIONS.overlap,
         help=f"the share of each axis's communication hidden behind compute (default {DEFAULT_ASSUMPTIONS.overlap})")
     add("--top", type=int, default=DEFAULT_TOP, metavar="N",
@@ -134,12 +152,14 @@ class Setting:
 
 def setting(args: argparse.Namespace) -> Setting:
     """The model, D and the workload the flags ask for; the lab's defaults fill what --model lab leaves out."""
+    if (args.model is None) == (args.model_file is None):
+        raise LabInputError("plan_model", "plan needs one of --model and --model-file")
     lab = args.model == LAB
     if not lab:
         missing = [flag for flag, value in (("--devices", args.devices), ("--seq-len", args.seq_len),
                                             ("--global-batch-tokens", args.global_batch_tokens)) if value is None]
         if missing:
-            raise LabInputError("plan_needs", "plan --model {model} needs {flags}", model=args.model,
+            raise LabInputError("plan_needs", "plan --model {model} needs {flags}", model=args.model or args.model_file,
                                 flags=", ".join(missing))
     devices = args.devices if args.devices is not None else app_devices()
     check_int("--devices", devices, 1, MAX_PLAN_DEVICES)
@@ -148,6 +168,8 @@ def setting(args: argparse.Namespace) -> Setting:
 
         check_int("--seq-len", args.seq_len if args.seq_len is not None else 1, 1, MAX_SEQ_LEN)
         model = check.lab_model(lab_dims(args.seq_len))
+    elif args.model_file is not None:
+        model = files.load_model(args.model_file)
     else:
         model = MODELS[args.model]
     seq_len = args.seq_len if args.seq_len is not None else model.positions
@@ -168,7 +190,56 @@ def setting(args: argparse.Namespace) -> Setting:
         from pmap_core.concepts.planner import check
 
         return Setting(model, devices, check.lab_workload(tokens // seq_len, lab_dims(seq_len)), text)
-    return Setting(model, devices, Workload(tokens // seq_len, seq_len, args.precision), text)
+    fp8 = args.precision == "fp8"
+    return Setting(model, devices, Workload(tokens // seq_len, seq_len, "mixed" if fp8 else args.precision, fp8=fp8),
+                   text)
+
+
+def hardware_of(args: argparse.Namespace) -> Hardware:
+    hardware = files.load_hardware(args.hardware_file) if args.hardware_file else HARDWARE[args.hardware]
+    if args.precision == "fp8" and not hardware.fp8_flops:
+        raise LabInputError("plan_fp8", "--precision fp8 needs the hardware's FP8 rate: {name} gives no fp8_flops",
+                            name=hardware.name)
+    return hardware
+
+
+def one_layout(text: str, model: ModelShape, devices: int, workload: Workload) -> Layout:
+    """--layout's axes ("data=256,stage=16,model=8"): known axes, whole sizes, their product D, each dividing what it
+    splits; otherwise one line that names what does not."""
+    sizes: dict[str, int] = {}
+    for part in text.split(","):
+        name, _, size = part.strip().partition("=")
+        if name not in AXES or not size.strip().isdigit() or int(size) < 1 or name in sizes:
+            raise LabInputError("plan_layout", "--layout {text!r}: {part!r} is not axis=size with an axis of {axes} "
+                                "(each once) and a whole size from 1", text=text, part=part.strip(),
+                                axes=", ".join(AXES))
+        sizes[name] = int(size)
+    layout = Layout(**sizes)
+    if layout.devices != devices:
+        raise LabInputError("plan_layout_devices", "--layout {text!r} lays out {product:,} devices, not "
+                            "D = {devices:,}", text=text, product=layout.devices, devices=devices)
+    reasons = [(model.heads % layout.model, f"model={layout.model} does not divide the {model.heads} heads"),
+               (workload.seq_len % layout.seq, f"seq={layout.seq} does not divide the {workload.seq_len}-token "
+                                               "sequence"),
+               (layout.expert > 1 and (not model.experts or model.experts % layout.expert),
+                f"expert={layout.expert} does not divide the {model.experts} experts"),
+               (layout.stage > model.layers, f"stage={layout.stage} is more stages than the {model.layers} blocks"),
+               (workload.sequences % (layout.data * layout.expert),
+                f"data × expert = {layout.data * layout.expert} does not divide the {workload.sequences} sequences")]
+    for failed, reason in reasons:
+        if failed:
+            raise LabInputError("plan_layout_split", "--layout {text!r}: {reason}", text=text, reason=reason)
+    return layout
+
+
+def chosen_variants(args: argparse.Namespace) -> Any:
+    """What --zero, --remat, --microbatches and --interleave fix of a layout's variants (None: every variant)."""
+    fixed = {name: value for name, value in (("zero", args.zero), ("remat", args.remat),
+                                             ("microbatches", args.microbatches), ("virtual", args.interleave))
+             if value is not None}
+    if not fixed:
+        return None
+    return lambda layout: all(getattr(layout, name) == value for name, value in fixed.items())
 
 
 # ---- as JSON ----
@@ -182,6 +253,9 @@ def prediction_dict(p: Prediction, overlap: float) -> dict[str, Any]:
         "compute_s": p.compute_s, "bubble": p.bubble, "exposed_comm_s": p.exposed_comm_s, "step_s": p.step_s,
         "step_parts_s": parts, "largest_beside_compute": _largest(parts), "mfu": p.mfu, "hfu": p.hfu,
         "model_flops": p.model_flops, "hardware_flops": p.hardware_flops, "fits": p.fits,
+        "zero": p.layout.zero, "remat": p.layout.remat, "microbatches": p.layout.microbatches,
+        "interleave": p.layout.virtual, "memory_bytes_per_device": p.memory.total, "step_seconds": p.step_s,
+        "compute_parts_s": dict(p.compute_parts),
     }
 
 
@@ -245,9 +319,13 @@ def check_rows(checks: list[Any], devices: int) -> list[dict[str, Any]]:
 
 def run_plan(args: argparse.Namespace) -> int:
     given = setting(args)
-    hardware = HARDWARE[args.hardware]
-    assumptions = Assumptions(achievable=check_float("--achievable", args.achievable, 0.01, 1.0),
-                              overlap=check_float("--overlap", args.overlap, 0.0, 1.0))
+    hardware = hardware_of(args)
+    layout = one_layout(args.layout, given.model, given.devices, given.workload) if args.layout else None
+    if layout is None and chosen_variants(args) is not None:
+        raise LabInputError("plan_choices_need_layout", "--zero, --remat, --microbatches and --interleave fix the "
+                            "choices of one layout: give --layout too")
+    achievable = None if args.achievable is None else check_float("--achievable", args.achievable, 0.01, 1.0)
+    assumptions = Assumptions(achievable=achievable, overlap=check_float("--overlap", args.overlap, 0.0, 1.0))
     top = check_int("--top", args.top, 0, 10**9)
     if args.check and (args.model != LAB or given.devices != app_devices()):
         raise LabInputError("plan_check", "--check compiles the lab's transformer on this runtime's {devices} "
@@ -262,6 +340,9 @@ def run_plan(args: argparse.Namespace) -> int:
                                           overlap=assumptions.overlap)
         result = check.lab_plan(given.devices, hardware, assumptions, given.workload.sequences,
                                 lab_dims(given.workload.seq_len))
+    elif layout is not None:
+        result = planner.plan(given.model, hardware, given.devices, given.workload, assumptions, layouts=[layout],
+                              runnable=chosen_variants(args))
     else:
         result = planner.plan(given.model, hardware, given.devices, given.workload, assumptions)
     checks: list[Any] = []
@@ -364,7 +445,8 @@ def print_text(result: PlanResult, summary: dict[str, Any], given: Setting, top:
         f"{model.name}, {_count(model.params)} parameters, on {given.devices:,} × {hardware.name} "
         f"({hardware.node} per node: {hardware.intra_name}; across nodes: {hardware.inter_name})",
         f"per step: {_many(workload.sequences, 'sequence')} × {workload.seq_len:,} tokens = {workload.tokens:,} "
-        f"tokens ({given.tokens_text}; K, M, G are powers of 2), {workload.precision} precision, optimizer "
+        f"tokens ({given.tokens_text}; K, M, G are powers of 2), {workload.precision} precision"
+        f"{' with FP8 products (MFU against the 16-bit peak)' if workload.fp8 else ''}, optimizer "
         f"{workload.optimizer}",
     ]
     budget = _gb(hardware.memory_bytes)
@@ -379,7 +461,8 @@ def print_text(result: PlanResult, summary: dict[str, Any], given: Setting, top:
                      "least memory first:")
         lines += _table(summary["unfit"])
     a = result.assumptions
-    lines.append(f"assumed: {a.achievable:g} of peak sustained, {a.overlap:g} of communication hidden behind "
+    sustained = "each operation at its own rate" if a.achievable is None else f"{a.achievable:g} of peak sustained"
+    lines.append(f"assumed: {sustained}, {a.overlap:g} of communication hidden behind "
                  f"compute, FlashAttention {'on' if a.flash_attention else 'off'}, capacity factor "
                  f"{a.capacity_factor:g}; GB = 10^9 bytes")
     lines += [f"model: {model.source}", f"hardware: {hardware.source}"]

@@ -146,20 +146,29 @@ def test_a_plan_without_a_runner_up_says_whether_any_other_layout_was_tried(devi
     assert len(alone.plans) == 1 and len(alone.unfit) == 1 and pv.read_verdict(alone).standing == pv.ONLY
 
 
-def test_llama3_405b_layout_is_feasible_under_80_gb_and_its_mfu_within_ten_points():
+def test_llama3_405b_on_16k_h100s_fits_its_papers_layout_and_says_why_the_first_splits_the_sequence():
     """Dubey et al. 2024, Table 4: 16,384 H100s, TP 8, CP 1, PP 16, DP 128, 8,192 tokens a sequence, 16M tokens a
-    step, 41% MFU."""
+    step, 41% MFU. The paper's layout fits; as run (no recomputation) it is predicted within 8 points. The first
+    plan's seq axis is 1, or the term by which it beats the paper's layout is one that still holds when its
+    sequence is laid out contiguously (the causal imbalance of `compute.imbalance`), not attention."""
     run = planner.PUBLISHED["llama3-405b-16k"]
     result = planner.plan(LLAMA, H100, run.devices, search.published_workload(run))
     paper = search.published_layout(run)
     found = [p for p in result.plans if all(p.layout.size(a) == paper.size(a) for a in ("data", "stage", "seq",
                                                                                           "model", "expert"))]
     assert found, "the paper's layout is not among the fitting plans"
-    prediction = found[0].prediction
-    print(f"\n{prediction.layout.label()}: {prediction.memory.total / 1e9:.1f} GB, MFU {prediction.mfu:.3f} "
-          f"(reported {run.utilisation}); rank {result.plans.index(found[0]) + 1} of {len(result.plans)}")
-    assert prediction.memory.total < 80e9
-    assert abs(prediction.mfu - run.utilisation) <= 0.10
+    assert found[0].prediction.memory.total < 80e9
+    as_run = search.evaluate_published(run, LLAMA, H100, as_run=True).prediction
+    assert as_run.layout.remat == "none" and abs(as_run.mfu - run.utilisation) <= 0.08
+    first = result.plans[0].prediction
+    print(f"\nfirst {first.layout.label()}: MFU {first.mfu:.3f}; the paper's as run {as_run.mfu:.3f}")
+    if first.layout.seq == 1:
+        return
+    gap = pv.published_gap(result, run)
+    contiguous = pr.predict(LLAMA, dataclasses.replace(first.layout, context="contiguous"), result.workload, H100)
+    again = pv.separating(contiguous, gap.paper, run, result.assumptions.overlap)
+    assert first.layout.context == "zigzag" and gap.term == again.term and gap.term != "attention"
+    assert again.paper_s > again.first_s and contiguous.mfu > gap.paper.mfu
 
 
 def test_bad_inputs_are_refused_with_a_lab_error():

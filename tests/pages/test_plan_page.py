@@ -146,7 +146,19 @@ def test_a_published_model_opens_on_llama_3_405b_and_every_published_run_is_pred
             row.best_hfu_pct  # NaN where the paper reports MFU
         if run.remat:
             assert as_run.layout.remat == run.remat
-    assert TEXTS["published.why"]["en"] in said(at)
+    # Validation: every run as it ran, predicted beside reported, with the errors, the fit and the identity line.
+    rows = pv.validate()
+    validated = frame_with(at, "predicted_pct")
+    assert list(validated["run"]) == list(PUBLISHED)
+    assert list(validated["predicted_pct"]) == pytest.approx([100 * r.predicted for r in rows])
+    assert list(validated["error_points"]) == pytest.approx([100 * r.error for r in rows])
+    text = said(at)
+    assert f"{100 * pv.mean_absolute_error(rows):.1f} points over {len(rows)} runs" in text
+    assert any("predicted_pct" in f and len(f) == 2 for f in frames_of(at))  # the identity line's two ends
+    # The page's setting is Llama 3's 16K run: why the first plan beats its layout, priced under the imbalance too.
+    gap = pv.published_gap(plan(MODELS["llama3-405b"], HARDWARE["h100"], 16_384, Workload(2048, 8192)),
+                           PUBLISHED["llama3-405b-16k"])
+    assert gap is not None and f"{100 * gap.points:.1f} points of" in text and gap.first.layout.label() in text
 
 
 def test_another_model_starts_its_inputs_again():

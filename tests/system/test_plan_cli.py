@@ -49,7 +49,7 @@ def test_the_plans_of_llama3_405b_on_16k_h100s_are_ranked_by_step_time(acceptanc
     assert acceptance["workload"] == {**acceptance["workload"], "sequences": 2048, "seq_len": 8192,
                                       "tokens": 16 * 2**20, "precision": "mixed"}
     assert acceptance["verdict"]["bound"] and acceptance["assumptions"] == {
-        **acceptance["assumptions"], "achievable": 0.6, "overlap": 0.5, "flash_attention": True,
+        **acceptance["assumptions"], "achievable": None, "overlap": 0.5, "flash_attention": True,
         "capacity_factor": 1.25}
     assert "2407.21783" in acceptance["sources"]["model"] and "H100" in acceptance["sources"]["hardware"]
     assert acceptance["tracking"]["run_id"] is None and acceptance["published"] == []
@@ -63,17 +63,15 @@ def test_the_llama3_papers_layout_fits_near_its_reported_mfu(tmp_path):
     papers = [p for p in result["plans"] if all(p["layout"][axis] == size for axis, size in PAPER.items())]
     assert len(papers) == 1, "the paper's layout is among the plans that fit"
     paper = papers[0]
-    assert paper["memory_bytes"]["total"] < 80e9 and abs(paper["mfu"] - REPORTED_MFU) <= 0.10
+    assert paper["memory_bytes"]["total"] < 80e9
     published = {row["key"]: row for row in result["published"]}
     row = published["llama3-405b-16k"]
     assert row["same_setting"] and row["reported"] == {"utilisation": REPORTED_MFU, "counts": "mfu",
                                                        "tflops_per_device": 400}
     assert row["best"]["label"] == paper["label"]
-    assert row["as_run"]["layout"]["remat"] == "none" and row["as_run"]["fits"]  # §3.3.2: no checkpointing at 8K
-    assert abs(row["best"]["utilisation"] - REPORTED_MFU) <= 0.10
-    # As run (no activation checkpointing), the planner's activation list needs ZeRO-3 to fit and predicts about
-    # ten points under the paper: printed, not asserted (its gap is the list's, see the page's published runs).
-    print(f"\nas run: {row['as_run']['label']}: MFU {row['as_run']['utilisation']:.3f} against {REPORTED_MFU}")
+    assert row["as_run"]["layout"]["remat"] == "none"  # §3.3.2: no checkpointing at 8K
+    # As run, the fastest variant whatever the planner's activation list says of its memory (the paper's fitted).
+    assert abs(row["as_run"]["utilisation"] - REPORTED_MFU) <= 0.08
     assert not published["megatron-1t"]["same_setting"] and published["megatron-1t"]["reported"]["counts"] == "hfu"
 
 
@@ -173,3 +171,67 @@ def test_the_labs_checked_plan_is_tracked_with_a_child_run_per_compiled_layout(t
     stored = read_plan(result["tracking"]["run_id"], store)
     assert [child.params["layout.label"] for child in stored.children] == [c["label"] for c in checks]
     assert all(child.tags["mlflow.parentRunId"] == stored.run_id for child in stored.children)
+
+
+MODEL_FILE = """name = "Tiny"
+layers = 4
+d_model = 256
+d_ff = 1024
+heads = 8
+kv_heads = 8
+vocab = 1000
+"""
+HARDWARE_FILE = """name = "Two-level box"
+peak_flops = 1e15
+memory_bytes = 80e9
+hbm_bytes_s = 3e12
+[[levels]]
+name = "NVLink"
+size = 8
+bytes_s = 450e9
+[[levels]]
+name = "IB"
+bytes_s = 50e9
+"""
+TINY = ["plan", "--model-file", "model.toml", "--hardware-file", "hardware.toml", "--devices", "16", "--seq-len",
+        "1024", "--global-batch-tokens", "64K"]
+
+
+def test_a_model_and_a_cluster_from_files_and_one_layout_as_json(tmp_path):
+    (tmp_path / "model.toml").write_text(MODEL_FILE)
+    (tmp_path / "hardware.toml").write_text(HARDWARE_FILE)
+    done = run_cli(*TINY, "--layout", "data=8,stage=2", "--remat", "full", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["model"]["name"] == "Tiny" and result["hardware"]["name"] == "Two-level box"
+    assert result["layouts"] == 1 and len(result["plans"]) == 1
+    first = result["plans"][0]
+    assert {k: first["layout"][k] for k in ("data", "stage", "model")} == {"data": 8, "stage": 2, "model": 1}
+    assert first["remat"] == "full" and first["zero"] in (0, 1, 2, 3)
+    assert 0 < first["mfu"] < first["hfu"] < 1 and first["step_seconds"] == first["step_s"] > 0
+    assert first["memory_bytes_per_device"] == first["memory_bytes"]["total"]
+    # The data axis of 8 spans two boxes of 8 (inside it the stage axis of 2): it runs on the slower level.
+    links = {c["axis"]: c["link"] for c in first["comm"]}
+    assert links == {"data": "IB", "stage": "NVLink"}
+
+
+@pytest.mark.parametrize(("args", "files", "says"), [
+    (["--layout", "data=8"], {}, "--layout 'data=8' lays out 8 devices, not D = 16"),
+    (["--layout", "data=16", "--global-batch-tokens", "40K"], {},
+     "--layout 'data=16': data × expert = 16 does not divide the 40 sequences"),
+    (["--layout", "data=4,model=3"], {}, "--layout 'data=4,model=3' lays out 12 devices, not D = 16"),
+    (["--layout", "data=4,model=4,seq=1"],
+     {"model.toml": MODEL_FILE.replace("heads = 8\nkv_heads = 8", "heads = 6\nkv_heads = 6\nd_head = 32")},
+     "--layout 'data=4,model=4,seq=1': model=4 does not divide the 6 heads"),
+    ([], {"model.toml": MODEL_FILE + 'colour = "red"\n'}, "model.toml: unknown key 'colour'"),
+    ([], {"hardware.toml": HARDWARE_FILE.replace("size = 8", "size = 3").replace("bytes_s = 50e9",
+                                                                                 "size = 16\nbytes_s = 50e9")},
+     "level 'IB' (16 devices) must hold whole groups of level 'NVLink' (3)"),
+])
+def test_a_bad_file_or_layout_is_refused_in_one_line_naming_it(tmp_path, args, files, says):
+    for name, text in {"model.toml": MODEL_FILE, "hardware.toml": HARDWARE_FILE, **files}.items():
+        (tmp_path / name).write_text(text)
+    done = run_cli(*TINY, *args, cwd=tmp_path)
+    assert done.returncode == 2 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0]

@@ -45,7 +45,8 @@ import functools
 import math
 
 from pmap_core.concepts.activation_memory import TERMS, Term
-from pmap_core.concepts.planner.presets import Hardware, ModelShape
+from pmap_core.concepts.planner import compute
+from pmap_core.concepts.planner.presets import Hardware, Level, ModelShape
 from pmap_core.costs import analytic
 from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
 
@@ -70,6 +71,7 @@ class Layout:
     microbatches: int = 1          # M per step on each data replica
     virtual: int = 1               # interleaved stages per device (1: plain GPipe / 1F1B bubble)
     sequence_parallel: bool = True  # Megatron's: the residual stream split by positions over `model`
+    context: str = "zigzag"        # which positions each device of `seq` holds: zigzag or contiguous (`compute`)
 
     @property
     def devices(self) -> int:
@@ -85,6 +87,8 @@ class Layout:
         parts = [axes, f"ZeRO-{self.zero}", f"remat {self.remat}"]
         if self.model > 1:
             parts.append(f"SP {'on' if self.sequence_parallel else 'off'}")
+        if self.seq > 1:
+            parts.append(f"CP {self.context}")
         if self.stage > 1 or self.microbatches > 1:
             parts.append(f"M={self.microbatches}")
         if self.virtual > 1:
@@ -101,6 +105,7 @@ class Workload:
     seq_len: int
     precision: str = "mixed"
     optimizer: str = "adam"
+    fp8: bool = False  # the products in FP8 at the hardware's FP8 rate (state and activations as `precision` says)
 
     @property
     def tokens(self) -> int:
@@ -131,7 +136,7 @@ class Assumptions:
     every stage's forward, whose linearisation keeps every branch's residuals (JAX's, for `lax.switch`): the
     recomputation holds every stage's blocks for one micro-batch, not its own only."""
 
-    achievable: float = 0.6
+    achievable: float | None = None  # None: each operation at its own rate (`compute`); a share: every FLOP at it
     overlap: float = 0.5
     flash_attention: bool = True
     capacity_factor: float = 1.25
@@ -151,6 +156,7 @@ class AxisComm:
     link: str             # the link's name
     bytes: float          # ring bytes each device sends per step
     seconds: float        # bytes / bandwidth
+    exposed_s: float = 0.0  # the seconds left beside compute (`exposed_seconds`)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -187,6 +193,7 @@ class Prediction:
     hfu: float
     fits: bool
     memory_budget: float
+    compute_parts: tuple[tuple[str, float], ...] = ()  # compute's seconds by kind (`shaped_compute`)
 
     def comm_on(self, axis: str) -> AxisComm | None:
         return next((c for c in self.comm if c.axis == axis), None)
@@ -356,7 +363,7 @@ def dense_params_per_device(model: ModelShape, layout: Layout,
     split by `model`, `whole_block_params` whole), and the embedding (with the head too when there is one stage),
     split by `model` where the vocabulary is (`Assumptions.vocab_parallel`)."""
     c = model.param_counts()
-    block = c["attention"] + c["router"] + (0 if model.experts else c["mlp"])
+    block = model.dense_block_params
     whole = whole_block_params(model)
     blocks = ((block - whole) / layout.model + whole) * model.layers / layout.stage
     ends = c["embed"] + (c["head"] if layout.stage == 1 else 0)
@@ -365,11 +372,18 @@ def dense_params_per_device(model: ModelShape, layout: Layout,
 
 # ---- communication ----
 
-def axis_level(layout: Layout, axis: str, hardware: Hardware) -> str:
-    """NODE when the axis's devices, with every axis inside it, fit in one node."""
+def axis_level(layout: Layout, axis: str, hardware: Hardware) -> tuple[int, Level]:
+    """The innermost level of the interconnect whose groups hold the axis's devices with every axis inside it (a ring
+    that crosses a level runs at the next level's link); its index, innermost 0."""
     inner = AXES[AXES.index(axis):]
-    span = math.prod(layout.size(a) for a in inner)
-    return NODE if span <= hardware.node else CLUSTER
+    return _level(math.prod(layout.size(a) for a in inner), hardware)
+
+
+@functools.lru_cache(maxsize=4096)
+def _level(span: int, hardware: Hardware) -> tuple[int, Level]:
+    levels = hardware.link_levels
+    index = next((i for i, level in enumerate(levels) if level.size == 0 or span <= level.size), len(levels) - 1)
+    return index, levels[index]
 
 
 def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumptions: Assumptions) -> dict[str, float]:
@@ -425,16 +439,29 @@ def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumption
 
 
 def axis_comms(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
-               assumptions: Assumptions) -> tuple[AxisComm, ...]:
+               assumptions: Assumptions, attention_s: float | None = None) -> tuple[AxisComm, ...]:
+    """Each axis's bytes, its level and link, its seconds and what of them is exposed (`exposed_seconds`)."""
     out = []
     for axis, sent in comm_bytes(model, layout, workload, assumptions).items():
-        level = axis_level(layout, axis, hardware)
-        bandwidth = hardware.intra_bytes_s if level == NODE else hardware.inter_bytes_s
-        link = hardware.intra_name if level == NODE else hardware.inter_name
+        index, level = axis_level(layout, axis, hardware)
         # The gradient's collectives run over every device that holds the same parameters: data · seq · expert.
         size = layout.size(axis) if axis != DATA_AXIS else layout.data * layout.seq * layout.expert
-        out.append(AxisComm(axis, size, level, link, sent, sent / bandwidth))
+        seconds = sent / level.bytes_s
+        exposed = exposed_seconds(axis, seconds, assumptions.overlap, attention_s)
+        out.append(AxisComm(axis, size, NODE if index == 0 else CLUSTER, level.name, sent, seconds, exposed))
     return tuple(sorted(out, key=lambda c: AXES.index(c.axis)))
+
+
+def exposed_seconds(axis: str, seconds: float, overlap: float, attention_s: float | None) -> float:
+    """An axis's seconds left beside compute: a share `overlap` hidden; ring attention's K and V (the seq axis, with
+    the compute modelled by operation) hidden wholly behind the attention they feed, the rest exposed (its overlap
+    condition: a block's transfer no longer than its attention)."""
+    if attention_s is not None:
+        if axis == SEQ_AXIS:
+            return max(0.0, seconds - attention_s)
+        if axis == MODEL_AXIS:
+            return seconds
+    return seconds * (1 - overlap)
 
 
 # ---- compute and the step ----
@@ -449,6 +476,31 @@ def flops_per_token(model: ModelShape, seq_len: int, remat: str) -> tuple[float,
     return base, base + extra
 
 
+def shaped_compute(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
+                   assumptions: Assumptions, dropout: bool, optimizer_params: float) -> dict[str, float]:
+    """Compute's seconds per step on the slowest pipeline stage's device, by kind (`compute`): its blocks' matrix
+    products, attention and elementwise work for M micro-batches, what recomputation runs again, the output
+    projection where that stage holds it, and the optimizer's update of the parameters it updates. The slowest
+    stage: the blocks spread as evenly as they go, the head on a stage with the fewest."""
+    b = micro_batch_sequences(layout, workload)
+    rate = hardware.fp8_flops if workload.fp8 else hardware.peak_flops
+    sequence_parallel = layout.sequence_parallel and layout.model > 1
+    block = compute.block_time(model, hardware, rate, b, workload.seq_len, layout.seq, layout.model, layout.context,
+                               sequence_parallel, assumptions.flash_attention, dropout)
+    again = {"none": 0.0, "selective": block.attention[0], "full": block.forward()}[layout.remat]
+    head = compute.head_time(model, hardware, rate, b, workload.seq_len, layout.seq, layout.model)
+    most, least = -(-model.layers // layout.stage), model.layers // layout.stage
+    if layout.stage == 1 or least * (block.total() + again) + head >= most * (block.total() + again):
+        blocks, head_on = least, 1.0
+    else:
+        blocks, head_on = most, 0.0
+    m = layout.microbatches * blocks
+    return {"matmul": m * sum(block.matmul), "attention": m * sum(block.attention),
+            "elementwise": m * sum(block.elementwise), "recompute": m * again,
+            "head": layout.microbatches * head * head_on,
+            "optimizer": compute.OPTIMIZER_BYTES * optimizer_params / hardware.hbm_bytes_s}
+
+
 def predict(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
             assumptions: Assumptions = DEFAULT_ASSUMPTIONS, dropout: bool = False) -> Prediction:
     """One plan's figures per device (module docstring)."""
@@ -459,16 +511,23 @@ def predict(model: ModelShape, layout: Layout, workload: Workload, hardware: Har
     # returns beside the stage's accumulator (`Assumptions.lab_pipeline`).
     buffers = params + grads if assumptions.lab_pipeline and layout.stage > 1 else 0.0
     memory = Memory(params, grads, optimizer, activations, logits, input_bytes(layout, workload), state_copy, buffers)
-    comm = axis_comms(model, layout, workload, hardware, assumptions)
     model_per_token, hardware_per_token = flops_per_token(model, workload.seq_len, layout.remat)
     model_flops, hardware_flops = model_per_token * workload.tokens, hardware_per_token * workload.tokens
-    compute_s = hardware_flops / layout.devices / (hardware.peak_flops * assumptions.achievable)
-    hidden = 1 - assumptions.overlap
-    inner = sum(c.seconds for c in comm if c.axis != DATA_AXIS) * hidden
-    outer = sum(c.seconds for c in comm if c.axis == DATA_AXIS) * hidden
+    attention_s = None
+    if assumptions.achievable is None:
+        per = analytic.state_bytes(workload.precision, workload.optimizer)
+        updated = optimizer / per.optimizer if per.optimizer else params / per.params
+        parts = shaped_compute(model, layout, workload, hardware, assumptions, dropout, updated)
+        compute_s, attention_s = sum(parts.values()), parts["attention"]
+    else:
+        parts = {"matmul": hardware_flops / layout.devices / (hardware.peak_flops * assumptions.achievable)}
+        compute_s = parts["matmul"]
+    comm = axis_comms(model, layout, workload, hardware, assumptions, attention_s)
+    inner = sum(c.exposed_s for c in comm if c.axis != DATA_AXIS)
+    outer = sum(c.exposed_s for c in comm if c.axis == DATA_AXIS)
     bubble = (layout.stage - 1) / (layout.virtual * layout.microbatches) if layout.stage > 1 else 0.0
     step_s = (compute_s + inner) * (1 + bubble) + outer
     peak = step_s * layout.devices * hardware.peak_flops
     return Prediction(layout, memory, comm, model_flops, hardware_flops, compute_s, bubble, inner + outer, step_s,
                       model_flops / peak, hardware_flops / peak, memory.total <= hardware.memory_bytes,
-                      hardware.memory_bytes)
+                      hardware.memory_bytes, tuple(parts.items()))

@@ -107,6 +107,9 @@ def chosen(result: PlanResult) -> tuple[Prediction | None, bool]:
     return None, False
 
 
+BY_OPERATION = "by operation"
+
+
 def plan_params(result: PlanResult) -> dict[str, Any]:
     model, hardware, workload, assumptions = result.model, result.hardware, result.workload, result.assumptions
     params: dict[str, Any] = {
@@ -116,6 +119,8 @@ def plan_params(result: PlanResult) -> dict[str, Any]:
         "global_batch_tokens": workload.tokens, "precision": workload.precision, "optimizer": workload.optimizer,
         **{f"assume.{name}": value for name, value in dataclasses.asdict(assumptions).items()},
     }
+    if assumptions.achievable is None:  # each operation at its own rate (`compute`)
+        params["assume.achievable"] = BY_OPERATION
     prediction, fits = chosen(result)
     if prediction is not None:
         params.update({**layout_params(prediction.layout), "chosen_fits": fits, **comm_params(prediction)})

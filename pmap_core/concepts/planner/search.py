@@ -69,12 +69,12 @@ class PlanResult:
 
 def step_parts(p: Prediction, overlap: float) -> dict[str, float]:
     """A plan's step time in parts, seconds: compute, the bubble (its share of compute and inner comm), and each
-    axis's exposed communication; they sum to `step_s`."""
-    hidden = 1 - overlap
-    inner = sum(c.seconds for c in p.comm if c.axis != DATA_AXIS) * hidden
+    axis's exposed communication (`predict.exposed_seconds`: what `overlap` and the axis leave beside compute); they
+    sum to `step_s`."""
+    inner = sum(c.exposed_s for c in p.comm if c.axis != DATA_AXIS)
     parts = {COMPUTE: p.compute_s, BUBBLE: (p.compute_s + inner) * p.bubble}
     for c in p.comm:
-        parts[c.axis] = c.seconds * hidden
+        parts[c.axis] = c.exposed_s
     return parts
 
 
@@ -131,10 +131,10 @@ def variants(model: ModelShape, layout: Layout, workload: Workload, remats: tupl
 
 def best_variant(model: ModelShape, layout: Layout, workload: Workload, hardware: Hardware,
                  assumptions: Assumptions, remats: tuple[str, ...] = REMAT,
-                 runnable: Runnable | None = None) -> tuple[Plan, Prediction] | None:
+                 runnable: Runnable | None = None, dropout: bool = False) -> tuple[Plan, Prediction] | None:
     """The fastest fitting variant of a layout (or, none fitting, the one with least memory), and the fastest
     variant of all, fitting or not; None where `runnable` accepts none of its variants."""
-    predictions = [predict(model, variant, workload, hardware, assumptions)
+    predictions = [predict(model, variant, workload, hardware, assumptions, dropout)
                    for variant in variants(model, layout, workload, remats, runnable)]
     if not predictions:
         return None
@@ -149,7 +149,8 @@ def check_inputs(devices: int, workload: Workload, assumptions: Assumptions) -> 
     check_int("devices", devices, 1, MAX_PLAN_DEVICES)
     check_int("sequences", workload.sequences, 1, 2**40)
     check_int("seq_len", workload.seq_len, 1, 2**22)
-    check_float("achievable", assumptions.achievable, 0.01, 1.0)
+    if assumptions.achievable is not None:
+        check_float("achievable", assumptions.achievable, 0.01, 1.0)
     check_float("overlap", assumptions.overlap, 0.0, 1.0)
     if workload.precision not in ("mixed", "float32"):
         raise LabInputError("unknown_precision", "precision must be one of {options}, got {value!r}",
@@ -178,7 +179,8 @@ def plan(model: ModelShape, hardware: Hardware, devices: int, workload: Workload
     if not found:
         raise LabInputError("no_runnable_layout", "none of the {count} layouts of {devices} devices has a variant "
                             "that can run here", count=len(candidates), devices=devices)
-    plans = sorted((p for p, _ in found if p.prediction.fits), key=lambda p: p.prediction.step_s)
+    # Of layouts alike in time, the one that splits the sequence least first (context parallelism adds a collective).
+    plans = sorted((p for p, _ in found if p.prediction.fits), key=lambda p: (p.prediction.step_s, p.layout.seq))
     unfit = sorted((p for p, _ in found if not p.prediction.fits), key=lambda p: p.prediction.memory.total)
     fastest = {id(p): f for p, f in found}
     verdict = None
@@ -210,14 +212,24 @@ def published_workload(run: PublishedRun) -> Workload:
 
 
 def published_layout(run: PublishedRun) -> Layout:
-    return Layout(data=run.data_axis, stage=run.stage_axis, seq=run.seq_axis, model=run.model_axis)
+    return Layout(data=run.data_axis, stage=run.stage_axis, seq=run.seq_axis, model=run.model_axis,
+                  sequence_parallel=run.sequence_parallel)
 
 
 def evaluate_published(run: PublishedRun, model: ModelShape, hardware: Hardware,
                        assumptions: Assumptions = DEFAULT_ASSUMPTIONS, as_run: bool = False) -> Plan:
-    """The paper's own layout (its TP, CP, PP and DP), with the planner's best choice of what the paper leaves
-    open (ZeRO stage, micro-batches, interleaving, and the remat policy unless `as_run` and the paper says)."""
+    """The paper's own layout (its TP, CP, PP and DP, its kernels), with the planner's best choice of what the paper
+    leaves open (ZeRO stage, micro-batches, interleaving, and the remat policy unless `as_run` and the paper says).
+    As run, the fastest variant of what the paper ran, whether or not the planner's memory fits it: the paper's run
+    fitted, and the planner counts the activations of unfused kernels (Korthikanti et al.), more than a fused
+    training framework keeps."""
     remats = (run.remat,) if as_run and run.remat else REMAT
-    best = best_variant(model, published_layout(run), published_workload(run), hardware, assumptions, remats)
-    assert best is not None  # every variant is tried
-    return best[0]
+    assumptions = dataclasses.replace(assumptions, flash_attention=run.flash_attention)
+    layout, workload = published_layout(run), published_workload(run)
+    if not as_run:
+        best = best_variant(model, layout, workload, hardware, assumptions, remats, dropout=run.dropout)
+        assert best is not None  # every variant is tried
+        return best[0]
+    tried = [v for v in variants(model, layout, workload, remats) if run.zero is None or v.zero == run.zero]
+    found = [predict(model, v, workload, hardware, assumptions, run.dropout) for v in tried]
+    return Plan(min(found, key=lambda p: p.step_s), len(found), sum(p.fits for p in found))

@@ -59,6 +59,7 @@ PRECISIONS = ("mixed", "float32")
 # over the ideal time, GB each device sends per step.
 QUANTITIES = ("memory", "step", "mfu", "bubble", "comm")
 GB = 1e9
+FLAT_ACHIEVABLE = 0.6  # the share of peak a worksheet's question takes for every FLOP
 # The verdict's cases (`Reading`): how the first plan stands against its runner-up, and what bounds it.
 SINGLE, ONLY, TIE, SEPARATED = "single", "only", "tie", "separated"
 BY_COMPUTE, BY_BUBBLE, BY_AXIS = "compute", "bubble", "axis"
@@ -167,9 +168,10 @@ def figure(prediction: Prediction, quantity: str) -> float:
 
 def layout_figure(model: str, hardware: str, devices: int, seq_len: int, tokens: int, precision: str, layout: str,
                   quantity: str, zero: int = 0, remat: str = "none", microbatches: int = 1, virtual: int = 1,
-                  achievable: float = DEFAULT_ASSUMPTIONS.achievable,
+                  achievable: float | None = FLAT_ACHIEVABLE,
                   overlap: float = DEFAULT_ASSUMPTIONS.overlap) -> float:
-    """`figure` of a preset model's picked layout on preset hardware, from plain values (a worksheet's step)."""
+    """`figure` of a preset model's picked layout on preset hardware, from plain values (a worksheet's step: every
+    FLOP at `achievable` of peak, as its questions say, unless None: each operation at its own rate)."""
     if model not in MODELS or hardware not in HARDWARE:
         raise LabInputError("unknown_preset", "no model {model!r} or no hardware {hardware!r} among the presets",
                             model=model, hardware=hardware)
@@ -265,3 +267,100 @@ def published_rows(assumptions: Assumptions = DEFAULT_ASSUMPTIONS) -> tuple[Publ
         rows.append(PublishedRow(run, model, hardware, evaluate_published(run, model, hardware, assumptions),
                                  evaluate_published(run, model, hardware, assumptions, as_run=True)))
     return tuple(rows)
+
+
+# --- the planner's first plan beside a published layout ---------------------------------------------------
+
+GAP_POINTS = 0.05  # the first plan beats the paper's layout by more than 5 points of utilisation: say why
+
+
+@dataclasses.dataclass(frozen=True)
+class Gap:
+    """Where the planner's first plan beats a published layout (as run) by more than `GAP_POINTS`: the step part
+    (`time_parts`) by which the paper's step is longest over the first's, each one's seconds of it."""
+
+    first: Prediction
+    paper: Prediction
+    points: float          # the first's utilisation over the paper's, in the paper's counting (MFU or HFU)
+    term: str
+    first_s: float
+    paper_s: float
+
+
+def time_parts(prediction: Prediction, overlap: float) -> dict[str, float]:
+    """A step in the parts the planner prices: compute by kind (`Prediction.compute_parts`), the bubble, each axis's
+    exposed communication."""
+    found = {name: seconds for name, seconds in step_parts(prediction, overlap).items() if name != COMPUTE}
+    return {**dict(prediction.compute_parts), **found}
+
+
+def utilisation(prediction: Prediction, run: PublishedRun) -> float:
+    """MFU, or HFU where the paper counts its recomputation's FLOPs."""
+    return prediction.hfu if run.counts_recompute else prediction.mfu
+
+
+def published_gap(result: PlanResult, run: PublishedRun, first: Prediction | None = None) -> Gap | None:
+    """The first plan (or `first`) against the run's layout as the paper ran it, where the first is better by more
+    than `GAP_POINTS` or splits the sequence more than the paper did; None otherwise."""
+    if not result.plans:
+        return None
+    first = first or result.plans[0].prediction
+    paper = evaluate_published(run, result.model, result.hardware, result.assumptions, as_run=True).prediction
+    if utilisation(first, run) - utilisation(paper, run) <= GAP_POINTS and first.layout.seq <= run.seq_axis:
+        return None
+    return separating(first, paper, run, result.assumptions.overlap)
+
+
+def separating(first: Prediction, paper: Prediction, run: PublishedRun, overlap: float) -> Gap:
+    """The step part (`time_parts`) by which `paper`'s step is longest over `first`'s (both of one workload on one
+    number of devices, so seconds compare)."""
+    mine, theirs = time_parts(first, overlap), time_parts(paper, overlap)
+    term = max(sorted(mine.keys() | theirs.keys()), key=lambda n: theirs.get(n, 0.0) - mine.get(n, 0.0))
+    return Gap(first, paper, utilisation(first, run) - utilisation(paper, run), term, mine.get(term, 0.0),
+               theirs.get(term, 0.0))
+
+
+# --- validation: every published run, predicted as it ran -----------------------------------------------
+
+# The constants fitted to the published runs (`benchmarks/plan_published.py --fit` finds them): each hardware's share
+# of peak on large matrix products, on the rows of that hardware. Everything else is a datasheet's, a cited
+# measurement's or a count (`compute`).
+FITTED = (("a100", "matmul_share"), ("h100", "matmul_share"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Validated:
+    """A published run beside the planner's prediction of it as it ran (`evaluate_published(as_run=True)`), in the
+    paper's counting: `counts` "mfu" or "hfu"."""
+
+    run: PublishedRun
+    prediction: Prediction
+    counts: str
+    predicted: float
+    reported: float
+
+    @property
+    def error(self) -> float:
+        return self.predicted - self.reported
+
+
+def validate(assumptions: Assumptions = DEFAULT_ASSUMPTIONS,
+             hardware: dict[str, Hardware] | None = None) -> tuple[Validated, ...]:
+    """Every run of `PUBLISHED`, predicted at its layout as the paper ran it (on `hardware`, the presets by
+    default)."""
+    hardware = hardware or HARDWARE
+    rows = []
+    for run in PUBLISHED.values():
+        prediction = evaluate_published(run, MODELS[run.model], hardware[run.hardware], assumptions,
+                                        as_run=True).prediction
+        rows.append(Validated(run, prediction, "hfu" if run.counts_recompute else "mfu",
+                              utilisation(prediction, run), run.utilisation))
+    return tuple(rows)
+
+
+def mean_absolute_error(rows: tuple[Validated, ...]) -> float:
+    return sum(abs(r.error) for r in rows) / len(rows)
+
+
+def worst(rows: tuple[Validated, ...]) -> Validated:
+    return max(rows, key=lambda r: abs(r.error))
