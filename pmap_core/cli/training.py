@@ -174,12 +174,14 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                             "process's id from its environment; auto: the first detector that finds its launcher")
     if not sweep:
         add("--mesh", type=_mesh, default=None, metavar="data=X,AXIS=Y",
-            help="the run's layout over X·Y devices, one size per mesh axis (data, stage, expert, seq, model), the "
+            help="the run's layout over X·Y devices, one size per mesh axis (replica, data, stage, expert, seq, "
+                 "model), the "
                  "batch over data; the axis beside it selects its program: model, tensor parallelism (the MLP's or "
                  "the transformer's layers split, impl tensor); seq, context parallelism (the transformer's "
                  "positions, --context; impl context); expert, expert parallelism (--experts, the experts split, the "
                  "batch over data × expert; impl expert); stage, pipeline parallelism (impl pipeline, as "
-                 "--pipeline-stages Y on X·Y devices)")
+                 "--pipeline-stages Y on X·Y devices); replica, hybrid sharded data parallelism (the --strategy's "
+                 "sharded state within each data group, replicated over the replica axis; impl jit)")
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
@@ -205,10 +207,10 @@ def _mesh(text: str) -> dict[str, int]:
         sizes = {axis.strip(): int(size) for axis, size in (part.split("=") for part in text.split(","))}
     except ValueError:
         sizes = {}
-    unknown = [axis for axis in sizes if axis not in train_mesh.AXES]
+    unknown = [axis for axis in sizes if axis not in train_mesh.MESH_AXES]
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown mesh axis {unknown[0]!r} in {text!r}; "
-                                         f"the mesh axes are {', '.join(train_mesh.AXES)}")
+                                         f"the mesh axes are {', '.join(train_mesh.MESH_AXES)}")
     if not sizes or min(sizes.values()) < 1:
         raise argparse.ArgumentTypeError(f"expected axis=size pairs such as data=2,model=4 or data=2,stage=4, with "
                                          f"whole numbers ≥ 1, got {text!r}")
@@ -269,7 +271,7 @@ def _on_mesh(config: train_config.TrainConfig, mesh: dict[str, int], devices: in
         raise LabInputError("mesh_devices", "--mesh {mesh} uses {size} devices, not {devices}",
                             mesh=train_config.mesh_label(mesh), size=size, devices=devices)
     fields = train_config.axis_fields()
-    others = [axis for axis in train_mesh.AXES if axis in mesh and axis != train_mesh.DATA_AXIS]
+    others = [axis for axis in train_mesh.MESH_AXES if axis in mesh and axis != train_mesh.DATA_AXIS]
     impl = _owner(others[0]) if others else config.impl
     return dataclasses.replace(config, impl=impl, devices=size, **{fields[axis]: mesh[axis] for axis in others})
 

@@ -24,7 +24,7 @@ from pmap_core.tracking import DIVERGED_METRIC, FINISHED, RunTracker, redact_uri
 from pmap_core.train import programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import Callback, Diverged, ScalingResult, SweepPoint, SweepResult, TrainResult
-from pmap_core.train.mesh import MODEL_AXIS
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
 from pmap_core.train.settings import settings_of
 
 log = logging.getLogger(__name__)
@@ -79,8 +79,8 @@ _PLAIN = TrainConfig()
 def mesh_name(mesh: Mapping[str, int]) -> str:
     """A run's mesh (`TrainConfig.mesh`) where it splits over more than data: "4x2model", "2x4stage", "1x4seq" (the
     data axis's size, then each other axis's size and name), or ""."""
-    data, *others = mesh.items()
-    return "x".join([str(data[1]), *(f"{size}{axis}" for axis, size in others)]) if others else ""
+    others = [f"{size}{axis}" for axis, size in mesh.items() if axis != DATA_AXIS]
+    return "x".join([str(mesh[DATA_AXIS]), *others]) if others else ""
 
 
 def setup_name(config: TrainConfig) -> str:

@@ -19,7 +19,7 @@ import jax
 from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
-from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
+from pmap_core.train.mesh import DATA_AXIS, EXPERT_AXIS, MESH_AXES, MODEL_AXIS, REPLICA_AXIS, SEQ_AXIS, STAGE_AXIS
 from pmap_core.train.program import Program, ProgramSpec
 from pmap_core.train.settings import check_value, defaults, setting, settings_of
 from pmap_core.validation import (
@@ -79,7 +79,7 @@ def _whole(*sizes: Any) -> bool:
 
 def mesh_label(mesh: Mapping[str, int]) -> str:
     """"data=2,stage=4": a mesh as `--mesh` takes it, its axes in the mesh's order."""
-    return ",".join(f"{axis}={mesh[axis]}" for axis in AXES if axis in mesh)
+    return ",".join(f"{axis}={mesh[axis]}" for axis in MESH_AXES if axis in mesh)
 
 
 def default_learning_rate(model: str, hidden: int) -> float:
@@ -151,6 +151,7 @@ class TrainConfig:
     accum_steps: int = 1         # ...: K micro-batches per device per step, one gradient collective per K
     grad_dtype: str = "float32"  # ...: one of GRAD_DTYPES, the dtype the gradient collective sends
     precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
+    mesh_replica: int = axis_size(REPLICA_AXIS)  # ...: groups the sharded state is replicated over (HSDP)
     mesh_model: int = axis_size(MODEL_AXIS)  # train.tensor.TensorSettings: devices on the model axis
     sequence_parallel: str = "off"  # ...: "on" splits the transformer's residual stream by positions over model
     mesh_seq: int = axis_size(SEQ_AXIS)      # train.context.ContextSettings: devices on the seq axis
@@ -182,9 +183,9 @@ class TrainConfig:
     # The settings of a program registered from outside the lab, as sorted (name, value) pairs: hashable,
     # so a config stays a cache key. `validate` fills in its program's defaults.
     options: tuple[tuple[str, Any], ...] = ()
-    # The run's layout, {axis: devices along it}: the data axis, then each other axis it splits over, in the mesh's
-    # order (`train.mesh.AXES`); their product is D, the data axis taking what the others leave. Made from the axes'
-    # sizes with the config (`dataclasses.replace` makes it again), so every figure that names an axis reads it here.
+    # The run's layout, {axis: devices along it}: the data axis and each other axis it splits over, in the mesh's
+    # order (`train.mesh.MESH_AXES`); their product is D, the data axis taking what the others leave. Made from the
+    # axes' sizes with the config (`dataclasses.replace` makes it again): every figure that names an axis reads it.
     mesh: dict[str, int] = dataclasses.field(init=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -192,8 +193,9 @@ class TrainConfig:
             object.__setattr__(self, "learning_rate", default_learning_rate(self.model, self.hidden))
         others = {axis: getattr(self, name) for axis, name in axis_fields().items()}
         data = self.devices // max(1, math.prod(others.values())) if _whole(self.devices, *others.values()) else 0
-        object.__setattr__(self, "mesh", {DATA_AXIS: data, **{axis: others[axis] for axis in AXES
-                                                               if others.get(axis, 1) != 1}})
+        sizes = {**others, DATA_AXIS: data}
+        object.__setattr__(self, "mesh", {axis: sizes[axis] for axis in MESH_AXES
+                                          if axis == DATA_AXIS or sizes.get(axis, 1) != 1})
 
     @property
     def mesh_data(self) -> int:
@@ -205,7 +207,7 @@ class TrainConfig:
         ("data=2,stage=4") and each axis's size (`mesh_data`, `mesh_stage`, ...; 1 for an axis it does not split)."""
         mesh = self.mesh
         return {"per_device_batch": self.per_device_batch, "mesh": mesh_label(mesh),
-                **{f"mesh_{axis}": mesh.get(axis, 1) for axis in AXES}}
+                **{f"mesh_{axis}": mesh.get(axis, 1) for axis in MESH_AXES}}
 
     @property
     def per_device_batch(self) -> int:
@@ -220,8 +222,8 @@ class TrainConfig:
     def sharded_state(self) -> bool:
         """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype)
         differs from the seed's replicated SGD step: the run then holds a sharded state (`train.zero`)."""
-        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype, self.precision) != (
-            "sgd", "dp", 1, "float32", "float32")
+        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype, self.precision,
+                self.mesh_replica) != ("sgd", "dp", 1, "float32", "float32", 1)
 
     @property
     def input_features(self) -> int:
@@ -253,7 +255,8 @@ class TrainConfig:
                            dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
                            remat=self.remat, sequence_parallel=self.sequence_parallel, mesh_seq=self.mesh_seq,
                            context=self.context, context_layout=self.context_layout, experts=self.experts,
-                           top_k=self.top_k, capacity_factor=self.capacity_factor, mesh_expert=self.mesh_expert)
+                           top_k=self.top_k, capacity_factor=self.capacity_factor, mesh_expert=self.mesh_expert,
+                           mesh_replica=self.mesh_replica)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program
@@ -336,9 +339,14 @@ def _program_options(options: Any) -> dict[str, Any]:
 
 def _check_run(config: TrainConfig, max_work: int = MAX_WORK) -> None:
     """What every run needs whatever its program, once each setting is in range (`train.plan.validate` calls it
-    last): a LabInputError (codes: block_not_divisible, distributed_devices, batch_not_divisible,
+    last): a LabInputError (codes: block_not_divisible, mesh_not_dividing, distributed_devices, batch_not_divisible,
     micro_batch_not_divisible, too_large, too_much_work)."""
     _check_transformer(config)
+    others = {axis: size for axis, size in config.mesh.items() if axis != DATA_AXIS}
+    if config.devices % math.prod(others.values()):
+        raise LabInputError("mesh_not_dividing", "the mesh's axes beside data ({axes}) take {used} devices, which "
+                            "does not divide D = {devices}", axes=mesh_label(others), used=math.prod(others.values()),
+                            devices=config.devices)
     if jax.process_count() > 1 and config.devices != jax.device_count():
         raise LabInputError("distributed_devices",
                             "a multi-process run trains on all {available} devices of its processes, got {devices}",
@@ -369,9 +377,10 @@ def _check_run(config: TrainConfig, max_work: int = MAX_WORK) -> None:
 
 def baseline_config(config: TrainConfig, registry: Registry) -> TrainConfig:
     """The one-device run S(D) is measured against: the same global batch (strong) or the same per-device
-    batch (weak), with what the run's impl's program changes for it (a pipeline's: the model unsplit, impl jit)."""
+    batch (weak), every mesh axis of size 1, with what the run's impl's program changes for it (a pipeline's: the
+    model unsplit, impl jit)."""
     batch = config.global_batch if config.scaling == "strong" else config.global_batch // config.devices
-    changes = registry[config.impl].baseline(config)
+    changes = {**dict.fromkeys(axis_fields().values(), 1), **registry[config.impl].baseline(config)}
     return dataclasses.replace(config, devices=1, global_batch=batch, **changes)
 
 

@@ -12,6 +12,8 @@ axis names onto them (`logical_axis_rules`, here `train.logical`); Flax's logica
 (`flax.linen.partitioning`, `nn.logical_to_mesh_axes`) is the same split between what a model names and
 where a run puts it.
 
+    replica hybrid sharded data parallelism (HSDP): groups of `data` devices, each holding the whole sharded
+            state, side by side (`train.zero`)
     data    data parallelism: the batch's rows (also pmap's axis_name: `runtime.DATA_AXIS`)
     stage   pipeline parallelism: one pipeline stage per device (`train.pipeline`)
     expert  expert parallelism: a mixture of experts' experts (`train.experts`)
@@ -34,35 +36,38 @@ from jax.sharding import AxisType, Mesh
 from pmap_core.runtime import DATA_AXIS
 from pmap_core.validation import LabInputError
 
+REPLICA_AXIS = "replica"
 STAGE_AXIS = "stage"
 EXPERT_AXIS = "expert"
 SEQ_AXIS = "seq"
 MODEL_AXIS = "model"
-# Every mesh axis, in the order a mesh lays them out (outermost first).
+# The axes a layout spreads a model over, in the order a mesh lays them out (outermost first): the planner's.
 AXES = (DATA_AXIS, STAGE_AXIS, EXPERT_AXIS, SEQ_AXIS, MODEL_AXIS)
+# Every mesh axis: replica, outside data, copies what a data group holds (its link may be the slow one).
+MESH_AXES = (REPLICA_AXIS, *AXES)
 
-__all__ = ["AXES", "DATA_AXIS", "EXPERT_AXIS", "MODEL_AXIS", "SEQ_AXIS", "STAGE_AXIS", "axis_sizes",
-           "build_mesh", "check_axes"]
+__all__ = ["AXES", "DATA_AXIS", "EXPERT_AXIS", "MESH_AXES", "MODEL_AXIS", "REPLICA_AXIS", "SEQ_AXIS", "STAGE_AXIS",
+           "axis_sizes", "build_mesh", "check_axes"]
 
 
 def check_axes(names: object) -> tuple[str, ...]:
     """`names` in the mesh's order, or a LabInputError that names the first unknown one."""
     names = tuple(names)
     for name in names:
-        if name not in AXES:
+        if name not in MESH_AXES:
             raise LabInputError("unknown_mesh_axis", "unknown mesh axis {axis!r}; the mesh axes are {axes}",
-                                axis=name, axes=", ".join(AXES))
-    return tuple(axis for axis in AXES if axis in names)
+                                axis=name, axes=", ".join(MESH_AXES))
+    return tuple(axis for axis in MESH_AXES if axis in names)
 
 
 def build_mesh(sizes: Mapping[str, int], axis_types: AxisType | None = None) -> Mesh:
-    """A mesh of the axes in `sizes` (axis name -> devices along it), in the order of `AXES` whatever the
+    """A mesh of the axes in `sizes` (axis name -> devices along it), in the order of `MESH_AXES` whatever the
     mapping's order, over the first prod(sizes) devices. `axis_types` applies to every axis; None keeps
     `jax.make_mesh`'s default (Explicit on this JAX: every array's type names its sharding), Auto lets
     `shard_map` and the compiler take inputs as they come."""
     axes = check_axes(sizes)
     if not axes:
-        raise LabInputError("empty_mesh", "a mesh needs at least one axis, one of {axes}", axes=", ".join(AXES))
+        raise LabInputError("empty_mesh", "a mesh needs at least one axis, one of {axes}", axes=", ".join(MESH_AXES))
     for axis in axes:
         size = sizes[axis]
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
@@ -80,5 +85,5 @@ def build_mesh(sizes: Mapping[str, int], axis_types: AxisType | None = None) -> 
 
 
 def axis_sizes(mesh: Mesh) -> dict[str, int]:
-    """Every axis of `AXES` with its size in `mesh`: 1 for an axis the mesh does not have."""
-    return {axis: int(mesh.shape.get(axis, 1)) for axis in AXES}
+    """Every axis of `MESH_AXES` with its size in `mesh`: 1 for an axis the mesh does not have."""
+    return {axis: int(mesh.shape.get(axis, 1)) for axis in MESH_AXES}

@@ -76,6 +76,7 @@ class ProgramSpec:
     top_k: int = 2               # impl "expert": experts each token is routed to
     capacity_factor: float = 1.25  # impl "expert": an expert's slots per group of T tokens, ⌈c·T·k/E⌉
     mesh_expert: int = 1         # impl "expert": devices on the expert axis of a data × expert mesh
+    mesh_replica: int = 1        # a sharded state (train.zero): groups on the replica axis, each sharding it (HSDP)
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]

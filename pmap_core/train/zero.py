@@ -24,6 +24,11 @@ Precision: float32 trains in fp32 throughout (p = g = 4 bytes, Adam's moments 8)
 parameters for the forward and backward passes and bfloat16 gradients, and updates an fp32 master
 copy with fp32 moments (§3: 2 + 2 + 12 = 16 bytes per parameter), held where the optimizer state is.
 
+Hybrid sharded data parallelism (HSDP; PyTorch's HYBRID_SHARD, MaxText's dcn_data_parallelism ×
+ici_fsdp_parallelism): with a replica axis of R groups (`mesh_replica`), the strategy shards the state over the
+D/R devices of each data group and every group holds the same shards; the gradient is reduce-scattered within
+a group, as above, and each shard then all-reduced over the replica axis (1/(D/R) of the gradient each).
+
 Accumulation: K micro-batches per device per step. The gradient accumulator holds what the strategy
 keeps of the gradient: the whole local sum (dp, zero1: one collective per step, after the K), or this
 device's shard of the sum over devices (zero2, zero3: a reduce-scatter per micro-batch).
@@ -49,7 +54,7 @@ from pmap_core.costs import analytic
 from pmap_core.costs.analytic import PRECISIONS, ZERO_SHARDED
 from pmap_core.train import models
 from pmap_core.train.config import GRAD_DTYPES, MAX_ACCUM_STEPS, OPTIMIZERS, STRATEGIES, check_two_layers
-from pmap_core.train.mesh import DATA_AXIS, build_mesh
+from pmap_core.train.mesh import DATA_AXIS, REPLICA_AXIS, build_mesh
 from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
@@ -65,6 +70,7 @@ from pmap_core.train.settings import setting
 from pmap_core.validation import LabInputError
 
 WHOLE, ROWS = P(), P(DATA_AXIS)
+MAX_MESH_REPLICA = 64  # groups on the replica axis (HSDP)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,6 +83,18 @@ class Setup:
     accum_steps: int = 1
     grad_dtype: str = "float32"
     precision: str = "float32"
+    replicas: int = 1  # groups on the replica axis (HSDP): each holds the state sharded over its data axis
+
+    @property
+    def batch_rows(self) -> P:
+        """The batch's split: its rows over every device, the replica axis outermost."""
+        return P((REPLICA_AXIS, DATA_AXIS)) if self.replicas > 1 else ROWS
+
+    def mesh(self, devices: int) -> Mesh:
+        """The first `devices` devices as replica × data (Auto: shard_map takes inputs as they come)."""
+        if self.replicas == 1:
+            return auto_mesh(devices)
+        return build_mesh({REPLICA_AXIS: self.replicas, DATA_AXIS: devices // self.replicas}, AxisType.Auto)
 
     @property
     def shards(self) -> tuple[bool, bool, bool]:
@@ -263,6 +281,8 @@ def _chunk(setup: Setup, layout: FlatLayout, steps: int, devices: int) -> Callab
             grad = lax.psum(grad.astype(setup.comm_dtype), DATA_AXIS).astype(jnp.float32)
         elif setup.strategy == "zero1":
             grad = lax.psum_scatter(grad.astype(setup.comm_dtype), DATA_AXIS, tiled=True).astype(jnp.float32)
+        if setup.replicas > 1:  # HSDP: each device's reduced shard (or whole gradient), all-reduced over the groups
+            grad = lax.psum(grad.astype(setup.comm_dtype), REPLICA_AXIS)
         grad = grad.astype(jnp.float32) / (d * k)
         # What this device updates: the whole parameters (dp) or its row of them (zero1–3), in fp32.
         if "master" in state:
@@ -290,7 +310,8 @@ def _chunk(setup: Setup, layout: FlatLayout, steps: int, devices: int) -> Callab
 
 
 def setup_of(spec: ProgramSpec) -> Setup:
-    return Setup(spec.model, spec.optimizer, spec.strategy, spec.accum_steps, spec.grad_dtype, spec.precision)
+    return Setup(spec.model, spec.optimizer, spec.strategy, spec.accum_steps, spec.grad_dtype, spec.precision,
+                 spec.mesh_replica)
 
 
 def host_state(setup: Setup, layout: FlatLayout, params: dict[str, np.ndarray]) -> dict[str, Any]:
@@ -327,7 +348,7 @@ class ShardedStateProgram(MeshProgram):
     def place(self, params: dict[str, np.ndarray], data: Any, learning_rate: float) -> tuple:
         """The initial state in its strategy's shardings, the batch split by rows; every process
         builds only its own devices' parts from the same host values."""
-        rows, whole = NamedSharding(self.mesh, ROWS), NamedSharding(self.mesh, WHOLE)
+        rows, whole = NamedSharding(self.mesh, self.setup.batch_rows), NamedSharding(self.mesh, WHOLE)
         state = jax.tree.map(place_from_host, host_state(self.setup, self.layout, params), self.shardings)
         return (state, place_from_host(data.x, rows), place_from_host(data.y, rows),
                 place_from_host(np.float32(learning_rate), whole))
@@ -366,7 +387,7 @@ def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[jax.ShapeDt
                       layout: FlatLayout) -> tuple:
     """The step's gradient accumulator, returned as each device holds it (the whole local sum per
     device, or its shard), on zeros: its bytes are what the strategy keeps of the gradient."""
-    mesh = auto_mesh(devices)
+    mesh, rows = setup.mesh(devices), setup.batch_rows
     accumulator = _accumulated_gradient(setup, layout)
     keeps_shard = setup.strategy in ("zero2", "zero3")
 
@@ -375,11 +396,11 @@ def _gradient_program(setup: Setup, devices: int, batch_shape: tuple[jax.ShapeDt
         return grad if keeps_shard else grad[None]
 
     in_params = ROWS if setup.shards[0] else WHOLE
-    run = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(in_params, ROWS, ROWS), out_specs=ROWS,
+    run = jax.jit(jax.shard_map(body, mesh=mesh, in_specs=(in_params, rows, rows), out_specs=rows,
                                 check_vma=False))
     size = layout.devices * layout.row_size
     args = (place_from_host(np.zeros(size, setup.param_dtype), NamedSharding(mesh, in_params)),
-            *(place_from_host(np.zeros(s.shape, s.dtype), NamedSharding(mesh, ROWS)) for s in batch_shape))
+            *(place_from_host(np.zeros(s.shape, s.dtype), NamedSharding(mesh, rows)) for s in batch_shape))
     return run, args
 
 
@@ -388,15 +409,17 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     setup = setup_of(spec)
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
-    layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else spec.devices)
-    mesh = auto_mesh(spec.devices)
+    group = spec.devices // setup.replicas  # the devices of one data group, which share the state out
+    layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else group)
+    mesh = setup.mesh(spec.devices)
     state = host_state(setup, layout, params)
     specs = state_specs(setup, state)
     shardings = jax.tree.map(lambda s: NamedSharding(mesh, s), specs, is_leaf=lambda s: isinstance(s, P))
     body = jax.shard_map(_chunk(setup, layout, spec.steps, spec.devices), mesh=mesh,
-                         in_specs=(specs, ROWS, ROWS, WHOLE), out_specs=(specs, ROWS), check_vma=False)
+                         in_specs=(specs, setup.batch_rows, setup.batch_rows, WHOLE),
+                         out_specs=(specs, setup.batch_rows), check_vma=False)
     x, y = models.input_shapes(spec.model, spec.devices * spec.per_device_batch, spec.features)
-    rows, whole = NamedSharding(mesh, ROWS), NamedSharding(mesh, WHOLE)
+    rows, whole = NamedSharding(mesh, setup.batch_rows), NamedSharding(mesh, WHOLE)
     args = (jax.tree.map(lambda v, s: jax.ShapeDtypeStruct(np.shape(v), np.asarray(v).dtype, sharding=s),
                          state, shardings),
             jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=rows),
@@ -426,6 +449,11 @@ class ShardedStateSettings:
         choices=GRAD_DTYPES, reported=True)
     precision: str = setting("float32", "float32, or mixed: bfloat16 params and gradients, an fp32 master copy "
                              "and fp32 Adam moments", choices=PRECISIONS, reported=True)
+    mesh_replica: int = setting(
+        1, "groups R on the replica axis (--mesh replica=R,data=X): hybrid sharded data parallelism, the "
+        "strategy's state sharded over the X devices of each group and replicated over the R groups; the gradient "
+        "reduce-scattered within a group, then all-reduced over the groups ({low}–{high})", low=1,
+        high=MAX_MESH_REPLICA, flag=False, reported=True)
 
 
 def check(config) -> None:
@@ -434,6 +462,9 @@ def check(config) -> None:
 
 
 def refused_elsewhere(config) -> LabInputError:
+    if config.mesh_replica != 1:
+        return LabInputError("replica_needs_jit", "a replica axis ({replicas} groups) replicates the sharded training "
+                             "state of impl jit; got impl {impl!r}", replicas=config.mesh_replica, impl=config.impl)
     return LabInputError(
         "strategy_needs_jit",
         "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
@@ -444,10 +475,14 @@ def refused_elsewhere(config) -> LabInputError:
 
 
 def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
-    """ZeRO's model states and communication (Rajbhandari et al. 2020, §5 and §7.2; `costs.analytic`)."""
-    memory, comm = analytic.zero_model(params, spec.devices, spec.strategy, spec.precision, spec.optimizer,
+    """ZeRO's model states and communication (Rajbhandari et al. 2020, §5 and §7.2; `costs.analytic`) within a
+    data group, and under HSDP each device's all-reduce of its 1/group of the gradient over the R groups
+    (`analytic.replica_comm_bytes`)."""
+    group = spec.devices // spec.mesh_replica
+    memory, comm = analytic.zero_model(params, group, spec.strategy, spec.precision, spec.optimizer,
                                        spec.grad_dtype, spec.accum_steps)
-    return AnalyticModel(memory, comm)
+    return AnalyticModel(memory, comm + analytic.replica_comm_bytes(params, group, spec.mesh_replica, spec.strategy,
+                                                                    spec.precision, spec.grad_dtype))
 
 
 # impl "jit" with a sharded training state (any of these settings changed) runs this program; its runs keep
