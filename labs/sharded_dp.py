@@ -317,6 +317,21 @@ def show_measured(measurement: zero_compare.Measurement, config: train_config.Tr
     st.caption(T("fit.note"))
 
 
+def show_hsdp(cfg: train_config.TrainConfig) -> None:
+    """What each device holds and sends over each axis for every replica × data split of the learner's D."""
+    st.subheader(T("hsdp.heading"))
+    layouts = analytic.hsdp_layouts(cfg.devices, cfg.strategy, cfg.precision, cfg.optimizer, cfg.grad_dtype)
+    if len(layouts) == 1:
+        st.info(T("hsdp.one_device"))
+        return
+    st.markdown(T("hsdp.intro", devices=cfg.devices, strategy=cfg.strategy, run=run_label(cfg)))
+    dataframe(T, pd.DataFrame([{"replicas": x.replicas, "data": x.data, "held": x.held, "data_sent": x.data_sent,
+                                "replica_sent": x.replica_sent} for x in layouts]))
+    flat, hybrid = layouts[0], layouts[1]
+    st.markdown(T("hsdp.when", flat=flat.data_sent, replicas=hybrid.replicas, replica=hybrid.replica_sent,
+                  data=hybrid.data_sent, held=hybrid.held, flat_held=flat.held))
+
+
 # --- the page ------------------------------------------------------------------------
 
 st.title(T("title"))
@@ -401,7 +416,8 @@ if LAST_RUN not in st.session_state and MEASURED not in st.session_state:
     st.info(T("nothing_yet"), icon="👆")
 
 if valid:
+    show_hsdp(config)
     trace_view.trace_panel("sharded_dp", config)
 show_code(T, zero_compare.measure_all, zero_compare.step_comm, zero_compare.bytes_per_param_rows,
           analytic.state_bytes, analytic.zero_memory_per_device, analytic.zero_comm_bytes_per_step,
-          analytic.largest_model_params)
+          analytic.largest_model_params, analytic.hsdp_layouts, analytic.replica_comm_bytes)

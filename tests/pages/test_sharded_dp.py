@@ -428,3 +428,21 @@ def test_every_number_the_page_states_at_three_devices_is_what_ran(page3):
     # 2Ψg, Ψ(g + p), Ψ(Kg + p), KΨ(g + 2p), each × (D−1)/D
     by_hand = [2 * PSI * 4, PSI * 8, PSI * (2 * 4 + 4), 2 * PSI * 12]
     assert list(strategies["model_sent"]) == pytest.approx([b * 2 / 3 for b in by_hand])
+
+
+def test_the_hsdp_section_gives_each_split_of_d_what_a_device_holds_and_sends():
+    """D = 3 (odd: one group of 3, or 3 replicas of one device) in Chinese, float32 Adam, zero3: per parameter a
+    device holds 16/X bytes and sends 12(X−1)/X within its group and 2(R−1)/R·4/X over the replicas."""
+    at = open_lab("sharded_dp", lang="zh", devices=3, batch=12, strategy="zero3", optimizer="adam")
+    assert_clean(at)
+    (table,) = [d.value for d in at.dataframe if "replica_sent" in d.value.columns]
+    expected = [(r, 3 // r, 16 / (3 // r), 12 * (3 // r - 1) / (3 // r), 2 * (r - 1) / r * 4 / (3 // r))
+                for r in (1, 3)]
+    np.testing.assert_allclose(table[["replicas", "data", "held", "data_sent", "replica_sent"]].to_numpy(),
+                               expected)
+    said = " ".join(m.value for m in at.markdown)
+    assert PAGE_TEXTS["hsdp.heading"]["zh"] in [h.value for h in at.subheader]
+    assert "8 字节" in said and "R = 3" in said
+    one = open_lab("sharded_dp", devices=1, batch=16)
+    assert_clean(one)
+    assert PAGE_TEXTS["hsdp.one_device"]["en"] in [i.value for i in one.info]
