@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import heavy_jobs, shared_cache
-from labs.ui.blocks import dataframe, show_code
+from labs.ui.blocks import dataframe, folded, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_devices, url_int
@@ -41,13 +41,14 @@ def show_hlo(comparison: composition.HloComparison) -> None:
     else:
         st.warning(T("hlo.different", lines=comparison.normalized_differing_lines), icon="🔍")
         st.code(comparison.normalized_diff, language="diff")
-    with st.expander(T("hlo.expander")):
-        st.caption(T("hlo.normalized_note"))
-        plain, jitted = st.columns(2)
-        plain.markdown("`pmap(f)`")
-        plain.code(comparison.plain_hlo, language="text")
-        jitted.markdown("`pmap(jit(f))`")
-        jitted.code(comparison.jitted_hlo, language="text")
+    with folded(T("hlo.expander"), "jit_composition.hlo") as shown:
+        if shown:
+            st.caption(T("hlo.normalized_note"))
+            plain, jitted = st.columns(2)
+            plain.markdown("`pmap(f)`")
+            plain.code(comparison.plain_hlo, language="text")
+            jitted.markdown("`pmap(jit(f))`")
+            jitted.code(comparison.jitted_hlo, language="text")
 
 
 def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
@@ -117,8 +118,9 @@ def show_all_reduces(counts: gradients.AllReduceCount) -> None:
         st.success(T("fusion.fused", traced=counts.traced, compiled=counts.compiled), icon="🔗")
     if counts.devices == 1:
         st.caption(T("fusion.one_device"))
-    with st.expander(T("fusion.expander")):
-        st.code("\n".join(counts.compiled_lines), language="text")
+    with folded(T("fusion.expander"), "jit_composition.fusion_lines") as shown:
+        if shown:
+            st.code("\n".join(counts.compiled_lines), language="text")
 
 
 def show_purity(purity: composition.PurityDemo) -> None:

@@ -3,8 +3,9 @@ lab as a script and as a notebook to download."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import streamlit as st
@@ -20,10 +21,20 @@ def dataframe(T: Texts, frame: Any) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", column_config=labels)
 
 
+@contextlib.contextmanager
+def folded(label: str, key: str) -> Iterator[bool]:
+    """An expander whose content the page draws only while the reader has it open (whether it is, yielded):
+    the browser draws, and highlights, every element it is sent, folded or not (a page's code blocks took it
+    seconds). Opening or closing it runs the page again, from its caches."""
+    with st.expander(label, key=key, on_change="rerun") as box:
+        yield bool(box.open)
+
+
 def show_code(T: Texts, *objects: Any) -> None:
     """The `pmap_core` code a lab ran, read from the source itself."""
-    with st.expander(T("show_code")):
-        for obj in objects:
+    names = "-".join(getattr(obj, "__name__", type(obj).__name__) for obj in objects)
+    with folded(T("show_code"), f"{T.page}.code.{names}") as shown:
+        for obj in objects if shown else ():
             st.code(inspect.getsource(obj), language="python")
 
 
