@@ -2,7 +2,15 @@
 
     .venv/bin/python -m benchmarks.bench_pages                 # every page, browser then AppTest
     .venv/bin/python -m benchmarks.bench_pages basics collectives --json
-    .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest
+    .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest, --only ratio
+
+Ratio (how far a lab page is from Streamlit itself): one Chromium opens each page in a new tab of one
+browser that has loaded the app before, each time right after a bare Streamlit page of the same kinds of
+elements (BARE_PAGE, on a server of its own) nothing computed, until the page is connected, its script has
+finished and every element is drawn. Each page's time divided by the bare page's median is its ratio;
+beside it the parts of its time: until the socket opened, the run as the page waited for it, from the
+connection to the last delta, the drawing after the run, the messages and their bytes, the elements drawn
+(main area and sidebar), charts, tables, components (iframes), fonts and scripts the page loaded.
 
 Browser: a fresh `streamlit run` serves the home page once, then each page opens in its own
 browser context (its own session, an empty HTTP cache): the time from the request until the
@@ -26,13 +34,18 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import pathlib
+import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 from streamlit.testing.v1 import AppTest
 
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
 from harness import browser as bs
+from harness.processes import free_port, start_python, wait_until_answering
 from labs.registry import HOME, LABS
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -269,6 +282,176 @@ def browser_figures(scripts: list[str]) -> dict:
     return {"home_first_s": warm, "labs": labs, "server_rss_mib": rss / 2**20}
 
 
+# --- each page beside a bare page ----------------------------------------------
+
+# The kinds of elements a lab page shows (a title, a formula, a slider, a select box, a table, an Altair
+# chart, a paragraph), nothing computed: what Streamlit itself costs to open such a page.
+BARE_PAGE = '''
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+st.set_page_config(page_title="bare", layout="wide")
+st.title("A bare page")
+st.latex(r"\\bar g = \\frac{1}{D} \\sum_d g_d")
+devices = st.slider("Devices", 1, 8, 4)
+op = st.selectbox("Collective", ["psum", "pmean", "all_gather"])
+frame = pd.DataFrame({"device": range(devices), "value": [float(d) for d in range(devices)]})
+st.dataframe(frame, hide_index=True)
+st.altair_chart(alt.Chart(frame).mark_bar().encode(x="device:O", y="value:Q"))
+st.markdown(f"Each of the {devices} devices holds one value; `{op}` combines them.")
+'''
+
+# Beside STATE_RECORDER: when the socket opened, when the page sent its first message (its request to run),
+# and each message the server sent (its time, bytes, and whether it is a delta: ForwardMsg field 5).
+PARTS_RECORDER = """
+window.__socket = {opened: null, sent: null, messages: []};
+const isDelta = (bytes) => {
+  let i = 0;
+  const varint = () => {
+    let value = 0, shift = 0, byte;
+    do { byte = bytes[i++]; value += (byte & 127) * 2 ** shift; shift += 7; } while (byte & 128);
+    return value;
+  };
+  while (i < bytes.length) {
+    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
+    if (field === 5) return true;
+    if (wire === 0) varint();
+    else if (wire === 2) { const length = varint(); i += length; }
+    else return false;
+  }
+  return false;
+};
+const SocketBeforeParts = window.WebSocket;
+window.WebSocket = class extends SocketBeforeParts {
+  constructor(...args) {
+    super(...args);
+    this.addEventListener('open', () => { window.__socket.opened = performance.now(); });
+    this.addEventListener('message', (event) => {
+      if (!(event.data instanceof ArrayBuffer)) return;
+      const bytes = new Uint8Array(event.data);
+      window.__socket.messages.push({t: performance.now(), bytes: bytes.length, delta: isDelta(bytes)});
+    });
+  }
+  send(data) {
+    if (window.__socket.sent === null) window.__socket.sent = performance.now();
+    return super.send(data);
+  }
+};
+"""
+
+# What the page drew and loaded, read once it has settled.
+PAGE_PARTS = """() => {
+  const resources = performance.getEntriesByType('resource');
+  const fonts = resources.filter(r => /\\.(woff2?|ttf|otf)(\\?|$)/.test(r.name));
+  const scripts = resources.filter(r => /\\.js(\\?|$)/.test(r.name));
+  const count = (selector) => document.querySelectorAll(selector).length;
+  return {
+    elements: count('[data-testid="stMain"] [data-testid="stElementContainer"]'),
+    sidebar_elements: count('[data-testid="stSidebar"] [data-testid="stElementContainer"]'),
+    charts: count('[data-testid="stVegaLiteChart"]'),
+    tables: count('[data-testid="stDataFrame"], [data-testid="stTable"]'),
+    components: count('iframe'),
+    dom_nodes: count('*'),
+    fonts: fonts.length,
+    font_kib: fonts.reduce((sum, r) => sum + (r.decodedBodySize || 0), 0) / 1024,
+    scripts: scripts.length,
+    script_kib: scripts.reduce((sum, r) => sum + (r.decodedBodySize || 0), 0) / 1024,
+  };
+}"""
+PARTS = ("connected_s", "run_s", "last_delta_s", "drawing_s", "messages", "deltas", "kib", "elements",
+         "sidebar_elements", "charts", "tables", "components", "fonts", "scripts")
+
+
+def timed_open(context, url: str, timeout_s: float) -> dict:
+    """Open `url` in a new tab of `context`: the seconds until its first run has finished and every element
+    is drawn (`open_s`), and the parts of that time, in the page's own clock."""
+    page = context.new_page()
+    try:
+        start = time.perf_counter()
+        page.goto(url, wait_until="commit")
+        end = rerun_end(page, 0, timeout_s)
+        if end is None:
+            raise RuntimeError(f"{url}: the first run did not finish within {timeout_s:.0f} s")
+        page.wait_for_function(SETTLED, timeout=timeout_s * 1000, polling="raf")
+        total = time.perf_counter() - start
+        socket, drawn, settled = page.evaluate(f"[window.__socket, ({PAGE_PARTS})(), performance.now()]")
+        opened = socket["opened"] or 0.0
+        deltas = [m["t"] for m in socket["messages"] if m["delta"]]
+        return {
+            "open_s": total,
+            "connected_s": opened / 1000,  # from the navigation until the socket opened: HTML and scripts
+            "run_s": (end - (socket["sent"] or opened)) / 1000,  # from its request until its run finished
+            "last_delta_s": (max(deltas, default=opened) - opened) / 1000,  # from the connection
+            "drawing_s": max(0.0, settled - end) / 1000,  # from the run's end until every element is drawn
+            "messages": len(socket["messages"]), "deltas": len(deltas),
+            "kib": sum(m["bytes"] for m in socket["messages"]) / 1024,
+            "exceptions": len(bs.exception_texts(page)), **drawn,
+        }
+    finally:
+        page.close()
+
+
+def bare_server(folder: pathlib.Path) -> tuple[str, subprocess.Popen]:
+    """`streamlit run` of BARE_PAGE on a free port of 127.0.0.1, with the app server's options; its URL."""
+    script = folder / "bare_page.py"
+    script.write_text(BARE_PAGE)
+    port = free_port()
+    log = folder / "bare.log"
+    with open(log, "wb") as out:
+        process = start_python(["-m", "streamlit", "run", str(script), "--server.port", str(port),
+                                "--server.address", "127.0.0.1", "--server.headless", "true",
+                                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                               cwd=folder, stdout=out, stderr=subprocess.STDOUT, text=False)
+    url = f"http://127.0.0.1:{port}"
+    wait_until_answering(url + bs.HEALTH_PATH, process, lambda: log.read_text(errors="replace"))
+    return url, process
+
+
+def ratio_figures(scripts: list[str], timeout_s: float = 180) -> dict:
+    """Each page's first open beside the bare page's, in one browser that has loaded both apps before: the bare
+    page opens right before each lab page, and each page's ratio is its time over the bare page's median."""
+    pages = [lab for lab in [HOME, *LABS] if lab.script in scripts]
+    with tempfile.TemporaryDirectory(prefix="pmap-lab-bare-") as folder, bs.server_and_browser() as (server, browser):
+        bare_url, bare = bare_server(pathlib.Path(folder))
+        try:
+            context = recording_context(browser)
+            context.add_init_script(PARTS_RECORDER)
+            for url in (bare_url, bs.page_url(server, HOME.url_path, lang="en")):  # both apps' scripts cached
+                timed_open(context, url, timeout_s)
+            bares, labs = [], []
+            for lab in pages:
+                bares.append(timed_open(context, bare_url, timeout_s))
+                labs.append({"lab": lab.script,
+                             **timed_open(context, bs.page_url(server, lab.url_path, lang="en"), timeout_s)})
+            context.close()
+        finally:
+            bare.terminate()
+            bare.wait(timeout=15)
+    bare_s = statistics.median(b["open_s"] for b in bares)
+    for lab in labs:
+        lab["ratio"] = lab["open_s"] / bare_s
+    ratios = [lab["ratio"] for lab in labs]
+    return {"bare_open_s": [b["open_s"] for b in bares], "bare_median_s": bare_s, "bare_parts": bares[-1],
+            "labs": labs, "median_ratio": statistics.median(ratios), "worst_ratio": max(ratios)}
+
+
+def print_ratios(ratio: dict) -> None:
+    opens = ratio["bare_open_s"]
+    print(f"bare page: median {ratio['bare_median_s']:.2f} s (min {min(opens):.2f}, max {max(opens):.2f}, "
+          f"{len(opens)} opens); median page {ratio['median_ratio']:.2f}×, worst {ratio['worst_ratio']:.2f}×")
+    header = "".join(f"{name:>{max(len(name), 6) + 1}}" for name in PARTS)
+    print(f"{'page':<20} {'open s':>7} {'ratio':>6}{header}")
+    rows = [{"lab": "(bare page)", "open_s": ratio["bare_median_s"], "ratio": 1.0, **ratio["bare_parts"]},
+            *sorted(ratio["labs"], key=lambda lab: -lab["ratio"])]
+    for row in rows:
+        cells = "".join(f"{row[name]:>{max(len(name), 6) + 1}.{2 if name.endswith('_s') else 0}f}" for name in PARTS)
+        print(f"{row['lab']:<20} {row['open_s']:>7.2f} {row['ratio']:>6.2f}{cells}")
+    shown = [lab["lab"] for lab in ratio["labs"] if lab["exceptions"]]
+    if shown:
+        print(f"pages that showed an exception: {', '.join(shown)}")
+
+
 def summary(browser: dict | None, apptest: list[dict]) -> list[dict]:
     """One row per page: browser first render and change, AppTest first visit and slowest change."""
     rows: dict[str, dict] = {}
@@ -290,7 +473,7 @@ def figure(value: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labs", nargs="*", help="page scripts (default: every page)")
-    parser.add_argument("--only", choices=("browser", "apptest"), help="one of the two measurements")
+    parser.add_argument("--only", choices=("ratio", "browser", "apptest"), help="one of the three measurements")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--query", action="append", default=[], metavar="NAME=VALUE",
                         help="a link setting for every lab in AppTest, e.g. --query policy=pad (repeatable)")
@@ -298,10 +481,11 @@ def main(argv: list[str] | None = None) -> int:
     scripts = args.labs or [HOME.script, *(lab.script for lab in LABS)]
     load_before = os.getloadavg()
 
-    browser = browser_figures(scripts) if args.only != "apptest" else None
+    ratio = ratio_figures(scripts) if args.only in (None, "ratio") else None
+    browser = browser_figures(scripts) if args.only in (None, "browser") else None
     apptest: list[dict] = []
     warmup = chart_imports = None
-    if args.only != "browser":
+    if args.only in (None, "apptest"):
         warmup = timed_run(open_page(None))  # imports and the home page, paid once per process
         start = time.perf_counter()
         import labs.ui.charts  # noqa: F401 - Altair and pandas: paid once, by whichever lab draws first
@@ -311,11 +495,13 @@ def main(argv: list[str] | None = None) -> int:
     rows = summary(browser, apptest)
     load = {"before": load_before, "after": os.getloadavg(), "cores": len(os.sched_getaffinity(0))}
     if args.json:
-        print(json.dumps({"load": load, "browser": browser, "app_startup_s": warmup,
+        print(json.dumps({"load": load, "ratio": ratio, "browser": browser, "app_startup_s": warmup,
                           "chart_imports_s": chart_imports, "apptest": apptest, "summary": rows}, default=str))
         return 0
     print(f"cores: {load['cores']}, load average (1/5/15 min) before: "
           f"{' '.join(f'{x:.2f}' for x in load['before'])}, after: {' '.join(f'{x:.2f}' for x in load['after'])}")
+    if ratio:
+        print_ratios(ratio)
     if browser:
         print(f"browser: home page first served in {browser['home_first_s']:.2f} s; server RSS at the end "
               f"{browser['server_rss_mib']:.0f} MiB")
@@ -327,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         for w in result["widgets"]:
             print(f"  {w['widget']:<36} -> {w['new_value']!s:<8} change {w['change_s']:.3f} s   "
                   f"back {w['back_s']:.3f} s")
+    if not rows:
+        return 0
     print(f"\n{'page':<20} {'browser first':>14} {'browser change':>15} {'cached first':>13} {'cached change':>14} "
           f"{'AppTest first':>14} {'AppTest change (slowest)':>25}  browser widget")
     for row in rows:
