@@ -43,7 +43,7 @@ from pmap_core.train import config as train_config
 from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
 from pmap_core.train import plan as train_plan
-from pmap_core.train.programs import EXPERT_IMPL, IMPLEMENTATIONS
+from pmap_core.train.programs import IMPLEMENTATIONS
 from pmap_core.train.settings import defaults, help_of, settings_of
 from pmap_core.validation import LabInputError, check_devices
 
@@ -237,10 +237,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         global_batch=args.global_batch or 0, options=_options(given, args.impl, flat),
         **{name: value for name, value in given.items() if name in flat},
     )
-    default_impl = "jit" if config.sharded_state else config.impl
-    if config.experts and args.impl is None:  # a mixture of experts: its program, the experts on every device
-        default_impl = EXPERT_IMPL
-    impl = args.impl if args.impl not in (None, "all") else (IMPLEMENTATIONS[0] if args.impl == "all" else default_impl)
+    impl = {None: _selected_impl(config), "all": IMPLEMENTATIONS[0]}.get(args.impl, args.impl)
     mesh = getattr(args, "mesh", None)
     stages = getattr(args, "pipeline_stages", None)
     if mesh is None and stages is not None:  # the older flag: P stages, on P devices unless --devices says more
@@ -252,6 +249,16 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     if mesh is not None:
         return _with_batch(_on_mesh(config, mesh, args.devices), args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
+
+
+def _selected_impl(config: train_config.TrainConfig) -> str:
+    """The impl of a run that names none: that of the first program one of whose selecting settings
+    (`Program.selects`) the run sets away from its default, else TrainConfig's."""
+    for entry in programs.REGISTRY.values():
+        own = defaults(entry.settings) if entry.settings else {}
+        if any(getattr(config, name) != own[name] for name in entry.selects):
+            return entry.selected_by
+    return config.impl
 
 
 def _meshes_model(args: argparse.Namespace) -> str:

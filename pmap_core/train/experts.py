@@ -275,4 +275,4 @@ def _trained(config, params: Mapping[str, np.ndarray]) -> dict[str, float]:
 
 PROGRAM = Program("expert", build, ExpertSettings, check, refused_elsewhere,
                   RunExtras(setup=_setup, metrics=_metrics, trained=_trained),
-                  baseline=lambda config: {"mesh_expert": 1}, analytic=analytic_model)
+                  baseline=lambda config: {"mesh_expert": 1}, analytic=analytic_model, selects=("experts",))

@@ -295,6 +295,9 @@ class Program:
     impl: str = ""  # the TrainConfig.impl that selects it when a run changes its settings ("": its name)
     shares: tuple[str, ...] = ()  # other programs' settings it reads too (theirs to describe and limit)
     rematerialises: bool = False  # it applies TrainConfig.remat (the other programs refuse a policy but "none")
+    # Its settings that select it where a run names no impl and sets one away from its default (a sharded training
+    # state's: impl jit; a mixture of experts: impl expert, its experts on every device).
+    selects: tuple[str, ...] = ()
 
     @property
     def selected_by(self) -> str:

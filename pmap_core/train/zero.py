@@ -488,4 +488,4 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
 # impl "jit" with a sharded training state (any of these settings changed) runs this program; its runs keep
 # impl "jit" in their record.
 PROGRAM = Program("zero", build, ShardedStateSettings, check, refused_elsewhere, analytic=analytic_model,
-                  impl="jit")
+                  impl="jit", selects=tuple(f.name for f in dataclasses.fields(ShardedStateSettings)))
