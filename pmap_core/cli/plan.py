@@ -31,10 +31,9 @@ from pmap_core.concepts.planner import (
     files,
     record,
 )
-from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, Layout
+from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, PLAN_AXES, Layout
 from pmap_core.concepts.planner.search import COMPUTE, MAX_PLAN_DEVICES, MEMORY, Plan, PlanResult, Verdict, step_parts
 from pmap_core.tracking import check_tracking_uri, mlflow_ui_url, redact_uri, run_link, store_uri, tracking_uri
-from pmap_core.train.mesh import AXES
 from pmap_core.validation import LabInputError, check_float, check_int
 
 LAB = "lab"
@@ -209,10 +208,10 @@ def one_layout(text: str, model: ModelShape, devices: int, workload: Workload) -
     sizes: dict[str, int] = {}
     for part in text.split(","):
         name, _, size = part.strip().partition("=")
-        if name not in AXES or not size.strip().isdigit() or int(size) < 1 or name in sizes:
+        if name not in PLAN_AXES or not size.strip().isdigit() or int(size) < 1 or name in sizes:
             raise LabInputError("plan_layout", "--layout {text!r}: {part!r} is not axis=size with an axis of {axes} "
                                 "(each once) and a whole size from 1", text=text, part=part.strip(),
-                                axes=", ".join(AXES))
+                                axes=", ".join(PLAN_AXES))
         sizes[name] = int(size)
     layout = Layout(**sizes)
     if layout.devices != devices:
@@ -224,8 +223,9 @@ def one_layout(text: str, model: ModelShape, devices: int, workload: Workload) -
                (layout.expert > 1 and (not model.experts or model.experts % layout.expert),
                 f"expert={layout.expert} does not divide the {model.experts} experts"),
                (layout.stage > model.layers, f"stage={layout.stage} is more stages than the {model.layers} blocks"),
-               (workload.sequences % (layout.data * layout.expert),
-                f"data × expert = {layout.data * layout.expert} does not divide the {workload.sequences} sequences")]
+               (workload.sequences % (layout.replica * layout.data * layout.expert),
+                f"replica × data × expert = {layout.replica * layout.data * layout.expert} does not divide the "
+                f"{workload.sequences} sequences")]
     for failed, reason in reasons:
         if failed:
             raise LabInputError("plan_layout_split", "--layout {text!r}: {reason}", text=text, reason=reason)
@@ -424,15 +424,17 @@ def _sequence_parallel(layout: dict[str, Any]) -> str:
 
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
-    head = (f"{'#':>4} {'data':>5} {'stage':>5} {'exp':>4} {'seq':>4} {'model':>5}  {'ZeRO':>4} {'remat':<9} "
-            f"{'SP':<3} {'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  largest beside compute")
+    head = (f"{'#':>4} {'rep':>4} {'data':>5} {'stage':>5} {'exp':>4} {'seq':>4} {'model':>5}  {'ZeRO':>4} "
+            f"{'remat':<9} {'SP':<3} {'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  "
+            "largest beside compute")
     lines = [head]
     for row in rows:
         layout, parts = row["layout"], row["step_parts_s"]
         largest = row["largest_beside_compute"]
         beside = f"{largest} {parts[largest]:.3g} s" if largest else "-"
-        lines.append(f"{row['rank']:>4} {layout['data']:>5} {layout['stage']:>5} {layout['expert']:>4} "
-                     f"{layout['seq']:>4} {layout['model']:>5}  {layout['zero']:>4} {layout['remat']:<9} "
+        lines.append(f"{row['rank']:>4} {layout['replica']:>4} {layout['data']:>5} {layout['stage']:>5} "
+                     f"{layout['expert']:>4} {layout['seq']:>4} {layout['model']:>5}  {layout['zero']:>4} "
+                     f"{layout['remat']:<9} "
                      f"{_sequence_parallel(layout):<3} {layout['microbatches']:>5} {layout['virtual']:>2}  "
                      f"{_gb(row['memory_bytes']['total']):>7} "
                      f"{row['step_s']:>8.3g} {row['mfu']:>6.3f} {row['hfu']:>6.3f}  {beside}")

@@ -59,3 +59,28 @@ def test_a_bad_model_file_names_what_is_wrong(table, says):
     with pytest.raises(LabInputError) as raised:
         files.model_from({**base, **table}, "m.toml")
     assert says in str(raised.value)
+
+
+def test_moving_the_replicas_from_the_fast_level_to_the_slow_one_changes_only_their_term():
+    """replica=2 × data=8 on 16 devices: in a box of 16 the replicas' all-reduce runs on its link; in boxes of 8 it
+    crosses them, while the data axis (8 devices, inside each box either way) stays on the fast link."""
+    def cluster(box: int) -> planner.Hardware:
+        return files.hardware_from({"name": f"boxes of {box}", "peak_flops": 1e15, "memory_bytes": 80e9,
+                                    "hbm_bytes_s": 3e12, "levels": [{"name": "fast", "size": box, "bytes_s": 4e11},
+                                                                    {"name": "slow", "bytes_s": 5e10}]}, "c")
+
+    from pmap_core.concepts.planner.predict import predict
+
+    model = planner.MODELS["llama3-8b"]
+    work = planner.Workload(sequences=32, seq_len=4096)
+    layout = planner.Layout(replica=2, data=8, zero=3, microbatches=2)
+    inside, across = (predict(model, layout, work, cluster(box)) for box in (16, 8))
+    assert inside.memory == across.memory and inside.compute_s == across.compute_s
+    data_in, data_out = inside.comm_on("data"), across.comm_on("data")
+    assert data_in == data_out and data_in.link == "fast"
+    rep_in, rep_out = inside.comm_on("replica"), across.comm_on("replica")
+    assert (rep_in.link, rep_out.link) == ("fast", "slow") and rep_in.bytes == rep_out.bytes
+    # The gradient's ZeRO-3 shard (1/8 of it, bfloat16) all-reduced over 2 replicas: 2 · 1/2 of it.
+    assert rep_in.bytes == pytest.approx(2 * 0.5 * model.params / 8 * 2, rel=0.01)
+    assert rep_out.seconds == pytest.approx(rep_in.seconds * 8)
+    assert across.step_s - inside.step_s == pytest.approx(rep_out.exposed_s - rep_in.exposed_s)

@@ -218,7 +218,7 @@ def test_a_model_and_a_cluster_from_files_and_one_layout_as_json(tmp_path):
 @pytest.mark.parametrize(("args", "files", "says"), [
     (["--layout", "data=8"], {}, "--layout 'data=8' lays out 8 devices, not D = 16"),
     (["--layout", "data=16", "--global-batch-tokens", "40K"], {},
-     "--layout 'data=16': data × expert = 16 does not divide the 40 sequences"),
+     "--layout 'data=16': replica × data × expert = 16 does not divide the 40 sequences"),
     (["--layout", "data=4,model=3"], {}, "--layout 'data=4,model=3' lays out 12 devices, not D = 16"),
     (["--layout", "data=4,model=4,seq=1"],
      {"model.toml": MODEL_FILE.replace("heads = 8\nkv_heads = 8", "heads = 6\nkv_heads = 6\nd_head = 32")},

@@ -54,6 +54,12 @@ REMAT = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 STRATEGY_OF_STAGE = ("dp", "zero1", "zero2", "zero3")
 NODE, CLUSTER = "node", "cluster"
+# The planner's own axis outside the lab's mesh axes: replicas of a ZeRO/FSDP group (hybrid sharded data parallelism,
+# PyTorch's HSDP; MaxText's dcn_data_parallelism): the state sharded over `data` within a replica, the gradient's shard
+# all-reduced over `replica`, each priced on the level its devices span.
+REPLICA_AXIS = "replica"
+PLAN_AXES = (REPLICA_AXIS, *AXES)
+OUTER_AXES = (REPLICA_AXIS, DATA_AXIS)  # their collectives run once a step, outside the pipeline's micro-batches
 LOGIT_BYTES = 4  # a vocabulary-wide value of the loss: float32, whatever the precision
 
 
@@ -72,10 +78,11 @@ class Layout:
     virtual: int = 1               # interleaved stages per device (1: plain GPipe / 1F1B bubble)
     sequence_parallel: bool = True  # Megatron's: the residual stream split by positions over `model`
     context: str = "zigzag"        # which positions each device of `seq` holds: zigzag or contiguous (`compute`)
+    replica: int = 1               # replicas of the data axis's ZeRO group (HSDP), outermost
 
     @property
     def devices(self) -> int:
-        return self.data * self.stage * self.expert * self.seq * self.model
+        return self.replica * self.data * self.stage * self.expert * self.seq * self.model
 
     def size(self, axis: str) -> int:
         return getattr(self, axis)
@@ -83,7 +90,7 @@ class Layout:
     def label(self) -> str:
         """e.g. "data=64 stage=16 model=8 · ZeRO-1 · remat none · SP on · M=16 · v=2" (SP: sequence parallelism,
         named where a model axis makes it a choice)."""
-        axes = " ".join(f"{axis}={self.size(axis)}" for axis in AXES if self.size(axis) > 1) or "data=1"
+        axes = " ".join(f"{axis}={self.size(axis)}" for axis in PLAN_AXES if self.size(axis) > 1) or "data=1"
         parts = [axes, f"ZeRO-{self.zero}", f"remat {self.remat}"]
         if self.model > 1:
             parts.append(f"SP {'on' if self.sequence_parallel else 'off'}")
@@ -324,12 +331,13 @@ def activation_bytes(model: ModelShape, layout: Layout, workload: Workload, assu
 
 def micro_batch_sequences(layout: Layout, workload: Workload) -> float:
     """b: the sequences of one micro-batch on one data replica."""
-    return workload.sequences / (layout.data * layout.expert * layout.microbatches)
+    return workload.sequences / (layout.replica * layout.data * layout.expert * layout.microbatches)
 
 
 def input_bytes(layout: Layout, workload: Workload) -> float:
     """The step's tokens on one device, x and y: its data replica's sequences (every micro-batch), its positions."""
-    return 2 * TOKEN_BYTES * workload.sequences / (layout.data * layout.expert) * workload.seq_len / layout.seq
+    return (2 * TOKEN_BYTES * workload.sequences / (layout.replica * layout.data * layout.expert) * workload.seq_len
+            / layout.seq)
 
 
 def state_memory(model: ModelShape, layout: Layout, workload: Workload,
@@ -375,7 +383,7 @@ def dense_params_per_device(model: ModelShape, layout: Layout,
 def axis_level(layout: Layout, axis: str, hardware: Hardware) -> tuple[int, Level]:
     """The innermost level of the interconnect whose groups hold the axis's devices with every axis inside it (a ring
     that crosses a level runs at the next level's link); its index, innermost 0."""
-    inner = AXES[AXES.index(axis):]
+    inner = PLAN_AXES[PLAN_AXES.index(axis):]
     return _level(math.prod(layout.size(a) for a in inner), hardware)
 
 
@@ -435,6 +443,13 @@ def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumption
             experts = model.expert_params / (layout.expert * layout.model * layout.stage)
             total += analytic.zero_comm_bytes_per_step(experts, layout.data * layout.seq, strategy, per.params, v, m)
         found[DATA_AXIS] = total
+    if layout.replica > 1:
+        # Each replica's gradient, reduced over its ZeRO group first (a shard of 1/group where the stage shards
+        # anything), all-reduced over the replicas: 2(r − 1)/r of it.
+        held = dense_params_per_device(model, layout, assumptions) + model.expert_params / (
+            layout.expert * layout.model * layout.stage)
+        shard = held / (group if layout.zero else 1)
+        found[REPLICA_AXIS] = 2 * (layout.replica - 1) / layout.replica * shard * v
     return found
 
 
@@ -449,7 +464,7 @@ def axis_comms(model: ModelShape, layout: Layout, workload: Workload, hardware: 
         seconds = sent / level.bytes_s
         exposed = exposed_seconds(axis, seconds, assumptions.overlap, attention_s)
         out.append(AxisComm(axis, size, NODE if index == 0 else CLUSTER, level.name, sent, seconds, exposed))
-    return tuple(sorted(out, key=lambda c: AXES.index(c.axis)))
+    return tuple(sorted(out, key=lambda c: PLAN_AXES.index(c.axis)))
 
 
 def exposed_seconds(axis: str, seconds: float, overlap: float, attention_s: float | None) -> float:
@@ -523,8 +538,8 @@ def predict(model: ModelShape, layout: Layout, workload: Workload, hardware: Har
         parts = {"matmul": hardware_flops / layout.devices / (hardware.peak_flops * assumptions.achievable)}
         compute_s = parts["matmul"]
     comm = axis_comms(model, layout, workload, hardware, assumptions, attention_s)
-    inner = sum(c.exposed_s for c in comm if c.axis != DATA_AXIS)
-    outer = sum(c.exposed_s for c in comm if c.axis == DATA_AXIS)
+    inner = sum(c.exposed_s for c in comm if c.axis not in OUTER_AXES)
+    outer = sum(c.exposed_s for c in comm if c.axis in OUTER_AXES)
     bubble = (layout.stage - 1) / (layout.virtual * layout.microbatches) if layout.stage > 1 else 0.0
     step_s = (compute_s + inner) * (1 + bubble) + outer
     peak = step_s * layout.devices * hardware.peak_flops

@@ -10,7 +10,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import math
+import pathlib
+import tomllib
+from typing import Any
 
 from pmap_core.validation import LabInputError, check_float, check_int
 
@@ -107,31 +111,8 @@ class ModelShape:
         return self.params - self.expert_params + self.moe_layers * self.top_k * self.param_counts()["mlp"]
 
 
-LLAMA3 = "Llama 3: Dubey et al. 2024, \"The Llama 3 Herd of Models\", arXiv 2407.21783, Table 3"
-MIXTRAL = "Mixtral: Jiang et al. 2024, \"Mixtral of Experts\", arXiv 2401.04088, Table 1"
 MEGATRON = ("Narayanan et al. 2021, \"Efficient Large-Scale Language Model Training on GPU Clusters Using "
             "Megatron-LM\", arXiv 2104.04473, Table 1")
-
-# Narayanan et al. 2021, Table 1: (key, parameters as the table gives them, layers, hidden size, attention heads).
-MEGATRON_SHAPES = (
-    ("gpt-1.7b", "1.7B", 24, 2304, 24), ("gpt-3.6b", "3.6B", 30, 3072, 32), ("gpt-7.5b", "7.5B", 36, 4096, 32),
-    ("gpt-18b", "18.4B", 40, 6144, 48), ("gpt-39b", "39.1B", 48, 8192, 64), ("gpt-76b", "76.1B", 60, 10240, 80),
-    ("gpt-146b", "145.6B", 80, 12288, 96), ("gpt-310b", "310.1B", 96, 16384, 128),
-    ("gpt-530b", "529.6B", 105, 20480, 128), ("gpt-1t", "1T", 128, 25600, 160),
-)
-MODELS = {m.key: m for m in (
-    # The paper's vocabulary, 128,000 (the released checkpoints' configuration files say 128,256).
-    ModelShape("llama3-8b", "Llama 3 8B", 32, 4096, 14336, 32, 8, 128_000, LLAMA3),
-    ModelShape("llama3-70b", "Llama 3 70B", 80, 8192, 28672, 64, 8, 128_000, LLAMA3),
-    ModelShape("llama3-405b", "Llama 3 405B", 126, 16384, 53248, 128, 8, 128_000, LLAMA3),
-    ModelShape("mixtral-8x7b", "Mixtral 8x7B", 32, 4096, 14336, 32, 8, 32_000, MIXTRAL, experts=8, top_k=2),
-    # Megatron-LM's GPT models (Table 1 gives layers, width and heads; §5.1: sequence 2048, vocabulary 51,200): a
-    # GPT MLP of 4h, LayerNorm and biases, a learned position table.
-    *(ModelShape(key, f"GPT {size} (Megatron-LM)", layers, d, 4 * d, heads, heads, 51_200, MEGATRON, gated_mlp=False,
-                 norm_bias=True, biases=True, positions=2048, tied=True)
-      for key, size, layers, d, heads in MEGATRON_SHAPES),
-)}
-
 
 @dataclasses.dataclass(frozen=True)
 class Level:
@@ -176,37 +157,6 @@ class Hardware:
         """The levels of the interconnect, innermost first: the given ones, or the node and the cluster."""
         return self.levels or (Level(self.intra_name, self.node, self.intra_bytes_s),
                                Level(self.inter_name, 0, self.inter_bytes_s))
-
-
-GB = 1e9
-NVIDIA_H100 = ("NVIDIA H100 Tensor Core GPU datasheet (SXM5: 989 TFLOP/s dense BF16, 1,979 dense FP8, 80 GB, "
-               "3.35 TB/s, NVLink 900 GB/s; 132 SMs)")
-NVIDIA_H200 = ("NVIDIA H200 Tensor Core GPU datasheet (SXM: 989 TFLOP/s dense BF16, 1,979 dense FP8, 141 GB, "
-               "4.8 TB/s, NVLink 900 GB/s; 132 SMs)")
-NVIDIA_A100 = ("NVIDIA A100 Tensor Core GPU datasheet (SXM 80 GB: 312 TFLOP/s BF16, 2,039 GB/s, NVLink 600 GB/s; 108 "
-               "SMs)")
-SCALING_BOOK = ("JAX Scaling Book (Austin et al. 2025), \"How to Think About TPUs\", TPU Specs: bf16 FLOP/s, HBM, ICI "
-                "per link, DCN per chip")
-# One 400 Gb/s InfiniBand NDR link per H100 (DGX H100: 8 ConnectX-7 per 8 GPUs) = 50 GB/s one way; one 200 Gb/s
-# HDR link per A100 (DGX A100) = 25 GB/s. NVLink's 900 / 600 GB/s are both directions: half one way.
-HARDWARE = {h.key: h for h in (
-    Hardware("h100", "NVIDIA H100 SXM", 989e12, 80 * GB, 3.35e12, 8, 450 * GB, 50 * GB, "NVLink 4",
-             "InfiniBand NDR 400 Gb/s", NVIDIA_H100, units=132, matmul_share=0.56, attention_share=0.35,
-             fp8_flops=1979e12),
-    Hardware("h200", "NVIDIA H200 SXM", 989e12, 141 * GB, 4.8e12, 8, 450 * GB, 50 * GB, "NVLink 4",
-             "InfiniBand NDR 400 Gb/s", NVIDIA_H200, units=132, matmul_share=0.56, attention_share=0.35,
-             fp8_flops=1979e12),
-    Hardware("a100", "NVIDIA A100 SXM 80 GB", 312e12, 80 * GB, 2.039e12, 8, 300 * GB, 25 * GB, "NVLink 3",
-             "InfiniBand HDR 200 Gb/s", NVIDIA_A100, units=108, matmul_share=0.65, attention_share=0.6),
-    # A TPU's "node" is its pod: a ring along one torus axis with wraparound uses each link both ways (the book's
-    # bidirectional figure); across pods, DCN.
-    Hardware("tpu-v5p", "TPU v5p", 4.59e14, 96 * GB, 2.8e12, 8960, 1.8e11, 6.25e9, "ICI (3D torus)", "DCN",
-             SCALING_BOOK),
-    Hardware("tpu-v5e", "TPU v5e", 1.97e14, 16 * GB, 8.1e11, 256, 9e10, 3.125e9, "ICI (2D torus)", "DCN",
-             SCALING_BOOK),
-    Hardware("tpu-v6e", "TPU v6e", 9.2e14, 32 * GB, 1.6e12, 256, 1.8e11, 1.25e10, "ICI (2D torus)", "DCN",
-             SCALING_BOOK),
-)}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,3 +256,89 @@ def check_hardware(hardware: Hardware) -> Hardware:
                                 value=getattr(hardware, name))
     check_int("node", hardware.node, 1, MAX_SIZE)
     return hardware
+
+
+# ---- the schema of a model's and a cluster's file (`files`; the presets in presets/ are such files) ----
+
+MODEL_KEYS = {"name": str, "layers": int, "d_model": int, "d_ff": int, "heads": int, "kv_heads": int, "vocab": int,
+              "d_head": int, "gated_mlp": bool, "tied": bool, "experts": int, "top_k": int, "shared_experts": int,
+              "dense_layers": int, "norm_bias": bool, "biases": bool, "positions": int, "source": str}
+MODEL_REQUIRED = ("name", "layers", "d_model", "d_ff", "heads", "kv_heads", "vocab")
+HARDWARE_KEYS = {"name": str, "peak_flops": float, "memory_bytes": float, "hbm_bytes_s": float, "fp8_flops": float,
+                 "units": int, "matmul_share": float, "attention_share": float, "source": str, "levels": list}
+HARDWARE_REQUIRED = ("name", "peak_flops", "memory_bytes", "hbm_bytes_s", "levels")
+LEVEL_KEYS = {"name": str, "size": int, "bytes_s": float}
+
+
+
+def _checked(where: str, table: dict[str, Any], keys: dict[str, type], required: tuple[str, ...]) -> dict[str, Any]:
+    """The table's values, each key known and of its kind (an int is a float too; a bool is not an int)."""
+    for key, value in table.items():
+        if key not in keys:
+            raise LabInputError("plan_file_key", "{where}: unknown key {key!r} (known: {known})", where=where,
+                                key=key, known=", ".join(keys))
+        kind = keys[key]
+        good = isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            good = True
+        if not good:
+            raise LabInputError("plan_file_value", "{where}: {key} must be {kind}, got {value!r}", where=where,
+                                key=key, kind={int: "a whole number", float: "a number", bool: "true or false",
+                                               str: "text", list: "a list of [[levels]]"}[kind], value=value)
+    missing = [key for key in required if key not in table]
+    if missing:
+        raise LabInputError("plan_file_missing", "{where}: missing {keys}", where=where, keys=", ".join(missing))
+    return table
+
+
+def model_from(table: dict[str, Any], where: str, key: str = "file") -> ModelShape:
+    values = dict(_checked(where, table, MODEL_KEYS, MODEL_REQUIRED))
+    head_dim = values.pop("d_head", 0)
+    if head_dim == values["d_model"] // values["heads"] and values["d_model"] % values["heads"] == 0:
+        head_dim = 0  # the default, written out
+    model = ModelShape(key=key, source=values.pop("source", where), head_dim=head_dim, **values)
+    return check_model(model)
+
+
+def hardware_from(table: dict[str, Any], where: str, key: str = "file") -> Hardware:
+    values = dict(_checked(where, table, HARDWARE_KEYS, HARDWARE_REQUIRED))
+    raw = values.pop("levels")
+    if not raw or not all(isinstance(level, dict) for level in raw):
+        raise LabInputError("plan_file_value", "{where}: levels must be one or more [[levels]] tables, innermost "
+                            "first", where=where)
+    levels = []
+    for index, level in enumerate(raw):
+        item = _checked(f"{where} [[levels]] {index + 1}", level, LEVEL_KEYS, ("name", "bytes_s"))
+        levels.append(Level(item["name"], item.get("size", 0), float(item["bytes_s"])))
+    for inner, outer in itertools.pairwise(levels):
+        if inner.size < 1 or (outer.size and outer.size % inner.size):
+            raise LabInputError("plan_level_sizes", "{where}: level {outer!r} ({outer_size} devices) must hold whole "
+                                "groups of level {inner!r} ({inner_size})", where=where, outer=outer.name,
+                                outer_size=outer.size or "every", inner=inner.name, inner_size=inner.size)
+    first, last = levels[0], levels[-1]
+    hardware = Hardware(key=key, name=values["name"], peak_flops=float(values["peak_flops"]),
+                        memory_bytes=float(values["memory_bytes"]), hbm_bytes_s=float(values["hbm_bytes_s"]),
+                        node=first.size or 1, intra_bytes_s=first.bytes_s, inter_bytes_s=last.bytes_s,
+                        intra_name=first.name, inter_name=last.name, source=values.get("source", where),
+                        units=values.get("units", 0), fp8_flops=float(values.get("fp8_flops", 0.0)),
+                        levels=tuple(levels),
+                        **{k: float(values[k]) for k in ("matmul_share", "attention_share") if k in values})
+    for name in ("matmul_share", "attention_share"):
+        share = getattr(hardware, name)
+        if not 0 < share <= 1:
+            raise LabInputError("out_of_range", "{name} must be between {low} and {high}, got {value}", name=name,
+                                low=0, high=1, value=share)
+    return check_hardware(hardware)
+
+
+PRESETS = pathlib.Path(__file__).parent / "presets"
+
+
+def _presets(kind: str, make: Any) -> list[Any]:
+    return [make(tomllib.loads(path.read_text(encoding="utf-8")), f"presets/{kind}/{path.name}", path.stem)
+            for path in sorted((PRESETS / kind).glob("*.toml"))]
+
+
+# The presets, each a file of presets/: models by paper and size, hardware by name.
+MODELS = {m.key: m for m in sorted(_presets("models", model_from), key=lambda m: (m.source, m.params))}
+HARDWARE = {h.key: h for h in sorted(_presets("hardware", hardware_from), key=lambda h: h.name)}

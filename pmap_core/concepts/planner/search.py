@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from pmap_core.concepts.planner.predict import (
     DEFAULT_ASSUMPTIONS,
+    OUTER_AXES,
     REMAT,
     ZERO_STAGES,
     Assumptions,
@@ -20,7 +21,6 @@ from pmap_core.concepts.planner.predict import (
 )
 from pmap_core.concepts.planner.presets import Hardware, ModelShape, PublishedRun, check_hardware, check_model, divisors
 from pmap_core.costs import analytic
-from pmap_core.train.mesh import DATA_AXIS
 from pmap_core.validation import LabInputError, check_float, check_int
 
 MAX_PLAN_DEVICES = 65_536
@@ -71,7 +71,7 @@ def step_parts(p: Prediction, overlap: float) -> dict[str, float]:
     """A plan's step time in parts, seconds: compute, the bubble (its share of compute and inner comm), and each
     axis's exposed communication (`predict.exposed_seconds`: what `overlap` and the axis leave beside compute); they
     sum to `step_s`."""
-    inner = sum(c.exposed_s for c in p.comm if c.axis != DATA_AXIS)
+    inner = sum(c.exposed_s for c in p.comm if c.axis not in OUTER_AXES)
     parts = {COMPUTE: p.compute_s, BUBBLE: (p.compute_s + inner) * p.bubble}
     for c in p.comm:
         parts[c.axis] = c.exposed_s
@@ -103,7 +103,7 @@ def axis_layouts(model: ModelShape, devices: int, workload: Workload, node: int)
 def _choices(model: ModelShape, layout: Layout, workload: Workload) -> list[tuple[int, int]]:
     """(micro-batches, interleaved stages) to try: every micro-batch count that splits a replica's sequences
     (those ≥ P under a pipeline, and its largest), v up to the blocks per stage."""
-    per_replica = workload.sequences // (layout.data * layout.expert)
+    per_replica = workload.sequences // (layout.replica * layout.data * layout.expert)
     counts = divisors(per_replica)
     if layout.stage > 1:
         counts = sorted({m for m in counts if m >= layout.stage} | {counts[-1]})

@@ -18,6 +18,7 @@ import dataclasses
 
 from pmap_core.concepts.planner.predict import (
     DEFAULT_ASSUMPTIONS,
+    PLAN_AXES,
     REMAT,
     ZERO_STAGES,
     Assumptions,
@@ -49,7 +50,7 @@ from pmap_core.concepts.planner.search import (
 )
 from pmap_core.train import config as train_config
 from pmap_core.train import transformer
-from pmap_core.train.mesh import AXES, DATA_AXIS
+from pmap_core.train.mesh import DATA_AXIS
 from pmap_core.validation import LabInputError, check_int
 
 LAB_MODEL = "lab"  # the lab's own transformer, at the learner's sizes, beside the presets
@@ -96,7 +97,7 @@ def workload(tokens: int, seq_len: int, precision: str) -> Workload:
 
 def layout_key(layout: Layout) -> str:
     """A layout's axes as a link keeps them: the axes of more than one device, outermost first."""
-    return ",".join(f"{axis}={layout.size(axis)}" for axis in AXES if layout.size(axis) > 1) or f"{DATA_AXIS}=1"
+    return ",".join(f"{axis}={layout.size(axis)}" for axis in PLAN_AXES if layout.size(axis) > 1) or f"{DATA_AXIS}=1"
 
 
 def _check_setting(model: ModelShape, devices: int, work: Workload) -> None:
@@ -139,7 +140,7 @@ def picked_layout(model: ModelShape, devices: int, work: Workload, pick: Pick) -
     if pick.remat not in REMAT:
         raise LabInputError("unknown_remat", "remat must be one of {options}, got {value!r}",
                             options=", ".join(REMAT), value=pick.remat)
-    per_replica = work.sequences // (layout.data * layout.expert)
+    per_replica = work.sequences // (layout.replica * layout.data * layout.expert)
     check_int("microbatches", pick.microbatches, 1, per_replica)
     if per_replica % pick.microbatches:
         raise LabInputError("microbatches_not_splitting", "{microbatches} micro-batches do not split the "
