@@ -175,3 +175,28 @@ def test_null_tracker_runs_the_same_code_path():
 
 def test_ui_command_opens_the_same_store():
     assert ui_command("sqlite:///x.db") == "mlflow ui --backend-store-uri sqlite:///x.db --host 127.0.0.1 --port 5000"
+
+
+def test_a_run_logged_before_each_program_logged_only_its_own_settings_compares_with_one_after(store):
+    """A run logged with every setting flat (before) and one logged with its program's settings only (after) land in
+    the same rows of the Experiments page's scaling table: same impl, setup, model, batch, D and throughput."""
+    import dataclasses as dc
+
+    from pmap_core.tracking.callback import run_params
+
+    config = TrainConfig(model="mlp", devices=8, global_batch=64)
+    before = {**{f.name: getattr(config, f.name) for f in dc.fields(config) if f.init and f.name != "options"},
+              "per_device_batch": 8, "mesh_data": 8, "processes": 1}
+    after = run_params(config)
+    assert "strategy" in before and "strategy" not in after
+    tracker = Tracker(store)
+    for name, params in (("before", before), ("after", after)):
+        run_id = tracker.start_run(name, params, runtime_tags("training"))
+        tracker.log_metrics(run_id, {"throughput": 1000.0, "steady_throughput": 1100.0, "scaling_ratio": 1.5,
+                                     "efficiency": 1.5 / 8})
+        tracker.end_run(run_id)
+    table = experiments.scaling_table(experiments.load_runs(store))
+    rows = table[table["run_name"].isin(["before", "after"])]
+    compared = ["model", "impl", "setup", "scaling", "global_batch", "devices", "steady_throughput", "scaling_ratio"]
+    assert len(rows) == 2 and len(rows[compared].drop_duplicates()) == 1
+    assert rows["setup"].iloc[0] == experiments.PLAIN_SETUP
