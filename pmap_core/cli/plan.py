@@ -30,6 +30,7 @@ from pmap_core.concepts.planner import (
     Workload,
     files,
     record,
+    search,
 )
 from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, PLAN_AXES, Layout
 from pmap_core.concepts.planner.search import COMPUTE, MAX_PLAN_DEVICES, MEMORY, Plan, PlanResult, Verdict, step_parts
@@ -74,6 +75,9 @@ def register(subparsers: Any) -> None:
     add("--remat", default=None, choices=("none", "selective", "full"), help="with --layout: the remat policy")
     add("--microbatches", type=int, default=None, metavar="M", help="with --layout: micro-batches per step")
     add("--interleave", type=int, default=None, metavar="V", help="with --layout: interleaved stages per device")
+    add("--context", default=None, choices=("zigzag", "contiguous", "ulysses"),
+        help="with --layout: how its seq axis splits attention (ring attention on zig-zag or contiguous positions, or "
+             "Ulysses' all-to-alls, which need seq to divide the heads a device holds)")
     add("--devices", type=int, default=None, metavar="D",
         help=f"D, the devices to lay out (required, except with --model {LAB}: this runtime's devices)")
     add("--seq-len", type=int, default=None, metavar="S",
@@ -235,7 +239,8 @@ def one_layout(text: str, model: ModelShape, devices: int, workload: Workload) -
 def chosen_variants(args: argparse.Namespace) -> Any:
     """What --zero, --remat, --microbatches and --interleave fix of a layout's variants (None: every variant)."""
     fixed = {name: value for name, value in (("zero", args.zero), ("remat", args.remat),
-                                             ("microbatches", args.microbatches), ("virtual", args.interleave))
+                                             ("microbatches", args.microbatches), ("virtual", args.interleave),
+                                             ("context", args.context))
              if value is not None}
     if not fixed:
         return None
@@ -321,9 +326,17 @@ def run_plan(args: argparse.Namespace) -> int:
     given = setting(args)
     hardware = hardware_of(args)
     layout = one_layout(args.layout, given.model, given.devices, given.workload) if args.layout else None
+    if layout is not None and args.context == "contiguous":  # slower than zig-zag: searched only when asked for
+        layout = dataclasses.replace(layout, context="contiguous")
     if layout is None and chosen_variants(args) is not None:
-        raise LabInputError("plan_choices_need_layout", "--zero, --remat, --microbatches and --interleave fix the "
-                            "choices of one layout: give --layout too")
+        raise LabInputError("plan_choices_need_layout", "--zero, --remat, --microbatches, --interleave and --context "
+                            "fix the choices of one layout: give --layout too")
+    if layout is not None and args.context and args.context not in search.contexts(given.model, layout,
+                                                                                    given.workload):
+        raise LabInputError("plan_context", "--context {context} does not split this layout's seq axis of {seq}: "
+                            "Ulysses needs seq to divide the {heads} heads a device holds, zig-zag the sequence "
+                            "into 2 × seq chunks", context=args.context, seq=layout.seq,
+                            heads=given.model.heads // layout.model)
     achievable = None if args.achievable is None else check_float("--achievable", args.achievable, 0.01, 1.0)
     assumptions = Assumptions(achievable=achievable, overlap=check_float("--overlap", args.overlap, 0.0, 1.0))
     top = check_int("--top", args.top, 0, 10**9)
@@ -425,7 +438,7 @@ def _sequence_parallel(layout: dict[str, Any]) -> str:
 
 def _table(rows: list[dict[str, Any]]) -> list[str]:
     head = (f"{'#':>4} {'rep':>4} {'data':>5} {'stage':>5} {'exp':>4} {'seq':>4} {'model':>5}  {'ZeRO':>4} "
-            f"{'remat':<9} {'SP':<3} {'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  "
+            f"{'remat':<9} {'SP':<3} {'CP':<10} {'M':>5} {'v':>2}  {'mem GB':>7} {'step s':>8} {'MFU':>6} {'HFU':>6}  "
             "largest beside compute")
     lines = [head]
     for row in rows:
@@ -435,7 +448,8 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
         lines.append(f"{row['rank']:>4} {layout['replica']:>4} {layout['data']:>5} {layout['stage']:>5} "
                      f"{layout['expert']:>4} {layout['seq']:>4} {layout['model']:>5}  {layout['zero']:>4} "
                      f"{layout['remat']:<9} "
-                     f"{_sequence_parallel(layout):<3} {layout['microbatches']:>5} {layout['virtual']:>2}  "
+                     f"{_sequence_parallel(layout):<3} {layout['context'] if layout['seq'] > 1 else '-':<10} "
+                     f"{layout['microbatches']:>5} {layout['virtual']:>2}  "
                      f"{_gb(row['memory_bytes']['total']):>7} "
                      f"{row['step_s']:>8.3g} {row['mfu']:>6.3f} {row['hfu']:>6.3f}  {beside}")
     return lines

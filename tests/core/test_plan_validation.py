@@ -91,3 +91,30 @@ def test_fp8_products_run_at_the_fp8_rate_and_leave_the_rest():
     bf16 = dict(pr.predict(model, planner.Layout(data=8), work, H100).compute_parts)
     fp8 = dict(pr.predict(model, planner.Layout(data=8), dataclasses.replace(work, fp8=True), H100).compute_parts)
     assert fp8["matmul"] < 0.75 * bf16["matmul"] and fp8["attention"] == bf16["attention"]
+
+
+def test_ulysses_needs_seq_to_divide_a_devices_heads_and_its_all_to_alls_are_not_hidden():
+    from pmap_core.concepts.planner import search
+
+    model = planner.MODELS["llama3-8b"]  # 32 heads
+    work = planner.Workload(sequences=8, seq_len=32768)
+    allowed = planner.Layout(data=2, seq=4, model=4)           # 32 / 4 = 8 heads a device: 4 divides them
+    refused = planner.Layout(data=1, seq=16, model=4)          # 8 heads a device: 16 does not
+    assert search.contexts(model, allowed, work) == ("zigzag", "ulysses")
+    assert search.contexts(model, refused, work) == ("zigzag",)
+    ulysses = pr.predict(model, dataclasses.replace(allowed, context="ulysses"), work, H100)
+    ring = pr.predict(model, allowed, work, H100)
+    seq = ulysses.comm_on("seq")
+    assert seq.exposed_s == seq.seconds > 0 and ring.comm_on("seq").exposed_s <= ring.comm_on("seq").seconds
+    # Whole sequences for a quarter of the heads: the mean causal work, as zig-zag's, with no imbalance.
+    assert dict(ulysses.compute_parts)["attention"] == pytest.approx(dict(ring.compute_parts)["attention"], rel=0.02)
+
+
+def test_attention_on_short_blocks_loses_the_multiprocessors_its_blocks_leave_empty():
+    """Llama 3 405B's 16 heads a device (TP 8) on one 8,192-token sequence: whole, 16 · 64 blocks of 128 queries fill
+    1,024 of 8 waves of 132 multiprocessors; split over 64 devices, 16 · 1 blocks fill 16 of one wave."""
+    model = planner.MODELS["llama3-405b"]
+    whole = compute.block_time(model, H100, H100.peak_flops, 1, 8192, 1, 8, "zigzag", True, True, False)
+    split = compute.block_time(model, H100, H100.peak_flops, 1, 8192, 64, 8, "zigzag", True, True, False)
+    per_pair = [b.attention[0] / compute.busiest_pairs(8192, p, "zigzag") for b, p in ((whole, 1), (split, 64))]
+    assert per_pair[1] / per_pair[0] == pytest.approx((1024 / 1056) / (16 / 132))

@@ -194,7 +194,10 @@ def train_config_of(layout: Layout, devices: int, global_batch: int | None = Non
 @functools.lru_cache(maxsize=4096)
 def runnable(layout: Layout, devices: int, global_batch: int | None = None,
              dims: transformer.Dims = LAB_DIMS, layers: int = 2) -> bool:
-    """Whether the lab can run this variant: `train_settings` gives its settings and `validate` accepts them."""
+    """Whether the lab can run this variant: `train_settings` gives its settings and `validate` accepts them (its
+    seq axis all-gathers K and V: a Ulysses variant is not the program it would run)."""
+    if layout.seq > 1 and layout.context == "ulysses":
+        return False
     try:
         train_config_of(layout, devices, global_batch, dims, layers)
     except LabInputError:

@@ -15,7 +15,9 @@ the rate its shape allows, instead of one share of peak for everything.
   Without one (Megatron-LM 2021, the lab): QKᵀ and the product with V as batched products, and the softmax (and
   dropout) reading and writing every score (`SCORE_BYTES`).
 - Context parallelism: the busiest device's causal pairs (`busiest_pairs`): the contiguous layout's last device
-  attends to every earlier position, (2P − 1)/P times the mean; the zig-zag layout gives each device the same work.
+  attends to every earlier position, (2P − 1)/P times the mean; the zig-zag layout gives each device the same work;
+  Ulysses (Jacobs et al. 2023, arXiv 2309.14509) gives each device the whole sequence for heads / (t · P) heads, so P
+  must divide the heads a device holds (its head limit), and its all-to-alls are not hidden.
 - Elementwise work (norms, the MLP's activation, residual adds, rotary embeddings, dropout): bytes read and written
   at the memory bandwidth (`elementwise_bytes`), the backward twice the forward's.
 - The optimizer's update: `OPTIMIZER_BYTES` per parameter a device holds, at the memory bandwidth.
@@ -136,6 +138,8 @@ def block_time(model: ModelShape, hardware: Hardware, rate: float, sequences: fl
         fwd, bwd = trained_product(tokens, k, n, hardware, rate)
         forward, backward = forward + times * fwd, backward + times * bwd
     heads = model.heads / t
+    if context_layout == "ulysses":  # all-to-alls give each device the whole sequence for heads / (t · P) heads
+        heads, seq = heads / seq, 1
     if flash_attention:
         pairs = sequences * heads * busiest_pairs(seq_len, seq, context_layout)
         blocks = sequences * heads * math.ceil(seq_len / seq / QUERY_BLOCK)

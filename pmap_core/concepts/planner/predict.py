@@ -77,7 +77,7 @@ class Layout:
     microbatches: int = 1          # M per step on each data replica
     virtual: int = 1               # interleaved stages per device (1: plain GPipe / 1F1B bubble)
     sequence_parallel: bool = True  # Megatron's: the residual stream split by positions over `model`
-    context: str = "zigzag"        # which positions each device of `seq` holds: zigzag or contiguous (`compute`)
+    context: str = "zigzag"        # how `seq` splits attention: zigzag, contiguous (ring) or ulysses (`compute`)
     replica: int = 1               # replicas of the data axis's ZeRO group (HSDP), outermost
 
     @property
@@ -418,7 +418,11 @@ def comm_bytes(model: ModelShape, layout: Layout, workload: Workload, assumption
             whole = whole_block_params(model) * blocks + (0 if assumptions.vocab_parallel else (
                 model.param_counts()["embed"] + (model.param_counts()["head"] if layout.stage == 1 else 0)))
             found[MODEL_AXIS] += 2 * whole * v * (layout.model - 1) / layout.model
-    if layout.seq > 1:
+    if layout.seq > 1 and layout.context == "ulysses":  # Q, K, V and the output, each of its own width
+        width = (2 * model.q_width + 2 * model.kv_width) / 4 / layout.model
+        terms = analytic.context_comm_terms("ulysses", b, workload.seq_len, width, 1, 0.0, 1, layout.seq, v)
+        found[SEQ_AXIS] = sum(t.bytes for t in terms[:2]) * blocks * m * recompute
+    elif layout.seq > 1:
         terms = analytic.context_comm_terms("allgather", b, workload.seq_len, model.kv_width // layout.model, 1, 0.0,
                                             1, layout.seq, v)
         found[SEQ_AXIS] = sum(t.bytes for t in terms[:2]) * blocks * m * recompute
@@ -462,16 +466,19 @@ def axis_comms(model: ModelShape, layout: Layout, workload: Workload, hardware: 
         # The gradient's collectives run over every device that holds the same parameters: data · seq · expert.
         size = layout.size(axis) if axis != DATA_AXIS else layout.data * layout.seq * layout.expert
         seconds = sent / level.bytes_s
-        exposed = exposed_seconds(axis, seconds, assumptions.overlap, attention_s)
+        exposed = exposed_seconds(axis, seconds, assumptions.overlap, attention_s, layout.context)
         out.append(AxisComm(axis, size, NODE if index == 0 else CLUSTER, level.name, sent, seconds, exposed))
     return tuple(sorted(out, key=lambda c: PLAN_AXES.index(c.axis)))
 
 
-def exposed_seconds(axis: str, seconds: float, overlap: float, attention_s: float | None) -> float:
+def exposed_seconds(axis: str, seconds: float, overlap: float, attention_s: float | None,
+                    context: str = "zigzag") -> float:
     """An axis's seconds left beside compute: a share `overlap` hidden; ring attention's K and V (the seq axis, with
     the compute modelled by operation) hidden wholly behind the attention they feed, the rest exposed (its overlap
     condition: a block's transfer no longer than its attention)."""
     if attention_s is not None:
+        if axis == SEQ_AXIS and context == "ulysses":  # the attention waits for its heads
+            return seconds
         if axis == SEQ_AXIS:
             return max(0.0, seconds - attention_s)
         if axis == MODEL_AXIS:

@@ -186,6 +186,7 @@ class PublishedRun:
     dropout: bool = False          # dropout on the attention's probabilities and the residual stream (GPT's 0.1)
     sequence_parallel: bool = True  # Megatron-LM's sequence parallelism (2022: none in the 2021 runs)
     zero: int | None = None        # the ZeRO stage the paper ran, where it says (Megatron-LM 2021: none, 0)
+    context: str | None = None     # how its seq axis split attention, where it says
 
     @property
     def sequences(self) -> int:
@@ -208,8 +209,9 @@ PUBLISHED = {r.key: r for r in (
                  LLAMA3_TABLE4, remat="none"),
     PublishedRun("llama3-405b-16k", "llama3-405b", "h100", 16384, 8, 1, 16, 128, 8192, 16 * 2**20, 400, 0.41,
                  LLAMA3_TABLE4, remat="none"),
+    # §3.3.2: context parallelism by all-gathering K and V, each sequence cut into 2 × CP chunks for load balance.
     PublishedRun("llama3-405b-16k-128k", "llama3-405b", "h100", 16384, 8, 16, 16, 8, 131_072, 16 * 2**20, 380,
-                 0.38, LLAMA3_TABLE4),
+                 0.38, LLAMA3_TABLE4, context="zigzag"),
     *(PublishedRun(f"megatron-{model.removeprefix('gpt-')}", model, "a100", gpus, tp, 1, pp, gpus // (tp * pp), 2048,
                    batch * 2048, tflops, percent / 100, MEGATRON, counts_recompute=True, remat="full",
                    flash_attention=False, dropout=True, sequence_parallel=False, zero=0)

@@ -115,6 +115,16 @@ def _choices(model: ModelShape, layout: Layout, workload: Workload) -> list[tupl
     return [(m, v) for m in counts for v in virtuals]
 
 
+def contexts(model: ModelShape, layout: Layout, workload: Workload) -> tuple[str, ...]:
+    """How a seq axis of P may split attention: zig-zag where the sequence cuts into 2P chunks (else, or where the
+    layout asks for it, contiguous), and Ulysses where P divides the heads a device holds (its head limit)."""
+    if layout.seq == 1:
+        return (layout.context,)
+    zigzag = workload.seq_len % (2 * layout.seq) == 0 and layout.context != "contiguous"
+    ring = "zigzag" if zigzag else "contiguous"
+    return (ring, "ulysses") if (model.heads // layout.model) % layout.seq == 0 else (ring,)
+
+
 Runnable = Callable[[Layout], bool]  # whether a variant can run where the plan is for (the lab: `check.runnable`)
 
 
@@ -124,8 +134,9 @@ def variants(model: ModelShape, layout: Layout, workload: Workload, remats: tupl
     policy, micro-batch count and interleaving; only those `runnable` accepts, where given."""
     group = layout.data * layout.seq * layout.expert
     stages = ZERO_STAGES if group > 1 else (0,)
-    found = [dataclasses.replace(layout, zero=z, remat=r, microbatches=m, virtual=v)
-             for (m, v), z, r in itertools.product(_choices(model, layout, workload), stages, remats)]
+    found = [dataclasses.replace(layout, zero=z, remat=r, microbatches=m, virtual=v, context=c)
+             for (m, v), z, r, c in itertools.product(_choices(model, layout, workload), stages, remats,
+                                                       contexts(model, layout, workload))]
     return [v for v in found if runnable(v)] if runnable is not None else found
 
 
@@ -230,6 +241,7 @@ def evaluate_published(run: PublishedRun, model: ModelShape, hardware: Hardware,
         best = best_variant(model, layout, workload, hardware, assumptions, remats, dropout=run.dropout)
         assert best is not None  # every variant is tried
         return best[0]
-    tried = [v for v in variants(model, layout, workload, remats) if run.zero is None or v.zero == run.zero]
+    tried = [v for v in variants(model, layout, workload, remats)
+             if run.zero in (None, v.zero) and run.context in (None, v.context)]
     found = [predict(model, v, workload, hardware, assumptions, run.dropout) for v in tried]
     return Plan(min(found, key=lambda p: p.step_s), len(found), sum(p.fits for p in found))
