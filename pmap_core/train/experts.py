@@ -50,7 +50,7 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
 from pmap_core.train import logical, models, transformer
-from pmap_core.train.config import MAX_CAPACITY_FACTOR, MAX_EXPERTS, MAX_MESH_EXPERT, MIN_CAPACITY_FACTOR
+from pmap_core.train.config import MAX_CAPACITY_FACTOR, MAX_EXPERTS, MIN_CAPACITY_FACTOR
 from pmap_core.train.mesh import DATA_AXIS, EXPERT_AXIS, build_mesh
 from pmap_core.train.program import (
     AnalyticModel,
@@ -69,6 +69,7 @@ from pmap_core.validation import LabInputError, check_elements
 
 # The tokens (batch, length): rows over data × expert (train.logical.EXPERT_PARALLEL).
 TOKENS = logical.spec(logical.TOKENS, logical.EXPERT_PARALLEL)
+MAX_MESH_EXPERT = 64  # devices on the expert axis
 WHOLE = P()  # the loss, the learning rate
 BOTH = (DATA_AXIS, EXPERT_AXIS)
 

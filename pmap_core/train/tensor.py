@@ -48,7 +48,7 @@ from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
 from pmap_core.train import logical, models, transformer
-from pmap_core.train.config import MAX_MESH_MODEL, check_two_layers
+from pmap_core.train.config import check_two_layers
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, build_mesh
 from pmap_core.train.program import (
     AnalyticModel,
@@ -80,6 +80,7 @@ SEQUENCE_TOKENS = logical.spec(logical.TOKENS, logical.SEQUENCE_PARALLEL)
 # Sequence parallelism: off; on, Megatron-LM's (each column-parallel product's input gathered again in the backward
 # pass); keep (each gathered input kept whole for the backward pass: no second gather).
 SEQUENCE_PARALLEL_CHOICES = ("off", "on", "keep")
+MAX_MESH_MODEL = 64  # devices on the model axis
 # The hidden layer's and the output layer's parameters, by the names the model gives them.
 (HIDDEN_WEIGHT, HIDDEN_BIAS), (OUTPUT_WEIGHT, OUTPUT_BIAS) = models.layer_names("mlp")
 
