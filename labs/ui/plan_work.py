@@ -1,14 +1,14 @@
 """The Plan page's planning, off the page's own run (`labs.ui.background`): the ranking of a setting (a published
 model on 16,384 devices compares hundreds of layouts, each with every variant: seconds of pure Python) and the
-published runs' predictions. Each is planned once on this server and kept for every visitor asking for the same;
-the server's warm-up plans the page's default setting before anyone opens it."""
+published runs' predictions. Each is planned once on this server and kept for every visitor asking for the same.
+The server's warm-up leaves them alone: its default setting's ranking, pure Python, took the interpreter from the
+first visitors of a fresh server (with it in the warm-up, the class benchmark's server CPU rose from 29 s to 46 s)."""
 
 from __future__ import annotations
 
 from labs.ui import background
-from pmap_core.concepts.planner import HARDWARE, MODELS, search
+from pmap_core.concepts.planner import HARDWARE, search
 from pmap_core.concepts.planner import view as pv
-from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS
 
 DEFAULT_MODEL, DEFAULT_HARDWARE = "llama3-405b", "h100"
 PRESET_DEVICES, PRESET_SEQ_LEN, PRESET_TOKENS = 16_384, 8192, 16 * 2**20  # Llama 3 405B's run (its Table 4)
@@ -38,10 +38,3 @@ def published(assumptions, wait_s: float | None = background.WAIT_S) -> tuple[pv
     """Every published run predicted twice (`view.published_rows`), or None while it is being planned."""
     return background.result(published_key(assumptions), pv.published_rows, assumptions, wait_s=wait_s)
 
-
-def warm_up() -> None:
-    """Start planning the page's default setting, and predicting the published runs, before anyone opens the
-    page (without waiting: the jobs' daemon threads never hold up a server that stops)."""
-    work = pv.workload(PRESET_TOKENS, PRESET_SEQ_LEN, PRESET_PRECISION)
-    ranked(MODELS[DEFAULT_MODEL], DEFAULT_HARDWARE, PRESET_DEVICES, work, DEFAULT_ASSUMPTIONS, wait_s=0)
-    published(DEFAULT_ASSUMPTIONS, wait_s=0)

@@ -127,14 +127,8 @@ def _composition_default() -> None:
     shared_results("jit_composition").put((devices, 128, 10, 3), composition.composition_report(devices, 128, 10, 3))
 
 
-def _plan_default() -> None:
-    from labs.ui import plan_work
-
-    plan_work.warm_up()
-
-
 WARM_UP_STEPS: tuple[Callable[[], object], ...] = (_imports, _concept_defaults, _tracking_store, _demo_default,
-                                                   _composition_default, _plan_default)
+                                                   _composition_default)
 _stop = threading.Event()
 
 
