@@ -301,3 +301,22 @@ def test_the_page_answers_before_it_plans_or_compiles_and_only_the_check_compile
         assert frame_with(at, "compiled_peak_bytes").shape[0] >= 1 and compiled
     finally:
         jax.monitoring.unregister_event_duration_listener(heard)
+
+
+def test_each_worksheet_step_opens_the_page_on_the_figure_its_answer_is():
+    """The link of a step opens the page on the assumptions its question states: the figure the page reveals for
+    the step's own layout is the step's answer (a step that assumes 60% of peak for every FLOP opens the page with
+    that choice, not with compute timed by operation)."""
+    from pmap_core.practice import worksheets
+
+    sheet = next(s for s in worksheets.load_sheets().sheets if s.id == "14_plan").at(8)
+    steps = {step.id: step for step in sheet.steps}
+    for step_id, query in worksheet_queries("14_plan", 8):
+        if "quantity" not in query:
+            continue
+        answer = worksheets.compute_answer(steps[step_id], None)
+        at = open_plan(**query)
+        at.number_input(key=f"plan.guess.{query['quantity']}").set_value(float(answer)).run()
+        button(at, "plan.reveal").click().run()
+        shown = f"{float(answer):.4g}"
+        assert TEXTS["outcome"]["en"].split("{unit}")[0].format(guess=shown, answer=shown) in said(at), step_id
