@@ -125,12 +125,37 @@ def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
 
 # --- real Chromium ------------------------------------------------------------
 
+# Walks a ForwardMsg's top-level protobuf fields, calling visit(field, wire type, value: a varint's value, else
+# null) until visit returns something other than undefined, which it returns (undefined at the end, or at a wire
+# type it cannot step over). Defined once, whichever recorder a page is given first.
+FORWARD_MSG_FIELDS = """
+window.__forwardMsgField = window.__forwardMsgField || ((bytes, visit) => {
+  let i = 0;
+  const varint = () => {
+    let value = 0, shift = 0, byte;
+    do { byte = bytes[i++]; value += (byte & 127) * 2 ** shift; shift += 7; } while (byte & 128);
+    return value;
+  };
+  while (i < bytes.length) {
+    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
+    const value = wire === 0 ? varint() : null;
+    const seen = visit(field, wire, value);
+    if (seen !== undefined) return seen;
+    if (wire === 2) { const length = varint(); i += length; }  // not i += varint(): i is read first
+    else if (wire === 1) i += 8;
+    else if (wire === 5) i += 4;
+    else if (wire !== 0) return undefined;
+  }
+  return undefined;
+});
+"""
+
 # Records, in the page's own clock, every change of the app's script state: a rerun's end is
 # read from the record, so a rerun that ends before Python looks is still timed exactly. A busy
 # page may deliver a rerun's start and end in one callback: the records' old values keep both.
 # A busy page may also apply them in one render, so that the state never changes in the page:
 # `__mainChanged` keeps the time of the main area's last change, for a fallback (load_sessions).
-STATE_RECORDER = """
+STATE_RECORDER = FORWARD_MSG_FIELDS + """
 window.__states = [];
 window.__mainChanged = 0;
 const pushState = (state, t) => {
@@ -155,23 +180,8 @@ new MutationObserver((records) => {
 // So the end of each run is also read off the websocket: when the page receives the ForwardMsg whose
 // field 6 (script_finished) is 0 (FINISHED_SUCCESSFULLY), after every delta of the run.
 window.__finishes = [];
-const runFinished = (bytes) => {
-  let i = 0;
-  const varint = () => {
-    let value = 0, shift = 0, byte;
-    do { byte = bytes[i++]; value += (byte & 127) * 2 ** shift; shift += 7; } while (byte & 128);
-    return value;
-  };
-  while (i < bytes.length) {
-    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
-    if (wire === 0) { const value = varint(); if (field === 6) return value === 0; }
-    else if (wire === 2) { const length = varint(); i += length; }  // not i += varint(): i is read first
-    else if (wire === 1) i += 8;
-    else if (wire === 5) i += 4;
-    else return false;
-  }
-  return false;
-};
+const runFinished = (bytes) => window.__forwardMsgField(bytes, (field, wire, value) =>
+  (wire === 0 && field === 6) ? value === 0 : undefined) === true;
 const NativeWebSocket = window.WebSocket;
 window.WebSocket = class extends NativeWebSocket {
   constructor(...args) {
@@ -304,24 +314,9 @@ st.markdown(f"Each of the {devices} devices holds one value; `{op}` combines the
 
 # Beside STATE_RECORDER: when the socket opened, when the page sent its first message (its request to run),
 # and each message the server sent (its time, bytes, and whether it is a delta: ForwardMsg field 5).
-PARTS_RECORDER = """
+PARTS_RECORDER = FORWARD_MSG_FIELDS + """
 window.__socket = {opened: null, sent: null, messages: []};
-const isDelta = (bytes) => {
-  let i = 0;
-  const varint = () => {
-    let value = 0, shift = 0, byte;
-    do { byte = bytes[i++]; value += (byte & 127) * 2 ** shift; shift += 7; } while (byte & 128);
-    return value;
-  };
-  while (i < bytes.length) {
-    const key = varint(), field = Math.floor(key / 8), wire = key % 8;
-    if (field === 5) return true;
-    if (wire === 0) varint();
-    else if (wire === 2) { const length = varint(); i += length; }
-    else return false;
-  }
-  return false;
-};
+const isDelta = (bytes) => window.__forwardMsgField(bytes, (field) => (field === 5 ? true : undefined)) === true;
 const SocketBeforeParts = window.WebSocket;
 window.WebSocket = class extends SocketBeforeParts {
   constructor(...args) {
