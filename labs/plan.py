@@ -1,11 +1,11 @@
 """Plan a run: every parallel axis at once, for a model on a cluster (`concepts.planner`). The learner sets the model
-(a published preset or the lab's transformer), the hardware (a preset, its figures and source shown), D, the sequence
-length, the global batch in tokens, the precision and the planner's two assumptions; picks a layout and predicts one of
-its figures before the planner shows it; then reads the plans that fit, ranked (a table, memory and step time in
-parts, the verdict in sentences chosen by the figures of what ran), the published runs predicted beside what their
-papers reported, and — on this server's devices — the top plans of the lab's transformer compiled, the planner's
-memory and bytes per mesh axis beside the compiler's (`planner.check`). Nothing here is timed: every figure above the
-last section is a formula's."""
+(a published preset, the lab's transformer, or one typed in as TOML: `ui.plan_inputs`), the hardware (a preset, its
+figures and source shown, or a cluster typed in), D, the sequence length, the global batch in tokens, the precision
+and the planner's two assumptions; picks a layout and predicts one of its figures before the planner shows it; then
+reads the plans that fit, ranked (a table, memory and step time in parts, the verdict in sentences chosen by the
+figures of what ran), the published runs predicted beside what their papers reported, and — on this server's devices —
+the top plans of the lab's transformer compiled, the planner's memory and bytes per mesh axis beside the compiler's
+(`planner.check`). Nothing here is timed: every figure above the last section is a formula's."""
 
 import dataclasses
 import shlex
@@ -14,12 +14,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, plan_validation, predicting
+from labs.ui import charts, classroom, heavy_jobs, plan_inputs, plan_validation, predicting
 from labs.ui.background import done, wait_for
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import link_names, url_bool, url_choice, url_float, url_int
+from labs.ui.plan_inputs import plain
 from labs.ui.plan_work import (
     DEFAULT_HARDWARE,
     DEFAULT_MODEL,
@@ -124,18 +125,22 @@ def show_model(model, lab: bool) -> None:
         st.caption(T("model.lab", params=model.params, layers=model.layers, d_model=model.d_model,
                      heads=model.heads, vocab=model.vocab, positions=model.positions))
         return
+    if model.key == plan_inputs.OWN:
+        st.caption(T("own.name", name=plain(model, model.name)))
     st.caption(T("model.preset", layers=model.layers, d_model=model.d_model, d_ff=model.d_ff, heads=model.heads,
                  kv_heads=model.kv_heads, vocab=model.vocab, params=model.params / 1e9,
-                 active=model.active_params / 1e9, source=model.source))
+                 active=model.active_params / 1e9, source=plain(model, model.source)))
     if model.experts:
         st.caption(T("model.experts", experts=model.experts, top_k=model.top_k, active=model.active_params / 1e9))
 
 
 def show_hardware(hardware) -> None:
+    if hardware.key == plan_inputs.OWN:
+        st.caption(T("own.name", name=plain(hardware, hardware.name)))
     st.caption(T("hardware.figures", peak=hardware.peak_flops / 1e12, memory=hardware.memory_bytes / GB,
-                 hbm=hardware.hbm_bytes_s / 1e12, node=hardware.node, intra_name=hardware.intra_name,
-                 intra=hardware.intra_bytes_s / GB, inter_name=hardware.inter_name, inter=hardware.inter_bytes_s / GB,
-                 source=hardware.source))
+                 hbm=hardware.hbm_bytes_s / 1e12, node=hardware.node, intra_name=plain(hardware, hardware.intra_name),
+                 intra=hardware.intra_bytes_s / GB, inter_name=plain(hardware, hardware.inter_name),
+                 inter=hardware.inter_bytes_s / GB, source=plain(hardware, hardware.source)))
     with st.expander(T("hardware.all")):
         dataframe(T, pd.DataFrame([{
             "hardware": h.name, "peak_tflops": h.peak_flops / 1e12, "memory_gb": h.memory_bytes / GB,
@@ -265,8 +270,8 @@ def verdict_lines(reading: pv.Reading, result: search.PlanResult) -> list[str]:
             lines.append(T("verdict.by_bubble", bubble=runner.bubble, first_bubble=first.bubble, **gap))
         else:
             c = reading.axis_comm
-            lines.append(T("verdict.by_axis", axis=c.axis, size=c.size, level=level_label(c.level), link=c.link,
-                           **gap))
+            lines.append(T("verdict.by_axis", axis=c.axis, size=c.size, level=level_label(c.level),
+                           link=plain(result.hardware, c.link), **gap))
     if reading.bound == pv.BOUND_MEMORY:
         lines.append(T("bound.memory", faster=reading.faster.label(), saved=reading.bound_s,
                        need=reading.faster_bytes / GB, budget=first.memory_budget / GB))
@@ -278,8 +283,9 @@ def verdict_lines(reading: pv.Reading, result: search.PlanResult) -> list[str]:
                        p=layout.stage, v=layout.virtual, m=layout.microbatches))
     else:
         c = reading.bound_comm
-        lines.append(T("bound.axis", axis=c.axis, size=c.size, level=level_label(c.level), link=c.link,
-                       seconds=reading.bound_s, step=first.step_s, sent=c.bytes / GB))
+        lines.append(T("bound.axis", axis=c.axis, size=c.size, level=level_label(c.level),
+                       link=plain(result.hardware, c.link), seconds=reading.bound_s, step=first.step_s,
+                       sent=c.bytes / GB))
     return lines
 
 
@@ -393,16 +399,18 @@ st.markdown(T("intro"))
 st.caption(T("sources"))
 
 st.header(T("run.heading"))
-model_names = {pv.LAB_MODEL: T("lab_model"), **{key: m.name for key, m in MODELS.items()}}
+OWN = plan_inputs.OWN
+model_names = {pv.LAB_MODEL: T("lab_model"), OWN: T("own_model"), **{key: m.name for key, m in MODELS.items()}}
 cols = st.columns(2)
 with cols[0]:
-    model_key = url_choice(T, "model", [*MODELS, pv.LAB_MODEL], DEFAULT_MODEL, labels=model_names)
+    model_key = url_choice(T, "model", [*MODELS, pv.LAB_MODEL, OWN], DEFAULT_MODEL, labels=model_names)
+    model_text = plan_inputs.text(T, "model", DEFAULT_MODEL) if model_key == OWN else None
 with cols[1]:
-    hardware_key = url_choice(T, "hardware", list(HARDWARE), DEFAULT_HARDWARE,
-                              labels={key: h.name for key, h in HARDWARE.items()})
+    hardware_key = url_choice(T, "hardware", [*HARDWARE, OWN], DEFAULT_HARDWARE,
+                              labels={OWN: T("own_hardware"), **{key: h.name for key, h in HARDWARE.items()}})
+    hardware_text = plan_inputs.text(T, "hardware", DEFAULT_HARDWARE) if hardware_key == OWN else None
 forget_when_changed(MODEL_WAS, model_key, RUN_SETTINGS)
 lab = model_key == pv.LAB_MODEL
-hardware = HARDWARE[hardware_key]
 available = runtime_info().device_count
 sizes = transformer_settings(T) if lab else None
 cols = st.columns(4)
@@ -423,20 +431,23 @@ with cols[0]:
 with cols[1]:
     overlap = url_float(T, "overlap", DEFAULT_ASSUMPTIONS.overlap, 0.0, 1.0, step=0.05)
 st.caption(T("assumptions"))
-show_hardware(hardware)
 
-model = work = result = None
+hardware = model = work = result = None
 assumptions = dataclasses.replace(DEFAULT_ASSUMPTIONS, achievable=achievable, overlap=overlap)
 with guard(T):
-    model = check.lab_model(pv.lab_dims(sizes["d_model"], sizes["heads"], seq_len, sizes["vocab"]),
-                            sizes["layers"]) if lab else MODELS[model_key]
+    hardware = HARDWARE[hardware_key] if hardware_text is None else plan_inputs.hardware(T, hardware_text)
+    show_hardware(hardware)
+    if lab:
+        model = check.lab_model(pv.lab_dims(sizes["d_model"], sizes["heads"], seq_len, sizes["vocab"]), sizes["layers"])
+    else:
+        model = MODELS[model_key] if model_text is None else plan_inputs.model(T, model_text)
     show_model(model, lab)
     work = pv.workload(tokens, seq_len, precision)
-    result = ranked(model, hardware_key, devices, work, assumptions)  # None while it is planned in the background
+    result = ranked(model, hardware, devices, work, assumptions)  # None while it is planned in the background
 if result is not None:
     st.caption(T("workload", sequences=work.sequences, seq_len=work.seq_len, tokens=work.tokens, d=devices,
                  layouts=len(result.plans) + len(result.unfit), fitting=len(result.plans)))
-elif work is not None and not done(key := ranked_key(model, hardware_key, devices, work, assumptions)):
+elif work is not None and not done(key := ranked_key(model, hardware, devices, work, assumptions)):
     wait_for((key,), lambda seconds: st.info(T("planning", d=devices, seconds=seconds), icon="⏳"))
 
 st.header(T("predict.heading"))
@@ -449,7 +460,7 @@ if result is not None:
     pick = pick_widgets(result, work)
     quantity = url_choice(T, "quantity", pv.QUANTITIES, "memory", radio=True)
     guess = st.number_input(T(f"w.guess.{quantity}"), value=None, format="%g", key=f"plan.guess.{quantity}")
-    settings = (model, hardware_key, devices, work, assumptions, pick, quantity)
+    settings = (model, hardware, devices, work, assumptions, pick, quantity)
     if guess is None:
         st.caption(T("predict.first"))
     clicked = st.button(T("button.reveal"), key="plan.reveal", disabled=guess is None, type="primary")

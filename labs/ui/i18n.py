@@ -28,7 +28,7 @@ class Texts:
     def __init__(self, page: str):
         self.page = page
 
-    def __call__(self, key: str, **values: object) -> str:
+    def __call__(self, key: str, /, **values: object) -> str:
         entry = table(self.page).get(key) or table("common").get(key)
         if entry is None:
             raise KeyError(f"no text {key!r} for page {self.page!r}")

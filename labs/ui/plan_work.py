@@ -7,7 +7,7 @@ first visitors of a fresh server (with it in the warm-up, the class benchmark's 
 from __future__ import annotations
 
 from labs.ui import background
-from pmap_core.concepts.planner import HARDWARE, search
+from pmap_core.concepts.planner import search
 from pmap_core.concepts.planner import view as pv
 
 DEFAULT_MODEL, DEFAULT_HARDWARE = "llama3-405b", "h100"
@@ -15,19 +15,17 @@ PRESET_DEVICES, PRESET_SEQ_LEN, PRESET_TOKENS = 16_384, 8192, 16 * 2**20  # Llam
 PRESET_PRECISION = "mixed"
 
 
-def _plan(model, hardware_key: str, devices: int, work, assumptions) -> search.PlanResult:
-    return search.plan(model, HARDWARE[hardware_key], devices, work, assumptions)
+def ranked_key(model, hardware, devices: int, work, assumptions) -> tuple:
+    """The ranking's job, keyed on the model's and the hardware's values (frozen dataclasses: a preset's, or one
+    typed in)."""
+    return ("plan.ranked", model, hardware, devices, work, assumptions)
 
 
-def ranked_key(model, hardware_key: str, devices: int, work, assumptions) -> tuple:
-    return ("plan.ranked", model, hardware_key, devices, work, assumptions)
-
-
-def ranked(model, hardware_key: str, devices: int, work, assumptions,
+def ranked(model, hardware, devices: int, work, assumptions,
            wait_s: float | None = background.WAIT_S) -> search.PlanResult | None:
     """Every layout of `devices` ranked (`search.plan`), or None while it is being planned."""
-    return background.result(ranked_key(model, hardware_key, devices, work, assumptions), _plan, model,
-                             hardware_key, devices, work, assumptions, wait_s=wait_s)
+    return background.result(ranked_key(model, hardware, devices, work, assumptions), search.plan, model, hardware,
+                             devices, work, assumptions, wait_s=wait_s)
 
 
 def published_key(assumptions) -> tuple:

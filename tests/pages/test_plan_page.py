@@ -19,6 +19,7 @@ from conftest import assert_clean, button, frame_with, open_lab, said, worksheet
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from labs.texts import table as text_table
+from labs.ui.visitor import literal
 from pmap_core.concepts.planner import (
     HARDWARE,
     MODELS,
@@ -31,6 +32,7 @@ from pmap_core.concepts.planner import (
 )
 from pmap_core.concepts.planner import view as pv
 from pmap_core.concepts.planner.predict import DEFAULT_ASSUMPTIONS, predict
+from pmap_core.concepts.planner.presets import MODEL_KEYS, PRESETS
 from pmap_core.tracking import classroom
 from pmap_core.train import transformer
 from pmap_core.train.config import default_batch
@@ -320,3 +322,59 @@ def test_each_worksheet_step_opens_the_page_on_the_figure_its_answer_is():
         button(at, "plan.reveal").click().run()
         shown = f"{float(answer):.4g}"
         assert TEXTS["outcome"]["en"].split("{unit}")[0].format(guess=shown, answer=shown) in said(at), step_id
+
+
+def preset_text(kind: str, key: str) -> str:
+    return (PRESETS / kind / f"{key}.toml").read_text(encoding="utf-8")
+
+
+def test_a_presets_own_toml_typed_in_plans_as_the_preset():
+    """Llama 3 8B's and the H100's files typed in: the ranking is the presets' (the page starts from presets'
+    files, Llama 3 405B's and the H100's)."""
+    at = open_plan(model="own", hardware="own", devices=64, seq_len=8192, tokens=64 * 8192)
+    assert at.text_area(key="plan.own_model").value == preset_text("models", "llama3-405b")
+    assert at.text_area(key="plan.own_hardware").value == preset_text("hardware", "h100")
+    planned(at.text_area(key="plan.own_model").set_value(preset_text("models", "llama3-8b")).run())
+    assert_clean(at)
+    result = plan(MODELS["llama3-8b"], HARDWARE["h100"], 64, Workload(64, 8192), DEFAULT_ASSUMPTIONS)
+    table = frame_with(at, "mfu_pct")
+    assert list(table["layout"]) == [pv.layout_key(p.layout).replace(",", " × ") for p in result.plans[:10]]
+    assert list(table["step_s"]) == [p.prediction.step_s for p in result.plans[:10]]
+    assert list(table["memory_gb"]) == [p.prediction.memory.total / 1e9 for p in result.plans[:10]]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_wrong_key_in_a_typed_model_gives_one_error_line_naming_it_and_no_ranking(lang):
+    at = open_lab("plan", lang=lang, model="own", devices=1, seq_len=8192, tokens=8192)
+    at.text_area(key="plan.own_model").set_value(preset_text("models", "llama3-8b") + "width = 3\n").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [TEXTS["error.plan_file_key"][lang].format(
+        where=TEXTS["own.model"][lang], key=literal("width"), known=", ".join(MODEL_KEYS))]
+    assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
+    assert TEXTS["planning"][lang].split("{")[0] not in said(at)
+
+
+def test_a_typed_model_not_toml_or_with_a_value_of_the_wrong_kind_or_too_long_gives_one_error_line():
+    at = open_lab("plan", model="own", devices=1, seq_len=8192, tokens=8192)
+    for text, code in (("layers = [", "plan_not_toml"), ('layers = "32"', "plan_file_value"),
+                       ("x" * 5000, "plan_text_size")):
+        at.text_area(key="plan.own_model").set_value(text).run()
+        assert not at.exception
+        assert len(at.error) == 1 and at.error[0].value.startswith(TEXTS["own.model"]["en"]), at.error[0].value
+        assert TEXTS[f"error.{code}"]["en"].split("}")[1].split("{")[0] in at.error[0].value, code
+        assert not [d for d in at.dataframe if "mfu_pct" in d.value.columns]
+
+
+def test_markup_in_a_typed_clusters_names_shows_as_text():
+    """The name and the link names of a cluster typed in show literally, in its caption and in the verdict's
+    sentence on the data axis (the lab's transformer at D = 3: bounded by its data axis over the first link)."""
+    name, link = "**bold** <img src=x>", "[link](http://example.com)"
+    text = preset_text("hardware", "h100").replace('"NVIDIA H100 SXM"', f'"{name}"').replace('"NVLink 4"', f'"{link}"')
+    at = open_plan(model="lab", devices=3, hardware="own")
+    planned(at.text_area(key="plan.own_hardware").set_value(text).run())
+    assert_clean(at)
+    captions = [c.value for c in at.caption]
+    assert TEXTS["own.name"]["en"].format(name=literal(name)) in captions
+    assert any(literal(link) in c and TEXTS["hardware.figures"]["en"].split("{")[0] in c for c in captions)
+    assert literal(link) in " ".join(m.value for m in at.markdown)  # the verdict's bound by the data axis
+    assert not [c for c in [*captions, *(m.value for m in at.markdown)] if f"{name}" in c.replace(literal(name), "")]

@@ -224,6 +224,7 @@ def test_a_model_and_a_cluster_from_files_and_one_layout_as_json(tmp_path):
      {"model.toml": MODEL_FILE.replace("heads = 8\nkv_heads = 8", "heads = 6\nkv_heads = 6\nd_head = 32")},
      "--layout 'data=4,model=4,seq=1': model=4 does not divide the 6 heads"),
     ([], {"model.toml": MODEL_FILE + 'colour = "red"\n'}, "model.toml: unknown key 'colour'"),
+    ([], {"model.toml": "layers = [\n"}, "model.toml is not TOML: "),
     (["--layout", "data=4,seq=4", "--context", "ulysses"],
      {"model.toml": MODEL_FILE.replace("heads = 8\nkv_heads = 8", "heads = 6\nkv_heads = 6\nd_head = 32")},
      "--context ulysses does not split this layout's seq axis of 4: Ulysses needs seq to divide the 6 heads"),

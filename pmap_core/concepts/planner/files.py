@@ -23,23 +23,41 @@ from pmap_core.concepts.planner.presets import Hardware, ModelShape, hardware_fr
 from pmap_core.validation import LabInputError
 
 
-def read_toml(path: str | pathlib.Path) -> dict[str, Any]:
+def read_text(path: str | pathlib.Path) -> str:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        return pathlib.Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise LabInputError("plan_file", "cannot read {path}: {reason}", path=str(path),
                             reason=error.strerror or str(error)) from None
+    except UnicodeDecodeError as error:
+        raise LabInputError("plan_not_toml", "{where} is not TOML: {reason}", where=str(path),
+                            reason=str(error)) from None
+
+
+def parse_toml(text: str, where: str) -> dict[str, Any]:
+    """`text` as TOML, or one LabInputError that says where and why not."""
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise LabInputError("plan_file", "{path} is not TOML: {reason}", path=str(path), reason=str(error)) from None
+        raise LabInputError("plan_not_toml", "{where} is not TOML: {reason}", where=where, reason=str(error)) from None
+
+
+def model_from_text(text: str, where: str, key: str = "file") -> ModelShape:
+    """A model's file text (a file's, or typed in on the page), read and checked; `where` names it in errors."""
+    return model_from(parse_toml(text, where), where, key)
+
+
+def hardware_from_text(text: str, where: str, key: str = "file") -> Hardware:
+    """A cluster's file text (a file's, or typed in on the page), read and checked; `where` names it in errors."""
+    return hardware_from(parse_toml(text, where), where, key)
 
 
 def load_model(path: str | pathlib.Path) -> ModelShape:
-    return model_from(read_toml(path), str(path), pathlib.Path(path).stem)
+    return model_from_text(read_text(path), str(path), pathlib.Path(path).stem)
 
 
 def load_hardware(path: str | pathlib.Path) -> Hardware:
-    return hardware_from(read_toml(path), str(path), pathlib.Path(path).stem)
+    return hardware_from_text(read_text(path), str(path), pathlib.Path(path).stem)
 
 
 def model_toml(model: ModelShape) -> str:

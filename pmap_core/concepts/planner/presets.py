@@ -307,7 +307,7 @@ def hardware_from(table: dict[str, Any], where: str, key: str = "file") -> Hardw
     raw = values.pop("levels")
     if not raw or not all(isinstance(level, dict) for level in raw):
         raise LabInputError("plan_file_value", "{where}: levels must be one or more [[levels]] tables, innermost "
-                            "first", where=where)
+                            "first", where=where, key="levels", kind="a list of [[levels]]", value=raw)
     levels = []
     for index, level in enumerate(raw):
         item = _checked(f"{where} [[levels]] {index + 1}", level, LEVEL_KEYS, ("name", "bytes_s"))
