@@ -375,6 +375,6 @@ def test_markup_in_a_typed_clusters_names_shows_as_text():
     assert_clean(at)
     captions = [c.value for c in at.caption]
     assert TEXTS["own.name"]["en"].format(name=literal(name)) in captions
-    assert any(literal(link) in c and TEXTS["hardware.figures"]["en"].split("{")[0] in c for c in captions)
+    assert any(literal(link) in c for c in captions)  # the hardware's figures, its links named
     assert literal(link) in " ".join(m.value for m in at.markdown)  # the verdict's bound by the data axis
     assert not [c for c in [*captions, *(m.value for m in at.markdown)] if f"{name}" in c.replace(literal(name), "")]
