@@ -128,14 +128,18 @@ def trace_file(folder: str) -> str:
 
 
 def load(path: str) -> dict[str, Any]:
-    """The trace's JSON object, refused when the file is larger than MAX_TRACE_BYTES."""
-    size = os.path.getsize(path)
-    if size > MAX_TRACE_BYTES:
-        raise LabInputError("trace_too_large", "the trace is {size:,} bytes; the lab reads at most {limit:,}",
-                            size=size, limit=MAX_TRACE_BYTES)
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as file:
-        return json.load(file)
+    """The trace's JSON object, refused when the file is larger than MAX_TRACE_BYTES, missing or not a trace."""
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_TRACE_BYTES:
+            raise LabInputError("trace_too_large", "the trace is {size:,} bytes; the lab reads at most {limit:,}",
+                                size=size, limit=MAX_TRACE_BYTES)
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rt", encoding="utf-8") as file:
+            return json.load(file)
+    except (OSError, EOFError, ValueError) as error:  # missing, unreadable, a truncated gzip, not JSON
+        raise LabInputError("trace_unreadable", "cannot read the trace {path}: {reason}", path=str(path),
+                            reason=getattr(error, "strerror", None) or str(error)) from None
 
 
 def collective_names(compiled_hlo: str) -> dict[str, str]:

@@ -43,7 +43,7 @@ def test_build_mesh_lays_out_the_asked_axes_in_order_over_the_first_devices(size
     assert tuple(built.devices.shape) == shape
     n = int(np.prod(shape))
     assert list(built.devices.flat) == jax.devices()[:n]
-    assert mesh.axis_sizes(built) == {axis: sizes.get(axis, 1) for axis in mesh.AXES}
+    assert mesh.axis_sizes(built) == {axis: sizes.get(axis, 1) for axis in mesh.MESH_AXES}
 
 
 def test_build_mesh_keeps_make_mesh_s_axis_types():
@@ -66,7 +66,7 @@ def test_build_mesh_refuses_unknown_axes_odd_sizes_and_too_many_devices(sizes, c
         mesh.build_mesh(sizes)
     assert refused.value.code == code
     if code == "unknown_mesh_axis":
-        assert "the mesh axes are data, stage, expert, seq, model" in str(refused.value)
+        assert "the mesh axes are replica, data, stage, expert, seq, model" in str(refused.value)
     if code == "mesh_too_large":
         assert "there are 8" in str(refused.value)
 
@@ -172,8 +172,9 @@ def test_the_cli_s_mesh_option_checks_its_axis_names():
 
     assert _mesh("data=4,model=2") == {"data": 4, "model": 2} and _mesh("model=2,data=4") == {"data": 4, "model": 2}
     assert _mesh("data=2,seq=4") == {"data": 2, "seq": 4}
-    with pytest.raises(argparse.ArgumentTypeError, match=r"axis 'tensor'.*data, stage, expert, seq, model"):
+    assert _mesh("data=4,stage=2") == {"data": 4, "stage": 2} and _mesh("replica=2,data=4") == {"replica": 2, "data": 4}
+    with pytest.raises(argparse.ArgumentTypeError, match=r"axis 'tensor'.*replica, data, stage, expert, seq, model"):
         _mesh("data=4,tensor=2")
-    for text in ("data=4,stage=2", "data=4", "data=x,model=2", "4x2"):
-        with pytest.raises(argparse.ArgumentTypeError, match="expected data=X,model=Y"):
+    for text in ("data=0", "data=x,model=2", "4x2", ""):
+        with pytest.raises(argparse.ArgumentTypeError, match="expected axis=size pairs"):
             _mesh(text)
