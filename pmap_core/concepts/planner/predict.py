@@ -44,8 +44,8 @@ import dataclasses
 import functools
 import math
 
+import pmap_core.concepts.planner.compute as compute
 from pmap_core.concepts.activation_memory import TERMS, Term
-from pmap_core.concepts.planner import compute
 from pmap_core.concepts.planner.presets import Hardware, Level, ModelShape
 from pmap_core.costs import analytic
 from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
