@@ -15,6 +15,7 @@ if _missing and not bs.in_ci():
 
 TEXTS = text_table("profiling")
 BUTTON = ".st-key-training-trace-button button"
+DOWNLOAD = ".st-key-training-trace-download"
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +32,11 @@ def test_the_timeline_of_a_traced_step_is_drawn(context, devices, lang):
         main = page.locator(bs.MAIN)
         main.get_by_text(TEXTS["heading"][lang], exact=True).click()
         page.locator(BUTTON).first.click()
-        bs.wait_ready(page, timeout_ms=240_000, rerun=True)
+        # The run can start later than wait_ready's look for it (the server's first trace, busy cores): wait
+        # for what the run leaves, the trace's download button or an alert, before judging the page.
+        panel = main.locator('[data-testid="stExpander"]').filter(has=page.locator(BUTTON))
+        panel.locator(f"{DOWNLOAD}, [data-testid='stAlert']").first.wait_for(timeout=240_000)
+        bs.wait_ready(page, timeout_ms=240_000)
         shot = bs.save_screenshot(page, f"trace-{lang}-D{devices}")
         assert not bs.exception_texts(page), shot
         assert not page.locator('[data-testid="stAlertContentError"]').count(), shot

@@ -5,6 +5,7 @@ open step waits for a sweep, then checks against it. The sheets themselves: test
 from __future__ import annotations
 
 import pathlib
+import re
 
 import pytest
 
@@ -19,11 +20,22 @@ TEXTS = text_table("worksheet")
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
+def page_sources(script: pathlib.Path) -> str:
+    """The page's source and that of the labs.ui modules it imports, where a page may read its link."""
+    source = script.read_text()
+    modules = set()
+    for names in re.findall(r"^from labs\.ui import ([\w, ]+)$", source, flags=re.M):
+        modules.update(name.strip() for name in names.split(","))
+    modules.update(re.findall(r"^from labs\.ui\.(\w+) import", source, flags=re.M))
+    return source + "".join((ROOT / "labs" / "ui" / f"{name}.py").read_text() for name in sorted(modules)
+                            if (ROOT / "labs" / "ui" / f"{name}.py").exists())
+
+
 def test_every_step_opens_a_lab_with_settings_it_has():
     labs = {lab.script: lab for lab in LABS}
     for sheet, step in STEPS:
         assert step.lab in labs, (sheet.id, step.id)
-        source = (ROOT / script_path(labs[step.lab])).read_text()
+        source = page_sources(ROOT / script_path(labs[step.lab]))
         unknown = [name for name in step.settings if f'"{name}"' not in source and name != "devices"]
         assert not unknown, (sheet.id, step.id, unknown)
         assert step.query("zh")["lang"] == "zh"
