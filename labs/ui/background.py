@@ -7,8 +7,9 @@ the job is done (waiting WAIT_S at most), else None, and then draws `wait_for`, 
 seconds and runs the page again once the job is done. A job that failed raises its error where the page asks
 (inside the page's `guard`), once: the next ask starts it again.
 
-The threads are daemons: a job here computes with Python alone (never a JAX compile, which a daemon thread
-cut off at exit aborts), so a server that stops does not wait for it.
+A job may compile and run JAX (`in_heavy_slot` gives it one of the server's heavy-job slots, waited for unseen).
+So the threads are not daemons (a daemon thread inside a JAX compile when the interpreter exits aborts the process):
+on exit the jobs still waiting are dropped and the exit waits for the job in progress only.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from typing import Any
 
 import streamlit as st
 
-MAX_KEPT = 32  # results kept on this server, the least recently asked for going first; running jobs always stay
+from labs.ui import heavy_jobs
+
+MAX_KEPT = 64  # results kept on this server, the least recently asked for going first; running jobs always stay
 WAIT_S = 0.25  # how long a page's run waits for a job before it answers without it
 POLL_S = 0.5  # how often a page that waits looks again
+_stop = threading.Event()  # set when the interpreter exits: a job that has not started yet does not start
 
 
 @dataclass(frozen=True)
@@ -58,12 +62,14 @@ class Jobs:
             finished = [k for k, j in self._jobs.items() if j.future.done()]
             for old in finished[:max(0, len(finished) - self.max_kept)]:
                 del self._jobs[old]
-        threading.Thread(target=self._run, args=(job.future, work, args), name="pmap-lab-job", daemon=True).start()
+        threading.Thread(target=self._run, args=(job.future, work, args), name="pmap-lab-job", daemon=False).start()
         return job
 
     def _run(self, future: concurrent.futures.Future, work: Callable[..., Any], args: tuple) -> None:
         with self._one_at_a_time:
             try:
+                if _stop.is_set():
+                    raise RuntimeError("the server is stopping")
                 future.set_result(work(*args))
             except BaseException as error:  # noqa: BLE001 - raised again where a page asks for the result
                 future.set_exception(error)
@@ -86,7 +92,27 @@ class Jobs:
 @st.cache_resource(show_spinner=False)
 def jobs() -> Jobs:
     """This server's jobs, one object for every session (st.cache_resource)."""
+    threading._register_atexit(_stop.set)  # runs before the interpreter joins its threads
     return Jobs()
+
+
+def in_heavy_slot(work: Callable[..., Any]) -> Callable[..., Any]:
+    """`work` as a job that holds one of the server's heavy-job slots while it runs (JAX work: a compile, a run),
+    waiting in line without a page to show it; called in a page's run, which finds the server's queue."""
+    queue = heavy_jobs.server_queue()
+
+    def held(*args: Any) -> Any:
+        ticket = object()
+        try:
+            queue.join(ticket)
+            while not queue.wait(ticket, heavy_jobs.HEAVY_POLL_SECONDS):
+                if _stop.is_set():
+                    raise RuntimeError("the server is stopping")
+            return work(*args)
+        finally:
+            queue.leave(ticket)
+
+    return held
 
 
 def result(key: Hashable, work: Callable[..., Any], *args: Any, wait_s: float | None = WAIT_S) -> Any:
@@ -100,6 +126,11 @@ def result(key: Hashable, work: Callable[..., Any], *args: Any, wait_s: float | 
     except BaseException:
         jobs().forget(key, job)
         raise
+
+
+def heavy_result(key: Hashable, work: Callable[..., Any], *args: Any, wait_s: float | None = WAIT_S) -> Any:
+    """`result` of JAX work (a compile, a run): its job holds a heavy-job slot while it runs (`in_heavy_slot`)."""
+    return result(key, in_heavy_slot(work), *args, wait_s=wait_s)
 
 
 def done(key: Hashable) -> bool:

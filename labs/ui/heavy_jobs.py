@@ -100,6 +100,11 @@ def _heavy_slots() -> HeavyQueue:
     return HeavyQueue(slot_count())
 
 
+def server_queue() -> HeavyQueue:
+    """This server's queue, for work that holds a slot off any page's run (`labs.ui.background`)."""
+    return _heavy_slots()
+
+
 def server_slots() -> int:
     """How many heavy-job slots this server has."""
     return _heavy_slots().slots
