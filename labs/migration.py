@@ -8,7 +8,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, heavy_jobs
+from labs.ui import background, charts
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
@@ -22,27 +22,15 @@ T = texts("migration")
 PROGRAMS = {"pmap": migration.pmap_step, "shard_map": migration.shard_map_step, "jit": migration.jit_step}
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
-def three_ways(devices: int, per_device: int) -> migration.ThreeWays:
-    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
-        return migration.run_three_ways(devices, per_device)
-
-
 @st.cache_data(show_spinner=False, max_entries=256)
 def placement(devices: int, mesh: str, spec: str, rows: int, cols: int) -> mesh_view.Placement:
     return mesh_view.place(devices, mesh, spec, rows, cols)
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def hlo_report(devices: int, model: str) -> migration.HloReport:
-    with heavy_jobs.heavy_job(T), st.spinner(T("compiling")):
-        return migration.inspect_hlo(devices, model)
-
-
-@st.cache_data(show_spinner=False, max_entries=256)
-def version_step(devices: int, name: str) -> migration_steps.StepRun:
-    with heavy_jobs.heavy_job(T), st.spinner(T("steps.running")):  # a cache hit never queues
-        return migration_steps.run_step(name, devices)
+def working(what: str, keys: tuple) -> None:
+    """The ⏳ note of a section whose programs still compile or run off the page's run; the page shows the section
+    once they are done."""
+    background.wait_for(keys, lambda seconds: st.info(T("working", what=T(what), seconds=seconds), icon="⏳"))
 
 
 def yes_no(flag: bool) -> str:
@@ -268,12 +256,16 @@ with left:
 with right:
     per_device = url_int(T, "per_device", 2, 1, migration.MAX_PER_DEVICE)
 
-with guard(T):
-    result = three_ways(devices, per_device)
-    show_ways(result, per_device)
-    show_changes(result)
-    show_results(result)
-    show_trap(result.trap)
+with guard(T):  # the page answers at once: each section's programs compile and run in the background
+    ways_key = ("migration.ways", devices, per_device)
+    result = background.heavy_result(ways_key, migration.run_three_ways, devices, per_device)
+    if result is None:
+        working("running", (ways_key,))
+    else:
+        show_ways(result, per_device)
+        show_changes(result)
+        show_results(result)
+        show_trap(result.trap)
     export_button(T, lambda: export.migration_export(devices, per_device))
     show_code(T, migration.loss_fn, migration.sgd, migration.place, migration.run_way, migration.reference,
                  migration.changes, migration.shard_map_grads, migration.run_trap)
@@ -286,18 +278,30 @@ st.subheader(T("hlo.heading"))
 model = url_choice(T, "model", models.MODELS, "mlp", radio=True)
 st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
 with guard(T):
-    show_hlo(hlo_report(devices, model))
+    hlo_key = ("migration.hlo", devices, model)
+    report = background.heavy_result(hlo_key, migration.inspect_hlo, devices, model, wait_s=0)
+    if report is None:
+        working("compiling", (hlo_key,))
+    else:
+        show_hlo(report)
     show_code(T, migration.inspect_hlo, hlo.collectives)
 
 st.subheader(T("steps.heading"))
 st.markdown(T("steps.body", version=runtime_info().jax_version, devices=devices,
               recorded=migration_steps.RECORDED_ON))
-version_runs = []
+version_runs, running = [], []
 for step_name in migration_steps.STEP_NAMES:
     with guard(T):  # a step that fails shows its error; the others still show
-        version_runs.append(version_step(devices, step_name))
+        step_key = ("migration.step", devices, step_name)
+        run = background.heavy_result(step_key, migration_steps.run_step, step_name, devices, wait_s=0)
+        if run is None:
+            running.append(step_key)
+        else:
+            version_runs.append(run)
 with guard(T):
-    if version_runs:
+    if running:
+        working("steps.running", tuple(running))
+    elif version_runs:
         show_versions(version_runs)
     show_code(T, migration_steps.attempt, migration_steps.residuals_kept, migration_steps.run_step,
               migration_steps.StepRun)

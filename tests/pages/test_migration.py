@@ -1,9 +1,13 @@
 """The migration page in English and 中文: the facts tests/core/test_migration_steps.py checks, as
 the page shows them; changing the mesh, spec and devices redraws from the shards; bad link values
-fall back with a warning."""
+fall back with a warning. The page answers before it compiles: its programs compile and run in the background
+(each section says so with a ⏳ note, and shows once they are done)."""
 
 from __future__ import annotations
 
+import threading
+
+import jax.monitoring
 import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -11,7 +15,13 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from labs.texts import table as text_table
 from pmap_core.concepts import migration
 from pmap_core.train import models
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, until_done
+from tests.apptest_support import open_lab as open_page
+
+
+def open_lab(script: str, **query):
+    """The page once the programs its first run started in the background show."""
+    return until_done(open_page(script, **query))
 
 
 def test_page_renders_with_the_computed_facts():
@@ -49,7 +59,7 @@ def test_page_in_chinese():
 def test_changing_the_mesh_and_spec_redraws_from_the_shards():
     at = open_lab("migration")
     at.selectbox(key="migration.mesh").set_value("4x2")
-    at.selectbox(key="migration.spec").set_value("y,x").run()
+    until_done(at.selectbox(key="migration.spec").set_value("y,x").run())
     assert_clean(at)
     assert at.query_params["mesh"] == "4x2" and at.query_params["spec"] == "y,x"
     assert any("float32[8@y,8@x]" in m.value for m in at.markdown)
@@ -66,11 +76,11 @@ def test_a_spec_the_mesh_lacks_is_an_error_with_jax_own_words():
 
 def test_changing_devices_gives_a_mesh_of_the_new_count():
     at = open_lab("migration")
-    at.slider(key="migration.devices").set_value(3).run()
+    until_done(at.slider(key="migration.devices").set_value(3).run())
     assert not at.exception
     assert at.query_params["mesh"] == "1x3" and at.selectbox(key="migration.mesh").options == ["3", "1x3", "3x1"]
     assert "cuts dimension 1 (size 8) into 3" in at.error[0].value  # 8 columns over 'y' of size 3
-    at.slider(key="migration.cols").set_value(9).run()
+    until_done(at.slider(key="migration.cols").set_value(9).run())
     assert_clean(at)
 
 
@@ -101,11 +111,13 @@ def test_the_trap_the_page_states_is_run_beside_it(devices, lang):
 
 
 def test_bad_link_values_fall_back_with_a_warning():
-    at = open_lab("migration", devices=4, mesh="9x9", spec="<b>", rows=999, model="cnn")
+    at = open_page("migration", devices=4, mesh="9x9", spec="<b>", rows=999, model="cnn")
     assert_clean(at)
-    warnings = " ".join(w.value for w in at.warning)
+    warnings = " ".join(w.value for w in at.warning)  # on the first answer, which reads the link
     for name in ("mesh", "spec", "rows", "model"):
         assert f"`{name}`" in warnings, name
+    until_done(at)
+    assert_clean(at)
     assert {"devices": "4", "mesh": "2x2", "spec": "x,y", "rows": "8", "model": "mlp"}.items() \
         <= at.query_params.items()
 
@@ -115,3 +127,26 @@ def test_a_link_restores_a_one_dimensional_mesh():
     assert_clean(at)
     assert at.selectbox(key="migration.mesh").value == "4" and at.radio(key="migration.model").value == "linear"
     assert any("float32[8@x,8]" in m.value for m in at.markdown)
+
+
+def test_the_first_answer_comes_before_any_compile():
+    """Its first run, on settings no one asked for before, compiles nothing in the page's run and says what is still
+    being worked out; the sections then show, compiled off the page's run."""
+    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
+
+    def heard(name: str, seconds: float, **_) -> None:
+        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
+            compiled.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        at = open_page("migration", devices=6, per_device=5, model="linear")
+        assert_clean(at)
+        assert [i for i in at.info if i.icon == "⏳"]
+        assert at.title[0].value == "pmap → shard_map → jit" and at.get("vega_lite_chart")  # the mesh's blocks
+        until_done(at)
+        assert_clean(at)
+        assert any("All three end with the same parameters" in s.value for s in at.success)
+        assert compiled and set(compiled) == {"pmap-lab-job"}
+    finally:
+        jax.monitoring.unregister_event_duration_listener(heard)

@@ -10,14 +10,14 @@ import pytest
 
 from labs.texts import table as text_table
 from pmap_core.concepts import migration_steps
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, until_done
 
 TEXTS = text_table("migration")
 
 
 @pytest.mark.parametrize(("devices", "lang"), [(1, "en"), (1, "zh"), (3, "en"), (3, "zh")])
 def test_the_section_shows_every_step_beside_0_10_2_with_the_computed_count(devices, lang):
-    at = open_lab("migration", devices=devices, lang=lang)
+    at = until_done(open_lab("migration", devices=devices, lang=lang))
     assert_clean(at)
     assert TEXTS["steps.heading"][lang] in [s.value for s in at.subheader]
     runs = migration_steps.run_steps(devices)
