@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
-from pmap_core.concepts import activation_memory as am
+from pmap_core.concepts import sequence_parallel as seqpar
 from pmap_core.train import transformer
 
 
@@ -27,22 +27,22 @@ def main() -> None:
     parser.add_argument("--model", type=int, nargs="+", default=[2, 4])
     args = parser.parse_args()
     dims, layers = transformer.Dims(), 2
-    whole = am.split_step(dims, layers, args.rows, args.data, 1)
+    whole = seqpar.split_step(dims, layers, args.rows, args.data, 1)
     print("data × model | split | sent per step (bytes) | ÷ TP's | by collective | residuals (bytes) | "
           "÷ t = 1's (1/t)")
     print(f"{args.data}×1 | off | {whole.comm_bytes:,.0f} | | {_kinds(whole)} | {whole.residual_bytes:,} | 1")
     for t in args.model:
-        steps = {sp: am.split_step(dims, layers, args.rows, args.data, t, sp) for sp in am.SPLITS}
+        steps = {sp: seqpar.split_step(dims, layers, args.rows, args.data, t, sp) for sp in seqpar.SPLITS}
         for sp, step in steps.items():
             print(f"{args.data}×{t} | {sp} | {step.comm_bytes:,.0f} | {step.comm_bytes / steps['off'].comm_bytes:.4f} "
                   f"| {_kinds(step)} | {step.residual_bytes:,} | {step.residual_bytes / whole.residual_bytes:.4f} "
                   f"({1 / t:.4f})")
         extra = steps["on"].comm_bytes - steps["keep"].comm_bytes
         print(f"   on − keep = {extra:,.0f} bytes; the backward's second gathers by the formula: "
-              f"{am.regathered_bytes(dims, layers, args.rows, t):,.0f}")
+              f"{seqpar.regathered_bytes(dims, layers, args.rows, t):,.0f}")
 
 
-def _kinds(step: am.SplitStep) -> str:
+def _kinds(step: seqpar.SplitStep) -> str:
     return ", ".join(f"{kind} {value:,.0f}" for kind, value in sorted(step.comm_by_kind.items()) if value)
 
 

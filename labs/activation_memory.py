@@ -16,6 +16,7 @@ from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_int
 from labs.ui.visitor import guard
 from pmap_core.concepts import activation_memory as am
+from pmap_core.concepts import sequence_parallel as seqpar
 from pmap_core.train import tensor, transformer
 
 T = texts("activation_memory")
@@ -242,25 +243,26 @@ def run_split(settings: am.Settings, model: int) -> None:
         bar = st.progress(0.0, text=T("progress.split", split=labels["one"]))
 
         def on_split(name: str) -> None:
-            bar.progress(am.COMPARED.index(name) / len(am.COMPARED), text=T("progress.split", split=labels[name]))
+            bar.progress(seqpar.COMPARED.index(name) / len(seqpar.COMPARED),
+                         text=T("progress.split", split=labels[name]))
 
-        compared = am.compare_splits(settings, model, on_split)
+        compared = seqpar.compare_splits(settings, model, on_split)
         bar.empty()
     st.session_state[SPLIT] = compared
 
 
 def split_labels() -> dict[str, str]:
-    return {name: T(f"split.{name}") for name in am.COMPARED}
+    return {name: T(f"split.{name}") for name in seqpar.COMPARED}
 
 
-def show_split(compared: am.SplitComparison) -> None:
+def show_split(compared: seqpar.SplitComparison) -> None:
     labels, tp, whole = split_labels(), compared.of("off"), compared.one_device.residual_bytes
     rows = [{"split": labels[name], "all_reduce": step.comm_by_kind.get("all-reduce", 0.0),
              "all_gather": step.comm_by_kind.get("all-gather", 0.0),
              "reduce_scatter": step.comm_by_kind.get("reduce-scatter", 0.0), "comm_bytes": step.comm_bytes,
              "comm_vs_tensor": step.comm_bytes / tp.comm_bytes, "residual_bytes": step.residual_bytes,
              "residual_vs_one": step.residual_bytes / whole}
-            for name, step in (("one", compared.one_device), *zip(am.SPLITS, compared.splits, strict=True))]
+            for name, step in (("one", compared.one_device), *zip(seqpar.SPLITS, compared.splits, strict=True))]
     dataframe(T, pd.DataFrame(rows))
     keep, on, t = compared.of("keep"), compared.of("on"), compared.model
     ratio = keep.comm_bytes / tp.comm_bytes
@@ -376,5 +378,5 @@ if measured_here and compared is not None and (compared.settings, compared.model
 elif not measured_here:
     st.caption(T("split.first"))
 
-show_code(T, am.predict, am.saved_residuals, am.compiled_step, am.sweep, transformer.remat_policy, am.split_step,
+show_code(T, am.predict, am.saved_residuals, am.compiled_step, am.sweep, transformer.remat_policy, seqpar.split_step,
           tensor.sequence_parallel_loss)

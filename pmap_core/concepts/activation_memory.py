@@ -7,7 +7,8 @@ arXiv 2205.05198, §4.1): one layer of s tokens, batch b, width h and a heads ke
 16-bit activations, 1-byte dropout masks and an MLP of 4h. `TERMS` is that list, term by term, beside the
 lab's own bytes (float32, no dropout, tanh-GELU, LayerNorm and softmax as JAX differentiates them); `predict`
 sums it for a setting and gives the paper's Table 2 variants (tensor parallelism, sequence parallelism,
-selective and full recomputation, §4.2–4.3).
+selective and full recomputation, §4.2–4.3). Sequence parallelism compiled on a data × model mesh, the page's
+comparison, is in `concepts.sequence_parallel`.
 
 Two readings of JAX, never to be confused with a measurement of memory in use:
 
@@ -31,19 +32,6 @@ remat). Here XLA removes the recomputation whose result the backward does not re
 (the MLP's second weight), whose output only feeds the next block — so the compiler reports each block's
 forward less that product (`recomputed_flops`): about half the whole model's forward pass at the defaults.
 
-Sequence parallelism (§4.2.2; `train.tensor`, `--sequence-parallel`): tensor parallelism leaves the LayerNorms,
-the residual adds and their inputs whole on every device of the model axis (Table 2's 10sbh); splitting them by
-positions divides every term by t. `split_step` compiles one step on a data × model mesh and reads both claims off
-it: the bytes its collectives send (ring bytes from the HLO, `train.footprint`) and the residuals one device keeps
-(JAX's list, each counted by its shard). Megatron-LM gathers each column-parallel product's input again in the
-backward pass so that only its split part is kept ("on"): activations ÷t, and one more all-gather per product
-(`regathered_bytes`) beside the ring's. Kept whole instead ("keep"), the activations' collectives send tensor
-parallelism's bytes, and those inputs are not divided: it holds in memory exactly the bytes Megatron-LM's form sends
-again (`regathered_bytes`), a small share where the attention's s² terms outweigh them. Both forms also sum the
-gradients of the parameters that act on each device's positions (`parameter_gradient_bytes`), which tensor
-parallelism computes on every position and needs no collective for: parameter-sized, whatever b and s, and left out
-of the paper's count.
-
 XLA has its own rematerialisation pass, which may recompute inside one jit on its own when memory is short
 (the JAX flag `jax_compiler_enable_remat_pass`, on by default, turns it off by disabling the HLO pass
 "rematerialization"). `compiled_step(..., xla_remat=False)` passes the same option to one compile: the flag
@@ -61,11 +49,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax._src.ad_checkpoint import saved_residuals as _jax_saved_residuals  # print_saved_residuals's list
-from jax.sharding import NamedSharding
 
-from pmap_core.train import tensor, transformer
-from pmap_core.train.footprint import comm_per_step, compiled_memory, peak_bytes
-from pmap_core.train.program import ProgramSpec
+from pmap_core.train import transformer
+from pmap_core.train.footprint import compiled_memory, peak_bytes
 from pmap_core.validation import LabInputError, check_int
 
 POLICIES = transformer.REMAT_POLICIES
@@ -186,7 +172,7 @@ class Residual:
     argument: bool     # an input of the loss (a parameter or the tokens), kept whatever the policy
 
 
-def _batch(dims: transformer.Dims, layers: int, batch: int) -> tuple[dict, jax.Array, jax.Array]:
+def example_batch(dims: transformer.Dims, layers: int, batch: int) -> tuple[dict, jax.Array, jax.Array]:
     params = transformer.init_params(dims, layers, seed=0)
     x, y = transformer.make_sequences(dims, batch, seed=0)
     return params, jnp.asarray(x), jnp.asarray(y)
@@ -195,7 +181,7 @@ def _batch(dims: transformer.Dims, layers: int, batch: int) -> tuple[dict, jax.A
 def saved_residuals(dims: transformer.Dims, layers: int, batch: int, remat: str) -> list[Residual]:
     """The residuals the loss's forward pass saves for its backward under `remat`, one device, tokens of
     length dims.seq_len."""
-    params, x, y = _batch(dims, layers, batch)
+    params, x, y = example_batch(dims, layers, batch)
     found = _jax_saved_residuals(lambda p, x_, y_: transformer.loss(p, x_, y_, remat=remat), params, x, y)
     return [Residual(tuple(aval.shape), str(aval.dtype), int(np.prod(aval.shape)) * aval.dtype.itemsize, source,
                      source.startswith("from the argument")) for aval, source in found]
@@ -228,7 +214,7 @@ def _compile(f: Any, args: tuple, xla_remat: bool) -> Any:
 @functools.cache
 def _compiled_step(dims: transformer.Dims, layers: int, batch: int, remat: str, xla_remat: bool) -> Any:
     step = jax.value_and_grad(lambda p, x, y: transformer.loss(p, x, y, remat=remat))
-    return _compile(step, _batch(dims, layers, batch), xla_remat)
+    return _compile(step, example_batch(dims, layers, batch), xla_remat)
 
 
 def compiled_step(dims: transformer.Dims, layers: int, batch: int, remat: str, xla_remat: bool = True
@@ -246,7 +232,7 @@ def sgd_losses(dims: transformer.Dims, layers: int, batch: int, remat: str, step
     """The loss before each of `steps` SGD steps of the compiled step under `remat` on one batch, and the
     first step's gradients: what the policies must agree on, since recomputation changes no value."""
     compiled = _compiled_step(dims, layers, batch, remat, True)
-    params, x, y = _batch(dims, layers, batch)
+    params, x, y = example_batch(dims, layers, batch)
     losses, first = [], None
     for _ in range(steps):
         value, grads = compiled(params, x, y)
@@ -258,7 +244,7 @@ def sgd_losses(dims: transformer.Dims, layers: int, batch: int, remat: str, step
 
 def forward_flops(dims: transformer.Dims, layers: int, batch: int) -> float:
     """Compiler-reported FLOPs of the loss's forward pass alone."""
-    return float(_compile(transformer.loss, _batch(dims, layers, batch), True).cost_analysis()["flops"])
+    return float(_compile(transformer.loss, example_batch(dims, layers, batch), True).cost_analysis()["flops"])
 
 
 def recomputed_flops(dims: transformer.Dims, layers: int, batch: int, remat: str) -> int:
@@ -271,126 +257,6 @@ def recomputed_flops(dims: transformer.Dims, layers: int, batch: int, remat: str
     tokens, d, s = batch * dims.seq_len, dims.d_model, dims.seq_len
     per_token = {"none": 0, "selective": 2 * s * d, "full": 16 * d * d + 4 * s * d}[remat]
     return layers * tokens * per_token
-
-
-# ---- sequence parallelism: the bytes sent and the activations kept on a data × model mesh ----
-
-@dataclasses.dataclass(frozen=True)
-class SplitStep:
-    """One value-and-gradient step of the transformer on a data × model mesh, per device."""
-
-    data: int
-    model: int
-    sequence_parallel: str             # train.tensor.SEQUENCE_PARALLEL_CHOICES
-    comm_bytes: float                  # ring bytes sent, every collective of the compiled step
-    comm_by_kind: dict[str, float]
-    residual_bytes: int                # JAX's residuals, each by its shard, the loss's arguments left out
-    loss: float
-    grads: dict[str, np.ndarray]
-
-
-def split_step(dims: transformer.Dims, layers: int, rows: int, data: int, model: int,
-               sequence_parallel: str = "off") -> SplitStep:
-    """`rows` sequences on each data group of a `data` × `model` mesh: tensor parallelism ("off") or sequence
-    parallelism ("on": Megatron-LM's; "keep": each gathered input kept), compiled and run once."""
-    mesh = tensor.tensor_mesh(data, model)
-    spec = ProgramSpec("tensor", "transformer", data * model, rows // model, dims.seq_len, 0, 1, layers=layers,
-                       mesh_model=model, d_model=dims.d_model, heads=dims.heads, seq_len=dims.seq_len,
-                       vocab=dims.vocab, sequence_parallel=sequence_parallel)
-    objective = tensor.objective_of(spec)
-    specs = tensor.param_specs("dp", "transformer", layers)
-    params, x, y = _batch(dims, layers, rows * data)
-    placed = ({name: jax.device_put(value, NamedSharding(mesh, specs[name])) for name, value in params.items()},
-              jax.device_put(x, NamedSharding(mesh, tensor.BATCH_ROWS)),
-              jax.device_put(y, NamedSharding(mesh, tensor.BATCH_ROWS)))
-    with jax.set_mesh(mesh):
-        compiled = jax.jit(jax.value_and_grad(lambda p, x_, y_: objective(p, x_, y_, mesh))).lower(*placed).compile()
-        loss, grads = compiled(*placed)
-    comm = comm_per_step(compiled.as_text(), 1)
-    return SplitStep(data, model, sequence_parallel, comm.bytes_per_step, comm.by_kind,
-                     tensor.residual_bytes_per_device(objective, mesh, *placed), float(loss),
-                     {name: np.asarray(g) for name, g in grads.items()})
-
-
-def gathered_input_bytes(dims: transformer.Dims, layers: int, rows: int) -> int:
-    """Each block's two column-parallel inputs once gathered, (rows, seq_len, d_model) float32: whole on every device
-    of the model axis."""
-    return 2 * layers * rows * dims.seq_len * dims.d_model * LAB_BYTES
-
-
-def regathered_bytes(dims: transformer.Dims, layers: int, rows: int, model: int) -> float:
-    """Ring bytes of the all-gathers Megatron-LM's sequence parallelism adds in the backward pass: the gathered inputs
-    gathered again, (t − 1)/t of them sent. The kept form keeps the same bytes more than Megatron-LM's, in memory: the
-    other devices' parts of those inputs."""
-    return gathered_input_bytes(dims, layers, rows) * (model - 1) / model
-
-
-def parameter_gradient_bytes(dims: transformer.Dims, layers: int, model: int) -> float:
-    """Ring bytes sequence parallelism sends for parameter gradients on a 1 × `model` mesh, which tensor parallelism
-    does not: every parameter that is whole on each device but acts on its positions only gets a gradient from those
-    positions, which the model axis sums — each block's two LayerNorms and the row-parallel products' biases (6h),
-    the final LayerNorm (2h), the token embedding and the output layer (2·vocab·h + vocab), and the loss itself (1),
-    all-reduced (2(t − 1)/t of them sent); the position table's rows each device used are gathered ((t − 1)/t).
-    Float32. Their size is the parameters', whatever b and s: Korthikanti et al.'s count (§4.2.2) is of the
-    activations' collectives only."""
-    h, vocab, t = dims.d_model, dims.vocab, model
-    summed = 6 * layers * h + 2 * h + 2 * vocab * h + vocab + 1
-    return LAB_BYTES * (2 * summed + dims.seq_len * h) * (t - 1) / t
-
-
-# The comparison's rows: one device on the model axis, then tensor parallelism and sequence parallelism's two forms.
-COMPARED = ("one", "off", "keep", "on")
-SPLITS = COMPARED[1:]
-
-
-@dataclasses.dataclass(frozen=True)
-class SplitComparison:
-    """The page's settings on one data group of `model` devices: one device on the model axis (the reference
-    the activations are divided from) and each of `SPLITS` on `model` devices."""
-
-    settings: Settings
-    model: int
-    one_device: SplitStep
-    splits: tuple[SplitStep, ...]   # in the order of SPLITS
-
-    def of(self, sequence_parallel: str) -> SplitStep:
-        return self.splits[SPLITS.index(sequence_parallel)]
-
-    @property
-    def parameter_gradients(self) -> float:
-        """What both forms of sequence parallelism send for parameter gradients, by the formula
-        (`parameter_gradient_bytes`)."""
-        return parameter_gradient_bytes(self.settings.dims, self.settings.layers, self.model)
-
-    @property
-    def regathered(self) -> float:
-        """What Megatron-LM's form adds by the formula (`regathered_bytes`)."""
-        return regathered_bytes(self.settings.dims, self.settings.layers, self.settings.batch, self.model)
-
-    @property
-    def gathered_inputs(self) -> int:
-        """The gathered inputs' bytes, whole (`gathered_input_bytes`)."""
-        return gathered_input_bytes(self.settings.dims, self.settings.layers, self.settings.batch)
-
-
-def compare_splits(settings: Settings, model: int, on_split: Any = None) -> SplitComparison:
-    """`settings`' batch on a 1 × `model` mesh under each of `SPLITS`, and on one device (`on_split(name)` before
-    each); a LabInputError where `model` does not divide the heads, the MLP's width or the sequence."""
-    settings = check_settings(*settings.key)
-    model = check_int("model", model, 1, MAX_MODEL)
-    dims = settings.dims
-    for name, size in (("heads", dims.heads), ("mlp width", transformer.MLP_RATIO * dims.d_model),
-                       ("seq_len", dims.seq_len)):
-        if size % model:
-            raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
-                                axis="model", count=model, name=name, size=size)
-    steps = []
-    for name in COMPARED:
-        if on_split is not None:
-            on_split(name)
-        split_model, split = (1, "off") if name == "one" else (model, name)
-        steps.append(split_step(dims, settings.layers, settings.batch, 1, split_model, split))
-    return SplitComparison(settings, model, steps[0], tuple(steps[1:]))
 
 
 # ---- the sweep over sequence lengths ----
@@ -438,7 +304,6 @@ def sweep(dims: transformer.Dims, layers: int, batch: int, remat: str, seq_lens:
 
 MAX_BATCH, MAX_SEQ_LEN, MAX_D_MODEL, MAX_HEADS, MAX_LAYERS = 16, 64, 64, 8, 4  # a compile in seconds on 2 cores
 MIN_SEQ_LEN = 2
-MAX_MODEL = 64  # devices on the model axis of the comparison: the most the app starts with
 VOCAB = transformer.Dims().vocab
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pmap_core.cli import commands
-from pmap_core.concepts import activation_memory as am
+from pmap_core.concepts import sequence_parallel as seqpar
 from pmap_core.train import transformer
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.plan import validate
@@ -25,7 +25,8 @@ DIMS, LAYERS, ROWS, DATA = transformer.Dims(heads=8, seq_len=64), 2, 16, 1
 @pytest.fixture(scope="module")
 def steps():
     """Each split at t = 1, 2 and 4 (D = 1, 2, 4)."""
-    return {(t, sp): am.split_step(DIMS, LAYERS, ROWS, DATA, t, sp) for t in (1, 2, 4) for sp in ("off", "on", "keep")}
+    return {(t, sp): seqpar.split_step(DIMS, LAYERS, ROWS, DATA, t, sp)
+            for t in (1, 2, 4) for sp in ("off", "on", "keep")}
 
 
 @pytest.mark.parametrize("t", [2, 4])
@@ -52,14 +53,14 @@ def test_beyond_the_ring_s_bytes_it_sums_the_gradients_of_the_parameters_that_se
     the LayerNorms, the row-parallel biases, the embeddings, the output layer and the loss, each device's part summed
     or gathered over the model axis. A vocabulary, a width and a length that differ tell each term apart."""
     dims = transformer.Dims(d_model=32, heads=4, seq_len=16, vocab=48)
-    keep, tp = (am.split_step(dims, 3, 4, 1, t, sp) for sp in ("keep", "off"))
-    assert keep.comm_bytes - tp.comm_bytes == pytest.approx(am.parameter_gradient_bytes(dims, 3, t), rel=1e-9)
+    keep, tp = (seqpar.split_step(dims, 3, 4, 1, t, sp) for sp in ("keep", "off"))
+    assert keep.comm_bytes - tp.comm_bytes == pytest.approx(seqpar.parameter_gradient_bytes(dims, 3, t), rel=1e-9)
 
 
 @pytest.mark.parametrize("t", [2, 4])
 def test_megatrons_gathers_again_once_per_product_in_the_backward_pass(steps, t):
     on, keep = steps[t, "on"], steps[t, "keep"]
-    assert on.comm_bytes - keep.comm_bytes == pytest.approx(am.regathered_bytes(DIMS, LAYERS, ROWS, t), rel=1e-6)
+    assert on.comm_bytes - keep.comm_bytes == pytest.approx(seqpar.regathered_bytes(DIMS, LAYERS, ROWS, t), rel=1e-6)
     assert on.comm_by_kind["reduce-scatter"] == keep.comm_by_kind["reduce-scatter"]
 
 
@@ -78,7 +79,7 @@ def test_kept_whole_it_keeps_in_memory_what_megatrons_form_sends_again(steps, t)
     """The kept form holds the other devices' parts of each gathered input, the bytes Megatron-LM's form sends again
     instead: (t − 1)/t · 2 · layers · b · s · h · 4."""
     on, keep = steps[t, "on"], steps[t, "keep"]
-    assert keep.residual_bytes - on.residual_bytes == am.regathered_bytes(DIMS, LAYERS, ROWS, t)
+    assert keep.residual_bytes - on.residual_bytes == seqpar.regathered_bytes(DIMS, LAYERS, ROWS, t)
 
 
 @pytest.mark.parametrize("t", [2, 4])
@@ -92,7 +93,7 @@ def test_where_the_attention_outweighs_the_gathered_inputs_the_kept_form_meets_b
 
 
 def test_one_model_device_is_tensor_parallelism():
-    step = am.split_step(DIMS, LAYERS, ROWS, DATA, 1, "on")
+    step = seqpar.split_step(DIMS, LAYERS, ROWS, DATA, 1, "on")
     assert step.comm_by_kind.get("all-gather", 0) == 0 and step.comm_by_kind.get("reduce-scatter", 0) == 0
 
 

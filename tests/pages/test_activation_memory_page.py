@@ -11,6 +11,7 @@ from conftest import assert_clean, button, frame_with, open_lab, said
 
 from labs.texts import table as text_table
 from pmap_core.concepts import activation_memory as am
+from pmap_core.concepts import sequence_parallel as seqpar
 from pmap_core.tracking import classroom
 from tests.apptest_support import class_store
 
@@ -173,7 +174,7 @@ def test_the_comparison_of_splits_shows_the_cores_figures_and_the_sentence_that_
     button(at, "activation_memory.measure").click().run()
     button(at, "activation_memory.split").click().run()
     assert_clean(at)
-    compared = am.compare_splits(am.check_settings(**small), devices)
+    compared = seqpar.compare_splits(am.check_settings(**small), devices)
     rows = frame_with(at, "comm_vs_tensor")
     steps = [compared.one_device, *compared.splits]
     assert list(rows["comm_bytes"]) == pytest.approx([s.comm_bytes for s in steps])
