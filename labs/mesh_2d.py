@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, predicting, trace_view
+from labs.ui import background, charts, classroom, heavy_jobs, predicting, trace_view
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -50,20 +50,17 @@ class SweepShown:
     roofline_error: str | None = None  # why no roofline could be measured (the sweep ran all the same)
 
 
-# --- cached work: a cache hit never queues ----------------------------------------------------------
+# --- cached work: a cache hit never queues; the page's own compiles run in the background -----------------------
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
-def compiled_view(config: train_config.TrainConfig) -> view.ProgramView:
-    with heavy_jobs.heavy_job(T):
-        return view.program_view(config)
+def sharding_in_types_examples(devices: int, k: int) -> tuple:
+    return (sharding_in_types.ambiguous_dot(devices), sharding_in_types.axes_demo(devices),
+            sharding_in_types.reduced_accumulation(devices, k))
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def cached_sharding_in_types(devices: int, k: int) -> tuple:
-    with heavy_jobs.heavy_job(T):
-        return (sharding_in_types.ambiguous_dot(devices), sharding_in_types.axes_demo(devices),
-                sharding_in_types.reduced_accumulation(devices, k))
+def working(what: str, key: tuple) -> None:
+    """The ⏳ note of a section whose programs still compile off the page's run; the page shows it once they are."""
+    background.wait_for((key,), lambda seconds: st.info(T("working", what=T(what), seconds=seconds), icon="⏳"))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -138,8 +135,13 @@ def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], g
 
 
 def show_program(config: train_config.TrainConfig) -> None:
-    """The chosen shape's compiled program: its arrays' types, its collectives by mesh axis, the book's table."""
-    shown = compiled_view(config)
+    """The chosen shape's compiled program (compiled in the background): its arrays' types, its collectives by mesh
+    axis, the book's table."""
+    key = ("mesh_2d.program", config)
+    shown = background.heavy_result(key, view.program_view, config)
+    if shown is None:
+        working("progress.compiling", key)
+        return
     data, model = config.mesh_data, config.mesh_model
     st.subheader(T("types.heading"))
     st.markdown(T("types.explain", data=data, model=model))
@@ -299,7 +301,12 @@ def show_sweep(shown: SweepShown) -> None:
 def show_sharding_in_types(devices: int, k: int) -> None:
     st.header(T("types_section.heading"))
     st.markdown(T("types_section.intro", devices=devices))
-    dot, axes, accum = cached_sharding_in_types(devices, k)
+    key = ("mesh_2d.types", devices, k)
+    examples = background.heavy_result(key, sharding_in_types_examples, devices, k, wait_s=0)
+    if examples is None:
+        working("types_section.compiling", key)
+        return
+    dot, axes, accum = examples
     st.subheader(T("dot.heading"))
     if dot.error_type:
         st.markdown(T("dot.explain", lhs=dot.lhs_type, rhs=dot.rhs_type, kind=dot.error_type))

@@ -1,6 +1,6 @@
 """The 2-D mesh lab in real Chromium, in 中文: it opens on a data × model shape of D = 4 with no exception, its
-heading in the page's language and JAX's own message verbatim, and trains on that shape into MLflow (the run id
-shown as text). The same page in English, as AppTests: tests/pages/test_moved_from_browser.py (the page) and
+heading in the page's language and JAX's own message verbatim (once the examples compiled in the background show),
+and trains on that shape into MLflow (the run id shown as text). The same page in English, as AppTests: tests/pages/test_moved_from_browser.py (the page) and
 tests/pages/test_mesh_2d_page.py (the run)."""
 
 from __future__ import annotations
@@ -31,10 +31,13 @@ def test_the_page_opens_and_trains_on_one_shape(context):
     page = context.new_page()
     try:
         bs.open_app_page(page, bs.page_url(bs.shared_server(), "mesh-2d", lang=lang, **SETTINGS))
+        main = page.locator(bs.MAIN)
+        # The page answers before it compiles; what it compiles in the background shows once it is done.
+        main.get_by_text("Contracting dimensions are sharded").first.wait_for(timeout=240_000)
+        bs.wait_ready(page, timeout_ms=240_000)
         shot = bs.save_screenshot(page, f"mesh_2d-{lang}")
         assert not bs.exception_texts(page), shot
         title = text_table("mesh_2d")["title"][lang]
-        main = page.locator(bs.MAIN)
         assert main.locator("h1").first.inner_text().strip() == title, shot
         shown = main.inner_text()
         assert ("On 2 × 2: each device takes 16 rows" if lang == "en" else "在 2 × 2 上") in shown, shot

@@ -1,16 +1,29 @@
 """The 2-D mesh lab in English and 中文 at the page's own D = 1, 2, 3 and 8: no exception and no error box, the
 shapes that fit D, every array's type and the bytes of each mesh axis against the rules; one session trains on
 a shape of D = 4 and measures every shape after a prediction, each run read back from MLflow. A runtime of
-one device (and of three) in a child process of its own: tests/system/test_mesh_2d_and_pipeline_devices.py."""
+one device (and of three) in a child process of its own: tests/system/test_mesh_2d_and_pipeline_devices.py.
+The page answers before it compiles: the chosen shape's program and the sharding-in-types examples compile in the
+background (each section says so with a ⏳ note until it shows)."""
 
+import threading
+
+import jax.monitoring
 import numpy as np
 import pytest
-from conftest import SESSION_TRACKING_URI, assert_clean, open_lab
+from conftest import SESSION_TRACKING_URI, assert_clean
+from conftest import open_lab as open_page
 from mlflow.tracking import MlflowClient
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from pmap_core.concepts import mesh_2d
 from pmap_core.concepts import mesh_2d_view as view
+from tests.apptest_support import until_done
+
+
+def open_lab(script: str, **query):
+    """The page once what its first run compiles in the background shows."""
+    return until_done(open_page(script, **query))
+
 
 TINY = {"devices": 4, "hidden": 16, "features": 4, "batch": 32, "steps": 10}
 
@@ -171,3 +184,27 @@ def test_the_chinese_page_shows_the_same_runs(page):
     assert_clean(page)
     winner = page.session_state["mesh_2d.last_sweep"].sweep.fastest
     assert f"在本机上 {winner.data}x{winner.model} 最快" in texts_of(page)
+
+
+def test_the_first_answer_comes_before_any_compile():
+    """Its first run, on settings no one asked for before, compiles nothing in the page's run and says what is still
+    being compiled; both sections then show, compiled off the page's run."""
+    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
+
+    def heard(name: str, seconds: float, **_) -> None:
+        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
+            compiled.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        at = open_page("mesh_2d", devices=6, hidden=18, features=5, batch=30, accum=3)
+        assert_clean(at)
+        assert len([i for i in at.info if i.icon == "⏳"]) == 2
+        until_done(at)
+        assert_clean(at)
+        types = at.dataframe[0].value
+        assert dict(zip(types["name"], types["type"], strict=True))["w1"].startswith("float32[5,18")
+        assert any("Contracting dimensions are sharded" in c.value for c in at.code)
+        assert compiled and set(compiled) == {"pmap-lab-job"}
+    finally:
+        jax.monitoring.unregister_event_duration_listener(heard)

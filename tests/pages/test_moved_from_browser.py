@@ -17,7 +17,7 @@ import pytest
 
 from labs.registry import HOME, LABS
 from labs.texts import table as text_table
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, until_done
 
 # A value that closes a code span and goes on as markdown and HTML (tests/browser/test_browser.py draws it).
 POISON = "x` ![i](http://127.0.0.1:9/p.png) [l](http://127.0.0.1:9/) <img src=http://127.0.0.1:9/h.png> `"
@@ -155,7 +155,7 @@ def test_the_pipeline_labs_measurement_and_its_pipelines_side_by_side_in_both_la
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_mesh_lab_on_its_two_by_two_shape(lang):
-    at = open_lab("mesh_2d", lang=lang, devices=4, hidden=16, features=4, batch=32, steps=10)
+    at = until_done(open_lab("mesh_2d", lang=lang, devices=4, hidden=16, features=4, batch=32, steps=10))
     assert_clean(at)
     assert at.title[0].value == text_table("mesh_2d")["title"][lang]
     said = " ".join(m.value for m in [*at.markdown, *at.info, *at.caption])

@@ -10,7 +10,7 @@ from labs.texts import table as text_table
 from pmap_core.concepts import mesh_2d
 from pmap_core.concepts import pipeline as pipeline_concept
 from pmap_core.train import loop, models
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, until_done
 
 SIZES = {"model": "transformer", "d_model": 16, "heads": 2, "seq_len": 8, "vocab": 16}
 COMMON_TEXTS, MESH_TEXTS = text_table("common"), text_table("mesh_2d")
@@ -24,7 +24,7 @@ def shown(at) -> str:
                          [("en", 1, "1x1", 2), ("zh", 3, "1x3", 3), ("en", 8, "4x2", 2)])
 def test_the_transformer_trains_on_the_mesh_page(store, lang, devices, mesh, heads):
     sizes = {**SIZES, "d_model": 8 * heads, "heads": heads}  # 3 model devices need heads that 3 divides
-    at = open_lab("mesh_2d", lang=lang, devices=devices, steps=10, batch=24, layers=2, mesh=mesh, **sizes)
+    at = until_done(open_lab("mesh_2d", lang=lang, devices=devices, steps=10, batch=24, layers=2, mesh=mesh, **sizes))
     assert_clean(at)
     assert not [w for w in at.number_input if w.key in ("mesh_2d.hidden", "mesh_2d.features")]
     at.button(key="mesh_2d.train").click().run()
