@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import heavy_jobs, shared_cache
+from labs.ui import background, shared_cache
 from labs.ui.blocks import show_code
 from labs.ui.i18n import texts
 from labs.ui.links import url_devices, url_float, url_int
@@ -17,12 +17,6 @@ from pmap_core.practice import demo
 from pmap_core.practice.pitfalls import format_values
 
 T = texts("demo")
-
-
-@st.cache_data(show_spinner=False, max_entries=64)
-def cached_demo(devices: int, per_device: int, steps: int, learning_rate: float) -> demo.DemoRun:
-    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
-        return demo.run_demo(devices, per_device, steps, learning_rate)
 
 
 st.title(T("title"))
@@ -38,9 +32,12 @@ with right:
     learning_rate = url_float(T, "lr", 0.5, 0.0001, 1.5, step=0.05, fmt="%.4f")
 
 run = None
-with guard(T):
+with guard(T):  # the server's warm-up ran the default; other settings run in the background, the page saying so
     settings = (devices, per_device, steps, learning_rate)
-    run = shared_cache.precomputed("demo", settings) or cached_demo(*settings)  # the server's warm-up ran the default
+    key = ("demo", settings)
+    run = shared_cache.precomputed("demo", settings) or background.heavy_result(key, demo.run_demo, *settings)
+    if run is None:
+        background.wait_for((key,), lambda s: st.info(T("working", what=T("running"), seconds=s), icon="⏳"))
 
 if run is not None:
     st.header(T("steps_heading"))

@@ -9,7 +9,9 @@ from tests.children.apptest_setup import assert_clean, open_lab
 def main() -> None:
     import jax
 
-    at = open_lab("demo", devices=jax.device_count(), steps=5)
+    from tests.apptest_support import until_done
+
+    at = until_done(open_lab("demo", devices=jax.device_count(), steps=5))  # its run, done in the background
     assert_clean(at)
     print("\n".join(i.value for i in at.info))
 

@@ -1,9 +1,14 @@
-"""The practice labs in the app: demo, common mistakes, interview questions, applications and cost."""
+"""The practice labs in the app: demo, common mistakes, interview questions, applications and cost. The demo
+shows its run once it is done: its default setting comes from the server's warm-up, other settings run in the
+background (the page says so meanwhile)."""
+
+import threading
 
 import jax
+import jax.monitoring
 import pytest
 
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, until_done
 
 
 def texts_of(elements):
@@ -13,7 +18,7 @@ def texts_of(elements):
 # --- demo -------------------------------------------------------------------------
 
 def test_demo_default_trains_w_3_and_shows_the_tutorial_errors():
-    at = open_lab("demo")
+    at = until_done(open_lab("demo"))
     assert_clean(at)
     assert [m.value for m in at.metric][:2] == ["3.0000", "1.0000"]
     code = texts_of(at.code)
@@ -22,7 +27,7 @@ def test_demo_default_trains_w_3_and_shows_the_tutorial_errors():
 
 
 def test_demo_on_four_devices_shows_the_tutorial_batch_failing():
-    at = open_lab("demo", devices=4, per_device=2)
+    at = until_done(open_lab("demo", devices=4, per_device=2))
     assert_clean(at)
     code = texts_of(at.code)
     assert "output_shape: (4, 8)" in code
@@ -30,15 +35,37 @@ def test_demo_on_four_devices_shows_the_tutorial_batch_failing():
 
 
 def test_demo_changing_a_widget_reruns():
-    at = open_lab("demo")
-    at.slider(key="demo.devices").set_value(2).run()
+    at = until_done(open_lab("demo"))
+    until_done(at.slider(key="demo.devices").set_value(2).run())  # the new setting runs in the background
     assert_clean(at)
     assert "output_shape: (2, 2)" in texts_of(at.code)
     assert at.query_params["devices"] == "2"
 
 
+def test_demo_answers_before_it_runs_a_setting_the_warm_up_did_not():
+    """A setting no one asked for before: the first run compiles nothing in the page's run and says the program
+    runs; its steps then show, compiled and run off the page's run."""
+    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
+
+    def heard(name: str, seconds: float, **_) -> None:
+        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
+            compiled.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        at = open_lab("demo", devices=5, per_device=3, steps=7)
+        assert_clean(at)
+        assert [i for i in at.info if i.icon == "⏳"] and not at.metric
+        until_done(at)
+        assert_clean(at)
+        assert "output_shape: (5, 15)" in texts_of(at.code)
+        assert compiled and set(compiled) == {"pmap-lab-job"}
+    finally:
+        jax.monitoring.unregister_event_duration_listener(heard)
+
+
 def test_demo_bad_inputs_give_clear_messages():
-    at = open_lab("demo", devices=1, per_device=1)
+    at = until_done(open_lab("demo", devices=1, per_device=1))
     assert not at.exception
     assert "at least 2 samples" in texts_of(at.error)
     at = open_lab("demo", devices=99)
@@ -46,7 +73,7 @@ def test_demo_bad_inputs_give_clear_messages():
 
 
 def test_demo_in_chinese():
-    at = open_lab("demo", lang="zh")
+    at = until_done(open_lab("demo", lang="zh"))
     assert_clean(at)
     assert at.title[0].value == "Python 演示"
 
