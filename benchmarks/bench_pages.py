@@ -2,7 +2,7 @@
 
     .venv/bin/python -m benchmarks.bench_pages                 # every page, browser then AppTest
     .venv/bin/python -m benchmarks.bench_pages basics collectives --json
-    .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest, --only ratio
+    .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest, --only ratio, --only change
 
 Ratio (how far a lab page is from Streamlit itself): one Chromium opens each page in a new tab of one
 browser that has loaded the app before, each time right after a bare Streamlit page of the same kinds of
@@ -19,6 +19,12 @@ slider (or number box) one step until its rerun has finished. Then the same agai
 each page in a new tab of the browser that opened the home page: a new session whose browser
 has the app's code in its cache, as a student's has after the first page. A summary table gives, per page, both browser
 figures beside AppTest's first visit and slowest widget change.
+
+Change (`--only change`, AppTest): for each page, what a widget change costs on a warm page on the server. The page
+is opened once and its background work (`labs.ui.background`) waited for, as a first visitor leaves the server;
+then a new session opens it (a warm first run) and its first own widget (slider, number box, select box, toggle)
+moves one step: the seconds of that rerun, as the page's run took them (work it leaves to the background not
+counted, the ⏳ note it shows instead counted).
 
 AppTest:
 For each lab: the time of its first visit in this process (its JAX functions compile
@@ -109,6 +115,29 @@ def page_widgets(at: AppTest, script: str) -> list[tuple[str, str, object, objec
             if step is not None:
                 found.append((key, *step))
     return found
+
+
+def settled(at: AppTest, timeout_s: float = 600) -> AppTest:
+    """The page run again until the work it left to the background shows (no ⏳ note left)."""
+    deadline = time.monotonic() + timeout_s
+    while any(i.icon == "⏳" for i in at.info) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        timed_run(at)
+    return at
+
+
+def widget_change(script: str, query: dict[str, str] | None = None) -> dict:
+    """One widget change on a warm page: the page's first own widget moved one step after a warm first run."""
+    settled(open_page(script, query))
+    at = open_page(script, query)
+    warm_first = timed_run(at)
+    widgets = page_widgets(at, script)
+    result = {"lab": script, "warm_first_s": warm_first, "widget": None, "change_s": None}
+    if widgets:
+        key, kind, new, _ = widgets[0]
+        move(at, key, kind, new)
+        result.update(widget=f"{key} -> {new}", change_s=timed_run(at))
+    return result
 
 
 def bench_lab(script: str, query: dict[str, str] | None = None) -> dict:
@@ -468,7 +497,8 @@ def figure(value: float | None) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("labs", nargs="*", help="page scripts (default: every page)")
-    parser.add_argument("--only", choices=("ratio", "browser", "apptest"), help="one of the three measurements")
+    parser.add_argument("--only", choices=("ratio", "browser", "apptest", "change"),
+                        help="one of the measurements (change: a widget change on a warm page, not run otherwise)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--query", action="append", default=[], metavar="NAME=VALUE",
                         help="a link setting for every lab in AppTest, e.g. --query policy=pad (repeatable)")
@@ -487,16 +517,25 @@ def main(argv: list[str] | None = None) -> int:
         chart_imports = time.perf_counter() - start
         query = dict(item.split("=", 1) for item in args.query)
         apptest = [bench_lab(script, query) for script in scripts if script != HOME.script]
+    changes = []
+    if args.only == "change":
+        query = dict(item.split("=", 1) for item in args.query)
+        changes = [widget_change(script, query) for script in scripts if script != HOME.script]
     rows = summary(browser, apptest)
     load = {"before": load_before, "after": os.getloadavg(), "cores": len(os.sched_getaffinity(0))}
     if args.json:
-        print(json.dumps({"load": load, "ratio": ratio, "browser": browser, "app_startup_s": warmup,
+        print(json.dumps({"load": load, "ratio": ratio, "browser": browser, "changes": changes, "app_startup_s": warmup,
                           "chart_imports_s": chart_imports, "apptest": apptest, "summary": rows}, default=str))
         return 0
     print(f"cores: {load['cores']}, load average (1/5/15 min) before: "
           f"{' '.join(f'{x:.2f}' for x in load['before'])}, after: {' '.join(f'{x:.2f}' for x in load['after'])}")
     if ratio:
         print_ratios(ratio)
+    if changes:
+        print(f"{'page':<20} {'warm first s':>12} {'change s':>9}  widget")
+        for change in sorted(changes, key=lambda c: -(c["change_s"] or 0)):
+            print(f"{change['lab']:<20} {change['warm_first_s']:>12.3f} {figure(change['change_s']):>9}  "
+                  f"{change['widget'] or '-'}")
     if browser:
         print(f"browser: home page first served in {browser['home_first_s']:.2f} s; server RSS at the end "
               f"{browser['server_rss_mib']:.0f} MiB")
