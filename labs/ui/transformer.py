@@ -11,8 +11,8 @@ from labs.ui.links import url_int
 from pmap_core.export import cli_command
 from pmap_core.train import config as train_config
 from pmap_core.train import transformer
-from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS
-from pmap_core.train.programs import PIPELINE_IMPL, TENSOR_IMPL
+from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, STAGE_AXIS
+from pmap_core.train.programs import impl_of_axis
 
 DEFAULTS = train_config.TrainConfig()  # the transformer's sizes start where the CLI's do
 
@@ -55,10 +55,10 @@ def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> Non
     if config.sharded_state:
         options |= {"optimizer": config.optimizer, "strategy": config.strategy, "accum-steps": config.accum_steps,
                     "grad-dtype": config.grad_dtype, "precision": config.precision}
-    if config.impl == TENSOR_IMPL:  # --mesh sets impl tensor and D = X·Y
+    if config.impl == impl_of_axis(MODEL_AXIS):  # --mesh sets impl tensor and D = X·Y
         del options["impl"], options["devices"]
         options["mesh"] = f"{DATA_AXIS}={config.mesh_data},{MODEL_AXIS}={config.mesh_model}"
-    elif config.impl == PIPELINE_IMPL:  # --pipeline-stages sets impl pipeline
+    elif config.impl == impl_of_axis(STAGE_AXIS):  # --pipeline-stages sets impl pipeline
         del options["impl"]
         options |= {"pipeline-stages": config.pipeline_stages, "microbatches": config.microbatches,
                     "schedule": config.schedule}

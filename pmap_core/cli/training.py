@@ -231,7 +231,7 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
     model = args.model or _meshes_model(args)
     given = {field.name: getattr(args, field.name) for field in setting_fields()
              if field.name not in ("model", "devices", "global_batch", "pipeline_stages")}
-    flat = {field.name for field in dataclasses.fields(train_config.TrainConfig)}
+    flat = train_config.setting_names()
     config = train_config.TrainConfig(
         model=model, devices=args.devices if args.devices is not None else info.global_devices,
         global_batch=args.global_batch or 0, options=_options(given, args.impl, flat),
@@ -244,8 +244,9 @@ def join_and_configure(args: argparse.Namespace) -> tuple[train_config.TrainConf
         devices = args.devices if args.devices is not None else stages
         mesh = {train_mesh.DATA_AXIS: max(1, devices // stages), train_mesh.STAGE_AXIS: stages}
         if devices % stages:  # the pipeline's own check says why
-            return _with_batch(dataclasses.replace(config, impl=_owner(train_mesh.STAGE_AXIS), devices=devices,
-                                                   pipeline_stages=stages), args), info
+            impl = programs.impl_of_axis(train_mesh.STAGE_AXIS)
+            return _with_batch(dataclasses.replace(config, impl=impl, devices=devices, pipeline_stages=stages),
+                               args), info
     if mesh is not None:
         return _with_batch(_on_mesh(config, mesh, args.devices), args), info
     return _with_batch(dataclasses.replace(config, impl=impl), args), info
@@ -279,15 +280,8 @@ def _on_mesh(config: train_config.TrainConfig, mesh: dict[str, int], devices: in
                             mesh=train_config.mesh_label(mesh), size=size, devices=devices)
     fields = train_config.axis_fields()
     others = [axis for axis in train_mesh.MESH_AXES if axis in mesh and axis != train_mesh.DATA_AXIS]
-    impl = _owner(others[0]) if others else config.impl
+    impl = programs.impl_of_axis(others[0]) if others else config.impl
     return dataclasses.replace(config, impl=impl, devices=size, **{fields[axis]: mesh[axis] for axis in others})
-
-
-def _owner(axis: str) -> str:
-    """The impl of the program whose settings size `axis` (`TrainConfig.mesh`)."""
-    field = train_config.axis_fields()[axis]
-    return next(entry.selected_by for entry in programs.REGISTRY.values()
-                if entry.settings and field in defaults(entry.settings))
 
 
 def _options(given: dict[str, Any], impl: str | None, flat: set[str]) -> tuple[tuple[str, Any], ...]:

@@ -53,15 +53,14 @@ from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, SEQ_AXIS
 from pmap_core.train.plan import validate
-from pmap_core.train.programs import CONTEXT_IMPL, TENSOR_IMPL
 from pmap_core.validation import LabInputError, check_devices, check_int
 
 DATA, MODEL = DATA_AXIS, MODEL_AXIS
 # The axes a sweep of the shapes of one D can put beside data: the program that runs on it, the TrainConfig
 # field of its size and the error code of a shape of another D. The model axis splits the MLP's or the
 # transformer's weights (train.tensor); the seq axis splits the transformer's positions (train.context).
-SWEEP_AXES = {MODEL_AXIS: (TENSOR_IMPL, "mesh_model", "mesh_devices"),
-              SEQ_AXIS: (CONTEXT_IMPL, "mesh_seq", "seq_mesh_devices")}
+SWEEP_AXES = {MODEL_AXIS: (programs.impl_of_axis(MODEL_AXIS), "mesh_model", "mesh_devices"),
+              SEQ_AXIS: (programs.impl_of_axis(SEQ_AXIS), "mesh_seq", "seq_mesh_devices")}
 
 
 # --- the shapes of a mesh ------------------------------------------------------------------------
@@ -368,7 +367,7 @@ def sweep_meshes(config: TrainConfig, on_run: Callable[[loop.SweepPoint, int, in
 
 def array_types(config: TrainConfig) -> dict[str, str]:
     """`jax.typeof` of every array the tensor program of `config` takes (`train.tensor.array_types`)."""
-    config = validate(dataclasses.replace(config, impl=TENSOR_IMPL))
+    config = validate(dataclasses.replace(config, impl=programs.impl_of_axis(MODEL_AXIS)))
     program = programs.build(config.program_spec(min(config.chunk, config.steps)))
     data = models.make_data(config.model, config.global_batch, config.features, config.seed, config.dims)
     initial = models.init_params(config.model, config.features, config.hidden, config.seed, config.layers,

@@ -12,8 +12,8 @@ from typing import Any
 from pmap_core.concepts import mesh_2d
 from pmap_core.train import models, programs, tensor
 from pmap_core.train.config import TrainConfig
+from pmap_core.train.mesh import MODEL_AXIS
 from pmap_core.train.plan import validate
-from pmap_core.train.programs import TENSOR_IMPL
 from pmap_core.validation import LabInputError
 
 HIDDEN = 32        # the hidden width the lab starts from, rounded up to a multiple of D
@@ -81,7 +81,8 @@ class ProgramView:
 def tensor_config(config: TrainConfig, data: int, model: int) -> TrainConfig:
     """`config` (the MLP or the transformer) as the tensor program on a data × model mesh, checked
     (`train.plan.validate`: a model axis that does not divide the split widths is `mesh_not_divisible`)."""
-    return validate(dataclasses.replace(config, impl=TENSOR_IMPL, devices=data * model, mesh_model=model))
+    return validate(dataclasses.replace(config, impl=programs.impl_of_axis(MODEL_AXIS), devices=data * model,
+                                        mesh_model=model))
 
 
 def program_view(config: TrainConfig) -> ProgramView:

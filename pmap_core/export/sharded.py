@@ -10,9 +10,9 @@ import dataclasses
 from pmap_core.concepts import sharded_dp
 from pmap_core.export.templating import Exported, cli_command, fill, header, script_devices, shown
 from pmap_core.train import config as train_config
-from pmap_core.train import models
+from pmap_core.train import models, programs
 from pmap_core.train import plan as train_plan
-from pmap_core.train.programs import SHARDED_STATE_IMPL, TENSOR_IMPL
+from pmap_core.train.mesh import MODEL_AXIS
 from pmap_core.validation import LabInputError
 
 
@@ -21,13 +21,14 @@ def check_split(config: train_config.TrainConfig) -> train_config.TrainConfig:
     whatever this process has; the global batch, the mesh and the hidden width split over them."""
     devices = script_devices(config.devices)
     model_axis = config.mesh_model
-    if config.impl == TENSOR_IMPL and (devices % model_axis or config.hidden % model_axis):
+    tensor = programs.impl_of_axis(MODEL_AXIS)  # the data × model mesh's program
+    if config.impl == tensor and (devices % model_axis or config.hidden % model_axis):
         name, size = ("devices", devices) if devices % model_axis else ("hidden", config.hidden)
         raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                             axis="model", count=model_axis, name=name, size=size)
     checked = train_plan.validate(dataclasses.replace(config, devices=1, mesh_model=1))
     checked = dataclasses.replace(checked, devices=devices, mesh_model=model_axis)
-    if checked.impl == TENSOR_IMPL and checked.strategy == "zero3" and checked.features % checked.mesh_data:
+    if checked.impl == tensor and checked.strategy == "zero3" and checked.features % checked.mesh_data:
         raise LabInputError("mesh_not_divisible", "the {axis} axis ({count} devices) must divide {name} ({size})",
                             axis="data", count=checked.mesh_data, name="features", size=checked.features)
     if checked.global_batch % devices:
@@ -52,7 +53,7 @@ def _model_code(config: train_config.TrainConfig) -> str:
 def sharded_dp_export(config: train_config.TrainConfig, chunk: int | None = None) -> Exported:
     """The sharded-DP lab's run of `config` (the MLP under dp or ZeRO-1/2/3 with SGD or Adam, K micro-batches,
     float32 or bfloat16 gradients, float32 or mixed precision), as a script."""
-    config = sharded_dp.effective(dataclasses.replace(config, model="mlp", impl=SHARDED_STATE_IMPL))
+    config = sharded_dp.effective(dataclasses.replace(config, model="mlp", impl=programs.impl_of("strategy")))
     config = check_split(config)
     chunk = min(chunk or config.chunk, config.steps)
     settings = {"strategy": config.strategy, "optimizer": config.optimizer, "precision": config.precision,
@@ -80,7 +81,7 @@ def sharded_dp_export(config: train_config.TrainConfig, chunk: int | None = None
 
 def mesh_2d_export(config: train_config.TrainConfig, chunk: int | None = None) -> Exported:
     """The 2-D mesh lab's run of `config` (the MLP on a data × model mesh, Megatron's split, SGD), as a script."""
-    config = check_split(dataclasses.replace(config, model="mlp", impl=TENSOR_IMPL))
+    config = check_split(dataclasses.replace(config, model="mlp", impl=programs.impl_of_axis(MODEL_AXIS)))
     chunk = min(chunk or config.chunk, config.steps)
     settings = {"mesh": f"{config.mesh_data}x{config.mesh_model}", "strategy": config.strategy,
                 "batch": config.global_batch, "steps": config.steps, "hidden": config.hidden,

@@ -19,9 +19,17 @@ import jax
 from pmap_core.costs.analytic import GRAD_DTYPE_BYTES, OPTIMIZER_STATE_BYTES, ZERO_SHARDED
 from pmap_core.runtime import device_ladder
 from pmap_core.train import models
-from pmap_core.train.mesh import DATA_AXIS, EXPERT_AXIS, MESH_AXES, MODEL_AXIS, REPLICA_AXIS, SEQ_AXIS, STAGE_AXIS
+from pmap_core.train.mesh import DATA_AXIS, MESH_AXES
 from pmap_core.train.program import Program, ProgramSpec
-from pmap_core.train.settings import check_value, defaults, setting, settings_of
+from pmap_core.train.settings import (
+    axis_settings,
+    check_value,
+    declarations,
+    defaults,
+    nests_settings,
+    setting,
+    settings_of,
+)
 from pmap_core.validation import (
     MAX_BATCH,
     MAX_STEPS,
@@ -59,15 +67,15 @@ BASE_LEARNING_RATE = 0.1  # the default η: linear regression's, and an MLP's up
 BASE_WIDTH = 32           # TrainConfig's MLP width; a wider MLP starts from η·hidden = BASE_LEARNING_RATE·BASE_WIDTH
 
 
-def axis_size(axis: str) -> Any:
-    """A field of `TrainConfig` that is the size of mesh axis `axis` (devices along it, 1: the run does not split
-    over it); `TrainConfig.mesh` reads every such field, and the CLI's `--mesh axis=N` sets it."""
-    return dataclasses.field(default=1, metadata={"axis": axis})
-
-
 def axis_fields() -> dict[str, str]:
-    """Each mesh axis beside data, with the `TrainConfig` field of its size."""
-    return {f.metadata["axis"]: f.name for f in dataclasses.fields(TrainConfig) if "axis" in f.metadata}
+    """Each mesh axis beside data, with the setting of its size (declared by the program that splits over it, with
+    `setting(..., axis=)`): `TrainConfig.mesh` reads each, and the CLI's `--mesh axis=N` sets it."""
+    return axis_settings()
+
+
+def setting_names() -> set[str]:
+    """The names a `TrainConfig` is made with: its own fields and every lab program's declared settings."""
+    return {f.name for f in dataclasses.fields(TrainConfig) if f.init} | set(declarations())
 
 
 def _whole(*sizes: Any) -> bool:
@@ -109,17 +117,20 @@ def default_learning_rate(model: str, hidden: int) -> float:
     return BASE_LEARNING_RATE * BASE_WIDTH / hidden
 
 
+@nests_settings
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     """Every setting of a training run; `validate` (train.plan) checks it against the limits above and its
     program's own checks. A learning rate left out is the model's and width's default
     (`default_learning_rate`), fixed when the config is made: `dataclasses.replace` keeps it.
 
-    The settings every run has carry their help, choices and limits here (`train.settings.setting`); those of
-    the lab's own programs are flat fields too (reads and `dataclasses.replace` stay as they were) whose
-    help, choices and limits are their owner's (`zero.ShardedStateSettings`, `tensor.TensorSettings`,
-    `pipeline.PipelineSettings`, `context.ContextSettings`, `experts.ExpertSettings`; tests/core/test_programs.py
-    keeps names and defaults equal). A program registered from outside the lab keeps its settings in `options`."""
+    The settings every run has are declared here, with their help, choices and limits (`train.settings.setting`).
+    Those of the lab's own programs are declared once, by their owner (`zero.ShardedStateSettings`,
+    `tensor.TensorSettings`, `pipeline.PipelineSettings`, `context.ContextSettings`, `experts.ExpertSettings`), and a
+    run holds them as one nested value, `settings`: the instances of those classes it sets away from their defaults.
+    It is made, read and `dataclasses.replace`d with them by name as before (`TrainConfig(strategy="zero3")`,
+    `config.strategy`: `train.settings.nests_settings`). A program registered from outside the lab keeps its settings
+    in `options`."""
 
     model: str = setting(
         "linear", "linear: y = 3x + 1; mlp: one hidden layer; transformer: a small decoder-only transformer "
@@ -144,28 +155,10 @@ class TrainConfig:
                            "per-device batch", choices=SCALING_MODES, reported=True)
     # How the step runs: an impl a program of train.programs answers (its own flag: the CLI lists them).
     impl: str = setting("pmap", flag=False, reported=True)
-    optimizer: str = "sgd"       # train.zero.ShardedStateSettings: one of OPTIMIZERS (optax)
-    strategy: str = "dp"         # ...: one of STRATEGIES, which training state each device holds whole
-    accum_steps: int = 1         # ...: K micro-batches per device per step, one gradient collective per K
-    grad_dtype: str = "float32"  # ...: one of GRAD_DTYPES, the dtype the gradient collective sends
-    precision: str = "float32"   # ...: one of PRECISIONS: float32, or mixed (bf16 params and grads, fp32 master)
-    mesh_replica: int = axis_size(REPLICA_AXIS)  # ...: groups the sharded state is replicated over (HSDP)
-    mesh_model: int = axis_size(MODEL_AXIS)  # train.tensor.TensorSettings: devices on the model axis
-    sequence_parallel: str = "off"  # ...: "on" splits the transformer's residual stream by positions over model
-    mesh_seq: int = axis_size(SEQ_AXIS)      # train.context.ContextSettings: devices on the seq axis
-    context: str = "allgather"   # ...: how attention reaches the other devices' positions (allgather, ring, ulysses)
-    context_layout: str = "contiguous"  # ...: which positions each device holds (contiguous, zigzag)
-    experts: int = 0             # train.experts.ExpertSettings: the transformer's experts per block (0: its dense MLP)
-    top_k: int = 2               # ...: experts each token is routed to
-    capacity_factor: float = 1.25  # ...: an expert's slots per group of T tokens are ⌈c·T·k/E⌉
-    mesh_expert: int = axis_size(EXPERT_AXIS)  # ...: devices on the expert axis
     layers: int = setting(
         2, "MLP layers: a hidden tanh layer of width --hidden, residual tanh layers h + tanh(hW + b)/L, then the "
         "output layer; the transformer's blocks ({low}–{high}; default: {default})", low=2, high=MAX_LAYERS,
         reported=True)
-    pipeline_stages: int = axis_size(STAGE_AXIS)  # train.pipeline.PipelineSettings: stages P on the stage axis
-    microbatches: int = 1        # ...: micro-batches M of the global batch per step
-    schedule: str = "gpipe"      # ...: the order of forwards and backwards
     d_model: int = setting(32, "transformer width ({low}–{high}; default: {default})", low=1, high=MAX_D_MODEL,
                            reported=models.TRANSFORMER)
     heads: int = setting(4, "transformer attention heads, dividing --d-model ({low}–{high}; default: {default})",
@@ -181,6 +174,9 @@ class TrainConfig:
     # The settings of a program registered from outside the lab, as sorted (name, value) pairs: hashable,
     # so a config stays a cache key. `validate` fills in its program's defaults.
     options: tuple[tuple[str, Any], ...] = ()
+    # The lab programs' settings the run sets away from their defaults, one instance of each owner's class
+    # (`train.settings.nested`): equal settings, equal configs.
+    settings: tuple[Any, ...] = ()
     # The run's layout, {axis: devices along it}: the data axis and each other axis it splits over, in the mesh's
     # order (`train.mesh.MESH_AXES`); their product is D, the data axis taking what the others leave. Made from the
     # axes' sizes with the config (`dataclasses.replace` makes it again): every figure that names an axis reads it.
@@ -247,14 +243,8 @@ class TrainConfig:
         registry entry that runs it, where the caller chose it)."""
         dims = self.dims
         return ProgramSpec(self.impl, self.model, self.devices, self.per_device_batch, self.input_features,
-                           self.hidden, steps, self.optimizer, self.strategy, self.accum_steps, self.grad_dtype,
-                           self.precision, self.sharded_state, self.mesh_model, self.layers,
-                           self.pipeline_stages, self.microbatches, self.schedule,
-                           dims.d_model, dims.heads, dims.seq_len, dims.vocab, self.options, program,
-                           remat=self.remat, sequence_parallel=self.sequence_parallel, mesh_seq=self.mesh_seq,
-                           context=self.context, context_layout=self.context_layout, experts=self.experts,
-                           top_k=self.top_k, capacity_factor=self.capacity_factor, mesh_expert=self.mesh_expert,
-                           mesh_replica=self.mesh_replica)
+                           self.hidden, steps, self.layers, dims.d_model, dims.heads, dims.seq_len, dims.vocab,
+                           self.options, program, self.remat, settings=self.settings)
 
 
 Registry = Mapping[str, Program]  # train.programs.REGISTRY, passed down: this module names no program

@@ -60,6 +60,7 @@ from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
     MeshProgram,
+    PlannedLayout,
     Program,
     ProgramSpec,
     RunExtras,
@@ -68,7 +69,7 @@ from pmap_core.train.program import (
     compile_timed,
     param_count,
 )
-from pmap_core.train.settings import setting
+from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError
 
 SCHEMES = analytic.CONTEXT_SCHEMES          # allgather, ring, ulysses
@@ -288,13 +289,14 @@ def build(spec: ProgramSpec) -> ContextParallelProgram:
 
 # ---- the registry's entry ----
 
+@declared
 @dataclasses.dataclass(frozen=True)
 class ContextSettings:
-    """The settings this program owns (also TrainConfig's fields). The CLI's `--mesh data=X,seq=Y` sets the seq axis
-    and the devices together."""
+    """The settings this program owns (a run holds them in `TrainConfig.settings`). The CLI's `--mesh data=X,seq=Y`
+    sets the seq axis and the devices together."""
 
     mesh_seq: int = setting(1, "devices on the seq axis; the data axis has devices / mesh_seq", low=1,
-                            high=MAX_MESH_SEQ, flag=False, reported=models.TRANSFORMER)
+                            high=MAX_MESH_SEQ, flag=False, reported=models.TRANSFORMER, axis=SEQ_AXIS)
     context: str = setting(
         "allgather", "with --mesh data=X,seq=Y: how attention reaches the positions of the other devices of the seq "
         "axis: allgather (K and V all-gathered, MaxText's default), ring (ring attention: K/V blocks passed around "
@@ -367,6 +369,15 @@ def _metrics(config) -> dict[str, float]:
     return {"formula_comm_bytes_per_step": sum(term.bytes for term in comm_terms(config, params))}
 
 
+def plans(layout: PlannedLayout) -> dict[str, Any] | None:
+    """A seq axis beside data, ZeRO-0, one micro-batch, no remat, a dense model: K and V all-gathered, the scheme
+    the planner's seq-axis formula prices."""
+    if layout.axis == SEQ_AXIS and (layout.zero, layout.microbatches, layout.remat, layout.experts) == (
+            0, 1, "none", 0):
+        return {"mesh_seq": layout.size, "context": "allgather"}
+    return None
+
+
 PROGRAM = Program("context", build, ContextSettings, check, refused_elsewhere,
                   RunExtras(setup=_setup, metrics=_metrics, mesh=mesh_of, mesh_axis=SEQ_AXIS),
-                  baseline=lambda config: {"mesh_seq": 1}, analytic=analytic_model)
+                  baseline=lambda config: {"mesh_seq": 1}, analytic=analytic_model, plans=plans)

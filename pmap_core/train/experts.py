@@ -56,6 +56,7 @@ from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
     MeshProgram,
+    PlannedLayout,
     Program,
     ProgramSpec,
     RunExtras,
@@ -64,7 +65,7 @@ from pmap_core.train.program import (
     compile_timed,
     param_count,
 )
-from pmap_core.train.settings import setting
+from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError, check_elements
 
 # The tokens (batch, length): rows over data × expert (train.logical.EXPERT_PARALLEL).
@@ -177,10 +178,12 @@ def build(spec: ProgramSpec) -> ExpertParallelProgram:
 
 # ---- the registry's entry ----
 
+@declared
 @dataclasses.dataclass(frozen=True)
 class ExpertSettings:
-    """The settings this program owns (also TrainConfig's fields). The CLI's `--mesh data=X,expert=Y` sets the expert
-    axis and the devices together; `--experts E` without it selects this program with an expert axis of 1."""
+    """The settings this program owns (a run holds them in `TrainConfig.settings`). The CLI's
+    `--mesh data=X,expert=Y` sets the expert axis and the devices together; `--experts E` without it selects this
+    program with an expert axis of 1."""
 
     experts: int = setting(0, "transformer: experts E of a mixture of experts in place of every block's MLP, routed "
                            "by --top-k and --capacity-factor (impl expert; with --mesh data=X,expert=Y the experts "
@@ -194,7 +197,8 @@ class ExpertSettings:
         "is dropped by that expert ({low}–{high}; default: {default})", kind=float, low=MIN_CAPACITY_FACTOR,
         high=MAX_CAPACITY_FACTOR, reported=models.TRANSFORMER)
     mesh_expert: int = setting(1, "devices on the expert axis; the data axis has devices / mesh_expert", low=1,
-                               high=MAX_MESH_EXPERT, flag=False, reported=models.TRANSFORMER)
+                               high=MAX_MESH_EXPERT, flag=False, reported=models.TRANSFORMER,
+                               axis=EXPERT_AXIS)
 
 
 def check(config) -> None:
@@ -274,6 +278,15 @@ def _trained(config, params: Mapping[str, np.ndarray]) -> dict[str, float]:
             "load_balance_loss": stats.load_balance_loss}
 
 
+def plans(layout: PlannedLayout) -> dict[str, Any] | None:
+    """A model with experts on data alone or data × expert, ZeRO-0, one micro-batch, no remat."""
+    if layout.experts and layout.axis in (None, EXPERT_AXIS) and (layout.zero, layout.microbatches, layout.remat) == (
+            0, 1, "none"):
+        return {"mesh_expert": layout.size}
+    return None
+
+
 PROGRAM = Program("expert", build, ExpertSettings, check, refused_elsewhere,
                   RunExtras(setup=_setup, metrics=_metrics, trained=_trained),
-                  baseline=lambda config: {"mesh_expert": 1}, analytic=analytic_model, selects=("experts",))
+                  baseline=lambda config: {"mesh_expert": 1}, analytic=analytic_model, selects=("experts",),
+                  plans=plans)

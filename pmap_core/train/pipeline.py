@@ -61,6 +61,7 @@ from pmap_core.train.mesh import DATA_AXIS, STAGE_AXIS, build_mesh
 from pmap_core.train.program import (
     HeldBytes,
     MeshProgram,
+    PlannedLayout,
     Program,
     ProgramSpec,
     RunExtras,
@@ -69,7 +70,7 @@ from pmap_core.train.program import (
     compile_timed,
     param_count,
 )
-from pmap_core.train.settings import setting
+from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError
 
 SCHEDULES = ("gpipe", "1f1b")
@@ -506,15 +507,16 @@ def build(spec: ProgramSpec) -> PipelineProgram:
 PIPELINE_MODELS = ("mlp", models.TRANSFORMER)  # the models this program splits into stages
 
 
+@declared
 @dataclasses.dataclass(frozen=True)
 class PipelineSettings:
-    """The settings this program owns (also TrainConfig's fields of the same names)."""
+    """The settings this program owns (a run holds them in `TrainConfig.settings`)."""
 
     # The CLI's --pipeline-stages, when given, selects this program (its default: "not given").
     pipeline_stages: int = setting(
         1, "P pipeline stages, one per device, the layers split evenly among them (impl pipeline; --devices a "
         "multiple of P, default P: D/P pipelines side by side, data parallel over them)", low=1, high=MAX_LAYERS,
-        cli_default=None, reported=True)
+        cli_default=None, reported=True, axis=STAGE_AXIS)
     microbatches: int = setting(1, "impl pipeline: M micro-batches per step ({low}–{high})", low=1,
                                 high=MAX_MICROBATCHES, reported=True)
     schedule: str = setting("gpipe", "impl pipeline: gpipe (every forward, then every backward) or 1f1b (one "
@@ -566,5 +568,13 @@ def baseline(config) -> dict[str, Any]:
 
 
 # No analytic model: the footprint reports what the run measured (ZeRO's model does not describe stages).
+def plans(layout: PlannedLayout) -> dict[str, Any] | None:
+    """A stage axis beside data, ZeRO-0: 1F1B (at most P micro-batches in flight, as the planner counts them), whose
+    stages recompute their forward in the backward pass (remat full)."""
+    if layout.axis == STAGE_AXIS and layout.zero == 0 and layout.remat == "full":
+        return {"pipeline_stages": layout.size, "microbatches": layout.microbatches, "schedule": "1f1b"}
+    return None
+
+
 PROGRAM = Program("pipeline", build, PipelineSettings, check, refused_elsewhere,
-                  RunExtras(setup=_setup, metrics=_metrics), baseline=baseline)
+                  RunExtras(setup=_setup, metrics=_metrics), baseline=baseline, plans=plans)

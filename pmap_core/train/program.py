@@ -24,21 +24,26 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import jax
 import numpy as np
 from jax.sharding import NamedSharding
 
 from pmap_core.train.mesh import MODEL_AXIS
+from pmap_core.train.settings import nests_settings
 
 Dataset = Any  # train.models.Dataset: host arrays x (B, features) and y (B,), or (B, seq_len) tokens both
 
 
+@nests_settings
 @dataclasses.dataclass(frozen=True)
 class ProgramSpec:
     """Everything that fixes a compiled training program: the way it runs (`impl`), the model's
-    shapes, D, the chunk length and the training-state settings. Equal specs share one program."""
+    shapes, D, the chunk length and its program's settings. Equal specs share one program.
+
+    Made from a run's config (`TrainConfig.program_spec`): the program's settings are the config's own nested value
+    (`settings`), read by name as the config reads them (`spec.strategy`, `spec.mesh_model`; `train.settings`)."""
 
     impl: str
     model: str
@@ -47,17 +52,7 @@ class ProgramSpec:
     features: int
     hidden: int
     steps: int                 # training steps inside one call
-    optimizer: str = "sgd"
-    strategy: str = "dp"
-    accum_steps: int = 1
-    grad_dtype: str = "float32"
-    precision: str = "float32"
-    sharded_state: bool = False  # `TrainConfig.sharded_state`: the state leaves the replicated SGD step
-    mesh_model: int = 1          # devices on the model axis of a data × model mesh (impl "tensor")
     layers: int = 2              # the MLP's layers
-    pipeline_stages: int = 1     # impl "pipeline": stages P on the `stage` axis
-    microbatches: int = 1        # impl "pipeline": micro-batches M per step
-    schedule: str = "gpipe"      # impl "pipeline": the order of forwards and backwards
     d_model: int = 32            # the transformer's width (model "transformer"; train.transformer.Dims)
     heads: int = 4               # its attention heads
     seq_len: int = 32            # tokens per sequence: x and y are (rows, seq_len)
@@ -68,15 +63,8 @@ class ProgramSpec:
     # of what the spec is: equal settings select the same entry.
     program: str = dataclasses.field(default="", compare=False)
     remat: str = "none"          # the transformer's blocks: what the backward recomputes (transformer.REMAT_POLICIES)
-    sequence_parallel: str = "off"  # impl "tensor": "on" splits the residual stream's positions over `model` too
-    mesh_seq: int = 1            # impl "context": devices on the seq axis of a data × seq mesh
-    context: str = "allgather"   # impl "context": how attention reaches the other devices' positions
-    context_layout: str = "contiguous"  # impl "context": which positions each device holds
-    experts: int = 0             # the transformer's experts per block (0: its dense MLP; impl "expert")
-    top_k: int = 2               # impl "expert": experts each token is routed to
-    capacity_factor: float = 1.25  # impl "expert": an expert's slots per group of T tokens, ⌈c·T·k/E⌉
-    mesh_expert: int = 1         # impl "expert": devices on the expert axis of a data × expert mesh
-    mesh_replica: int = 1        # a sharded state (train.zero): groups on the replica axis, each sharding it (HSDP)
+    # The lab programs' settings the run sets away from their defaults (`TrainConfig.settings`).
+    settings: tuple[Any, ...] = ()
 
     def option(self, name: str) -> Any:
         return dict(self.options)[name]
@@ -256,7 +244,25 @@ class AnalyticModel:
     comm_bytes_per_step: float | None = None
 
 
+class PlannedLayout(NamedTuple):
+    """A planner's layout as a program reads it (`Program.plans`): the one axis it splits over beside data (None:
+    data alone) and that axis's size, its ZeRO stage, micro-batches per step, remat policy, whether sequence
+    parallelism is on, and the model's experts (0: dense)."""
+
+    axis: str | None
+    size: int
+    zero: int
+    microbatches: int
+    remat: str
+    sequence_parallel: bool
+    experts: int
+
+
 def _no_check(config: Config) -> None:
+    return None
+
+
+def _plans_nothing(layout: PlannedLayout) -> Mapping[str, Any] | None:
     return None
 
 
@@ -279,9 +285,9 @@ class Program:
 
     name: str
     build: Callable[[ProgramSpec], ParallelProgram]
-    # The dataclass of the settings it owns (fields declared with `train.settings.setting`). The lab's own
-    # programs' settings are also TrainConfig's fields of the same names; another program's live in
-    # `TrainConfig.options`.
+    # The dataclass of the settings it owns (fields declared with `train.settings.setting`). A lab program's class is
+    # `train.settings.declared`: a run holds it in `TrainConfig.settings` and reads it by name; another program's
+    # live in `TrainConfig.options`.
     settings: type | None = None
     # Its settings against the run (devices, model, batch...): a LabInputError, or nothing.
     check: Callable[[Config], None] = _no_check
@@ -298,6 +304,9 @@ class Program:
     # Its settings that select it where a run names no impl and sets one away from its default (a sharded training
     # state's: impl jit; a mixture of experts: impl expert, its experts on every device).
     selects: tuple[str, ...] = ()
+    # The settings that run a planner's layout (`concepts.planner.check.train_settings`), or None where it does not
+    # run that layout: each program says which layouts it runs, so the planner names none.
+    plans: Callable[[PlannedLayout], Mapping[str, Any] | None] = _plans_nothing
 
     @property
     def selected_by(self) -> str:

@@ -25,13 +25,12 @@ import threading
 from typing import Any
 
 from pmap_core.train import context, experts, pipeline, replicated, tensor, zero
-from pmap_core.train.config import select_program
+from pmap_core.train.config import axis_fields, select_program
 from pmap_core.train.program import Builder, ParallelProgram, Program, ProgramSpec, RunExtras
 from pmap_core.train.settings import defaults
 
-__all__ = ["CONTEXT_IMPL", "EXPERT_IMPL", "IMPLEMENTATIONS", "PIPELINE_IMPL", "PROGRAMS", "REGISTRY",
-           "SHARDED_STATE_IMPL", "TENSOR_IMPL", "Program", "RunExtras", "build", "compiles_in_this_thread", "extras",
-           "impls", "own_settings", "register", "resolve", "unregister"]
+__all__ = ["IMPLEMENTATIONS", "PROGRAMS", "REGISTRY", "Program", "RunExtras", "build", "compiles_in_this_thread",
+           "extras", "impl_of", "impl_of_axis", "impls", "own_settings", "register", "resolve", "unregister"]
 
 # In the order their checks of other programs' settings run (train.plan.validate): a model axis, a seq axis,
 # experts, stages, then a sharded training state.
@@ -40,11 +39,6 @@ REGISTRY: dict[str, Program] = {"pmap": replicated.PMAP, "shard_map": replicated
                                 "pipeline": pipeline.PROGRAM, "zero": zero.PROGRAM}
 LAB_PROGRAMS = frozenset(REGISTRY)
 IMPLEMENTATIONS = ("pmap", "shard_map", "jit")  # the three ways of writing 1-D data parallelism, as pages show them
-TENSOR_IMPL = "tensor"             # a data × model mesh: tensor parallelism with data parallelism (train.tensor)
-CONTEXT_IMPL = "context"           # a data × seq mesh: the transformer's positions split (train.context)
-EXPERT_IMPL = experts.PROGRAM.name  # "expert": a data × expert mesh, a mixture of experts split (train.experts)
-PIPELINE_IMPL = "pipeline"         # the MLP's layers in stages over a `stage` axis (train.pipeline)
-SHARDED_STATE_IMPL = "jit"         # the impl whose runs with a sharded training state run "zero" (train.zero)
 
 NO_EXTRAS = RunExtras()
 _compiled_here = threading.local()  # .count: programs this thread compiled (a cache miss runs in its caller)
@@ -92,6 +86,18 @@ def resolve(settings: Any) -> Program:
 def extras(impl: str) -> RunExtras:
     """What the runs of `impl` add to their record (nothing, for most): its entry's `RunExtras`."""
     return REGISTRY[impl].extras if impl in REGISTRY else NO_EXTRAS
+
+
+def impl_of(setting: str) -> str:
+    """The impl of the program that declares `setting` ("strategy": jit, whose runs with a sharded state run
+    `zero`; "mesh_model": tensor): a caller names the setting it sets, never the program."""
+    return next(entry.selected_by for entry in REGISTRY.values()
+                if entry.settings and setting in defaults(entry.settings))
+
+
+def impl_of_axis(axis: str) -> str:
+    """The impl of the program whose setting sizes mesh axis `axis` (model: tensor, stage: pipeline, replica: jit)."""
+    return impl_of(axis_fields()[axis])
 
 
 def own_settings(impl: str) -> list[str]:

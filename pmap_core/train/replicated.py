@@ -44,6 +44,7 @@ from pmap_core.train.program import (
     AnalyticModel,
     CompiledChunk,
     HeldBytes,
+    PlannedLayout,
     Program,
     ProgramSpec,
     bytes_per_device,
@@ -266,6 +267,13 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
     return AnalyticModel(memory, comm)
 
 
-PMAP = Program("pmap", build_pmap, analytic=analytic_model, rematerialises=True)
+def plans(layout: PlannedLayout) -> dict[str, str] | None:
+    """Data alone, ZeRO-0, one micro-batch, a dense model: the replicated step, with the layout's remat policy."""
+    if layout.axis is None and (layout.zero, layout.microbatches, layout.experts) == (0, 1, 0):
+        return {"remat": layout.remat}
+    return None
+
+
+PMAP = Program("pmap", build_pmap, analytic=analytic_model, rematerialises=True, plans=plans)
 SHARD_MAP = Program("shard_map", build_shard_map, analytic=analytic_model, rematerialises=True)
 JIT = Program("jit", build_jit, analytic=analytic_model, rematerialises=True)

@@ -54,6 +54,7 @@ from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
     MeshProgram,
+    PlannedLayout,
     Program,
     ProgramSpec,
     RunExtras,
@@ -62,7 +63,7 @@ from pmap_core.train.program import (
     compile_timed,
     param_count,
 )
-from pmap_core.train.settings import setting
+from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError
 
 # The 2-layer MLP's parameters split by the rules of train.logical: Megatron's split (the hidden width
@@ -243,13 +244,15 @@ def array_types(program: TensorParallelProgram, carry: Any, x: Any, y: Any) -> d
     return {name: str(jax.typeof(value)) for name, value in arrays.items()}
 
 
+@declared
 @dataclasses.dataclass(frozen=True)
 class TensorSettings:
-    """The setting this program owns (also TrainConfig's field). The CLI's `--mesh data=X,model=Y` sets it and
-    the devices together. It also reads the sharded-state program's strategy (dp, or zero3: FSDP × TP)."""
+    """The settings this program owns (a run holds them in `TrainConfig.settings`). The CLI's `--mesh data=X,model=Y`
+    sets the model axis and the devices together. It also reads the sharded-state program's strategy (dp, or zero3:
+    FSDP × TP)."""
 
     mesh_model: int = setting(1, "devices on the model axis; the data axis has devices / mesh_model",
-                              low=1, high=MAX_MESH_MODEL, flag=False, reported=True)
+                              low=1, high=MAX_MESH_MODEL, flag=False, reported=True, axis=MODEL_AXIS)
     sequence_parallel: str = setting(
         "off", "with --mesh and --model transformer: on splits the residual stream's positions over the model axis "
         "too (Megatron's sequence parallelism: an all-gather and a reduce-scatter where tensor parallelism "
@@ -319,6 +322,15 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel | None:
         spec.devices * spec.per_device_batch, spec.features, spec.hidden, data, spec.mesh_model))
 
 
+def plans(layout: PlannedLayout) -> dict[str, Any] | None:
+    """A model axis beside data, ZeRO-0, one micro-batch, no remat, a dense model; sequence parallelism as laid out."""
+    if layout.axis == MODEL_AXIS and (layout.zero, layout.microbatches, layout.remat, layout.experts) == (
+            0, 1, "none", 0):
+        return {"mesh_model": layout.size, "sequence_parallel": "on" if layout.sequence_parallel else "off"}
+    return None
+
+
 PROGRAM = Program("tensor", build, TensorSettings, check, refused_elsewhere,
                   RunExtras(mesh=mesh_of),
-                  baseline=lambda config: {"mesh_model": 1}, analytic=analytic_model, shares=("strategy",))
+                  baseline=lambda config: {"mesh_model": 1}, analytic=analytic_model, shares=("strategy",),
+                  plans=plans)

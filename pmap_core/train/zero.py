@@ -59,6 +59,7 @@ from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
     MeshProgram,
+    PlannedLayout,
     Program,
     ProgramSpec,
     bytes_per_device,
@@ -66,7 +67,7 @@ from pmap_core.train.program import (
     param_count,
     place_from_host,
 )
-from pmap_core.train.settings import setting
+from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError
 
 WHOLE, ROWS = P(), P(DATA_AXIS)
@@ -430,9 +431,10 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
                                lowered.as_text(dialect="hlo"), mesh, setup, layout, shardings, (x, y))
 
 
+@declared
 @dataclasses.dataclass(frozen=True)
 class ShardedStateSettings:
-    """The training-state settings this program owns (also TrainConfig's fields of the same names)."""
+    """The training-state settings this program owns (a run holds them in `TrainConfig.settings`)."""
 
     optimizer: str = setting("sgd", "sgd, or adam (optax)", choices=OPTIMIZERS, reported=True)
     strategy: str = setting("dp", "dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; "
@@ -453,7 +455,7 @@ class ShardedStateSettings:
         1, "groups R on the replica axis (--mesh replica=R,data=X): hybrid sharded data parallelism, the "
         "strategy's state sharded over the X devices of each group and replicated over the R groups; the gradient "
         "reduce-scattered within a group, then all-reduced over the groups ({low}–{high})", low=1,
-        high=MAX_MESH_REPLICA, flag=False, reported=True)
+        high=MAX_MESH_REPLICA, flag=False, reported=True, axis=REPLICA_AXIS)
 
 
 def check(config) -> None:
@@ -485,7 +487,17 @@ def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
                                                                     spec.precision, spec.grad_dtype))
 
 
+def plans(layout: PlannedLayout) -> dict[str, Any] | None:
+    """Data alone with a ZeRO stage or micro-batches (as accumulation steps), a dense model: ZeRO-3 gathers each layer
+    again in its backward pass (`gathered_layer`: remat full), the other stages recompute nothing."""
+    sharded = layout.zero > 0 or layout.microbatches > 1
+    if layout.axis is None and sharded and not layout.experts and layout.remat == (
+            "full" if layout.zero == 3 else "none"):
+        return {"strategy": STRATEGIES[layout.zero], "accum_steps": layout.microbatches}
+    return None
+
+
 # impl "jit" with a sharded training state (any of these settings changed) runs this program; its runs keep
 # impl "jit" in their record.
 PROGRAM = Program("zero", build, ShardedStateSettings, check, refused_elsewhere, analytic=analytic_model,
-                  impl="jit", selects=tuple(f.name for f in dataclasses.fields(ShardedStateSettings)))
+                  impl="jit", selects=tuple(f.name for f in dataclasses.fields(ShardedStateSettings)), plans=plans)

@@ -111,33 +111,48 @@ def test_a_train_clicks_settings_walk_enters_no_core_file_more_than_twice(settin
     assert "pmap_core/train/footprint.py" in entered and "pmap_core/tracking/callback.py" in entered
 
 
-def test_the_lab_programs_settings_and_trainconfigs_flat_fields_agree():
-    """Each lab program's settings dataclass owns TrainConfig's flat fields of the same names and defaults;
-    every flat field is TrainConfig's own setting or one program's."""
-    from pmap_core.train.settings import defaults, settings_of
+def test_a_run_holds_its_programs_settings_as_one_nested_value_and_its_spec_is_derived_from_it():
+    """No copies: TrainConfig declares only the settings every run has, a program's settings are its owner's instance
+    inside `settings` (left out at their defaults), read and replaced by name; the spec carries the same value."""
+    from pmap_core.train.context import ContextSettings
+    from pmap_core.train.settings import declarations, settings_of
+    from pmap_core.train.tensor import TensorSettings
+    from pmap_core.train.zero import ShardedStateSettings
 
-    flat = {f.name: f.default for f in dataclasses.fields(TrainConfig) if f.init}
-    owned: dict[str, str] = {}
+    own = {f.name for f in dataclasses.fields(TrainConfig)}
+    assert not own & set(declarations()) and {f.name for f in dataclasses.fields(ProgramSpec)} <= own | {
+        "per_device_batch", "features", "program"}
+    assert TrainConfig(strategy="dp", mesh_model=1) == TrainConfig() and TrainConfig().settings == ()
+    config = dataclasses.replace(TrainConfig(impl="tensor", devices=4, strategy="zero3"), mesh_model=2)
+    assert config.settings == (TensorSettings(mesh_model=2), ShardedStateSettings(strategy="zero3"))
+    assert (config.strategy, config.mesh_model, config.context, config.mesh) == ("zero3", 2, "allgather",
+                                                                                {"data": 2, "model": 2})
+    spec = config.program_spec(3)
+    assert spec.settings == config.settings and (spec.strategy, spec.mesh_model) == ("zero3", 2)
+    assert dataclasses.replace(config, context="ring").settings[0] == ContextSettings(context="ring")
     for entry in programs.REGISTRY.values():
-        for name, default in (defaults(entry.settings) if entry.settings else {}).items():
-            assert flat.get(name, "missing") == default, (entry.name, name)
-            assert name not in owned, (name, owned.get(name), entry.name)  # one owner each
-            owned[name] = entry.name
-        assert set(entry.shares) <= set(flat)
-    assert set(flat) - {f.name for f in settings_of(TrainConfig)} - {"options"} == set(owned)
+        assert entry.settings is None or {f.name for f in settings_of(entry.settings)} <= set(declarations())
 
 
 def test_every_setting_is_declared_once():
-    """Walk the declarations (TrainConfig's own settings, every registered program's): no name twice, so a flag, a
-    range, a default and a help text each have one home."""
-    from pmap_core.train.settings import settings_of
+    """Walk the declarations (TrainConfig's own settings, every registered program's, every declared class): no name
+    twice, so a flag, a range, a default and a help text each have one home; declaring a name again is refused."""
+    from pmap_core.train.settings import declarations, declared, setting, settings_of
 
-    declared: dict[str, str] = {}
-    owners = {"TrainConfig": TrainConfig, **{entry.name: entry.settings for entry in programs.REGISTRY.values()}}
-    for owner, cls in owners.items():
-        for field in settings_of(cls) if cls else ():
-            assert field.name not in declared, f"{field.name}: declared by {declared[field.name]} and {owner}"
-            declared[field.name] = owner
+    owners = [TrainConfig, *(entry.settings for entry in programs.REGISTRY.values() if entry.settings),
+              *declarations().values()]
+    home: dict[str, type] = {}
+    for cls in dict.fromkeys(owners):
+        for field in settings_of(cls):
+            assert home.setdefault(field.name, cls) is cls, (
+                f"{field.name}: declared by {home[field.name].__qualname__} and {cls.__qualname__}")
+
+    @dataclasses.dataclass(frozen=True)
+    class AnotherStrategy:
+        strategy: str = setting("dp", "a second home for the sharded state's --strategy")
+
+    with pytest.raises(TypeError, match="'strategy' is declared by ShardedStateSettings and"):
+        declared(AnotherStrategy)
 
 
 def test_each_program_runs_records_only_its_own_settings_beside_every_runs():
@@ -199,3 +214,33 @@ def test_tensor_and_pipeline_runs_have_their_own_analytic_model_not_zeros():
                      measure_scaling=False)
     memory, comm = analytic.zero_model(zero_run.footprint.param_count, 2, "zero2", optimizer="adam")
     assert zero_run.footprint.model_memory == memory and zero_run.footprint.model_comm_bytes_per_step == comm
+
+
+def test_no_module_names_a_program_by_a_constant_and_the_planner_asks_each_program_for_its_layouts():
+    """Programs answer for themselves: outside the registry no `*_IMPL` constant names a program (a caller names the
+    setting or the axis it sets: `programs.impl_of`, `impl_of_axis`), and the planner's `train_settings` writes no
+    program's name, each program saying which layouts it runs (`Program.plans`)."""
+    import ast
+    import pathlib
+    import re
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    # Not a program table: what old records without an impl param ran, and TrainConfig's default.
+    readers = {"LEGACY_IMPL", "DEFAULT_IMPL"}
+    named = {}
+    for path in [*root.joinpath("pmap_core").rglob("*.py"), *root.joinpath("labs").rglob("*.py")]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else (
+                node.name if isinstance(node, ast.alias) else "")
+            if re.fullmatch(r"[A-Z_]+_IMPL", name) and name not in readers:
+                named.setdefault(str(path.relative_to(root)), set()).add(name)
+    assert named == {}
+    from pmap_core.concepts.planner import check
+
+    source = ast.parse(pathlib.Path(check.__file__).read_text(encoding="utf-8"))
+    train_settings = next(node for node in source.body
+                          if isinstance(node, ast.FunctionDef) and node.name == "train_settings")
+    literals = {node.value for node in ast.walk(train_settings) if isinstance(node, ast.Constant)}
+    assert not literals & set(programs.REGISTRY)
+    assert (programs.impl_of("strategy"), programs.impl_of_axis("model"), programs.impl_of_axis("stage")) == (
+        "jit", "tensor", "pipeline")

@@ -180,12 +180,11 @@ def test_ui_command_opens_the_same_store():
 def test_a_run_logged_before_each_program_logged_only_its_own_settings_compares_with_one_after(store):
     """A run logged with every setting flat (before) and one logged with its program's settings only (after) land in
     the same rows of the Experiments page's scaling table: same impl, setup, model, batch, D and throughput."""
-    import dataclasses as dc
-
     from pmap_core.tracking.callback import run_params
+    from pmap_core.train.config import setting_names
 
     config = TrainConfig(model="mlp", devices=8, global_batch=64)
-    before = {**{f.name: getattr(config, f.name) for f in dc.fields(config) if f.init and f.name != "options"},
+    before = {**{name: getattr(config, name) for name in setting_names() - {"options", "settings"}},
               "per_device_batch": 8, "mesh_data": 8, "processes": 1}
     after = run_params(config)
     assert "strategy" in before and "strategy" not in after

@@ -11,6 +11,7 @@ import math
 from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig
+from pmap_core.train.mesh import STAGE_AXIS
 from pmap_core.train.pipeline import SCHEDULES
 from pmap_core.train.plan import validate
 from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
@@ -65,7 +66,7 @@ class Settings:
         d = self.dims
         return validate(TrainConfig(
             model=self.model, d_model=d.d_model, heads=d.heads, seq_len=d.seq_len, vocab=d.vocab,
-            impl=programs.PIPELINE_IMPL, devices=replicas * self.stages, pipeline_stages=self.stages,
+            impl=programs.impl_of_axis(STAGE_AXIS), devices=replicas * self.stages, pipeline_stages=self.stages,
             layers=self.layers, microbatches=m, schedule=schedule or self.schedule,
             global_batch=replicas * m * self.rows, hidden=self.hidden, features=self.features, steps=steps,
             chunk=steps))

@@ -31,16 +31,15 @@ from pmap_core.concepts.planner.presets import HARDWARE, Hardware, ModelShape, d
 from pmap_core.train import config as train_config
 from pmap_core.train import footprint, plan, programs, transformer
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
+from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS
+from pmap_core.train.program import PlannedLayout
 from pmap_core.train.settings import settings_of
 from pmap_core.validation import LabInputError, check_devices, check_int
 
 # The lab's programs: attention keeps its score-sized tensors; the step writes new parameters beside the ones it reads;
 # the vocabulary is whole on every device of the model axis; the pipeline is `train.pipeline`.
 LAB_ASSUMPTIONS = Assumptions(flash_attention=False, donated_state=False, vocab_parallel=False, lab_pipeline=True)
-LAB_OPTIMIZER = "sgd"        # what every lab program but `zero` trains with (and `zero` with it too, here)
-PIPELINE_SCHEDULE = "1f1b"   # at most P micro-batches in flight: the planner's count (predict.activation_bytes)
-CONTEXT_SCHEME = "allgather"  # K and V all-gathered: the planner's seq-axis formula
+LAB_OPTIMIZER = "sgd"        # what the lab's programs train a plan with (TrainConfig's default)
 CHECK_STEPS = 1              # one step per compiled call
 LAB_DIMS = transformer.Dims()  # the transformer's default sizes
 
@@ -134,12 +133,10 @@ def train_settings(layout: Layout, devices: int, global_batch: int | None = None
     further: `runnable`), or a LabInputError: plan_devices where the layout's devices are not `devices`,
     plan_not_runnable for a layout the lab has no program for.
 
-    data alone, ZeRO-0, one micro-batch: the replicated program (impl pmap) with the layout's remat policy; other
-    ZeRO stages or micro-batches: the sharded-state program (impl jit: strategy dp/zero1/zero2/zero3, accum_steps M),
-    whose ZeRO-3 recomputes each layer in its backward (`zero.gathered_layer`: remat full; the others none). With a
-    model axis: impl tensor (sequence parallelism on or off); seq: impl context (K and V all-gathered); expert, or
-    any layout of a model with experts: impl expert; stage: impl pipeline, 1F1B, which recomputes each stage's
-    forward in its backward (remat full)."""
+    Each program says which layouts it runs and with what settings (`Program.plans`, in the registry's order): data
+    alone with ZeRO-0 and one micro-batch the replicated step (impl pmap), other ZeRO stages or micro-batches the
+    sharded state (impl jit), a model axis tensor parallelism, seq context parallelism, expert (or any layout of a
+    model with experts) expert parallelism, stage a pipeline."""
     batch = _check_shape(devices, global_batch, dims, layers)
     _check_layout(layout, devices)
     axes = [axis for axis in AXES if axis != DATA_AXIS and layout.size(axis) > 1]
@@ -149,32 +146,16 @@ def train_settings(layout: Layout, devices: int, global_batch: int | None = None
     settings: dict[str, object] = {
         "model": "transformer", "devices": devices, "global_batch": batch, "layers": layers,
         "d_model": dims.d_model, "heads": dims.heads, "seq_len": dims.seq_len, "vocab": dims.vocab,
-        **{name: getattr(TrainConfig, name) for name in PROGRAM_SETTINGS}}
+        **{name: getattr(TrainConfig(), name) for name in PROGRAM_SETTINGS}}
     if dims.experts:
         settings.update(experts=dims.experts, top_k=dims.top_k, capacity_factor=dims.capacity_factor)
-    sharded = layout.zero > 0 or layout.microbatches > 1
-    if axis == STAGE_AXIS:
-        if layout.zero or layout.remat != "full":
-            raise _not_runnable(layout)
-        settings.update(impl=programs.PIPELINE_IMPL, pipeline_stages=layout.stage, microbatches=layout.microbatches,
-                        schedule=PIPELINE_SCHEDULE)
-    elif sharded:
-        if axis is not None or dims.experts or layout.remat != ("full" if layout.zero == 3 else "none"):
-            raise _not_runnable(layout)
-        settings.update(impl=programs.SHARDED_STATE_IMPL, optimizer=LAB_OPTIMIZER,
-                        strategy=STRATEGY_OF_STAGE[layout.zero], accum_steps=layout.microbatches)
-    elif axis is None and not dims.experts:
-        settings.update(impl=programs.IMPLEMENTATIONS[0], remat=layout.remat)
-    elif layout.remat != "none" or axis not in ((None, EXPERT_AXIS) if dims.experts else (MODEL_AXIS, SEQ_AXIS)):
-        raise _not_runnable(layout)
-    elif dims.experts:
-        settings.update(impl=programs.EXPERT_IMPL, mesh_expert=layout.expert)
-    elif axis == MODEL_AXIS:
-        settings.update(impl=programs.TENSOR_IMPL, mesh_model=layout.model,
-                        sequence_parallel="on" if layout.sequence_parallel else "off")
-    else:
-        settings.update(impl=programs.CONTEXT_IMPL, mesh_seq=layout.seq, context=CONTEXT_SCHEME)
-    return settings
+    planned = PlannedLayout(axis, layout.size(axis) if axis else 1, layout.zero, layout.microbatches, layout.remat,
+                            layout.sequence_parallel, dims.experts)
+    for entry in programs.REGISTRY.values():
+        answer = entry.plans(planned)
+        if answer is not None:
+            return {**settings, "impl": entry.selected_by, **answer}
+    raise _not_runnable(layout)
 
 
 # The settings that say which program runs a plan, and how: in every `train_settings`, at TrainConfig's defaults
@@ -431,7 +412,7 @@ def train_command(layout: Layout, devices: int, global_batch: int | None = None,
     argv = ["python", "-m", "pmap_core", "train"]
     mesh = [(axis, settings[field]) for field, axis in _MESH_FIELDS.items() if settings[field] != 1]
     for name, value in settings.items():
-        if name in PROGRAM_SETTINGS and value == getattr(TrainConfig, name):
+        if name in PROGRAM_SETTINGS and value == getattr(TrainConfig(), name):
             continue
         if name == "impl":
             if not mesh and settings["pipeline_stages"] == 1:
