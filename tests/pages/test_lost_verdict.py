@@ -1,7 +1,7 @@
 """The Multi-process page says why the survivor of a lost process left from what it said, not from when it left:
 the watch's own heartbeat count can end it a little before the timeout (its last beat came before the kill)."""
 
-from labs.multiprocess import lost_verdict
+from labs.ui.multiprocess_lost import lost_verdict
 from pmap_core.train import distributed
 
 SAID = "error: process 0 lost contact with the group: {reason}; the group's MLflow run ended FAILED with the losses"
