@@ -214,10 +214,11 @@ class TrainConfig:
 
     @property
     def sharded_state(self) -> bool:
-        """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype)
-        differs from the seed's replicated SGD step: the run then holds a sharded state (`train.zero`)."""
-        return (self.optimizer, self.strategy, self.accum_steps, self.grad_dtype, self.precision,
-                self.mesh_replica) != ("sgd", "dp", 1, "float32", "float32", 1)
+        """True when a training-state setting (optimizer, strategy, accumulation, gradient dtype, precision, replica
+        axis) differs from the seed's replicated SGD step: the run then holds the settings of the sharded state's
+        program (`train.zero`, whose class declares `strategy`) and a sharded state."""
+        owner = declarations()["strategy"]
+        return any(isinstance(value, owner) for value in self.settings)
 
     @property
     def input_features(self) -> int:

@@ -31,7 +31,7 @@ from pmap_core.concepts.planner.presets import HARDWARE, Hardware, ModelShape, d
 from pmap_core.train import config as train_config
 from pmap_core.train import footprint, plan, programs, transformer
 from pmap_core.train.config import TrainConfig
-from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS
+from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, SEQ_AXIS
 from pmap_core.train.program import PlannedLayout
 from pmap_core.train.settings import settings_of
 from pmap_core.validation import LabInputError, check_devices, check_int
@@ -397,10 +397,6 @@ def _flagged() -> set[str]:
     return {field.name for owner in owners for field in settings_of(owner) if field.metadata["flag"]}
 
 
-# The settings a CLI run sets through `--mesh data=X,<axis>=Y` (no flag of their own), by the axis they size.
-_MESH_FIELDS = {"mesh_model": MODEL_AXIS, "mesh_seq": SEQ_AXIS, "mesh_expert": EXPERT_AXIS}
-
-
 def train_command(layout: Layout, devices: int, global_batch: int | None = None,
                   dims: transformer.Dims = LAB_DIMS, layers: int = 2) -> list[str]:
     """The argv of `python -m pmap_core train …` that runs `layout` (`train_settings`), with the CLI's own flags:
@@ -410,7 +406,9 @@ def train_command(layout: Layout, devices: int, global_batch: int | None = None,
     settings = train_settings(layout, devices, global_batch, dims, layers)
     flagged = _flagged()
     argv = ["python", "-m", "pmap_core", "train"]
-    mesh = [(axis, settings[field]) for field, axis in _MESH_FIELDS.items() if settings[field] != 1]
+    # The axes whose size has no flag of its own (the size of a model, seq or expert axis): `--mesh` sets them.
+    mesh = [(axis, settings.get(name, 1)) for axis, name in train_config.axis_fields().items()
+            if name not in flagged and settings.get(name, 1) != 1]
     for name, value in settings.items():
         if name in PROGRAM_SETTINGS and value == getattr(TrainConfig(), name):
             continue
