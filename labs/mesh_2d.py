@@ -302,7 +302,7 @@ def show_sharding_in_types(devices: int, k: int) -> None:
     st.header(T("types_section.heading"))
     st.markdown(T("types_section.intro", devices=devices))
     key = ("mesh_2d.types", devices, k)
-    examples = background.heavy_result(key, sharding_in_types_examples, devices, k, wait_s=0)
+    examples = background.heavy_result(key, sharding_in_types_examples, devices, k)
     if examples is None:
         working("types_section.compiling", key)
         return

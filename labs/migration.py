@@ -279,7 +279,7 @@ model = url_choice(T, "model", models.MODELS, "mlp", radio=True)
 st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
 with guard(T):
     hlo_key = ("migration.hlo", devices, model)
-    report = background.heavy_result(hlo_key, migration.inspect_hlo, devices, model, wait_s=0)
+    report = background.heavy_result(hlo_key, migration.inspect_hlo, devices, model)
     if report is None:
         working("compiling", (hlo_key,))
     else:
@@ -293,7 +293,7 @@ version_runs, running = [], []
 for step_name in migration_steps.STEP_NAMES:
     with guard(T):  # a step that fails shows its error; the others still show
         step_key = ("migration.step", devices, step_name)
-        run = background.heavy_result(step_key, migration_steps.run_step, step_name, devices, wait_s=0)
+        run = background.heavy_result(step_key, migration_steps.run_step, step_name, devices)
         if run is None:
             running.append(step_key)
         else:

@@ -128,9 +128,10 @@ def result(key: Hashable, work: Callable[..., Any], *args: Any, wait_s: float | 
         raise
 
 
-def heavy_result(key: Hashable, work: Callable[..., Any], *args: Any, wait_s: float | None = WAIT_S) -> Any:
-    """`result` of JAX work (a compile, a run): its job holds a heavy-job slot while it runs (`in_heavy_slot`)."""
-    return result(key, in_heavy_slot(work), *args, wait_s=wait_s)
+def heavy_result(key: Hashable, work: Callable[..., Any], *args: Any) -> Any:
+    """`result` of JAX work (a compile, a run): its job holds a heavy-job slot while it runs (`in_heavy_slot`).
+    The page does not wait for it: a compile takes longer than WAIT_S, which would only delay the page's answer."""
+    return result(key, in_heavy_slot(work), *args, wait_s=0)
 
 
 def done(key: Hashable) -> bool:
