@@ -5,7 +5,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import heavy_jobs, shared_cache
+from labs.ui import background, shared_cache
 from labs.ui.blocks import dataframe, folded, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
@@ -17,12 +17,6 @@ from pmap_core.concepts import jit_composition as composition
 from pmap_core.train import models
 
 T = texts("jit_composition")
-
-
-@st.cache_data(show_spinner=False, max_entries=32)
-def report(devices: int, rows: int, repeats: int, layers: int) -> composition.CompositionReport:
-    with heavy_jobs.heavy_job(T), st.spinner(T("running")):  # a cache hit never queues
-        return composition.composition_report(devices, rows, repeats, layers)
 
 
 def yes_no(flag: bool) -> str:
@@ -160,16 +154,21 @@ with cols[2]:
 with cols[3]:
     layers = url_int(T, "layers", 3, 1, gradients.MAX_LAYERS)
 
-with guard(T):
+with guard(T):  # the server's warm-up ran the default; other settings run in the background, the page saying so
     settings = (devices, rows, repeats, layers)
-    result = shared_cache.precomputed("jit_composition", settings) or report(*settings)  # the warm-up ran the default
-    show_hlo(result.hlo)
-    show_speed(result.speed, result.hlo.identical)
-    show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
-                 hlo.normalize_hlo, composition.compare_compiled, composition.compare_speed)
-    show_grads(result.grads)
-    show_code(T, models.linear_loss, gradients._local_and_mean_grads, gradients.grad_in_pmap)
-    show_all_reduces(result.all_reduces)
-    show_code(T, gradients.mlp_loss, gradients.mean_grad_step, gradients.count_all_reduces, hlo.all_reduces)
-    show_purity(result.purity)
-    show_code(T, composition.purity_demo)
+    key = ("jit_composition", settings)
+    result = (shared_cache.precomputed("jit_composition", settings)
+              or background.heavy_result(key, composition.composition_report, *settings))
+    if result is None:
+        background.wait_for((key,), lambda s: st.info(T("working", what=T("running"), seconds=s), icon="⏳"))
+    else:
+        show_hlo(result.hlo)
+        show_speed(result.speed, result.hlo.identical)
+        show_code(T, composition.mix, composition._pmapped_mix, composition._shard_mapped_mix,
+                     hlo.normalize_hlo, composition.compare_compiled, composition.compare_speed)
+        show_grads(result.grads)
+        show_code(T, models.linear_loss, gradients._local_and_mean_grads, gradients.grad_in_pmap)
+        show_all_reduces(result.all_reduces)
+        show_code(T, gradients.mlp_loss, gradients.mean_grad_step, gradients.count_all_reduces, hlo.all_reduces)
+        show_purity(result.purity)
+        show_code(T, composition.purity_demo)
