@@ -86,6 +86,8 @@ def neighbour(widget) -> tuple[str, object, object] | None:
     kind = type(widget).__name__
     if kind in ("Slider", "NumberInput"):
         value, step = widget.value, widget.step or 1
+        if value is None:  # an empty box (a guess not given yet): no step from nothing
+            return None
         low, high = widget.min, widget.max
         new = value + step if high is None or value + step <= high else value - step
         new = type(value)(new)
