@@ -212,9 +212,10 @@ def _verdict(plans: list[Plan], fastest: Prediction, assumptions: Assumptions) -
     separating, separating_s = None, 0.0
     if len(plans) > 1:
         other = step_parts(plans[1].prediction, assumptions.overlap)
-        names = parts.keys() | other.keys()
-        separating, separating_s = max(((n, other.get(n, 0.0) - parts.get(n, 0.0)) for n in names),
-                                       key=lambda kv: kv[1])
+        names = [*parts, *(n for n in other if n not in parts)]  # an order, so a tie names the same part each run
+        most = max(((n, other.get(n, 0.0) - parts.get(n, 0.0)) for n in names), key=lambda kv: kv[1])
+        if most[1] > 0:  # a part no slower in the second explains nothing
+            separating, separating_s = most
     return Verdict(bound, bound_s, faster, separating, separating_s)
 
 
