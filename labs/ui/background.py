@@ -29,6 +29,7 @@ from labs.ui import heavy_jobs
 MAX_KEPT = 64  # results kept on this server, the least recently asked for going first; running jobs always stay
 WAIT_S = 0.25  # how long a page's run waits for a job before it answers without it
 POLL_S = 0.5  # how often a page that waits looks again
+ANSWER_S = 2.0  # how long JAX work asked for by a page's run waits for that run to answer before it starts
 _stop = threading.Event()  # set when the interpreter exits: a job that has not started yet does not start
 
 
@@ -98,10 +99,13 @@ def jobs() -> Jobs:
 
 def in_heavy_slot(work: Callable[..., Any]) -> Callable[..., Any]:
     """`work` as a job that holds one of the server's heavy-job slots while it runs (JAX work: a compile, a run),
-    waiting in line without a page to show it; called in a page's run, which finds the server's queue."""
-    queue = heavy_jobs.server_queue()
+    waiting in line without a page to show it; called in a page's run, which finds the server's queue. It starts
+    once that run has answered (Streamlit ends a run's thread with the run), ANSWER_S at most: tracing and lowering
+    hold the interpreter, which the answer would otherwise share."""
+    queue, page_run = heavy_jobs.server_queue(), threading.current_thread()
 
     def held(*args: Any) -> Any:
+        page_run.join(timeout=ANSWER_S)
         ticket = object()
         try:
             queue.join(ticket)
