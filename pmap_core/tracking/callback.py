@@ -67,12 +67,10 @@ def point_metrics(point: SweepPoint) -> dict[str, float]:
     return scaling_metrics(point.scaling_ratio, point.efficiency, point.hardware_ceiling, point.baseline_throughput)
 
 
-# What sets a run apart besides its model, D and B, where it differs from TrainConfig's defaults (the plain
-# replicated SGD step), each as a short label in the run's name.
-_NAMED_SETTINGS = (("optimizer", str), ("strategy", str), ("accum_steps", "K{}".format),
-                   ("grad_dtype", "{}-grads".format), ("precision", str), ("layers", "L{}".format),
-                   ("d_model", "d{}".format), ("heads", "h{}".format), ("seq_len", "T{}".format),
-                   ("vocab", "V{}".format), ("scaling", str))
+# What sets a run apart besides its model, D and B, of the settings every run has, where it differs from
+# TrainConfig's defaults, each as a short label in the run's name (a program's settings declare their own labels).
+_NAMED_SETTINGS = (("layers", "L{}".format), ("d_model", "d{}".format), ("heads", "h{}".format),
+                   ("seq_len", "T{}".format), ("vocab", "V{}".format), ("scaling", str))
 _PLAIN = TrainConfig()
 
 
@@ -84,10 +82,15 @@ def mesh_name(mesh: Mapping[str, int]) -> str:
 
 
 def setup_name(config: TrainConfig) -> str:
-    """The settings a run's name shows after its model and implementation: "adam-zero2", its mesh ("2x4stage"),
-    then the labels its program adds (`programs.extras`: "M8-1f1b" for micro-batches and a schedule), or ""."""
-    parts = [label(getattr(config, field)) for field, label in _NAMED_SETTINGS
-             if getattr(config, field) != getattr(_PLAIN, field)]
+    """The settings a run's name shows after its model and implementation: its programs' settings declared with a
+    label, away from their defaults ("adam-zero2-K4", `train.settings.setting`), its other settings away from theirs,
+    its mesh ("2x4stage"), then the labels its program adds (`programs.extras`: "M8-1f1b" for micro-batches and a
+    schedule), or ""."""
+    parts = [field.metadata["label"].format(getattr(value, field.name)) for value in config.settings
+             for field in dataclasses.fields(value)
+             if "label" in field.metadata and getattr(value, field.name) != field.default]
+    parts += [label(getattr(config, field)) for field, label in _NAMED_SETTINGS
+              if getattr(config, field) != getattr(_PLAIN, field)]
     parts.append(mesh_name(config.mesh))
     parts += programs.extras(config.impl).setup(config)
     return "-".join(part for part in parts if part)

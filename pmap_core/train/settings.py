@@ -28,7 +28,7 @@ from pmap_core.validation import LabInputError, check_float, check_int
 def setting(default: Any, help: str = "", *, choices: Sequence[str] | None = None,
             low: float | None = None, high: float | None = None, check: Callable[[Any], Any] | None = None,
             kind: type | None = None, flag: bool = True, cli_default: Any = dataclasses.MISSING,
-            reported: bool | str = False, axis: str | None = None) -> Any:
+            reported: bool | str = False, axis: str | None = None, label: str | None = None) -> Any:
     """A dataclass field with what a page, the CLI and `validate` need to know of it.
 
     help: the CLI's help, formatted with {low}, {high} and {default}; choices: the values it may take;
@@ -36,13 +36,15 @@ def setting(default: Any, help: str = "", *, choices: Sequence[str] | None = Non
     (value -> value); flag: whether the CLI gives it a flag; cli_default: the flag's default when it is
     not the field's (None: "not given", the CLI then decides); reported: whether the CLI's JSON prints it
     (a model's name: only for runs of that model); axis: the mesh axis whose size it is (`--mesh axis=N` sets it,
-    `TrainConfig.mesh` reads it)."""
+    `TrainConfig.mesh` reads it); label: how a run's name shows it away from its default ("K{}": "K4")."""
     metadata = {"help": help, "choices": tuple(choices) if choices is not None else None, "low": low,
                 "high": high, "check": check, "kind": kind or type(default), "flag": flag,
                 "cli_default": default if cli_default is dataclasses.MISSING else cli_default,
                 "reported": reported}
     if axis is not None:
         metadata["axis"] = axis
+    if label is not None:
+        metadata["label"] = label
     return dataclasses.field(default=default, metadata=metadata)
 
 

@@ -436,21 +436,21 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
 class ShardedStateSettings:
     """The training-state settings this program owns (a run holds them in `TrainConfig.settings`)."""
 
-    optimizer: str = setting("sgd", "sgd, or adam (optax)", choices=OPTIMIZERS, reported=True)
+    optimizer: str = setting("sgd", "sgd, or adam (optax)", choices=OPTIMIZERS, reported=True, label="{}")
     strategy: str = setting("dp", "dp: everything replicated; zero1: optimizer state sharded; zero2: + gradients; "
-                            "zero3 (FSDP): + params", choices=STRATEGIES, reported=True)
+                            "zero3 (FSDP): + params", choices=STRATEGIES, reported=True, label="{}")
     accum_steps: int = setting(
         1, "K micro-batches per step ({low}–{high}): dp and zero1 run the gradient's collective once per K, zero2 "
         "reduce-scatters each micro-batch's gradient, zero3 gathers and reduce-scatters each layer per "
         "micro-batch; the global batch must split into D × K equal micro-batches", low=1, high=MAX_ACCUM_STEPS,
-        reported=True)
+        reported=True, label="K{}")
     grad_dtype: str = setting(
         "float32", "dtype of the gradient's collectives (dp: the all-reduce; zero1/zero2: the reduce-scatters; "
         "zero3: each layer's backward reduce-scatter): bfloat16 halves their bytes in the program JAX emits, but "
         "XLA:CPU compiles them back to float32, so on CPU devices the compiled step sends as many bytes",
-        choices=GRAD_DTYPES, reported=True)
+        choices=GRAD_DTYPES, reported=True, label="{}-grads")
     precision: str = setting("float32", "float32, or mixed: bfloat16 params and gradients, an fp32 master copy "
-                             "and fp32 Adam moments", choices=PRECISIONS, reported=True)
+                             "and fp32 Adam moments", choices=PRECISIONS, reported=True, label="{}")
     mesh_replica: int = setting(
         1, "groups R on the replica axis (--mesh replica=R,data=X): hybrid sharded data parallelism, the "
         "strategy's state sharded over the X devices of each group and replicated over the R groups; the gradient "
