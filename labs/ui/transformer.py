@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import streamlit as st
@@ -11,8 +12,6 @@ from labs.ui.links import url_int
 from pmap_core.export import cli_command
 from pmap_core.train import config as train_config
 from pmap_core.train import transformer
-from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, STAGE_AXIS
-from pmap_core.train.programs import impl_of_axis
 
 DEFAULTS = train_config.TrainConfig()  # the transformer's sizes start where the CLI's do
 
@@ -46,20 +45,17 @@ def task_caption(T: Texts, vocab: int, learning_rate: float) -> None:
 
 def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> None:
     """The script export covers the linear model and the MLP: for the transformer, the command-line run of the
-    same settings (a data × model mesh as --mesh, pipeline stages as --pipeline-stages)."""
+    same settings (its programs' settings away from their defaults by their own flags, a mesh beyond data as --mesh,
+    which sets D and the program)."""
     st.caption(T("export.no_transformer"))
     options = {"model": config.model, "devices": config.devices, "impl": config.impl,
                "global-batch": config.global_batch, "learning-rate": config.learning_rate, "steps": config.steps,
                "seed": config.seed, "layers": config.layers, "d-model": config.d_model, "heads": config.heads,
                "seq-len": config.seq_len, "vocab": config.vocab}
-    if config.sharded_state:
-        options |= {"optimizer": config.optimizer, "strategy": config.strategy, "accum-steps": config.accum_steps,
-                    "grad-dtype": config.grad_dtype, "precision": config.precision}
-    if config.impl == impl_of_axis(MODEL_AXIS):  # --mesh sets impl tensor and D = X·Y
-        del options["impl"], options["devices"]
-        options["mesh"] = f"{DATA_AXIS}={config.mesh_data},{MODEL_AXIS}={config.mesh_model}"
-    elif config.impl == impl_of_axis(STAGE_AXIS):  # --pipeline-stages sets impl pipeline
-        del options["impl"]
-        options |= {"pipeline-stages": config.pipeline_stages, "microbatches": config.microbatches,
-                    "schedule": config.schedule}
+    for value in config.settings:  # the nested settings of its programs (train.settings.nested)
+        options |= {field.name.replace("_", "-"): getattr(value, field.name) for field in dataclasses.fields(value)
+                    if field.metadata["flag"] and getattr(value, field.name) != field.default}
+    if len(config.mesh) > 1:  # --mesh data=X,model=Y (or stage, seq, expert, replica) sets D, each axis and the impl
+        options = {name: value for name, value in options.items() if name not in ("impl", "devices", "pipeline-stages")}
+        options["mesh"] = train_config.mesh_label(config.mesh)
     st.code(cli_command("train", options), language="bash")
