@@ -45,9 +45,14 @@ def task_caption(T: Texts, vocab: int, learning_rate: float) -> None:
 
 def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> None:
     """The script export covers the linear model and the MLP: for the transformer, the command-line run of the
-    same settings (its programs' settings away from their defaults by their own flags, a mesh beyond data as --mesh,
-    which sets D and the program)."""
+    same settings (`train_command`)."""
     st.caption(T("export.no_transformer"))
+    st.code(train_command(config), language="bash")
+
+
+def train_command(config: train_config.TrainConfig) -> str:
+    """The `python -m pmap_core train` line of a transformer run: its settings, its programs' settings away from their
+    defaults by their own flags, and a mesh beyond data as --mesh, which sets D and the program."""
     options = {"model": config.model, "devices": config.devices, "impl": config.impl,
                "global-batch": config.global_batch, "learning-rate": config.learning_rate, "steps": config.steps,
                "seed": config.seed, "layers": config.layers, "d-model": config.d_model, "heads": config.heads,
@@ -58,4 +63,4 @@ def command_instead_of_export(T: Texts, config: train_config.TrainConfig) -> Non
     if len(config.mesh) > 1:  # --mesh data=X,model=Y (or stage, seq, expert, replica) sets D, each axis and the impl
         options = {name: value for name, value in options.items() if name not in ("impl", "devices", "pipeline-stages")}
         options["mesh"] = train_config.mesh_label(config.mesh)
-    st.code(cli_command("train", options), language="bash")
+    return cli_command("train", options)

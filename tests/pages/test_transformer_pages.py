@@ -122,3 +122,24 @@ def test_the_sharded_dp_page_keeps_the_mlp_by_default():
     assert at.radio(key="sharded_dp.model").value == "mlp"
     assert at.number_input(key="sharded_dp.hidden") and not [w for w in at.number_input
                                                              if w.key == "sharded_dp.d_model"]
+
+
+@pytest.mark.parametrize("settings", [
+    {"impl": "tensor", "devices": 8, "mesh_model": 2, "sequence_parallel": "on"},
+    {"impl": "pipeline", "devices": 8, "layers": 4, "pipeline_stages": 4, "microbatches": 8, "schedule": "1f1b"},
+    {"impl": "jit", "devices": 8, "optimizer": "adam", "strategy": "zero3", "mesh_replica": 2},
+    {"impl": "context", "devices": 3, "mesh_seq": 3, "context": "ring"},
+], ids=lambda settings: settings["impl"])
+def test_the_command_a_transformer_page_shows_runs_the_pages_config(settings):
+    """The command line shown instead of a script export (`labs.ui.transformer.train_command`), parsed by the CLI, is
+    the page's run: every program setting it sets (sequence parallelism included) and its mesh."""
+    import shlex
+
+    from labs.ui.transformer import train_command
+    from pmap_core.cli.training import join_and_configure, parse
+
+    config = train_config.TrainConfig(model="transformer", global_batch=48, steps=20, **settings)
+    words = shlex.split(train_command(config))
+    assert words[:4] == ["python", "-m", "pmap_core", "train"]
+    parsed, _ = join_and_configure(parse(words[3:]))
+    assert parsed == config and parsed.mesh == config.mesh
