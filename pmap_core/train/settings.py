@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
@@ -133,19 +134,30 @@ def value_of(settings: Iterable[Any], name: str) -> Any:
     return getattr(held if held is not None else _default_of(owner), name)
 
 
+def declare_lab_settings() -> None:
+    """Import the lab's programs, whose modules declare their settings: a process that imported only the config
+    (whose module those import) makes and reads a config by a setting's name all the same."""
+    importlib.import_module("pmap_core.train.programs")
+
+
 def nests_settings(cls: type) -> type:
     """Class decorator of a frozen dataclass with a field `settings` (a tuple of settings instances, `nested`):
     it is made and `dataclasses.replace`d with any declared setting by name (`TrainConfig(strategy="zero3")`,
     kept in `settings`), and reads each by name (`config.strategy`)."""
     init = cls.__init__
+    fields = {field.name for field in dataclasses.fields(cls)}
 
     @functools.wraps(init)
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if kwargs.keys() - fields - _OWNERS.keys():
+            declare_lab_settings()
         changes = {name: kwargs.pop(name) for name in list(kwargs) if name in _OWNERS}
         kwargs["settings"] = nested(kwargs.get("settings", ()), changes)
         init(self, *args, **kwargs)
 
     def __getattr__(self: Any, name: str) -> Any:
+        if name not in _OWNERS and not name.startswith("__"):
+            declare_lab_settings()
         if name in _OWNERS:
             return value_of(self.__dict__.get("settings", ()), name)
         raise AttributeError(f"{cls.__name__!r} object has no attribute {name!r}")
