@@ -16,14 +16,9 @@ wo (heads, d_head, d_model): the parameters alone say how many heads the model h
 splits (train.tensor, Megatron-LM's split: each device its heads, and its columns of the MLP), with a `Split`
 telling the forward pass where the residual stream and the two sums over a split axis in each block go.
 
-The task: a fixed random second-order Markov chain over `vocab` tokens, drawn from the seed. Each
-context (a, b) of the two previous tokens has `SUCCESSORS` possible next tokens with random
-probabilities; a sequence starts with two uniform tokens. Why this task rather than text: it is
-generated from the seed (nothing to store, the same for any device count), its best possible loss is
-known (the chain's own cross-entropy on the batch, `floor_loss`), and predicting it needs attention —
-the next token depends on the token *before* the current one, which only attention to position t − 1
-can bring in. Its loss falls visibly within 200 SGD steps from ln(vocab) as the model learns which
-tokens follow which (measured in tests/core/test_transformer.py).
+The task (`train.markov`): a fixed random second-order Markov chain over `vocab` tokens, drawn from the seed,
+whose best possible loss is known (`floor_loss`). The sizes (`Dims`, `Routing`) and the parameter and FLOP
+counts are `train.transformer_size`'s. Both modules' names are importable from here too.
 
 Parameters are a flat dict of host NumPy arrays drawn from the seed, the same for any device count.
 
@@ -83,10 +78,18 @@ import numpy as np
 from jax import lax
 from jax.ad_checkpoint import checkpoint_name
 
-from pmap_core.costs.analytic import expert_capacity
+from pmap_core.train.markov import SUCCESSORS, chain, floor_loss, make_sequences  # noqa: F401 (re-exported)
+from pmap_core.train.transformer_size import (  # noqa: F401 (re-exported: the callers read them from here)
+    MLP_RATIO,
+    Dims,
+    Routing,
+    expert_param_count,
+    matmul_params,
+    multiply_adds_per_sample,
+    param_count,
+    training_flops,
+)
 
-SUCCESSORS = 3       # next tokens a context of two tokens can have
-MLP_RATIO = 4        # the MLP's hidden width over d_model
 LN_EPS = 1e-5
 EMBED_STD = 0.1      # token and position embeddings: N(0, 0.1²)
 OUT_STD = 0.02      # the output projection: small, so the first loss is close to ln(vocab)
@@ -102,43 +105,6 @@ REMAT_POLICIES = ("none", "selective", "full")
 SELECTIVE_SAVED = ("ln1_out", "qkv", "attn_context", "ln2_in", "ln2_out", "mlp_hidden", "mlp_gelu")
 LOAD_BALANCE_WEIGHT = 0.01   # α of Switch's load-balancing loss (Fedus et al. 2021, §2.2: α = 10⁻²)
 ROUTER_SCALE = 0.1           # the router's initial variance is this over fan-in (Switch §2.4's reduced scale s = 0.1)
-
-
-@dataclasses.dataclass(frozen=True)
-class Routing:
-    """How a mixture-of-experts layer routes: each token to its `top_k` most probable experts, each expert taking at
-    most `capacity(T, E)` tokens of a group of T."""
-
-    top_k: int = 2
-    capacity_factor: float = 1.25
-
-    def capacity(self, tokens: int, experts: int) -> int:
-        """C = ⌈c · tokens · k / E⌉ slots per expert per group (`costs.analytic.expert_capacity`: rounded to 1e-9
-        first, so that a product that is whole in exact arithmetic is not rounded up by float error)."""
-        return expert_capacity(self.capacity_factor, tokens, self.top_k, experts)
-
-
-@dataclasses.dataclass(frozen=True)
-class Dims:
-    """The transformer's sizes besides its depth (`layers`, which the MLP's setting gives); `experts` > 0 replaces
-    every block's MLP by that many experts, routed by `top_k` and `capacity_factor` (`routing`)."""
-
-    d_model: int = 32
-    heads: int = 4
-    seq_len: int = 32
-    vocab: int = 32
-    experts: int = 0
-    top_k: int = 2
-    capacity_factor: float = 1.25
-
-    @property
-    def d_head(self) -> int:
-        return self.d_model // self.heads
-
-    @property
-    def routing(self) -> Routing | None:
-        """The MoE layers' routing, or None for the dense MLP."""
-        return Routing(self.top_k, self.capacity_factor) if self.experts else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -523,104 +489,3 @@ def routing_stats(params: dict, x: np.ndarray, routing: Routing) -> RoutingStats
     return RoutingStats(np.stack([np.asarray(r.load) for r in routed]), np.stack([np.asarray(r.kept) for r in routed]),
                         np.array([float(r.balance) for r in routed]), int(routed[0].capacity), routing.top_k,
                         int(np.shape(x)[1]))
-
-
-# ---- the task: a random second-order Markov chain ----
-
-def chain(dims: Dims, seed: int) -> np.ndarray:
-    """(vocab, vocab, vocab): P[a, b, c], the probability that c follows the tokens a, b — `SUCCESSORS`
-    possible c for each context, with weights from a flat Dirichlet."""
-    rng = np.random.default_rng(seed + 1_000_033)
-    v = dims.vocab
-    table = np.zeros((v, v, v))
-    successors = min(SUCCESSORS, v)
-    for a in range(v):
-        for b in range(v):
-            table[a, b, rng.choice(v, successors, replace=False)] = rng.dirichlet(np.ones(successors))
-    return table
-
-
-def make_sequences(dims: Dims, samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y), each (samples, seq_len) int32: y is x shifted by one, the next token at each position."""
-    table = chain(dims, seed)
-    cdf = np.cumsum(table, axis=-1)
-    rng = np.random.default_rng(seed)
-    tokens = np.zeros((samples, dims.seq_len + 1), np.int64)
-    tokens[:, :2] = rng.integers(0, dims.vocab, (samples, 2))
-    for t in range(2, dims.seq_len + 1):
-        u = rng.random(samples)[:, None]
-        tokens[:, t] = np.minimum((cdf[tokens[:, t - 2], tokens[:, t - 1]] < u).sum(-1), dims.vocab - 1)
-    return tokens[:, :-1].astype(np.int32), tokens[:, 1:].astype(np.int32)
-
-
-def floor_loss(dims: Dims, x: np.ndarray, y: np.ndarray, seed: int) -> float:
-    """The chain's own cross-entropy on (x, y): the best loss any model can expect on that batch. The first
-    target follows one uniform token (ln vocab); every later one has its context (x[t−1], x[t])."""
-    table = chain(dims, seed)
-    p = table[x[:, :-1], x[:, 1:], y[:, 1:]]
-    first = np.full((x.shape[0], 1), math.log(dims.vocab))
-    return float(np.mean(np.concatenate([first, -np.log(p)], axis=1)))
-
-
-# ---- counting ----
-
-def param_count(dims: Dims, layers: int) -> int:
-    d, v = dims.d_model, dims.vocab
-    per_block = 4 * d + 4 * d * d + d + _mlp_params(dims)   # 2 LayerNorms, q k v o, bo, the MLP (or the experts)
-    return (v + dims.seq_len) * d + layers * per_block + 2 * d + d * v + v
-
-
-def _mlp_params(dims: Dims) -> int:
-    """A block's MLP: 2·d·f + f + d; with experts, the router's d·E and E such MLPs."""
-    d, f = dims.d_model, MLP_RATIO * dims.d_model
-    mlp = 2 * d * f + f + d
-    return d * dims.experts + dims.experts * mlp if dims.experts else mlp
-
-
-def expert_param_count(dims: Dims, layers: int) -> int:
-    """The parameters of every block's experts (what expert parallelism splits over its `expert` axis)."""
-    d, f = dims.d_model, MLP_RATIO * dims.d_model
-    return layers * dims.experts * (2 * d * f + f + d)
-
-
-def matmul_params(dims: Dims, layers: int) -> int:
-    """N of the 6·N rule: every parameter but the two embedding tables (a lookup multiplies nothing) —
-    Kaplan et al.'s non-embedding count, plus the untied output projection, which is a matmul. With experts, a
-    block's work per token stands in for its experts' parameters: the router (d·E), and, for the E·C slots of a
-    group of T tokens that the dense formulation computes whatever the routing, per token (E·C/T) of an expert's
-    MLP and 2·E·C·d of the one-hot dispatch and combine products."""
-    count = param_count(dims, layers) - (dims.vocab + dims.seq_len) * dims.d_model
-    if not dims.experts:
-        return count
-    d, f, e, t = dims.d_model, MLP_RATIO * dims.d_model, dims.experts, dims.seq_len
-    slots = e * dims.routing.capacity(t, e)
-    work = d * e + math.ceil(slots * (2 * d * f + f + d + 2 * d) / t)
-    return count + layers * (work - _mlp_params(dims))
-
-
-def training_flops(dims: Dims, layers: int, tokens: int) -> int:
-    """FLOPs of one training step (forward and backward) over `tokens` tokens: 6·N·tokens plus the attention
-    term 12·layers·seq_len·d_model per token.
-
-    6·N: each parameter of a matmul costs 2 FLOPs per token forward (a multiply and an add) and 4 backward
-    (the gradients of its input and of itself) — Kaplan et al. 2020, "Scaling Laws for Neural Language
-    Models", §2.1 and Table 1 (C ≈ 6N per token). The attention term: the scores Q·Kᵀ and their product with
-    V are 2·seq_len·d_model multiply-adds per token and layer, 4·seq_len·d_model FLOPs forward, three times
-    that with the backward: 12·layers·seq_len·d_model (the JAX Scaling Book, "All the Transformer Math You
-    Need to Know", which counts the full T × T products as this program computes them; Kaplan's Table 1
-    writes 2·n_layer·n_ctx·d_attn forward, the causal half of the context).
-
-    Not counted: LayerNorm, softmax, GELU, the residual adds, the embedding lookup (a one-hot product here,
-    4·vocab·d_model FLOPs per token with its weight gradient), the cross-entropy and the optimizer's update: a
-    few FLOPs per activation or parameter each. XLA:CPU's `cost_analysis()['flops']` of one compiled SGD step
-    on one device counts 1.15× this at the defaults (B = 64), 1.08× at d_model 64, 1.04× at d_model 128 and
-    seq_len 64: the uncounted work grows with the activations, the counted with d_model times them
-    (tests/core/test_transformer.py)."""
-    return 6 * matmul_params(dims, layers) * tokens + 12 * layers * dims.seq_len * dims.d_model * tokens
-
-
-def multiply_adds_per_sample(dims: Dims, layers: int) -> int:
-    """Forward multiply-adds of one sequence (the work limit's unit): half the forward FLOPs of its
-    seq_len tokens, (2N + 4·layers·seq_len·d_model) / 2 each."""
-    per_token = matmul_params(dims, layers) + 2 * layers * dims.seq_len * dims.d_model
-    return dims.seq_len * per_token
