@@ -1,7 +1,7 @@
 """The 2-D mesh lab in real Chromium, in 中文: it opens on a data × model shape of D = 4 with no exception, its
 heading in the page's language and JAX's own message verbatim (once the examples compiled in the background show),
-and trains on that shape into MLflow (the run id shown as text). The same page in English, as AppTests: tests/pages/test_moved_from_browser.py (the page) and
-tests/pages/test_mesh_2d_page.py (the run)."""
+and trains on that shape into MLflow (the run id shown as text). The same page in English, as AppTests:
+tests/pages/test_moved_from_browser.py (the page) and tests/pages/test_mesh_2d_page.py (the run)."""
 
 from __future__ import annotations
 
