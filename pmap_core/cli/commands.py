@@ -24,7 +24,16 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 
 from pmap_core import versions
-from pmap_core.cli.output import JSON_FLAG, USAGE_STATUS, Parser, UsageError, fail, json_error, progress
+from pmap_core.cli.output import (
+    JSON_FLAG,
+    USAGE_STATUS,
+    Parser,
+    UsageError,
+    ask_json,
+    fail,
+    json_error,
+    progress,
+)
 from pmap_core.runtime import configure_runtime
 from pmap_core.train.launch import TERMINATED
 from pmap_core.validation import LabInputError
@@ -119,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail(str(error), USAGE_STATUS, _as_json(args))
     try:
         args = parse_args(argv)
+        ask_json(_as_json(args))
         with _sigterm_raises():
             return int(args.run(args) or 0)
     except UsageError as error:

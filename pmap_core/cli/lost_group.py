@@ -15,9 +15,11 @@ import sys
 import threading
 from typing import NoReturn
 
+from pmap_core.cli.output import json_asked, json_error, progress
 from pmap_core.train import distributed
 
 STATUS = 1
+CODE = "lost_group"  # the JSON error's code, with --json
 LOST_CONTACT = "lost contact with the group:"  # in the line a process that leaves the group writes
 _leaving = threading.Lock()  # the first caller leaves; another (the watch and the main thread at once) waits for it
 
@@ -41,6 +43,8 @@ def leave(reason: str) -> NoReturn:
         mlflow_backend.end_open_runs_at_exit(FAILED)
         if distributed.process_info().is_leader:
             ended = "; the group's MLflow run ended FAILED with the losses logged so far"
-    print(f"error: process {distributed.process_info().process_id} {LOST_CONTACT} {reason}{ended}",
-          file=sys.stderr)
+    said = f"process {distributed.process_info().process_id} {LOST_CONTACT} {reason}{ended}"
+    progress(f"error: {said}")
+    if json_asked():
+        json_error(said, STATUS, CODE)
     distributed.leave_now(STATUS)

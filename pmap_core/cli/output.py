@@ -18,6 +18,20 @@ JSON_FLAG = "--json"
 USAGE_STATUS = 2  # what argparse exits with on a usage error, and the CLI on any bad input
 
 
+_json_asked = False  # this process's command was given --json (commands.main says so once it has parsed it)
+
+
+def ask_json(asked: bool) -> None:
+    global _json_asked
+    _json_asked = asked
+
+
+def json_asked() -> bool:
+    """Whether this process's command was given --json: for a failure found outside the command's own flow (a
+    lost process group's watch thread)."""
+    return _json_asked
+
+
 def emit(result: dict[str, Any], as_json: bool) -> None:
     """Print a command's result: one JSON object, or readable `key: value` lines."""
     if as_json:
@@ -34,16 +48,22 @@ def progress(message: str) -> None:
     sys.stderr.flush()
 
 
+_stdout_fd: int | None = None  # the command's stdout while stdout_to_stderr sends fd 1 to stderr
+
+
 @contextlib.contextmanager
 def stdout_to_stderr() -> Iterator[None]:
     """Send what native libraries print (gloo's connection lines) to stderr, keeping stdout for the result."""
+    global _stdout_fd
     sys.stdout.flush()
     saved = os.dup(1)
     os.dup2(2, 1)
+    _stdout_fd = saved
     try:
         yield
     finally:
         sys.stdout.flush()
+        _stdout_fd = None
         os.dup2(saved, 1)
         os.close(saved)
 
@@ -58,7 +78,11 @@ def fail(message: str, status: int, as_json: bool, code: str | None = None) -> i
 
 def json_error(message: str, status: int, code: str | None) -> None:
     """The JSON object of a failure, on stdout (where a command already said it on stderr in its own words)."""
-    sys.stdout.write(json.dumps({"error": message, "code": code, "status": status}) + "\n")
+    line = json.dumps({"error": message, "code": code, "status": status}) + "\n"
+    if _stdout_fd is not None:  # inside stdout_to_stderr (a lost group's watch thread): to the real stdout
+        os.write(_stdout_fd, line.encode())
+        return
+    sys.stdout.write(line)
     sys.stdout.flush()
 
 

@@ -26,9 +26,9 @@ import pytest
 import yaml
 
 from harness.browser import in_ci
-from harness.processes import ROOT, free_port, new_tracking_store, start_python
+from harness.processes import ROOT, free_port, last_json_line, new_tracking_store, start_python
 from harness.slurm import slurm_cluster, slurm_missing_reason
-from pmap_core.cli import entry
+from pmap_core.cli import entry, lost_group
 from pmap_core.cli import training as cli_training
 from pmap_core.train import launch, loop
 
@@ -227,7 +227,7 @@ def test_a_group_started_by_hand_leaves_at_once_when_one_process_dies(tmp_path):
     children = [start_python(["-u", "-m", "pmap_core", *command, "--coordinator-address", address,
                               "--num-processes", str(PROCESSES), "--process-id", str(rank)],
                              cwd=tmp_path, devices=PER_PROCESS, env={"MLFLOW_TRACKING_URI": uri},
-                             stdout=subprocess.DEVNULL, start_new_session=True)
+                             stdout=subprocess.PIPE, start_new_session=True)
                  for rank in range(PROCESSES)]
     errors: list[list[str]] = [[] for _ in children]
     readers = [threading.Thread(target=lambda i=i: errors[i].extend(children[i].stderr), daemon=True)
@@ -253,6 +253,8 @@ def test_a_group_started_by_hand_leaves_at_once_when_one_process_dies(tmp_path):
     said = [line for line in errors[0] if line.startswith("error: process 0 lost contact with the group")]
     assert children[0].returncode == 1 and said, "".join(errors[0])[-3000:]
     assert "ended FAILED with the losses logged so far" in said[0]  # after gloo's or the coordinator's word
+    answer = last_json_line(children[0].stdout.read())  # given --json: the one object says it too
+    assert answer == {"error": said[0].strip().removeprefix("error: "), "code": lost_group.CODE, "status": 1}, answer
     assert exit_s < HAND_HEARTBEAT_S + 5, exit_s
     run = only_run(uri)
     losses = loss_history(uri, run.info.run_id)
