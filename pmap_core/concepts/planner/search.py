@@ -5,6 +5,7 @@ and what bounds it."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 from collections.abc import Callable
 
@@ -171,11 +172,37 @@ def check_inputs(devices: int, workload: Workload, assumptions: Assumptions) -> 
     check_float("capacity_factor", assumptions.capacity_factor, 0.01, 64.0)
 
 
+PLANS_KEPT = 16  # results of `plan` over every layout kept in this process (a 16,384-device search: about 13 s)
+
+
 def plan(model: ModelShape, hardware: Hardware, devices: int, workload: Workload,
          assumptions: Assumptions = DEFAULT_ASSUMPTIONS, layouts: list[Layout] | None = None,
          runnable: Runnable | None = None) -> PlanResult:
     """Rank the layouts of `devices` (or the `layouts` given) by their best fitting variant's step time, trying
-    only the variants `runnable` accepts where it is given (a layout with none is left out)."""
+    only the variants `runnable` accepts where it is given (a layout with none is left out). A search of every
+    layout is kept (`PLANS_KEPT`): the same inputs are planned once per process."""
+    if layouts is None and runnable is None and _hashable(model, hardware, devices, workload, assumptions):
+        return _plan_every_layout(model, hardware, devices, workload, assumptions)
+    return _plan(model, hardware, devices, workload, assumptions, layouts, runnable)
+
+
+def _hashable(*values: object) -> bool:
+    """Whether `values` can key the cache (an input of the wrong type is refused by the checks, not by the cache)."""
+    try:
+        hash(values)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=PLANS_KEPT)
+def _plan_every_layout(model: ModelShape, hardware: Hardware, devices: int, workload: Workload,
+                       assumptions: Assumptions) -> PlanResult:
+    return _plan(model, hardware, devices, workload, assumptions, None, None)
+
+
+def _plan(model: ModelShape, hardware: Hardware, devices: int, workload: Workload, assumptions: Assumptions,
+          layouts: list[Layout] | None, runnable: Runnable | None) -> PlanResult:
     check_model(model)
     check_hardware(hardware)
     check_inputs(devices, workload, assumptions)
