@@ -17,6 +17,9 @@ from labs.ui.i18n import Texts
 from labs.ui.visitor import literal
 
 SHARED_SETTINGS = "ui.shared_settings"  # session state: {name: value in the link} drawn in this run
+# Session state: {widget key: (the link's refused value, the default in its place)}, while the visitor keeps that
+# default: a page that runs again by itself (its background work done) says again what it did with the link.
+REFUSED = "ui.refused_link_values"
 
 
 def start_recording() -> None:
@@ -24,15 +27,33 @@ def start_recording() -> None:
     st.session_state[SHARED_SETTINGS] = {}
 
 
-def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any) -> Any:
+def _from_url(T: Texts, name: str, parse: Callable[[str], Any], default: Any, key: str | None = None) -> Any:
+    """The link's value of `name`, or `default` with a warning where the link's cannot be used (remembered for
+    the widget `key`, `_still_refused`)."""
     raw = st.query_params.get(name)
-    if raw is None:
-        return default
     try:
-        return parse(raw)
+        value = default if raw is None else parse(raw)
     except (TypeError, ValueError):
         st.warning(T("url_value_ignored", name=name, value=literal(raw)))
+        if key is not None:
+            st.session_state.setdefault(REFUSED, {})[key] = (raw, default)
         return default
+    if key is not None:  # a run cut short may have put the default in the link, not yet in the widget
+        _still_refused(T, name, key, value)
+    return value
+
+
+def _still_refused(T: Texts, name: str, key: str, value: Any) -> None:
+    """The warning of a link value refused in an earlier run of this session, while the widget keeps the default
+    put in its place (`value`); once the visitor chooses another value it is forgotten."""
+    refused = st.session_state.get(REFUSED, {})
+    if key not in refused:
+        return
+    raw, default = refused[key]
+    if value == default:
+        st.warning(T("url_value_ignored", name=name, value=literal(raw)))
+    else:
+        del refused[key]
 
 
 def link_names(param: str) -> set[str]:
@@ -67,9 +88,10 @@ def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any, 
             st.session_state[key] = value
             draw(key, True, {})
     elif key in st.session_state:
+        _still_refused(T, name, key, st.session_state[key])
         value = draw(key, False, {})
     else:
-        value = draw(key, False, start(_from_url(T, name, parse, default)))
+        value = draw(key, False, start(_from_url(T, name, parse, default, key)))
     st.query_params[name] = to_url(value)
     st.session_state.setdefault(SHARED_SETTINGS, {})[name] = to_url(value)
     return value

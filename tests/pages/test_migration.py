@@ -5,9 +5,6 @@ fall back with a warning. The page answers before it compiles: its programs comp
 
 from __future__ import annotations
 
-import threading
-
-import jax.monitoring
 import numpy as np
 import pytest
 from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
@@ -15,7 +12,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from labs.texts import table as text_table
 from pmap_core.concepts import migration
 from pmap_core.train import models
-from tests.apptest_support import assert_clean, until_done
+from tests.apptest_support import assert_clean, compiles_seen, until_done
 from tests.apptest_support import open_lab as open_page
 
 
@@ -120,6 +117,11 @@ def test_bad_link_values_fall_back_with_a_warning():
     assert_clean(at)
     assert {"devices": "4", "mesh": "2x2", "spec": "x,y", "rows": "8", "model": "mlp"}.items() \
         <= at.query_params.items()
+    # The page ran again by itself once its background work was done: the warnings stay, the same ones.
+    assert " ".join(w.value for w in at.warning) == warnings
+    at.radio(key="migration.model").set_value("linear").run()  # the visitor chooses: that warning goes
+    until_done(at)
+    assert "`model`" not in " ".join(w.value for w in at.warning) and "`rows`" in " ".join(w.value for w in at.warning)
 
 
 def test_a_link_restores_a_one_dimensional_mesh():
@@ -132,14 +134,7 @@ def test_a_link_restores_a_one_dimensional_mesh():
 def test_the_first_answer_comes_before_any_compile():
     """Its first run, on settings no one asked for before, compiles nothing in the page's run and says what is still
     being worked out; the sections then show, compiled off the page's run."""
-    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
-
-    def heard(name: str, seconds: float, **_) -> None:
-        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
-            compiled.append(threading.current_thread().name)
-
-    jax.monitoring.register_event_duration_secs_listener(heard)
-    try:
+    with compiles_seen() as compiled:
         at = open_page("migration", devices=6, per_device=5, model="linear")
         assert_clean(at)
         assert [i for i in at.info if i.icon == "⏳"]
@@ -148,5 +143,3 @@ def test_the_first_answer_comes_before_any_compile():
         assert_clean(at)
         assert any("All three end with the same parameters" in s.value for s in at.success)
         assert compiled and set(compiled) == {"pmap-lab-job"}
-    finally:
-        jax.monitoring.unregister_event_duration_listener(heard)
