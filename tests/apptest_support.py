@@ -7,10 +7,14 @@ tests/system bring its fixtures and names in, so `from conftest import open_lab`
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import threading
 import time
+from collections.abc import Iterator
 
+import jax
 import pytest
 from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
@@ -59,6 +63,23 @@ def until_done(at: AppTest, timeout_s: float = 600) -> AppTest:
         time.sleep(0.1)
         at.run()
     return at
+
+
+@contextlib.contextmanager
+def compiles_seen() -> Iterator[list[str]]:
+    """The name of the thread of every JAX compile while the block runs, but the server warm-up's (it compiles
+    beside the pages, `labs.ui.warm_up`): a page that leaves its compiles to background jobs shows only theirs."""
+    compiled: list[str] = []
+
+    def heard(name: str, seconds: float, **_) -> None:
+        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
+            compiled.append(threading.current_thread().name)
+
+    jax.monitoring.register_event_duration_secs_listener(heard)
+    try:
+        yield compiled
+    finally:
+        jax.monitoring.unregister_event_duration_listener(heard)
 
 
 def assert_clean(at: AppTest) -> None:

@@ -1,11 +1,9 @@
 """jit composition: same compiled program, grad + pmean = full-batch gradient, trace-time side effects. A setting
 the server's warm-up did not run compiles and runs in the background: the page answers before it, saying so."""
 
-import threading
 
-import jax.monitoring
 
-from tests.apptest_support import assert_clean, until_done
+from tests.apptest_support import assert_clean, compiles_seen, until_done
 from tests.apptest_support import open_lab as open_page
 
 
@@ -61,14 +59,7 @@ def test_page_in_chinese():
 
 
 def test_the_first_answer_comes_before_any_compile():
-    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
-
-    def heard(name: str, seconds: float, **_) -> None:
-        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
-            compiled.append(threading.current_thread().name)
-
-    jax.monitoring.register_event_duration_secs_listener(heard)
-    try:
+    with compiles_seen() as compiled:
         at = open_page("jit_composition", devices=5, rows=24, repeats=2, layers=2)
         assert_clean(at)
         assert [i for i in at.info if i.icon == "⏳"] and not at.metric
@@ -76,5 +67,3 @@ def test_the_first_answer_comes_before_any_compile():
         assert_clean(at)
         assert {m.label: m.value for m in at.metric}["jax.debug.callback runs"] == str(3 * 5)
         assert compiled and set(compiled) == {"pmap-lab-job"}
-    finally:
-        jax.monitoring.unregister_event_duration_listener(heard)

@@ -2,13 +2,12 @@
 shows its run once it is done: its default setting comes from the server's warm-up, other settings run in the
 background (the page says so meanwhile)."""
 
-import threading
 
 import jax
 import jax.monitoring
 import pytest
 
-from tests.apptest_support import assert_clean, open_lab, until_done
+from tests.apptest_support import assert_clean, compiles_seen, open_lab, until_done
 
 
 def texts_of(elements):
@@ -45,14 +44,7 @@ def test_demo_changing_a_widget_reruns():
 def test_demo_answers_before_it_runs_a_setting_the_warm_up_did_not():
     """A setting no one asked for before: the first run compiles nothing in the page's run and says the program
     runs; its steps then show, compiled and run off the page's run."""
-    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
-
-    def heard(name: str, seconds: float, **_) -> None:
-        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
-            compiled.append(threading.current_thread().name)
-
-    jax.monitoring.register_event_duration_secs_listener(heard)
-    try:
+    with compiles_seen() as compiled:
         at = open_lab("demo", devices=5, per_device=3, steps=7)
         assert_clean(at)
         assert [i for i in at.info if i.icon == "⏳"] and not at.metric
@@ -60,8 +52,6 @@ def test_demo_answers_before_it_runs_a_setting_the_warm_up_did_not():
         assert_clean(at)
         assert "output_shape: (5, 15)" in texts_of(at.code)
         assert compiled and set(compiled) == {"pmap-lab-job"}
-    finally:
-        jax.monitoring.unregister_event_duration_listener(heard)
 
 
 def test_demo_bad_inputs_give_clear_messages():

@@ -5,9 +5,7 @@ one device (and of three) in a child process of its own: tests/system/test_mesh_
 The page answers before it compiles: the chosen shape's program and the sharding-in-types examples compile in the
 background (each section says so with a ⏳ note until it shows)."""
 
-import threading
 
-import jax.monitoring
 import numpy as np
 import pytest
 from conftest import SESSION_TRACKING_URI, assert_clean
@@ -17,7 +15,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 
 from pmap_core.concepts import mesh_2d
 from pmap_core.concepts import mesh_2d_view as view
-from tests.apptest_support import until_done
+from tests.apptest_support import compiles_seen, until_done
 
 
 def open_lab(script: str, **query):
@@ -189,14 +187,7 @@ def test_the_chinese_page_shows_the_same_runs(page):
 def test_the_first_answer_comes_before_any_compile():
     """Its first run, on settings no one asked for before, compiles nothing in the page's run and says what is still
     being compiled; both sections then show, compiled off the page's run."""
-    compiled = []  # the thread of every compile while the page opens (the warm-up's aside)
-
-    def heard(name: str, seconds: float, **_) -> None:
-        if name.startswith("/jax/core/compile/") and threading.current_thread().name != "pmap-lab-warm-up":
-            compiled.append(threading.current_thread().name)
-
-    jax.monitoring.register_event_duration_secs_listener(heard)
-    try:
+    with compiles_seen() as compiled:
         at = open_page("mesh_2d", devices=6, hidden=18, features=5, batch=30, accum=3)
         assert_clean(at)
         assert len([i for i in at.info if i.icon == "⏳"]) == 2
@@ -206,5 +197,3 @@ def test_the_first_answer_comes_before_any_compile():
         assert dict(zip(types["name"], types["type"], strict=True))["w1"].startswith("float32[5,18")
         assert any("Contracting dimensions are sharded" in c.value for c in at.code)
         assert compiled and set(compiled) == {"pmap-lab-job"}
-    finally:
-        jax.monitoring.unregister_event_duration_listener(heard)
