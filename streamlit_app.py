@@ -30,14 +30,13 @@ except ValueError as error:
 # Before any page compiles: a restarted server reads its programs from the cache (docs/DEPLOY.md).
 pmap_core.configure_compilation_cache(tracking.tracking_uri())
 
-# A session's first run starts the choice at the link's language as a starting value, not through session
-# state, which would undo a choice sent by a page that reconnected to another process (labs.ui.links).
-start = {}
-if LANGUAGE_KEY not in st.session_state:
-    requested = st.query_params.get(LANGUAGE_KEY)
-    start = {"index": list(languages()).index(requested if requested in languages() else "en")}
+# The choice starts at the language this session shows: the link's on the session's first run, its own after. It
+# is given in every run, never through session state, which would undo a choice sent by a page that reconnected to
+# another process (labs.ui.links); a starting index that changed between runs (the link's, then the first) was
+# taken back by the browser, which then sent the first language as the visitor's choice.
+shown = st.session_state.get(LANGUAGE_KEY) if LANGUAGE_KEY in st.session_state else st.query_params.get(LANGUAGE_KEY)
 st.sidebar.radio("Language / 语言", list(languages()), format_func=languages().get, key=LANGUAGE_KEY, horizontal=True,
-                 **start)
+                 index=list(languages()).index(shown if shown in languages() else "en"))
 st.query_params[LANGUAGE_KEY] = language()
 
 common = texts("common")

@@ -370,8 +370,6 @@ def shape_choice(shapes: list[tuple[int, int]], base: train_config.TrainConfig, 
             with guard(T):
                 view.tensor_config(base, int(data), int(model))
             st.query_params["mesh"] = default
-    if key in st.session_state and st.session_state[key] not in options:
-        st.session_state[key] = default
     if GUESS in st.session_state and st.session_state[GUESS] not in options:
         st.session_state[GUESS] = None
     return view.parse_shape(url_choice(T, "mesh", options, default))

@@ -105,11 +105,7 @@ def show_trap(trap: migration.Trap) -> None:
 
 def mesh_choice(devices: int) -> str:
     """The mesh, kept in the link; a mesh of another device count (D just changed) becomes this D's default."""
-    options, default = mesh_view.mesh_shapes(devices), mesh_view.default_mesh(devices)
-    key = f"{T.page}.mesh"
-    if key in st.session_state and st.session_state[key] not in options:
-        st.session_state[key] = default
-    return url_choice(T, "mesh", options, default)
+    return url_choice(T, "mesh", mesh_view.mesh_shapes(devices), mesh_view.default_mesh(devices))
 
 
 def blocks_chart(placed: mesh_view.Placement) -> alt.Chart:

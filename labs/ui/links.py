@@ -76,7 +76,10 @@ def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any, 
     A session's first run gives the link's value as the widget's starting value, never through
     session state: a page that reconnects to another server process (a restart, a failover behind
     nginx) sends its widgets' values with its first rerun, and a value written to session state
-    would replace the one the visitor just chose.
+    would replace the one the visitor just chose. Every later run gives the widget's own value as its
+    starting value (`_start_again`): a starting value that changed between runs (the link's, then the
+    slider's minimum) was taken back by the browser, which then sent it as the visitor's choice (a page
+    on D = 8 turning to D = 1 once its background work ran it again).
     """
     key = f"{T.page}.{name}"
     hidden, locked = name in link_names("hide"), name in link_names("lock")
@@ -89,12 +92,30 @@ def _url_widget(T: Texts, name: str, parse: Callable[[str], Any], default: Any, 
             draw(key, True, {})
     elif key in st.session_state:
         _still_refused(T, name, key, st.session_state[key])
-        value = draw(key, False, {})
+        value = draw(key, False, _start_again(key, parse, start, to_url))
     else:
         value = draw(key, False, start(_from_url(T, name, parse, default, key)))
     st.query_params[name] = to_url(value)
     st.session_state.setdefault(SHARED_SETTINGS, {})[name] = to_url(value)
     return value
+
+
+def _start_again(key: str, parse: Callable[[str], Any], start: Callable[[Any], dict[str, Any]],
+                 to_url: Callable[[Any], str]) -> dict[str, Any]:
+    """The starting value of the widget `key` in a run after the session's first: the value it holds; none
+    where the page's code (or a callback) set that value through session state in this run (Streamlit takes it,
+    and warns in the server's log when a starting value is given as well), or where the widget would refuse it
+    (a range that moved with another setting)."""
+    from streamlit.runtime.state import get_session_state
+
+    if get_session_state().is_new_state_value(key):
+        return {}
+    value = st.session_state[key]
+    try:
+        parse(to_url(value))
+    except (TypeError, ValueError):
+        return {}
+    return start(value)
 
 
 def _start_value(value: Any) -> dict[str, Any]:
