@@ -53,14 +53,15 @@ from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
 from pmap_core.train.mesh import DATA_AXIS, MODEL_AXIS, SEQ_AXIS
 from pmap_core.train.plan import validate
+from pmap_core.train.settings import axis_settings
 from pmap_core.validation import LabInputError, check_devices, check_int
 
 DATA, MODEL = DATA_AXIS, MODEL_AXIS
-# The axes a sweep of the shapes of one D can put beside data: the program that runs on it, the TrainConfig
-# field of its size and the error code of a shape of another D. The model axis splits the MLP's or the
-# transformer's weights (train.tensor); the seq axis splits the transformer's positions (train.context).
-SWEEP_AXES = {MODEL_AXIS: (programs.impl_of_axis(MODEL_AXIS), "mesh_model", "mesh_devices"),
-              SEQ_AXIS: (programs.impl_of_axis(SEQ_AXIS), "mesh_seq", "seq_mesh_devices")}
+# The axes a sweep of the shapes of one D can put beside data: the program that runs on it, the setting of its
+# size (as the program declares it) and the error code of a shape of another D. The model axis splits the MLP's
+# or the transformer's weights (train.tensor); the seq axis splits the transformer's positions (train.context).
+SWEEP_AXES = {axis: (programs.impl_of_axis(axis), axis_settings()[axis], code)
+              for axis, code in ((MODEL_AXIS, "mesh_devices"), (SEQ_AXIS, "seq_mesh_devices"))}
 
 
 # --- the shapes of a mesh ------------------------------------------------------------------------

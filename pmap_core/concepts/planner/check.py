@@ -33,7 +33,7 @@ from pmap_core.train import footprint, plan, programs, transformer
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, SEQ_AXIS
 from pmap_core.train.program import PlannedLayout
-from pmap_core.train.settings import settings_of
+from pmap_core.train.settings import declarations, settings_of
 from pmap_core.validation import LabInputError, check_devices, check_int
 
 # The lab's programs: attention keeps its score-sized tensors; the step writes new parameters beside the ones it reads;
@@ -159,9 +159,8 @@ def train_settings(layout: Layout, devices: int, global_batch: int | None = None
 
 
 # The settings that say which program runs a plan, and how: in every `train_settings`, at TrainConfig's defaults
-# where the plan leaves them.
-PROGRAM_SETTINGS = ("impl", "optimizer", "strategy", "accum_steps", "remat", "mesh_model", "sequence_parallel",
-                    "mesh_seq", "context", "mesh_expert", "pipeline_stages", "microbatches", "schedule")
+# where the plan leaves them. The programs' own come from their declarations (importing `programs` made them).
+PROGRAM_SETTINGS = ("impl", "remat", *declarations())
 
 
 def train_config_of(layout: Layout, devices: int, global_batch: int | None = None,
