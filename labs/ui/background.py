@@ -68,6 +68,8 @@ class Jobs:
 
     def _run(self, future: concurrent.futures.Future, work: Callable[..., Any], args: tuple) -> None:
         with self._one_at_a_time:
+            if not future.set_running_or_notify_cancel():
+                return  # dropped while it waited (`drop_waiting`)
             try:
                 if _stop.is_set():
                     raise RuntimeError("the server is stopping")
@@ -84,6 +86,15 @@ class Jobs:
         with self._lock:
             if self._jobs.get(key) is job:
                 del self._jobs[key]
+
+    def drop_waiting(self) -> int:
+        """Drop every job that has not started (each visitor who asked for one has gone: the tests of one
+        process, page after page, would otherwise wait behind all their predecessors' jobs); how many."""
+        with self._lock:
+            dropped = [key for key, job in self._jobs.items() if job.future.cancel()]
+            for key in dropped:
+                del self._jobs[key]
+        return len(dropped)
 
     def __len__(self) -> int:
         with self._lock:

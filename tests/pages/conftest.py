@@ -1,5 +1,6 @@
-"""Streamlit's AppTest for this level: the `lab`, `one_slot` and module-wide `store` fixtures, and the names a
-test module may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab, said, button, frame_with)."""
+"""Streamlit's AppTest for this level: the `lab`, `one_slot` and module-wide `store` fixtures, the jobs a test left
+waiting dropped after it (`forget_waiting_jobs`), and the names a test module may import from conftest (APP,
+SESSION_TRACKING_URI, assert_clean, open_lab, said, button, frame_with)."""
 
 import pytest
 
@@ -29,3 +30,14 @@ def store(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         yield uri
+
+
+@pytest.fixture(autouse=True)
+def forget_waiting_jobs():
+    """After each test, the background jobs its pages asked for and nobody waits for any more are dropped: the
+    tests of a process share one queue of jobs, run one at a time, and a test that waits for its own page's job
+    waited behind every job its predecessors left (seen: 27 planner searches, over pytest's 300 s)."""
+    yield
+    from labs.ui import background
+
+    background.jobs().drop_waiting()
