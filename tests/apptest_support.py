@@ -33,8 +33,8 @@ APP = os.path.join(ROOT, "streamlit_app.py")
 SESSION_TRACKING_URI = os.environ.get("MLFLOW_TRACKING_URI", "")
 URL_PATHS = {lab.script: lab.url_path for lab in LABS}
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "give_prediction", "heavy_slots", "lab",
-           "one_slot", "open_lab"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "AppTest", "assert_clean", "forget_waiting_jobs", "give_prediction",
+           "heavy_slots", "lab", "one_slot", "open_lab"]
 
 
 def open_lab(script: str | None = None, lang: str = "en", **query: object) -> AppTest:
@@ -52,6 +52,17 @@ def open_lab(script: str | None = None, lang: str = "en", **query: object) -> Ap
         at.run()
         at.switch_page(f"labs/{script}.py")
     return at.run()
+
+
+@pytest.fixture(autouse=True)
+def forget_waiting_jobs():
+    """After each test, the background jobs its pages asked for and nobody waits for any more are dropped: the
+    tests of a process share one queue of jobs, run one at a time, and a test that waits for its own page's job
+    waited behind every job its predecessors left (seen: 27 planner searches, over pytest's 300 s)."""
+    yield
+    from labs.ui import background
+
+    background.jobs().drop_waiting()
 
 
 def until_done(at: AppTest, timeout_s: float = 600) -> AppTest:

@@ -10,6 +10,7 @@ from tests.apptest_support import (
     SESSION_TRACKING_URI,
     assert_clean,
     button,
+    forget_waiting_jobs,
     frame_with,
     lab,
     one_slot,
@@ -18,8 +19,8 @@ from tests.apptest_support import (
     worksheet_queries,
 )
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "frame_with", "lab", "one_slot", "open_lab", "said",
-           "worksheet_queries"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "forget_waiting_jobs", "frame_with", "lab",
+           "one_slot", "open_lab", "said", "worksheet_queries"]
 
 
 @pytest.fixture(scope="module")
@@ -31,13 +32,3 @@ def store(tmp_path_factory):
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         yield uri
 
-
-@pytest.fixture(autouse=True)
-def forget_waiting_jobs():
-    """After each test, the background jobs its pages asked for and nobody waits for any more are dropped: the
-    tests of a process share one queue of jobs, run one at a time, and a test that waits for its own page's job
-    waited behind every job its predecessors left (seen: 27 planner searches, over pytest's 300 s)."""
-    yield
-    from labs.ui import background
-
-    background.jobs().drop_waiting()

@@ -1,12 +1,21 @@
-"""Streamlit's AppTest for this level: the `lab` and `one_slot` fixtures, and the names a test module
+"""Streamlit's AppTest for this level: the `lab` and `one_slot` fixtures, the jobs a test left waiting dropped after
+it (`forget_waiting_jobs`), and the names a test module
 may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab); a real PostgreSQL server
 (`postgres`) and MLflow stores in it (`postgres_store`)."""
 
 import pytest
 
-from tests.apptest_support import APP, SESSION_TRACKING_URI, assert_clean, lab, one_slot, open_lab
+from tests.apptest_support import (
+    APP,
+    SESSION_TRACKING_URI,
+    assert_clean,
+    forget_waiting_jobs,
+    lab,
+    one_slot,
+    open_lab,
+)
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "lab", "one_slot", "open_lab"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "forget_waiting_jobs", "lab", "one_slot", "open_lab"]
 
 
 @pytest.fixture(scope="session")
