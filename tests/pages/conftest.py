@@ -31,4 +31,3 @@ def store(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("MLFLOW_TRACKING_URI", uri)
         yield uri
-

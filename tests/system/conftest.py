@@ -1,7 +1,6 @@
 """Streamlit's AppTest for this level: the `lab` and `one_slot` fixtures, the jobs a test left waiting dropped after
-it (`forget_waiting_jobs`), and the names a test module
-may import from conftest (APP, SESSION_TRACKING_URI, assert_clean, open_lab); a real PostgreSQL server
-(`postgres`) and MLflow stores in it (`postgres_store`)."""
+it (`forget_waiting_jobs`), and the names a test module may import from conftest (APP, SESSION_TRACKING_URI,
+assert_clean, open_lab); a real PostgreSQL server (`postgres`) and MLflow stores in it (`postgres_store`)."""
 
 import pytest
 
