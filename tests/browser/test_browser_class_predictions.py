@@ -30,29 +30,44 @@ def type_into(page, key: str, value: str) -> None:
 def predict(page, server, code: str, name: str, guess: str, sheet: str = "1_shards", step: str = "pad_per_device"):
     """One student's prediction on the Worksheet, checked and recorded for the class `code`. Where the page does
     not say it recorded it, the failure gives what the page shows instead, and a screenshot."""
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
     bs.open_app_page(page, bs.page_url(server, "worksheet", lang="en", sheet=sheet, step=step))
     type_into(page, "worksheet.student", name)
     type_into(page, "worksheet.class_code", code)
     type_into(page, f"worksheet.{sheet}.{step}.guess", guess)
-    for _ in range(3):
-        page.locator(".st-key-worksheet-check button").click()
-        bs.wait_ready(page, rerun=True)
-        try:  # the step counts as answered once the check has run
-            page.locator(bs.MAIN).get_by_text(re.compile(r"^1 of \d+ steps answered")).first.wait_for(timeout=30_000)
-            break
-        except PlaywrightTimeout:
-            # A click while the guess's rerun still ran was lost under load (a CI run: the page finished with
-            # the guess and no check), as a student's would be: click again.
-            continue
-    try:
-        page.get_by_text("Recorded for your class.", exact=True).wait_for(timeout=120_000)
-    except PlaywrightTimeout:
-        shot = bs.save_screenshot(page, f"not-recorded-{name}")
-        pytest.fail(f"{name}'s prediction shows no 'Recorded' ({shot}); the page says:\n"
-                    f"{page.locator(bs.MAIN).inner_text()[-3000:]}")
+    check_until(page, "worksheet", page.locator(bs.MAIN).get_by_text(re.compile(r"^1 of \d+ steps answered")).first)
+    shown_or_fail(page, page.get_by_text("Recorded for your class.", exact=True), f"{name}'s prediction")
     assert not bs.exception_texts(page), bs.exception_texts(page)
+
+
+def check_until(page, lab: str, answered) -> None:
+    """Press the lab's check button until `answered` (the page's sign that the check ran) shows; fail, with what
+    the page shows, where three presses do not bring it. A click while the guess's rerun still ran was lost under
+    load (CI runs: the page finished with the guess and no check), as a student's would be: click again."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    for _ in range(2):
+        page.locator(f".st-key-{lab}-check button").click()
+        bs.wait_ready(page, rerun=True)
+        try:
+            answered.wait_for(timeout=30_000)
+            return
+        except PlaywrightTimeout:
+            continue
+    page.locator(f".st-key-{lab}-check button").click()
+    bs.wait_ready(page, rerun=True)
+    shown_or_fail(page, answered, f"the {lab} check")
+
+
+def shown_or_fail(page, sign, what: str, timeout_ms: float = 120_000) -> None:
+    """Wait for `sign`; where it never shows, fail with what the page shows instead, and a screenshot."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        sign.wait_for(timeout=timeout_ms)
+    except PlaywrightTimeout:
+        shot = bs.save_screenshot(page, f"not-shown-{re.sub(r'[^A-Za-z0-9]+', '-', what)}")
+        says = page.locator(bs.MAIN).inner_text()[-3000:]
+        pytest.fail(f"{what}: the page shows no {sign} ({shot}); it says:\n{says}")
 
 
 def open_controls(page, key: str) -> None:

@@ -11,7 +11,7 @@ import re
 import time
 
 import pytest
-from test_browser_class_predictions import open_controls, predict, server_uri, type_into
+from test_browser_class_predictions import check_until, open_controls, predict, server_uri, shown_or_fail, type_into
 
 from harness import browser as bs
 from labs.ui.teacher import CONTROLS_TTL_S
@@ -223,9 +223,7 @@ def test_no_visitor_sees_a_withheld_steps_answer_and_the_lab_counts_as_seeing_it
             else:
                 bs.open_app_page(page, worksheet_url)
                 type_into(page, f"worksheet.{SHEET}.{STEP}.guess", "1")
-                page.locator(".st-key-worksheet-check button").click()
-                bs.wait_ready(page, rerun=True)
-                page.get_by_text("Not recorded for a class").first.wait_for(timeout=60_000)
+                check_until(page, "worksheet", page.get_by_text("Not recorded for a class").first)
             assert_no_answer(page, frames)
 
         # The follower opens the lab in another tab, then predicts in the class: no answer, and marked.
@@ -254,9 +252,7 @@ def test_no_visitor_sees_a_withheld_steps_answer_and_the_lab_counts_as_seeing_it
         type_into(clicker, "worksheet.student", "Alan")
         type_into(clicker, "worksheet.class_code", CODE)
         type_into(clicker, "worksheet.2_collectives.all_gather_shape.guess", "(4, 2)")
-        clicker.locator(".st-key-worksheet-check button").click()
-        bs.wait_ready(clicker, rerun=True)
-        clicker.get_by_text("made after seeing the answer").first.wait_for(timeout=60_000)
+        check_until(clicker, "worksheet", clicker.get_by_text("made after seeing the answer").first)
         recorded = classroom.read_class(CODE, uri).predictions
         assert recorded[recorded["student"] == "Alan"][["first", "after_answer"]].values.tolist() == [[False, True]]
         bs.save_screenshot(follower, "class-withheld-follower")
@@ -274,9 +270,8 @@ def interview_predict(page, server, name: str) -> None:
     type_into(page, "interview.student", name)
     type_into(page, "interview.class_code", FLAGS)
     type_into(page, "interview.pmean_value.guess", "3.5")
-    page.locator(".st-key-interview-check button").click()
-    bs.wait_ready(page, rerun=True)
-    page.get_by_text("Your prediction is recorded for your class.").wait_for(timeout=120_000)
+    check_until(page, "interview", page.get_by_text(re.compile(r"^1 of \d+ questions answered")).first)
+    shown_or_fail(page, page.get_by_text("Your prediction is recorded for your class."), f"{name}'s Interview check")
     assert not bs.exception_texts(page), bs.exception_texts(page)
 
 
