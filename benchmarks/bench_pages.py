@@ -120,8 +120,10 @@ def page_widgets(at: AppTest, script: str) -> list[tuple[str, str, object, objec
 
 
 def settled(at: AppTest, timeout_s: float = 600) -> AppTest:
-    """The page run again until the work it left to the background shows (no ⏳ note left)."""
+    """The page run again until the work it left to the background shows (no ⏳ note left). It runs at least once:
+    an AppTest fresh from `open_page` has not run its page yet, and its notes would be another page's."""
     deadline = time.monotonic() + timeout_s
+    timed_run(at)
     while any(i.icon == "⏳" for i in at.info) and time.monotonic() < deadline:
         time.sleep(0.1)
         timed_run(at)
@@ -130,7 +132,7 @@ def settled(at: AppTest, timeout_s: float = 600) -> AppTest:
 
 def widget_change(script: str, query: dict[str, str] | None = None) -> dict:
     """One widget change on a warm page: the page's first own widget moved one step after a warm first run."""
-    settled(open_page(script, query))
+    settled(open_page(script, query))  # a first visit, its background work done before the warm page is timed
     at = open_page(script, query)
     warm_first = timed_run(at)
     widgets = page_widgets(at, script)
