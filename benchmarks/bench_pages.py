@@ -4,13 +4,14 @@
     .venv/bin/python -m benchmarks.bench_pages basics collectives --json
     .venv/bin/python -m benchmarks.bench_pages --only browser  # or --only apptest, --only ratio, --only change
 
-Ratio (how far a lab page is from Streamlit itself): one Chromium opens each page in a new tab of one
-browser that has loaded the app before, each time right after a bare Streamlit page of the same kinds of
-elements (BARE_PAGE, on a server of its own) nothing computed, until the page is connected, its script has
-finished and every element is drawn. Each page's time divided by the bare page's median is its ratio;
-beside it the parts of its time: until the socket opened, the run as the page waited for it, from the
-connection to the last delta, the drawing after the run, the messages and their bytes, the elements drawn
-(main area and sidebar), charts, tables, components (iframes), fonts and scripts the page loaded.
+Ratio (how far a lab page is from Streamlit itself): one Chromium opens each page in a new tab of one browser that
+has loaded the app before, each time right after a bare Streamlit page of the same kinds of elements (BARE_PAGE, on
+a server of its own) nothing computed, until the page is connected, its script has finished and every element is
+drawn. Each pair opens once the lab's server is idle: work a page left to the background (the Plan page's ranking
+of 16,384 devices) is not charged to the page after it. Each page's time divided by the bare page's median is its
+ratio; beside it the parts of its time: until the socket opened, the run as the page waited for it, from the
+connection to the last delta, the drawing after the run, the messages and their bytes, the elements drawn (main
+area and sidebar), charts, tables, components (iframes), fonts and scripts the page loaded.
 
 Browser: a fresh `streamlit run` serves the home page once, then each page opens in its own
 browser context (its own session, an empty HTTP cache): the time from the request until the
@@ -437,9 +438,24 @@ def bare_server(folder: pathlib.Path) -> tuple[str, subprocess.Popen]:
     return url, process
 
 
+def wait_until_idle(server, busy_share: float = 0.1, window_s: float = 0.5, timeout_s: float = 120) -> float:
+    """Wait until the server's process uses less than `busy_share` of one CPU over `window_s` (its pages' jobs done,
+    `timeout_s` at most); the seconds waited."""
+    import psutil
+
+    process, start = psutil.Process(server.process.pid), time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        before = sum(process.cpu_times()[:2])
+        time.sleep(window_s)
+        if sum(process.cpu_times()[:2]) - before < busy_share * window_s:
+            break
+    return time.monotonic() - start
+
+
 def ratio_figures(scripts: list[str], timeout_s: float = 180) -> dict:
     """Each page's first open beside the bare page's, in one browser that has loaded both apps before: the bare
-    page opens right before each lab page, and each page's ratio is its time over the bare page's median."""
+    page opens right before each lab page, once the lab's server is idle, and each page's ratio is its time over the
+    bare page's median."""
     pages = [lab for lab in [HOME, *LABS] if lab.script in scripts]
     with tempfile.TemporaryDirectory(prefix="pmap-lab-bare-") as folder, bs.server_and_browser() as (server, browser):
         bare_url, bare = bare_server(pathlib.Path(folder))
@@ -450,6 +466,7 @@ def ratio_figures(scripts: list[str], timeout_s: float = 180) -> dict:
                 timed_open(context, url, timeout_s)
             bares, labs = [], []
             for lab in pages:
+                wait_until_idle(server)  # the previous page's background work is not this page's
                 bares.append(timed_open(context, bare_url, timeout_s))
                 labs.append({"lab": lab.script,
                              **timed_open(context, bs.page_url(server, lab.url_path, lang="en"), timeout_s)})
