@@ -43,8 +43,8 @@ FULL_ONLY = {  # a module, or a test by its id without parameters
                                            "the straggler is read from its traces in tests/core/test_profiling.py",
     "tests/core/test_profiling_pipeline.py": "the pipeline page reads the bubble of P = 2, M = 4 from a trace "
                                              "(tests/pages/test_trace_view.py)",
-    "tests/pages/test_bench_pages.py": "a check of a benchmark's harness, not of the lab: the quick tier runs the "
-                                       "pages it times",
+    "tests/pages/test_app_pages.py": "a check of the page benchmark's harness, not of the lab: the quick tier runs "
+                                     "the pages it times",
 }
 MESH_POINTS = {"devices", "runtime", "data", "model", "seq", "expert", "stages", "mesh", "n", "p", "t"}
 DEVICE_COUNT_POINTS = {"devices", "runtime", "n"}  # a process's or a run's device count; the other axes are shapes
