@@ -12,6 +12,8 @@ from labs.ui.links import start_recording
 from labs.ui.visitor import GuardedPage
 from pmap_core import tracking, versions
 
+PAGES_KEY = "router.pages"  # session state: (language, the pages by section) this session navigates
+
 # Every session's router imports the modules above in the same order, so they wait on one another
 # cleanly; the pages and the warm-up start from different modules: see labs/ui/first_imports.py.
 import_libraries()
@@ -41,13 +43,16 @@ st.query_params[LANGUAGE_KEY] = language()
 
 common = texts("common")
 teacher.refuse_bad_key()  # a teacher key too short to withstand guessing: no page runs
-sections: dict[str, list] = {}
-for lab in [HOME, *LABS]:
-    page = st.Page(script_path(lab), title=texts(lab.script)("title"), icon=lab.icon,
-                   url_path=lab.url_path or None, default=lab is HOME)
-    sections.setdefault(common(lab.section), []).append(page)
+# The session's pages, made once per language: each st.Page finds its file on disk (a tenth of a click's run).
+if st.session_state.get(PAGES_KEY, (None,))[0] != language():
+    sections: dict[str, list] = {}
+    for lab in [HOME, *LABS]:
+        page = st.Page(script_path(lab), title=texts(lab.script)("title"), icon=lab.icon,
+                       url_path=lab.url_path or None, default=lab is HOME)
+        sections.setdefault(common(lab.section), []).append(page)
+    st.session_state[PAGES_KEY] = (language(), sections)
 
-current = GuardedPage(st.navigation(sections, expanded=True), common)
+current = GuardedPage(st.navigation(st.session_state[PAGES_KEY][1], expanded=True), common)
 running = versions.running()
 if running.other_jax_minor:  # once, above every page: its sentences were checked on another JAX
     st.warning(common("versions.other_minor", jax=running.jax, verified=versions.minor(running.verified_jax)),

@@ -8,6 +8,7 @@ a page's sentence may no longer hold. Read from the installed packages' metadata
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib.metadata
 import platform
 
@@ -47,6 +48,7 @@ def _installed(name: str) -> str:
         return "not installed"
 
 
+@functools.cache  # a process's packages do not change under it; each lookup scans the installed distributions
 def running() -> Versions:
     return Versions(jax=_installed("jax"), jaxlib=_installed("jaxlib"), python=platform.python_version(),
                     verified_jax=VERIFIED_JAX, verified_python=VERIFIED_PYTHON)
