@@ -11,7 +11,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import charts, classroom, heavy_jobs, predicting
+from labs.ui import charts, classroom, heavy_jobs, predicting, trace_view
 from labs.ui.blocks import dataframe, show_code
 from labs.ui.i18n import texts
 from labs.ui.links import url_devices, url_float, url_int
@@ -237,6 +237,7 @@ measured_here = last is not None and settings is not None and last.settings == s
 if measured_here:
     with guard(T):
         show_measured(last)
+    trace_view.trace_panel("expert_parallel", ce.run_config(settings))  # once the guess is in
 elif last is not None:
     st.info(T("measure.stale"), icon="🔁")
 elif settings is not None:

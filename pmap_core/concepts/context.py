@@ -46,8 +46,9 @@ __all__ = ["FEWER", "LAYOUTS", "MORE", "ONE_DEVICE", "SAME", "SCHEMES", "Measure
            "RingSchedule", "SchemeStep", "Settings", "attention_bytes", "check_settings", "compare", "default_batch",
            "default_seq_len", "formula_bytes", "formula_terms", "layout_positions", "loss_gap", "measure",
            "measured", "one_device", "overlap", "overlap_block", "overlaps", "quadratic_share", "residual_bytes",
-           "ring_schedule", "ring_vs_allgather", "scheme_step", "schemes_for", "sent_bytes", "sweep_residuals",
-           "sweep_seq_lens", "ulysses_devices", "ulysses_max_devices", "work_per_device", "work_ratio"]
+           "ring_schedule", "ring_vs_allgather", "run_config", "scheme_step", "schemes_for", "sent_bytes",
+           "sweep_residuals", "sweep_seq_lens", "ulysses_devices", "ulysses_max_devices", "work_per_device",
+           "work_ratio"]
 
 
 def work_per_device(seq_len: int, devices: int, layout: str = "contiguous") -> tuple[int, ...]:
@@ -228,6 +229,11 @@ def default_batch(devices: int) -> int:
     """The page's first batch on P devices: the fewest sequences, at least 4, that split over them."""
     devices = max(devices, 1)
     return min(devices * -(-4 // devices), MAX_BATCH)
+
+
+def run_config(settings: Settings, scheme: str = "ring") -> TrainConfig:
+    """The page's run with `scheme` as `train` takes it (data 1, P on the seq axis): what its trace steps."""
+    return _config(settings.dims, settings.layers, settings.batch, 1, settings.devices, scheme, settings.layout)
 
 
 @functools.lru_cache(maxsize=16)

@@ -45,8 +45,8 @@ __all__ = ["BANDS", "BalancedLoads", "CapacityRow", "CollectiveBytes", "ExpertSt
            "TokenMap", "all_to_all_sent", "all_to_all_vs_all_gather", "answer", "balanced_dropped", "balanced_loads",
            "buffer_elements", "capacity", "check_settings", "critical_batch", "default_batch", "default_experts",
            "drop_band", "dropped_at", "dropped_by_capacity", "dropped_fraction", "expert_axis", "expert_step",
-           "factors_for", "formula_bytes", "formula_terms", "measured", "one_device", "step_all_to_all_bytes",
-           "step_all_to_all_formula", "tokens_per_expert"]
+           "factors_for", "formula_bytes", "formula_terms", "measured", "one_device", "run_config",
+           "step_all_to_all_bytes", "step_all_to_all_formula", "tokens_per_expert"]
 
 ALL_TO_ALL = "all-to-all"
 
@@ -399,6 +399,11 @@ def _part(settings: Settings, part: str):
     if settings.expert == 1:
         return None
     return all_to_all_vs_all_gather(buffer_elements(settings) * settings.expert, settings.expert)
+
+
+def run_config(settings: Settings) -> TrainConfig:
+    """The page's run as `train` takes it (X = D / Y on data, Y on the expert axis): what its trace steps."""
+    return _config(settings.dims, settings.layers, settings.batch, settings.data, settings.expert)
 
 
 def measured(settings: Settings, on_part=None) -> Measurement:

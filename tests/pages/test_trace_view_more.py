@@ -1,11 +1,14 @@
-"""The profiler trace on the training and 2-D mesh pages: the trained run's trace logged to its MLflow run, the mesh
-program's collectives, and the straggler experiment."""
+"""The profiler trace on the training, 2-D mesh, context and expert pages: the trained run's trace logged to its MLflow
+run, each program's own collectives (the ring's permutes, the experts' all-to-alls) once the guess is in, and the
+straggler experiment."""
 
 import mlflow
 import pytest
 
+from pmap_core.concepts import context as cp
+from pmap_core.concepts import experts as ce
 from pmap_core.tracking import store_uri
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, button, open_lab
 from tests.pages.test_trace_view import _page_trace
 
 
@@ -41,3 +44,22 @@ def test_the_straggler_experiment_shows_the_others_waiting(store):
     assert_clean(at)
     points = at.session_state["training.straggler"]
     assert [p.work for p in points] == [0, 200, 800]
+
+
+@pytest.mark.parametrize(("page", "query", "guess", "kind", "runs"), [
+    # The ring's permutes sit in its loop over the P − 1 rotations: each runs once per rotation.
+    ("context_parallel", {"devices": 3, "batch": 3, "seq_len": 12, "d_model": 8, "heads": 2, "layers": 2}, cp.MORE,
+     "collective-permute", 3 - 1),
+    ("expert_parallel", {"devices": 4}, ce.UNDER_HALF, "all-to-all", 1)])
+def test_the_context_and_expert_pages_trace_their_program_once_the_guess_is_in(store, page, query, guess, kind, runs):
+    at = open_lab(page, **query)
+    assert not [b for b in at.button if b.key == f"{page}.trace.button"]  # no trace before the guess
+    at.radio(key=f"{page}.guess").set_value(guess).run()
+    button(at, f"{page}.measure").click().run()
+    at.button(key=f"{page}.trace.button").click().run()
+    assert_clean(at)
+    profile = at.session_state[f"{page}.trace"]["profile"]
+    assert profile.trace.devices == tuple(range(query["devices"]))
+    own = next(m for m in profile.hlo_match if m.kind == kind)
+    assert {count for step in own.per_step for count in step} == {own.hlo_instructions * runs}
+    assert all(m.matches for m in profile.hlo_match if m.kind != kind)
