@@ -112,3 +112,16 @@ def test_the_others_wait_longer_at_the_all_reduce_the_more_work_a_straggler_gets
     waiting = [p.others_waiting_s for p in points]
     assert compute == sorted(compute) and waiting == sorted(waiting), (compute, waiting)
     assert waiting[-1] > waiting[0]
+
+
+def test_a_trace_that_cannot_be_taken_or_read_fails_nothing_and_says_why_in_one_line(tmp_path, monkeypatch):
+    from pmap_core.profiling import record
+
+    with capture.tracing(str(tmp_path / "another")):  # another session's trace holds the profiler
+        busy = record.profile_and_log(_linear(2), 2, str(tmp_path / "busy"), None, None)
+    assert set(busy) == {"error"} and "\n" not in busy["error"] and "trace" in busy["error"]
+    monkeypatch.setattr(reading, "MAX_TRACE_BYTES", 1024)  # a server's limit below any real trace
+    large = record.profile_and_log(_linear(2), 2, str(tmp_path / "large"), None, None)
+    assert set(large) == {"error"} and "\n" not in large["error"] and "1,024" in large["error"]
+    monkeypatch.undo()
+    assert record.profile_and_log(_linear(2), 2, str(tmp_path / "free"), None, None).keys() >= {"trace", "per_device"}
