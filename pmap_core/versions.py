@@ -41,6 +41,7 @@ class Versions:
                 f"verified on JAX {self.verified_jax}, Python {self.verified_python}"]
 
 
+@functools.cache  # a process's packages do not change under it; each lookup scans the installed distributions
 def _installed(name: str) -> str:
     try:
         return importlib.metadata.version(name)
@@ -48,7 +49,6 @@ def _installed(name: str) -> str:
         return "not installed"
 
 
-@functools.cache  # a process's packages do not change under it; each lookup scans the installed distributions
 def running() -> Versions:
     return Versions(jax=_installed("jax"), jaxlib=_installed("jaxlib"), python=platform.python_version(),
                     verified_jax=VERIFIED_JAX, verified_python=VERIFIED_PYTHON)
