@@ -36,12 +36,20 @@ def timed_run(at: AppTest) -> float:
     return elapsed
 
 
-def settled(at: AppTest, timeout_s: float = 600) -> AppTest:
-    """The page run again until the work it left to the background shows (no ⏳ note left). It runs at least once:
-    an AppTest fresh from `open_page` has not run its page yet, and its notes would be another page's."""
+def until_done(at: AppTest, timeout_s: float = 600) -> AppTest:
+    """The page run again until the work it runs in the background (`labs.ui.background`) shows: a run that
+    answers without it says so in a ⏳ note, and the browser's page runs again by itself once it is done."""
     deadline = time.monotonic() + timeout_s
-    timed_run(at)
-    while any(i.icon == "⏳" for i in at.info) and time.monotonic() < deadline:
+    while any(i.icon == "⏳" for i in at.info):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the page's background work did not end within {timeout_s:.0f} s")
         time.sleep(0.1)
-        timed_run(at)
+        at.run()
     return at
+
+
+def settled(at: AppTest, timeout_s: float = 600) -> AppTest:
+    """`until_done`, after at least one run: an AppTest fresh from `open_page` has not run its page yet, and its
+    notes would be another page's."""
+    timed_run(at)
+    return until_done(at, timeout_s)

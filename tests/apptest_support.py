@@ -11,7 +11,6 @@ import contextlib
 import functools
 import os
 import threading
-import time
 from collections.abc import Iterator
 
 import jax
@@ -20,6 +19,7 @@ from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
+from harness.app_pages import until_done  # noqa: F401 - the pages' tests take it from here
 from harness.processes import ROOT
 from labs.registry import LABS
 
@@ -63,17 +63,6 @@ def forget_waiting_jobs():
     from labs.ui import background
 
     background.jobs().drop_waiting()
-
-
-def until_done(at: AppTest, timeout_s: float = 600) -> AppTest:
-    """The page run again until the work it runs in the background (`labs.ui.background`) shows: a run that
-    answers without it says so in a ⏳ note, and the browser's page runs again by itself once it is done."""
-    deadline = time.monotonic() + timeout_s
-    while any(i.icon == "⏳" for i in at.info):
-        assert time.monotonic() < deadline, f"the page's background work did not end within {timeout_s:.0f} s"
-        time.sleep(0.1)
-        at.run()
-    return at
 
 
 @contextlib.contextmanager
