@@ -8,9 +8,12 @@ from urllib.parse import urlencode, urlsplit
 
 import streamlit as st
 
+from labs.ui.blocks import folded
 from labs.ui.i18n import Texts, language
 from labs.ui.links import SHARED_SETTINGS, link_names
 from labs.ui.visitor import literal
+
+TICKED = "share.ticked"  # session state: each lock and hide checkbox's last value, kept while the panel is closed
 
 
 def share_base(browser_url: str | None, base_path: str, url_path: str) -> str:
@@ -40,13 +43,16 @@ def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[st
 def share_panel(T: Texts, url_path: str) -> None:
     """Under every page: the link of its current settings, each of which a checkbox locks or hides.
     The link's own `lock` and `hide` stay in the address; names the page has no setting for are
-    ignored and said so, as plain text."""
+    ignored and said so, as plain text. The panel is drawn only while it is open (`folded`: its three
+    widgets per setting were a third of some pages' elements); what was ticked is kept while it is closed."""
     settings: dict[str, str] = st.session_state.get(SHARED_SETTINGS, {})
     locked, hidden = link_names("lock"), link_names("hide")
     for param in ("lock", "hide"):
         if st.query_params.get_all(param):
             st.query_params[param] = ",".join(st.query_params.get_all(param))
-    with st.expander(T("share.title")):
+    with folded(T("share.title"), f"share.{url_path}") as shown:
+        if not shown:
+            return
         unknown = sorted((locked | hidden) - set(settings))
         if unknown:
             st.caption(T("share.unknown", names=", ".join(literal(n, 40) for n in unknown[:10])))
@@ -54,14 +60,16 @@ def share_panel(T: Texts, url_path: str) -> None:
             st.caption(T("share.no_settings"))
         else:
             st.caption(T("share.body"))
+        ticked = st.session_state.setdefault(TICKED, {})
         lock, hide = [], []
         for name, value in settings.items():
             name_col, lock_col, hide_col = st.columns([3, 1, 1])
             name_col.text(f"{name} = {value}")
-            if lock_col.checkbox(T("share.lock"), value=name in locked, key=f"share.{url_path}.{name}.lock"):
-                lock.append(name)
-            if hide_col.checkbox(T("share.hide"), value=name in hidden, key=f"share.{url_path}.{name}.hide"):
-                hide.append(name)
+            for column, param, chosen, names in ((lock_col, "lock", lock, locked), (hide_col, "hide", hide, hidden)):
+                key = f"share.{url_path}.{name}.{param}"
+                if column.checkbox(T(f"share.{param}"), value=ticked.get(key, name in names), key=key):
+                    chosen.append(name)
+                ticked[key] = name in chosen  # the starting value when the panel opens again
         base = share_base(st.context.url, st.get_option("server.baseUrlPath") or "", url_path)
         st.code(share_link(base, settings, language(), lock, hide), language=None,
                 wrap_lines=True)

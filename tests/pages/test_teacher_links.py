@@ -8,6 +8,11 @@ from urllib.parse import parse_qsl, urlsplit
 from tests.apptest_support import assert_clean, open_lab
 
 
+def _open_share_panel(at, lab: str = "collectives"):
+    at.session_state[f"share.{lab}"] = True  # what opening the panel in the browser sets
+    return at.run()
+
+
 def _share_link(at) -> str:
     return at.code[-1].value  # the panel is drawn after the page, its link last
 
@@ -28,7 +33,7 @@ def test_locked_and_hidden_settings_follow_the_link_through_reruns():
 
 
 def test_share_panel_link_restores_settings_and_locks():
-    at = open_lab("collectives", op="all_gather", devices=2, lock="devices")
+    at = _open_share_panel(open_lab("collectives", op="all_gather", devices=2, lock="devices"))
     assert at.checkbox(key="share.collectives.devices.lock").value  # the link's lock, already ticked
     at.checkbox(key="share.collectives.op.lock").check()
     at.checkbox(key="share.collectives.seed.hide").check().run()
@@ -38,13 +43,26 @@ def test_share_panel_link_restores_settings_and_locks():
     assert query == {"op": "all_gather", "devices": "2", "size": "8", "seed": "0", "lang": "en",
                      "lock": "op,devices", "hide": "seed"}
 
-    opened = open_lab("collectives", **{k: v for k, v in query.items() if k != "lang"})
+    opened = _open_share_panel(open_lab("collectives", **{k: v for k, v in query.items() if k != "lang"}))
     assert_clean(opened)
     assert opened.slider(key="collectives.devices").value == 2 and opened.slider(key="collectives.devices").disabled
     assert opened.selectbox(key="collectives.op").value == "all_gather"
     assert opened.selectbox(key="collectives.op").disabled
     assert not [w for w in opened.number_input if w.key == "collectives.seed"]
     assert _share_link(opened) == link
+
+
+def test_the_share_panel_is_sent_only_while_open_and_keeps_its_ticks_while_closed():
+    at = open_lab("collectives", devices=2)
+    assert not [w for w in at.checkbox if w.key.startswith("share.")]  # closed: none of its widgets is sent
+    _open_share_panel(at)
+    at.checkbox(key="share.collectives.op.lock").check().run()
+    at.session_state["share.collectives"] = False
+    at.run()
+    assert not [w for w in at.checkbox if w.key.startswith("share.")]
+    _open_share_panel(at)
+    assert at.checkbox(key="share.collectives.op.lock").value
+    assert dict(parse_qsl(urlsplit(_share_link(at)).query))["lock"] == "op"
 
 
 def test_locked_value_out_of_range_falls_back_with_a_warning_and_stays_locked():
@@ -57,7 +75,7 @@ def test_locked_value_out_of_range_falls_back_with_a_warning_and_stays_locked():
 
 def test_names_in_lock_and_hide_are_plain_text():
     nasty = "**bold**,<b>x</b>,[a](http://e.x),`tick"
-    at = open_lab("collectives", lock=nasty, hide="![i](http://e.x/i.png)")
+    at = _open_share_panel(open_lab("collectives", lock=nasty, hide="![i](http://e.x/i.png)"))
     assert_clean(at)
     notes = [c.value for c in at.caption if "ignored" in c.value]
     assert len(notes) == 1
