@@ -19,7 +19,7 @@ from streamlit.components.v2 import manifest_scanner
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from harness.app_pages import until_done  # noqa: F401 - the pages' tests take it from here
+from harness.app_pages import until_done
 from harness.processes import ROOT
 from labs.registry import LABS
 
@@ -146,6 +146,28 @@ one_slot = heavy_slots(1)
 def said(at: AppTest) -> str:
     """Every sentence the page shows: its markdown, info, captions, warnings and successes, joined."""
     return " ".join(m.value for m in [*at.markdown, *at.info, *at.caption, *at.warning, *at.success])
+
+
+def folded_key(expander) -> str | None:
+    """The key of an expander the page draws only while it is open (`labs.ui.blocks.folded`), else None: its id is
+    "$$ID-<hash>-<key>"."""
+    parts = expander.proto.id.split("-", 2)
+    return parts[2] if parts[0] == "$$ID" and len(parts) == 3 and parts[2] else None
+
+
+def unfold(at: AppTest) -> AppTest:
+    """Open every folded expander the page shows, as a reader clicking each would, and run the page again until its
+    background work is done."""
+    for key in filter(None, map(folded_key, at.expander)):
+        at.session_state[key] = True
+    return until_done(at.run())
+
+
+def share_link(at: AppTest, url_path: str) -> str:
+    """The link the page's share panel gives, the panel opened as a reader opens it (it is drawn only while open):
+    its last code block."""
+    at.session_state[f"share.{url_path}"] = True
+    return at.run().code[-1].value
 
 
 def button(at: AppTest, key: str):

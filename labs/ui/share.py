@@ -40,6 +40,14 @@ def share_link(base: str, settings: dict[str, str], lang: str, lock: Sequence[st
     return f"{base}?{urlencode(query, safe=',')}"
 
 
+def tick(column, label: str, key: str, linked: bool) -> bool:
+    """A lock or hide checkbox of the panel: it starts as the visitor left it when the panel was last open, else as
+    the link says."""
+    ticked = st.session_state.setdefault(TICKED, {})
+    ticked[key] = column.checkbox(label, value=ticked.get(key, linked), key=key)
+    return ticked[key]
+
+
 def share_panel(T: Texts, url_path: str) -> None:
     """Under every page: the link of its current settings, each of which a checkbox locks or hides.
     The link's own `lock` and `hide` stay in the address; names the page has no setting for are
@@ -60,16 +68,14 @@ def share_panel(T: Texts, url_path: str) -> None:
             st.caption(T("share.no_settings"))
         else:
             st.caption(T("share.body"))
-        ticked = st.session_state.setdefault(TICKED, {})
         lock, hide = [], []
         for name, value in settings.items():
             name_col, lock_col, hide_col = st.columns([3, 1, 1])
             name_col.text(f"{name} = {value}")
-            for column, param, chosen, names in ((lock_col, "lock", lock, locked), (hide_col, "hide", hide, hidden)):
-                key = f"share.{url_path}.{name}.{param}"
-                if column.checkbox(T(f"share.{param}"), value=ticked.get(key, name in names), key=key):
-                    chosen.append(name)
-                ticked[key] = name in chosen  # the starting value when the panel opens again
+            if tick(lock_col, T("share.lock"), f"share.{url_path}.{name}.lock", name in locked):
+                lock.append(name)
+            if tick(hide_col, T("share.hide"), f"share.{url_path}.{name}.hide", name in hidden):
+                hide.append(name)
         base = share_base(st.context.url, st.get_option("server.baseUrlPath") or "", url_path)
         st.code(share_link(base, settings, language(), lock, hide), language=None,
                 wrap_lines=True)

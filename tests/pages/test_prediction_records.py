@@ -16,7 +16,7 @@ from labs.ui import classroom as classroom_ui
 from labs.ui import teacher
 from pmap_core.practice import scoring, worksheets
 from pmap_core.tracking import class_controls, classroom
-from tests.apptest_support import assert_clean, class_store, open_lab, until_done
+from tests.apptest_support import assert_clean, class_store, open_lab, share_link, until_done
 
 KEY = "correct horse battery staple"
 CODE = "marks-class"
@@ -207,7 +207,7 @@ def test_every_page_that_shows_answers_says_whether_it_records_them(store, scrip
 
 def test_the_worksheets_share_link_keeps_its_sheet_and_step(store):
     at = worksheet(step="pad_count")
-    link = next(c.value for c in at.code if "lang=" in c.value)
+    link = share_link(at, "worksheet")
     assert "sheet=1_shards" in link and "step=pad_count" in link
 
 

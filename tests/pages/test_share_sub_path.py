@@ -9,7 +9,7 @@ import pytest
 from streamlit import config
 
 from labs.ui.share import share_base
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, share_link
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def base_url_path():
 def test_the_link_carries_the_sub_path_without_the_browsers_address(base_url_path):
     at = open_lab("collectives", op="psum", devices=2)
     assert_clean(at)
-    link = at.code[-1].value  # the panel is drawn after the page, its link last
+    link = share_link(at, "collectives")
     assert urlsplit(link).path == "/pmap-lab/collectives", link
 
 

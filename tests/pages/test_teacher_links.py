@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.apptest_support import assert_clean, open_lab
+from tests.apptest_support import assert_clean, open_lab, share_link
 
 
-def _open_share_panel(at, lab: str = "collectives"):
-    at.session_state[f"share.{lab}"] = True  # what opening the panel in the browser sets
+def _open_share_panel(at):
+    at.session_state["share.collectives"] = True  # what opening the panel in the browser sets
     return at.run()
 
 
 def _share_link(at) -> str:
-    return at.code[-1].value  # the panel is drawn after the page, its link last
+    return share_link(at, "collectives")
 
 
 def test_locked_and_hidden_settings_follow_the_link_through_reruns():
