@@ -8,8 +8,8 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from labs.ui import background, charts
-from labs.ui.blocks import dataframe, export_button, show_code
+from labs.ui import background, charts, migration_work
+from labs.ui.blocks import dataframe, export_button, folded, show_code
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_int
@@ -204,9 +204,10 @@ def show_hlo(report: migration.HloReport) -> None:
     if report.devices == 1:
         st.caption(T("hlo.one_device"))
     for impl in report.impls:
-        with st.expander(T("hlo.expander", impl=impl.impl)):
-            st.caption(T("hlo.text_note"))
-            st.code(impl.hlo_text, language="text")
+        with folded(T("hlo.expander", impl=impl.impl), f"migration.hlo.{impl.impl}") as shown:
+            if shown:
+                st.caption(T("hlo.text_note"))
+                st.code(impl.hlo_text, language="text")
 
 
 def show_versions(runs: list[migration_steps.StepRun]) -> None:
@@ -220,26 +221,32 @@ def show_versions(runs: list[migration_steps.StepRun]) -> None:
     dataframe(T, frame)
     st.info(T("steps.count", changed=sum(run.changed for run in runs), total=len(runs)), icon="🧭")
     for run in runs:
-        step = migration_steps.get_step(run.name)
         verdict = T("verdict.changed" if run.changed else "verdict.same")
-        with st.expander(f"{T(f'step.{run.name}.title')} — {verdict}"):
-            st.markdown(T(f"step.{run.name}.body"))
-            now, then = st.columns(2)
-            now.caption(T("steps.now", version=runtime_info().jax_version))
-            now.code(migration_steps.listing(run.facts), language="text", wrap_lines=True)
-            then.caption(T("steps.recorded", version=migration_steps.RECORDED_ON))
-            then.code(migration_steps.listing(run.recorded), language="text", wrap_lines=True)
-            if run.changed:
-                st.caption(T("steps.differs"))
-                st.code("\n".join(run.differs), language="text", wrap_lines=True)
-            quote = migration_steps.CHANGELOG[run.name]
-            if quote is None:
-                st.caption(T("steps.no_changelog"))
-            else:
-                st.caption(T("steps.changelog", section=migration_steps.CHANGELOG_SECTION))
-                st.code(quote, language="text", wrap_lines=True)
-            st.caption(T("steps.program"))
-            st.code(inspect.getsource(step.program), language="python", wrap_lines=True)
+        with folded(f"{T(f'step.{run.name}.title')} — {verdict}", f"migration.step.{run.name}") as shown:
+            if shown:
+                show_step(run)
+
+
+def show_step(run: migration_steps.StepRun) -> None:
+    """One step opened: what it is, its facts now and on 0.10.2, the changelog's words, its program."""
+    step = migration_steps.get_step(run.name)
+    st.markdown(T(f"step.{run.name}.body"))
+    now, then = st.columns(2)
+    now.caption(T("steps.now", version=runtime_info().jax_version))
+    now.code(migration_steps.listing(run.facts), language="text", wrap_lines=True)
+    then.caption(T("steps.recorded", version=migration_steps.RECORDED_ON))
+    then.code(migration_steps.listing(run.recorded), language="text", wrap_lines=True)
+    if run.changed:
+        st.caption(T("steps.differs"))
+        st.code("\n".join(run.differs), language="text", wrap_lines=True)
+    quote = migration_steps.CHANGELOG[run.name]
+    if quote is None:
+        st.caption(T("steps.no_changelog"))
+    else:
+        st.caption(T("steps.changelog", section=migration_steps.CHANGELOG_SECTION))
+        st.code(quote, language="text", wrap_lines=True)
+    st.caption(T("steps.program"))
+    st.code(inspect.getsource(step.program), language="python", wrap_lines=True)
 
 
 st.title(T("title"))
@@ -250,11 +257,11 @@ left, right = st.columns(2)
 with left:
     devices = url_devices(T, runtime_info().device_count)
 with right:
-    per_device = url_int(T, "per_device", 2, 1, migration.MAX_PER_DEVICE)
+    per_device = url_int(T, "per_device", migration_work.DEFAULT_PER_DEVICE, 1, migration.MAX_PER_DEVICE)
 
 with guard(T):  # the page answers at once: each section's programs compile and run in the background
-    ways_key = ("migration.ways", devices, per_device)
-    result = background.heavy_result(ways_key, migration.run_three_ways, devices, per_device)
+    ways_key, work, args = migration_work.ways_job(devices, per_device)
+    result = background.heavy_result(ways_key, work, *args)
     if result is None:
         working("running", (ways_key,))
     else:
@@ -271,11 +278,11 @@ with guard(T):
     show_code(T, mesh_view.place, mesh_view.predicted_spans, mesh_view.check_placement)
 
 st.subheader(T("hlo.heading"))
-model = url_choice(T, "model", models.MODELS, "mlp", radio=True)
+model = url_choice(T, "model", models.MODELS, migration_work.DEFAULT_MODEL, radio=True)
 st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
 with guard(T):
-    hlo_key = ("migration.hlo", devices, model)
-    report = background.heavy_result(hlo_key, migration.inspect_hlo, devices, model)
+    hlo_key, work, args = migration_work.hlo_job(devices, model)
+    report = background.heavy_result(hlo_key, work, *args)
     if report is None:
         working("compiling", (hlo_key,))
     else:
@@ -288,8 +295,8 @@ st.markdown(T("steps.body", version=runtime_info().jax_version, devices=devices,
 version_runs, running = [], []
 for step_name in migration_steps.STEP_NAMES:
     with guard(T):  # a step that fails shows its error; the others still show
-        step_key = ("migration.step", devices, step_name)
-        run = background.heavy_result(step_key, migration_steps.run_step, step_name, devices)
+        step_key, work, args = migration_work.step_job(devices, step_name)
+        run = background.heavy_result(step_key, work, *args)
         if run is None:
             running.append(step_key)
         else:

@@ -66,6 +66,16 @@ class Jobs:
         threading.Thread(target=self._run, args=(job.future, work, args), name="pmap-lab-job", daemon=False).start()
         return job
 
+    def keep(self, key: Hashable, value: Any) -> None:
+        """`value` as the finished job of `key`, unless a job of `key` is there already (work done off any page,
+        such as the server's warm-up, for the visitors who ask for it)."""
+        with self._lock:
+            if key in self._jobs:
+                return
+            future: concurrent.futures.Future = concurrent.futures.Future()
+            future.set_result(value)
+            self._jobs[key] = Job(future, time.monotonic())
+
     def _run(self, future: concurrent.futures.Future, work: Callable[..., Any], args: tuple) -> None:
         with self._one_at_a_time:
             if not future.set_running_or_notify_cancel():

@@ -27,12 +27,6 @@ def step_job(devices: int, name: str) -> Job:
     return ("migration.step", devices, name), migration_steps.run_step, (name, devices)
 
 
-def result(job: Job) -> Any:
-    """The job's result, or None while it compiles and runs in the background."""
-    key, work, args = job
-    return background.heavy_result(key, work, *args)
-
-
 def default_jobs(devices: int) -> list[Job]:
     """The page's sections at its default settings on `devices`."""
     return [ways_job(devices, DEFAULT_PER_DEVICE), hlo_job(devices, DEFAULT_MODEL),

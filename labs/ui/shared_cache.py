@@ -127,8 +127,19 @@ def _composition_default() -> None:
     shared_results("jit_composition").put((devices, 128, 10, 3), composition.composition_report(devices, 128, 10, 3))
 
 
+def _migration_defaults() -> None:
+    """The migration page's sections at its defaults: a dozen compiles, one at a time, each a point to stop at."""
+    from labs.ui import migration_work
+    from pmap_core import runtime
+
+    for job in migration_work.default_jobs(runtime.describe_runtime().device_count):
+        if _stop.is_set():
+            return
+        migration_work.warm(job)
+
+
 WARM_UP_STEPS: tuple[Callable[[], object], ...] = (_imports, _concept_defaults, _tracking_store, _demo_default,
-                                                   _composition_default)
+                                                   _composition_default, _migration_defaults)
 _stop = threading.Event()
 
 

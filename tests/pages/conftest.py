@@ -1,6 +1,6 @@
 """Streamlit's AppTest for this level: the `lab`, `one_slot` and module-wide `store` fixtures, the jobs a test left
 waiting dropped after it (`forget_waiting_jobs`), and the names a test module may import from conftest (APP,
-SESSION_TRACKING_URI, assert_clean, open_lab, said, button, frame_with)."""
+SESSION_TRACKING_URI, assert_clean, open_lab, said, button, frame_with, folded_key, unfold)."""
 
 import pytest
 
@@ -10,17 +10,19 @@ from tests.apptest_support import (
     SESSION_TRACKING_URI,
     assert_clean,
     button,
+    folded_key,
     forget_waiting_jobs,
     frame_with,
     lab,
     one_slot,
     open_lab,
     said,
+    unfold,
     worksheet_queries,
 )
 
-__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "forget_waiting_jobs", "frame_with", "lab",
-           "one_slot", "open_lab", "said", "worksheet_queries"]
+__all__ = ["APP", "SESSION_TRACKING_URI", "assert_clean", "button", "folded_key", "forget_waiting_jobs", "frame_with",
+           "lab", "one_slot", "open_lab", "said", "unfold", "worksheet_queries"]
 
 
 @pytest.fixture(scope="module")

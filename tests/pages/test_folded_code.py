@@ -4,7 +4,7 @@ function's source as `inspect.getsource` reads it, in the order the page names t
 
 import inspect
 
-from conftest import assert_clean, open_lab
+from conftest import assert_clean, folded_key, open_lab
 
 from labs.texts import table as text_table
 from pmap_core.costs import analytic
@@ -17,7 +17,7 @@ def test_the_code_is_sent_only_once_the_reader_opens_it():
     assert_clean(at)
     (folded,) = [e for e in at.expander if e.label == COMMON["show_code"]["en"]]
     assert not folded.code
-    key = folded.proto.id.split("-", 2)[2]  # "$$ID-<hash>-<key>": the expander's own key
+    key = folded_key(folded)
     at.session_state[key] = True  # what opening it in the browser sets
     at.run()
     assert_clean(at)

@@ -8,7 +8,7 @@ import contextlib
 import streamlit as st
 
 from harness.processes import ROOT
-from labs.ui import background, heavy_jobs
+from labs.ui import background, heavy_jobs, shared_cache
 from tests.apptest_support import open_lab
 
 
@@ -52,6 +52,7 @@ def test_heavy_labs_answer_identical_requests_from_a_cache(monkeypatch):
             entered.append(key)
         return real_start(jobs, key, work, *args)
 
+    shared_cache.start_warm_up().join()  # else what it keeps may land in the caches cleared below, mid-visit
     monkeypatch.setattr(heavy_jobs, "heavy_job", counted)
     monkeypatch.setattr(background.Jobs, "start", counted_start)
     st.cache_data.clear()

@@ -12,7 +12,7 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from labs.texts import table as text_table
 from pmap_core.concepts import migration
 from pmap_core.train import models
-from tests.apptest_support import assert_clean, compiles_seen, until_done
+from tests.apptest_support import assert_clean, compiles_seen, unfold, until_done
 from tests.apptest_support import open_lab as open_page
 
 
@@ -33,7 +33,7 @@ def test_page_renders_with_the_computed_facts():
     assert f"communicate the same: {4 * sum(np.size(p) for p in mlp.values())} bytes" in successes  # gradients
     assert any("float32[8@x,8@y]" in m.value for m in at.markdown)
     assert any("`float32[2,3]{V:data}`" in m.value for m in at.markdown)  # what shard_map's body saw
-    code = " ".join(c.value for c in at.code)
+    code = " ".join(c.value for c in unfold(at).code)  # the compiled programs' texts are folded
     assert "jax.pmap(" in code and "jax.shard_map(" in code and "all-reduce" in code
     charts = at.get("vega_lite_chart")
     assert len(charts) == 2  # the blocks, the bytes per step
@@ -143,3 +143,21 @@ def test_the_first_answer_comes_before_any_compile():
         assert_clean(at)
         assert any("All three end with the same parameters" in s.value for s in at.success)
         assert compiled and set(compiled) == {"pmap-lab-job"}
+
+
+def test_after_the_warm_up_the_default_page_shows_every_section_in_its_first_run():
+    """The server's warm-up computes the page's default sections (`labs.ui.migration_work`): the first visitor's
+    first run then shows all of them, with no ⏳ note and no compile of its own, so the browser draws the page once."""
+    from labs.ui import shared_cache
+    from pmap_core.concepts import migration_steps
+
+    shared_cache._migration_defaults()  # the warm-up's step, here in the test's thread: done when it returns
+    with compiles_seen() as compiled:
+        at = open_page("migration")
+        assert_clean(at)
+        assert not [i for i in at.info if i.icon == "⏳"]
+        assert any("All three end with the same parameters" in s.value for s in at.success)  # the three ways
+        assert any("communicate the same" in s.value for s in at.success)  # the compiled programs
+        steps = next(frame.value for frame in at.dataframe if "verdict" in frame.value.columns)
+        assert len(steps) == len(migration_steps.STEP_NAMES)  # every step from 0.10.2 to 0.12
+        assert "pmap-lab-job" not in compiled
