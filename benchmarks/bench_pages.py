@@ -53,7 +53,7 @@ from streamlit.testing.v1 import AppTest
 import pmap_core  # noqa: F401 - fixes the device runtime before JAX starts
 from harness import browser as bs
 from harness.app_pages import open_page, settled, timed_run
-from harness.processes import free_port, start_python, wait_until_answering
+from harness.processes import free_port, start_python, wait_until_answering, wait_until_idle
 from labs.registry import HOME, LABS
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
@@ -404,20 +404,6 @@ def bare_server(folder: pathlib.Path) -> tuple[str, subprocess.Popen]:
     return url, process
 
 
-def wait_until_idle(server, busy_share: float = 0.1, window_s: float = 0.5, timeout_s: float = 120) -> float:
-    """Wait until the server's process uses less than `busy_share` of one CPU over `window_s` (its pages' jobs done,
-    `timeout_s` at most); the seconds waited."""
-    import psutil
-
-    process, start = psutil.Process(server.process.pid), time.monotonic()
-    while time.monotonic() - start < timeout_s:
-        before = sum(process.cpu_times()[:2])
-        time.sleep(window_s)
-        if sum(process.cpu_times()[:2]) - before < busy_share * window_s:
-            break
-    return time.monotonic() - start
-
-
 def ratio_figures(scripts: list[str], timeout_s: float = 180) -> dict:
     """Each page's first open beside the bare page's, in one browser that has loaded both apps before: the bare
     page opens right before each lab page, once the lab's server is idle, and each page's ratio is its time over the
@@ -432,7 +418,7 @@ def ratio_figures(scripts: list[str], timeout_s: float = 180) -> dict:
                 timed_open(context, url, timeout_s)
             bares, labs = [], []
             for lab in pages:
-                wait_until_idle(server)  # the previous page's background work is not this page's
+                wait_until_idle(server.process.pid)  # the previous page's background work is not this page's
                 bares.append(timed_open(context, bare_url, timeout_s))
                 labs.append({"lab": lab.script,
                              **timed_open(context, bs.page_url(server, lab.url_path, lang="en"), timeout_s)})

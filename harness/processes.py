@@ -145,6 +145,20 @@ def log_tail(path: str | os.PathLike, chars: int = 3000) -> str:
         return ""
 
 
+def wait_until_idle(pid: int, busy_share: float = 0.1, window_s: float = 0.5, timeout_s: float = 120) -> float:
+    """Wait until process `pid` uses less than `busy_share` of one CPU over `window_s` (a server whose pages' jobs and
+    warm-up are done), `timeout_s` at most; the seconds waited."""
+    import psutil
+
+    process, start = psutil.Process(pid), time.monotonic()
+    while time.monotonic() - start < timeout_s:
+        before = sum(process.cpu_times()[:2])
+        time.sleep(window_s)
+        if sum(process.cpu_times()[:2]) - before < busy_share * window_s:
+            break
+    return time.monotonic() - start
+
+
 def wait_until_answering(url: str, process: subprocess.Popen, log: Callable[[], str],
                          timeout_s: float = READY_BUDGET_S) -> None:
     """Poll GET `url` until it answers 200, for up to `timeout_s`. A server that exits first, or never

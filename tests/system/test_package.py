@@ -27,7 +27,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from harness.app_server import JAX_CACHE_VARIABLES
-from harness.processes import ROOT, free_port, new_tracking_store, python_env, run_coroutine
+from harness.processes import ROOT, free_port, new_tracking_store, python_env, run_coroutine, wait_until_idle
 from pmap_core.runtime import COMPILATION_CACHE_FOLDER
 
 # What `pip install .` would not read, left out of the copy it installs from (the copy keeps the
@@ -110,7 +110,8 @@ def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str],
                   health: str = "/_stcore/health") -> Iterator[tuple[str, list[str]]]:
     """`pmap-lab app` of the environment in `cwd`, with JAX's own cache variables left out (the app decides
     where its cache goes, as in a deployment); yields its address and its command line once it answers
-    /_stcore/health, and stops it with SIGTERM, as a restart does."""
+    /_stcore/health, and stops it with SIGTERM, as a restart does, once it has finished what it started (its
+    warm-up compiles the default pages' programs: stopped midway, it would leave some to the next start)."""
     port = int(command[command.index("--server.port") + 1]) if command else free_port()
     command = command or [str(bin_dir / "pmap-lab"), "app", "--server.port", str(port)]
     environ = {name: value for name, value in installed_env(bin_dir, env).items() if name not in JAX_CACHE_VARIABLES}
@@ -133,6 +134,7 @@ def installed_app(bin_dir: pathlib.Path, cwd: pathlib.Path, env: dict[str, str],
         command = psutil.Process(server.pid).cmdline()
         assert str(bin_dir.parent) in " ".join(command) and "streamlit_app.py" in " ".join(command)
         yield url, command
+        wait_until_idle(server.pid)
     finally:
         if server.poll() is None:
             os.killpg(server.pid, signal.SIGTERM)
