@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from labs.ui import background, charts, classroom, heavy_jobs, predicting, trace_view
+from labs.ui import background, charts, classroom, heavy_jobs, mesh_2d_work, predicting, trace_view
 from labs.ui.blocks import dataframe, export_button, show_code
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
@@ -34,7 +34,7 @@ LAST_SWEEP = "mesh_2d.last_sweep"  # session state: SweepShown of the last Measu
 GUESS = "mesh_2d.guess"            # the learner's prediction (a shape id), before measuring
 RECORDED = "mesh_2d.recorded"      # session state: what became of the guess's record for the class
 PREDICT_STEP = "fastest_mesh"      # the guess as a class records it: sheet "mesh_2d", this step
-CHUNK = train_config.TrainConfig().chunk
+CHUNK = mesh_2d_work.CHUNK
 MODELS = ("mlp", models.TRANSFORMER)  # the models impl tensor splits Megatron's way
 
 
@@ -51,11 +51,6 @@ class SweepShown:
 
 
 # --- cached work: a cache hit never queues; the page's own compiles run in the background -----------------------
-
-
-def sharding_in_types_examples(devices: int, k: int) -> tuple:
-    return (sharding_in_types.ambiguous_dot(devices), sharding_in_types.axes_demo(devices),
-            sharding_in_types.reduced_accumulation(devices, k))
 
 
 def working(what: str, key: tuple) -> None:
@@ -137,8 +132,8 @@ def run_sweep(config: train_config.TrainConfig, shapes: list[tuple[int, int]], g
 def show_program(config: train_config.TrainConfig) -> None:
     """The chosen shape's compiled program (compiled in the background): its arrays' types, its collectives by mesh
     axis, the book's table."""
-    key = ("mesh_2d.program", config)
-    shown = background.heavy_result(key, view.program_view, config)
+    key, work, args = mesh_2d_work.program_task(config)
+    shown = background.heavy_result(key, work, *args)
     if shown is None:
         working("progress.compiling", key)
         return
@@ -301,8 +296,8 @@ def show_sweep(shown: SweepShown) -> None:
 def show_sharding_in_types(devices: int, k: int) -> None:
     st.header(T("types_section.heading"))
     st.markdown(T("types_section.intro", devices=devices))
-    key = ("mesh_2d.types", devices, k)
-    examples = background.heavy_result(key, sharding_in_types_examples, devices, k)
+    key, work, args = mesh_2d_work.types_task(devices, k)
+    examples = background.heavy_result(key, work, *args)
     if examples is None:
         working("types_section.compiling", key)
         return
@@ -380,7 +375,7 @@ def shape_choice(shapes: list[tuple[int, int]], base: train_config.TrainConfig, 
 st.title(T("title"))
 st.markdown(T("intro"))
 max_devices = runtime_info().device_count
-model_name = url_choice(T, "model", MODELS, "mlp", radio=True)
+model_name = url_choice(T, "model", MODELS, mesh_2d_work.DEFAULT_MODEL, radio=True)
 if model_name == models.TRANSFORMER:
     st.markdown(T("intro.transformer"))
     st.latex(r"\text{per block: } \textstyle\sum_Y \text{attn}_Y(h)\,W_O^Y,\ \ \sum_Y \text{gelu}(h\,W_1^Y)\,W_2^Y"
@@ -403,12 +398,14 @@ with cols[0]:
         hidden = url_int(T, "hidden", view.round_up(view.HIDDEN, devices), 1, train_config.MAX_HIDDEN, slider=False)
 with cols[1]:
     if model_name == "mlp":
-        features = url_int(T, "features", 8, 1, train_config.MAX_MODEL_FEATURES, slider=False)
+        features = url_int(T, "features", mesh_2d_work.DEFAULT_FEATURES, 1, train_config.MAX_MODEL_FEATURES,
+                           slider=False)
     global_batch = url_int(T, "batch", view.round_up(view.BATCH, devices), 1, MAX_BATCH, slider=False)
 with cols[2]:
-    steps = url_int(T, "steps", 100, 1, MAX_STEPS, slider=False, step=25)
-    learning_rate = url_float(T, "lr", 0.1, 1e-6, train_config.MAX_LEARNING_RATE, step=0.01, fmt="%.4g")
-    k = url_int(T, "accum", 4, 1, sharding_in_types.MAX_ACCUM, slider=False)
+    steps = url_int(T, "steps", mesh_2d_work.DEFAULT_STEPS, 1, MAX_STEPS, slider=False, step=25)
+    learning_rate = url_float(T, "lr", mesh_2d_work.DEFAULT_LEARNING_RATE, 1e-6, train_config.MAX_LEARNING_RATE,
+                              step=0.01, fmt="%.4g")
+    k = url_int(T, "accum", mesh_2d_work.DEFAULT_ACCUM, 1, sharding_in_types.MAX_ACCUM, slider=False)
 sizes = {}
 if model_name == models.TRANSFORMER:
     sizes = transformer_settings(T)
@@ -417,9 +414,7 @@ if model_name == models.TRANSFORMER:
 
 config, shapes = None, []
 with guard(T):
-    base = train_config.TrainConfig(model=model_name, devices=devices, global_batch=global_batch,
-                                    learning_rate=learning_rate,
-                                    steps=steps, hidden=hidden, features=features, chunk=min(CHUNK, steps), **sizes)
+    base = mesh_2d_work.base_config(model_name, devices, global_batch, learning_rate, steps, hidden, features, sizes)
     plan.validate(base)  # heads that do not divide d_model are refused before any shape is drawn
     shapes = mesh_2d.mesh_shapes(devices, mesh_2d.split_size(base))
     data, model = shape_choice(shapes, base, devices)

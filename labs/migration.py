@@ -43,8 +43,7 @@ def show_ways(result: migration.ThreeWays, per_device: int) -> None:
                   per_device=per_device))
     for column, way in zip(st.columns(3), result.ways, strict=True):
         with column:
-            st.markdown(f"#### {T(f'way.{way.impl}')}")
-            st.markdown(f"{T('view.label')}: `{way.body_view}`")  # as jax.typeof printed it
+            st.markdown(f"#### {T(f'way.{way.impl}')}\n\n{T('view.label')}: `{way.body_view}`")  # as typeof printed it
             st.caption(T("view.in", shape=way.input_shape))
             st.code(inspect.getsource(PROGRAMS[way.impl]), language="python", wrap_lines=True)
 
@@ -56,9 +55,9 @@ def show_changes(result: migration.ThreeWays) -> None:
                            "jit": c.cells[2], T("col.same"): yes_no(c.same)} for c in migration.changes(result)])
     st.table(frame.set_index(T("col.topic")))  # every cell in full: the table is the point
     pm, sm, _ = result.ways
-    st.markdown(T("rank.note", pmap_in=pm.ranks[0], pmap_body=pm.ranks[1], sm_in=sm.ranks[0], sm_body=sm.ranks[1]))
-    st.markdown(T("names.note"))
-    st.markdown(T("vma.note"))
+    notes = (T("rank.note", pmap_in=pm.ranks[0], pmap_body=pm.ranks[1], sm_in=sm.ranks[0], sm_body=sm.ranks[1]),
+             T("names.note"), T("vma.note"))
+    st.markdown("\n\n".join(notes))  # one element: each one the browser draws costs the page's opening
 
     st.subheader(T("arrays.heading"))
     if "{V:" in sm.body_view and "@" in result.ways[2].body_view:  # the notation the note explains
@@ -90,8 +89,7 @@ def show_results(result: migration.ThreeWays) -> None:
 
 def show_trap(trap: migration.Trap) -> None:
     """The check_vma trap the note above describes, run: shard_map's gradient without and with pcast."""
-    st.markdown(f"**{T('trap.heading')}**")
-    st.markdown(T("trap.body"))
+    st.markdown(f"**{T('trap.heading')}**\n\n{T('trap.body')}")
     names = [f"w[{i}]" for i in range(migration.FEATURES)] + ["b"]
     dataframe(T, pd.DataFrame({"param": names, "without_pcast": trap.without_pcast, "with_pcast": trap.with_pcast,
                                "numpy_grad": trap.numpy}))
@@ -172,9 +170,10 @@ def show_mesh(devices: int) -> None:
         st.success(T("placed.ok"), icon="🧩")
     else:
         st.warning(T("placed.bad"), icon="🔍")
-    with st.expander(T("shards.expander")):
-        dataframe(T, pd.DataFrame([{"device": d, "rows": f"{r[0]}:{r[1]}", "cols": f"{c[0]}:{c[1]}"}
-                                      for d, r, c in placed.shards]))
+    with folded(T("shards.expander"), "migration.shards") as shown:
+        if shown:
+            dataframe(T, pd.DataFrame([{"device": d, "rows": f"{r[0]}:{r[1]}", "cols": f"{c[0]}:{c[1]}"}
+                                       for d, r, c in placed.shards]))
 
 
 def show_hlo(report: migration.HloReport) -> None:
@@ -260,7 +259,7 @@ with right:
     per_device = url_int(T, "per_device", migration_work.DEFAULT_PER_DEVICE, 1, migration.MAX_PER_DEVICE)
 
 with guard(T):  # the page answers at once: each section's programs compile and run in the background
-    ways_key, work, args = migration_work.ways_job(devices, per_device)
+    ways_key, work, args = migration_work.ways_task(devices, per_device)
     result = background.heavy_result(ways_key, work, *args)
     if result is None:
         working("running", (ways_key,))
@@ -281,7 +280,7 @@ st.subheader(T("hlo.heading"))
 model = url_choice(T, "model", models.MODELS, migration_work.DEFAULT_MODEL, radio=True)
 st.markdown(T("hlo.body", model=model, per_device=migration.HLO_PER_DEVICE_BATCH, devices=devices))
 with guard(T):
-    hlo_key, work, args = migration_work.hlo_job(devices, model)
+    hlo_key, work, args = migration_work.hlo_task(devices, model)
     report = background.heavy_result(hlo_key, work, *args)
     if report is None:
         working("compiling", (hlo_key,))
@@ -295,7 +294,7 @@ st.markdown(T("steps.body", version=runtime_info().jax_version, devices=devices,
 version_runs, running = [], []
 for step_name in migration_steps.STEP_NAMES:
     with guard(T):  # a step that fails shows its error; the others still show
-        step_key, work, args = migration_work.step_job(devices, step_name)
+        step_key, work, args = migration_work.step_task(devices, step_name)
         run = background.heavy_result(step_key, work, *args)
         if run is None:
             running.append(step_key)

@@ -32,6 +32,9 @@ POLL_S = 0.5  # how often a page that waits looks again
 ANSWER_S = 2.0  # how long JAX work asked for by a page's run waits for that run to answer before it starts
 _stop = threading.Event()  # set when the interpreter exits: a job that has not started yet does not start
 
+# A page's job as its page and the server's warm-up both name it: (key, work, args), run as work(*args).
+Task = tuple[Hashable, Callable[..., Any], tuple]
+
 
 @dataclass(frozen=True)
 class Job:
@@ -157,6 +160,14 @@ def heavy_result(key: Hashable, work: Callable[..., Any], *args: Any) -> Any:
     """`result` of JAX work (a compile, a run): its job holds a heavy-job slot while it runs (`in_heavy_slot`).
     The page does not wait for it: a compile takes longer than WAIT_S, which would only delay the page's answer."""
     return result(key, in_heavy_slot(work), *args, wait_s=0)
+
+
+def warm(task: Task) -> None:
+    """Compute `task` in this thread (the warm-up's) and keep it for the visitors who open its page; one a visitor
+    has asked for already is left to that visitor's job."""
+    key, work, args = task
+    if jobs().get(key) is None:
+        jobs().keep(key, work(*args))
 
 
 def done(key: Hashable) -> bool:

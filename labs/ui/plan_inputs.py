@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from labs.ui.blocks import dataframe
+from labs.ui.blocks import dataframe, folded
 from labs.ui.i18n import Texts
 from labs.ui.links import link_names
 from labs.ui.visitor import literal
@@ -103,9 +103,10 @@ def show_hardware(T: Texts, hardware) -> None:
                  hbm=hardware.hbm_bytes_s / 1e12, node=hardware.node, intra_name=plain(hardware, hardware.intra_name),
                  intra=hardware.intra_bytes_s / pv.GB, inter_name=plain(hardware, hardware.inter_name),
                  inter=hardware.inter_bytes_s / pv.GB, source=plain(hardware, hardware.source)))
-    with st.expander(T("hardware.all")):
-        dataframe(T, pd.DataFrame([{
-            "hardware": h.name, "peak_tflops": h.peak_flops / 1e12, "memory_gb": h.memory_bytes / pv.GB,
-            "hbm_tbs": h.hbm_bytes_s / 1e12, "node": h.node, "intra_link": h.intra_name,
-            "intra_gbs": h.intra_bytes_s / pv.GB, "inter_link": h.inter_name, "inter_gbs": h.inter_bytes_s / pv.GB,
-            "datasheet": h.source} for h in HARDWARE.values()]))
+    with folded(T("hardware.all"), "plan.hardware_all") as shown:
+        if shown:
+            dataframe(T, pd.DataFrame([{
+                "hardware": h.name, "peak_tflops": h.peak_flops / 1e12, "memory_gb": h.memory_bytes / pv.GB,
+                "hbm_tbs": h.hbm_bytes_s / 1e12, "node": h.node, "intra_link": h.intra_name,
+                "intra_gbs": h.intra_bytes_s / pv.GB, "inter_link": h.inter_name, "inter_gbs": h.inter_bytes_s / pv.GB,
+                "datasheet": h.source} for h in HARDWARE.values()]))

@@ -127,19 +127,34 @@ def _composition_default() -> None:
     shared_results("jit_composition").put((devices, 128, 10, 3), composition.composition_report(devices, 128, 10, 3))
 
 
+def _warm(tasks: list) -> None:
+    """Pages' background tasks at their defaults, one at a time, each a point to stop at."""
+    from labs.ui import background
+
+    for task in tasks:
+        if _stop.is_set():
+            return
+        background.warm(task)
+
+
 def _migration_defaults() -> None:
-    """The migration page's sections at its defaults: a dozen compiles, one at a time, each a point to stop at."""
+    """The migration page's sections at its defaults: a dozen compiles."""
     from labs.ui import migration_work
     from pmap_core import runtime
 
-    for job in migration_work.default_jobs(runtime.describe_runtime().device_count):
-        if _stop.is_set():
-            return
-        migration_work.warm(job)
+    _warm(migration_work.default_tasks(runtime.describe_runtime().device_count))
+
+
+def _mesh_2d_defaults() -> None:
+    """The 2-D mesh page's program and its sharding-in-types examples at the page's defaults."""
+    from labs.ui import mesh_2d_work
+    from pmap_core import runtime
+
+    _warm(mesh_2d_work.default_tasks(runtime.describe_runtime().device_count))
 
 
 WARM_UP_STEPS: tuple[Callable[[], object], ...] = (_imports, _concept_defaults, _tracking_store, _demo_default,
-                                                   _composition_default, _migration_defaults)
+                                                   _composition_default, _migration_defaults, _mesh_2d_defaults)
 _stop = threading.Event()
 
 

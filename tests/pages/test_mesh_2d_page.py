@@ -197,3 +197,19 @@ def test_the_first_answer_comes_before_any_compile():
         assert dict(zip(types["name"], types["type"], strict=True))["w1"].startswith("float32[5,18")
         assert any("Contracting dimensions are sharded" in c.value for c in at.code)
         assert compiled and set(compiled) == {"pmap-lab-job"}
+
+
+def test_after_the_warm_up_the_default_page_shows_its_program_and_typed_examples_in_its_first_run():
+    """The server's warm-up computes the page's default program and sharding-in-types examples
+    (`labs.ui.mesh_2d_work`): the first visitor's first run shows both, with no ⏳ note and no compile of its own,
+    so the browser draws the page once."""
+    from labs.ui import shared_cache
+
+    shared_cache._mesh_2d_defaults()  # the warm-up's step, here in the test's thread: done when it returns
+    with compiles_seen() as compiled:
+        at = open_page("mesh_2d")
+        assert_clean(at)
+        assert not [i for i in at.info if i.icon == "⏳"]
+        headings = [s.value for s in at.subheader]
+        assert "Every array's type: `jax.typeof`" in headings and "An ambiguous product" in headings
+        assert "pmap-lab-job" not in compiled
