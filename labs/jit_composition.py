@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import background, shared_cache
-from labs.ui.blocks import dataframe, folded, show_code
+from labs.ui.blocks import dataframe, folded, show_code, verbatim
 from labs.ui.hardware import runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_devices, url_int
@@ -72,7 +72,9 @@ def show_speed(speed: composition.SpeedComparison, same_program: bool) -> None:
 
     st.subheader(T("shard_map.heading"))
     st.markdown(T("shard_map.body"))
-    st.code(T("shard_map.code"), language="python")
+    with folded(T("shard_map.expander"), "jit_composition.shard_map_code") as shown:  # a code block costs its load
+        if shown:
+            st.code(T("shard_map.code"), language="python")
     st.metric(T("shard_map.max_diff"), f"{speed.max_abs_diff_shard_map:.1e}")
 
 
@@ -121,7 +123,7 @@ def show_purity(purity: composition.PurityDemo) -> None:
     st.subheader(T("purity.heading"))
     st.markdown(T("purity.body"))
     st.markdown(T("purity.captured", calls=purity.calls))
-    st.code(purity.printed or "∅", language="text")
+    verbatim(purity.printed or "∅")
     left, middle, right = st.columns(3)
     left.metric(T("purity.calls"), purity.calls)
     middle.metric(T("purity.trace_effects"), purity.trace_appends)

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from labs.ui import background, charts, classroom, heavy_jobs, mesh_2d_work, predicting, trace_view
-from labs.ui.blocks import dataframe, export_button, show_code
+from labs.ui.blocks import dataframe, export_button, show_code, verbatim
 from labs.ui.hardware import hardware_note, runtime_info
 from labs.ui.i18n import texts
 from labs.ui.links import url_choice, url_devices, url_float, url_int
@@ -222,7 +222,7 @@ def show_roofline(shown: SweepShown, config: train_config.TrainConfig) -> None:
     st.subheader(T("roofline.heading"))
     if roof is None:
         st.warning(T("roofline.refused"), icon="📏")
-        st.code(shown.roofline_error, language=None, wrap_lines=True)
+        verbatim(shown.roofline_error)
         return
     transformer = config.model == models.TRANSFORMER
     width = models.transformer.MLP_RATIO * config.d_model if transformer else config.hidden  # the book's F
@@ -305,7 +305,7 @@ def show_sharding_in_types(devices: int, k: int) -> None:
     st.subheader(T("dot.heading"))
     if dot.error_type:
         st.markdown(T("dot.explain", lhs=dot.lhs_type, rhs=dot.rhs_type, kind=dot.error_type))
-        st.code(dot.error_text, language=None, wrap_lines=True)  # JAX's message, verbatim
+        verbatim(dot.error_text)  # JAX's message
     else:
         st.markdown(T("dot.no_error"))
     st.markdown(T("dot.choices"))
@@ -324,7 +324,7 @@ def show_sharding_in_types(devices: int, k: int) -> None:
     unreduced = next(c for c in dot.choices if "unreduced" in c.out_sharding)
     if unreduced.error:
         st.markdown(T("dot.unreduced_refused"))
-        st.code(unreduced.error, language=None, wrap_lines=True)  # JAX's message, verbatim
+        verbatim(unreduced.error)  # JAX's message
     else:
         st.markdown(T("dot.unreduced_read"))
     st.markdown(T("dot.silent", silent_lhs=dot.lhs_type.replace("@X", ""), rhs=dot.rhs_type,
@@ -337,7 +337,7 @@ def show_sharding_in_types(devices: int, k: int) -> None:
                   gradient_type=accum.gradient_type))
     if accum.error:
         st.markdown(T("accum.error"))
-        st.code(accum.error, language=None, wrap_lines=True)
+        verbatim(accum.error)
     elif accum.devices == 1:
         st.markdown(T("accum.one_device", replicated=accum.replicated_all_reduces, reduced=accum.reduced_all_reduces))
     else:

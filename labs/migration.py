@@ -45,7 +45,9 @@ def show_ways(result: migration.ThreeWays, per_device: int) -> None:
         with column:
             st.markdown(f"#### {T(f'way.{way.impl}')}\n\n{T('view.label')}: `{way.body_view}`")  # as typeof printed it
             st.caption(T("view.in", shape=way.input_shape))
-            st.code(inspect.getsource(PROGRAMS[way.impl]), language="python", wrap_lines=True)
+    with folded(T("ways.code"), "migration.ways_code") as shown:  # code blocks are the costliest to draw
+        for column, way in zip(st.columns(3), result.ways, strict=True) if shown else ():
+            column.code(inspect.getsource(PROGRAMS[way.impl]), language="python", wrap_lines=True)
 
 
 def show_changes(result: migration.ThreeWays) -> None:

@@ -30,6 +30,13 @@ def folded(label: str, key: str) -> Iterator[bool]:
         yield bool(box.open)
 
 
+def verbatim(text: str) -> None:
+    """Words a program wrote (JAX's message, what `print` wrote) exactly as written, never as markdown. Plain text,
+    not a code block: the first code block on a page loads the code component's scripts, the costliest thing a
+    page's opening draws."""
+    st.text(text)
+
+
 def show_code(T: Texts, *objects: Any) -> None:
     """The `pmap_core` code a lab ran, read from the source itself."""
     names = "-".join(getattr(obj, "__name__", type(obj).__name__) for obj in objects)

@@ -76,13 +76,13 @@ def test_the_page_renders_the_shapes_that_fit_each_d(devices, lang):
     # One letter, one width: I the inputs, H the hidden width; F only in the book's formulas.
     assert "F inputs" not in said and ("I inputs" in said if lang == "en" else "I 为输入数" in said)
     # Sharding in types: JAX's own message, verbatim, in a code block (never translated).
-    assert any("Contracting dimensions are sharded" in c.value for c in at.code)
+    assert any("Contracting dimensions are sharded" in t.value for t in at.text)
     # The reduce-scatter written as all-reduce + slice is the partitioner's choice for this dot, said only where it
     # happened; reading the unreduced result is this JAX's refusal, its message verbatim (none at D = 1).
     assert "compiles a reduce-scatter as an all-reduce" not in said
     sliced = "not a limit of XLA:CPU" in said if lang == "en" else "不是 XLA:CPU 的限制" in said
     assert sliced == (devices > 1)
-    refused = any("Unreduced sharding does not support" in c.value for c in at.code)
+    refused = any("Unreduced sharding does not support" in t.value for t in at.text)
     assert refused == (devices > 1)
     assert ("already holds the whole sum" in said) == (devices == 1 and lang == "en")
     # The hardware note: these devices are simulated.
@@ -195,7 +195,7 @@ def test_the_first_answer_comes_before_any_compile():
         assert_clean(at)
         types = at.dataframe[0].value
         assert dict(zip(types["name"], types["type"], strict=True))["w1"].startswith("float32[5,18")
-        assert any("Contracting dimensions are sharded" in c.value for c in at.code)
+        assert any("Contracting dimensions are sharded" in t.value for t in at.text)
         assert compiled and set(compiled) == {"pmap-lab-job"}
 
 
