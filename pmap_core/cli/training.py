@@ -44,7 +44,7 @@ from pmap_core.train import distributed, loading, loop, programs
 from pmap_core.train import mesh as train_mesh
 from pmap_core.train import plan as train_plan
 from pmap_core.train.programs import IMPLEMENTATIONS
-from pmap_core.train.settings import defaults, help_of, settings_of
+from pmap_core.train.settings import declarations, defaults, help_of, settings_of
 from pmap_core.validation import LabInputError, check_devices
 
 
@@ -174,14 +174,7 @@ def _add_settings(parser: argparse.ArgumentParser, sweep: bool = False) -> None:
                             "process's id from its environment; auto: the first detector that finds its launcher")
     if not sweep:
         add("--mesh", type=_mesh, default=None, metavar="data=X,AXIS=Y",
-            help="the run's layout over X·Y devices, one size per mesh axis (replica, data, stage, expert, seq, "
-                 "model), the "
-                 "batch over data; the axis beside it selects its program: model, tensor parallelism (the MLP's or "
-                 "the transformer's layers split, impl tensor); seq, context parallelism (the transformer's "
-                 "positions, --context; impl context); expert, expert parallelism (--experts, the experts split, the "
-                 "batch over data × expert; impl expert); stage, pipeline parallelism (impl pipeline, as "
-                 "--pipeline-stages Y on X·Y devices); replica, hybrid sharded data parallelism (the --strategy's "
-                 "sharded state within each data group, replicated over the replica axis; impl jit)")
+            help=_mesh_help())
         group.add_argument("--dataset-size", type=int, default=0,
                            help="train on a dataset of this many samples, shuffled per epoch, each process "
                                 "reading only its own devices' rows (default: one fixed global batch)")
@@ -198,6 +191,17 @@ def _meshes(text: str) -> str | list[tuple[int, int]]:
     except ValueError:
         pass
     raise argparse.ArgumentTypeError(f"expected all, or shapes such as 4x2,2x4, got {text!r}")
+
+
+def _mesh_help() -> str:
+    """`--mesh`'s help, from each axis's declaration by the program that splits over it (`setting(..., axis=)`)."""
+    axes = train_config.axis_fields()
+    owners = {declarations()[name] for name in axes.values()}
+    fields = {field.name: field for cls in owners for field in settings_of(cls)}
+    beside = " ".join(f"{axis} (impl {programs.impl_of_axis(axis)}): {help_of(fields[name])}."
+                      for axis, name in axes.items())
+    return (f"the run's layout over X·Y devices, one size per mesh axis ({train_mesh.DATA_AXIS}, {', '.join(axes)}), "
+            f"the batch over {train_mesh.DATA_AXIS}; the axis beside it selects the program that owns it. {beside}")
 
 
 def _mesh(text: str) -> dict[str, int]:

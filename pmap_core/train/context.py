@@ -295,8 +295,10 @@ class ContextSettings:
     """The settings this program owns (a run holds them in `TrainConfig.settings`). The CLI's `--mesh data=X,seq=Y`
     sets the seq axis and the devices together."""
 
-    mesh_seq: int = setting(1, "devices on the seq axis; the data axis has devices / mesh_seq", low=1,
-                            high=MAX_MESH_SEQ, flag=False, reported=models.TRANSFORMER, axis=SEQ_AXIS)
+    mesh_seq: int = setting(
+        1, "Y devices on the seq axis (--mesh data=X,seq=Y): context parallelism, the transformer's positions split "
+        "over them, attention reaching the others' by --context ({low}–{high})", low=1, high=MAX_MESH_SEQ,
+        flag=False, reported=models.TRANSFORMER, axis=SEQ_AXIS)
     context: str = setting(
         "allgather", "with --mesh data=X,seq=Y: how attention reaches the positions of the other devices of the seq "
         "axis: allgather (K and V all-gathered, MaxText's default), ring (ring attention: K/V blocks passed around "

@@ -196,9 +196,10 @@ class ExpertSettings:
         1.25, "with --experts: c of each expert's slots per sequence, ⌈c·seq_len·top_k/experts⌉; a token past them "
         "is dropped by that expert ({low}–{high}; default: {default})", kind=float, low=MIN_CAPACITY_FACTOR,
         high=MAX_CAPACITY_FACTOR, reported=models.TRANSFORMER)
-    mesh_expert: int = setting(1, "devices on the expert axis; the data axis has devices / mesh_expert", low=1,
-                               high=MAX_MESH_EXPERT, flag=False, reported=models.TRANSFORMER,
-                               axis=EXPERT_AXIS)
+    mesh_expert: int = setting(
+        1, "Y devices on the expert axis (--mesh data=X,expert=Y): expert parallelism, the --experts split over them, "
+        "the batch over data × expert ({low}–{high})", low=1, high=MAX_MESH_EXPERT, flag=False,
+        reported=models.TRANSFORMER, axis=EXPERT_AXIS)
 
 
 def check(config) -> None:

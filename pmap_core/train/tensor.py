@@ -251,8 +251,9 @@ class TensorSettings:
     sets the model axis and the devices together. It also reads the sharded-state program's strategy (dp, or zero3:
     FSDP × TP)."""
 
-    mesh_model: int = setting(1, "devices on the model axis; the data axis has devices / mesh_model",
-                              low=1, high=MAX_MESH_MODEL, flag=False, reported=True, axis=MODEL_AXIS)
+    mesh_model: int = setting(
+        1, "Y devices on the model axis (--mesh data=X,model=Y): tensor parallelism, the MLP's or the transformer's "
+        "layers split over them ({low}–{high})", low=1, high=MAX_MESH_MODEL, flag=False, reported=True, axis=MODEL_AXIS)
     sequence_parallel: str = setting(
         "off", "with --mesh and --model transformer: on splits the residual stream's positions over the model axis "
         "too (Megatron's sequence parallelism: an all-gather and a reduce-scatter where tensor parallelism "

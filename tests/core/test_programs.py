@@ -187,6 +187,26 @@ def test_train_help_lists_each_flag_once_under_its_program(capsys):
         assert f"  {flag} " in section, impl
 
 
+def test_the_mesh_flag_names_each_axis_with_its_program_and_the_help_its_program_declares(capsys):
+    """`--mesh`'s help is written from the axes' declarations, not a list of programs in the CLI: each axis beside
+    data with the impl that owns it and the help its setting declares, once."""
+    import re
+
+    from pmap_core.cli.training import parse
+    from pmap_core.train.config import axis_fields
+    from pmap_core.train.settings import declarations, help_of, settings_of
+
+    with pytest.raises(SystemExit):
+        parse(["train", "--help"])
+    mesh_help = " ".join(capsys.readouterr().out.split("\n  --mesh data=X,AXIS=Y")[1].split("\n\n")[0].split())
+    assert axis_fields().keys() == {"model", "seq", "expert", "stage", "replica"}
+    for axis, name in axis_fields().items():
+        field = next(f for f in settings_of(declarations()[name]) if f.name == name)
+        said = f"{axis} (impl {programs.impl_of_axis(axis)}): {' '.join(help_of(field).split())}."
+        assert mesh_help.count(said) == 1, (axis, mesh_help)
+    assert re.search(r"model \(impl tensor\): .*tensor parallelism", mesh_help)
+
+
 def test_one_name_one_builder_and_impl_jit_with_a_sharded_state_selects_zero():
     builders = [entry.build for entry in programs.REGISTRY.values()]
     assert len(set(builders)) == len(builders) and programs.PROGRAMS["zero"] is programs.REGISTRY["zero"].build
