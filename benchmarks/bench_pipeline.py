@@ -7,7 +7,7 @@ stages P, fitted to (M + P − 1)·t_stage, and the compiled peak bytes per devi
 The model is the deeper MLP (`--layers`, default P: one layer a stage), trained pipelined (impl pipeline,
 `train.programs.build`) on D = P devices. Every micro-batch has `--rows` rows, so the global batch is
 M·rows and one stage's forward and backward of one micro-batch cost the same at every M: both schedules
-take 2(M + P − 1) slots a step (`train.schedules.schedule_table`), so the step time should be
+take 2(M + P − 1) slots a step (`train.pipeline.schedule_table`), so the step time should be
 (M + P − 1)·t_stage, t_stage the time of one forward and one backward of a stage (the Ultra-Scale Playbook,
 "pipeline parallelism"; GPipe, Huang et al. 2019). Each compiled chunk of `--chunk` steps is timed after
 `block_until_ready`, compile excluded (`timing.time_call`: median of `--repeats` calls); the fit is least
@@ -36,7 +36,7 @@ import numpy as np
 import pmap_core  # noqa: F401 - fixes the device runtime before any JAX operation
 from pmap_core.runtime import describe_runtime
 from pmap_core.timing import time_call
-from pmap_core.train import models, pipeline, programs, schedules
+from pmap_core.train import models, pipeline, programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.plan import validate
 
@@ -96,7 +96,7 @@ def fit(points: list[Point]) -> Fit:
 def memory(args: argparse.Namespace, micro: int) -> Memory:
     spec = config_for(args, micro, "gpipe").program_spec(args.chunk)
     return Memory(micro, pipeline.peak_bytes_by_schedule(spec),
-                  {s: pipeline.stash_bytes(dataclasses.replace(spec, schedule=s)) for s in schedules.SCHEDULES})
+                  {s: pipeline.stash_bytes(dataclasses.replace(spec, schedule=s)) for s in pipeline.SCHEDULES})
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=32, help="rows of one micro-batch (default 32)")
     parser.add_argument("--hidden", type=int, default=256, help="the MLP's width (default 256)")
     parser.add_argument("--features", type=int, default=8)
-    parser.add_argument("--schedule", choices=schedules.SCHEDULES, default="1f1b", help="the schedule timed")
+    parser.add_argument("--schedule", choices=pipeline.SCHEDULES, default="1f1b", help="the schedule timed")
     parser.add_argument("--chunk", type=int, default=10, help="steps in one compiled call (default 10)")
     parser.add_argument("--repeats", type=int, default=7, help="timed calls of each program (default 7)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     points = [time_step(config_for(args, m, args.schedule), args.repeats) for m in args.microbatches]
     fitted = fit(points)
     memories = [memory(args, m) for m in args.microbatches]
-    bubbles = {m: schedules.schedule_bubble(args.stages, m, args.schedule) for m in args.microbatches}
+    bubbles = {m: pipeline.schedule_bubble(args.stages, m, args.schedule) for m in args.microbatches}
     if args.json:
         print(json.dumps({"runtime": dataclasses.asdict(runtime), "load_average": load, "stages": args.stages,
                           "schedule": args.schedule, "points": [dataclasses.asdict(p) for p in points],

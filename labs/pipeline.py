@@ -18,7 +18,7 @@ from labs.ui.links import url_choice, url_devices, url_int
 from labs.ui.transformer import task_caption, transformer_settings
 from labs.ui.visitor import guard
 from pmap_core.concepts import pipeline
-from pmap_core.train import models, schedules
+from pmap_core.train import models
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, default_learning_rate
 
@@ -296,7 +296,7 @@ with cols[1]:
 with cols[2]:
     rows = url_int(T, "rows", round_up(16, stages), 1, pipeline.MAX_ROWS, slider=False)
     hidden = 64 if transformer else url_int(T, "hidden", 64, 1, MAX_HIDDEN, slider=False)
-schedule = url_choice(T, "schedule", schedules.SCHEDULES, "gpipe", radio=True)
+schedule = url_choice(T, "schedule", train_pipeline.SCHEDULES, "gpipe", radio=True)
 dims = None
 if transformer:  # its blocks are the layers above
     dims = models.Dims(**transformer_settings(T, blocks=False))
@@ -344,5 +344,5 @@ else:
 
 if settings is not None:
     trace_view.bubble_panel("pipeline", settings.stages, settings.microbatches, settings.schedule)
-show_code(T, schedules.stage_order, schedules.schedule_table, pipeline.fit_slot_times,
+show_code(T, train_pipeline.stage_order, train_pipeline.schedule_table, pipeline.fit_slot_times,
           pipeline.time_steps, pipeline.peak_memory, pipeline.measure_data_axis)

@@ -68,7 +68,7 @@ ALLOWED = {
     "pmap_core.concepts.multiprocess.group_loading": ("pmap_core.concepts.multiprocess", "group_loading"),
     "pmap_core.costs.analytic.zero_comm_bytes_per_step": ("pmap_core.costs.analytic", "zero_comm_bytes_per_step"),
     "pmap_core.practice.quiz.registry.answer": ("pmap_core.practice.quiz.registry", "answer"),
-    "pmap_core.train.schedules.schedule_summary": ("pmap_core.train.schedules", "schedule_summary"),
+    "pmap_core.train.pipeline.schedule_summary": ("pmap_core.train.pipeline", "schedule_summary"),
     "pmap_core.train.pipeline.compiled_peaks": ("pmap_core.train.pipeline", "compiled_peaks"),
     "pmap_core.concepts.activation_memory.predict": ("pmap_core.concepts.activation_memory", "predict"),
     "pmap_core.concepts.activation_memory.fewest_saved": ("pmap_core.concepts.activation_memory", "fewest_saved"),

@@ -82,7 +82,7 @@ def stage_slots(trace: Trace, device: int, step: int = 0) -> StageSlots:
 
 def pipeline_bubble(stages: int, microbatches: int, schedule: str, folder: str) -> BubbleRead:
     """One step of the MLP in `stages` stages (one layer each, one device each) traced; each stage's slots."""
-    from pmap_core.train import plan, schedules
+    from pmap_core.train import pipeline, plan
     from pmap_core.train.config import HEADLESS_MAX_WORK, TrainConfig
 
     config = plan.validate(TrainConfig(model="mlp", impl="pipeline", devices=stages, pipeline_stages=stages,
@@ -91,7 +91,7 @@ def pipeline_bubble(stages: int, microbatches: int, schedule: str, folder: str) 
                            HEADLESS_MAX_WORK)
     profile = profile_run(config, 1, folder)
     rows = tuple(stage_slots(profile.trace, device) for device in profile.trace.devices)
-    return BubbleRead(stages, microbatches, schedule, schedules.schedule_bubble(stages, microbatches, schedule), rows)
+    return BubbleRead(stages, microbatches, schedule, pipeline.schedule_bubble(stages, microbatches, schedule), rows)
 
 
 @dataclasses.dataclass(frozen=True)

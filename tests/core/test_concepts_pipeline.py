@@ -12,22 +12,23 @@ import numpy as np
 import pytest
 
 from pmap_core.concepts import pipeline
-from pmap_core.train import programs, schedules
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train import programs
 from pmap_core.validation import LabInputError
 
 SIZES = [(1, 1), (1, 4), (2, 1), (2, 2), (3, 2), (3, 5), (4, 8), (5, 3), (8, 16)]
 
 
-@pytest.mark.parametrize("schedule", schedules.SCHEDULES)
+@pytest.mark.parametrize("schedule", train_pipeline.SCHEDULES)
 @pytest.mark.parametrize("stages, micro", SIZES)
 def test_the_cells_are_the_table_the_compiled_step_follows(stages, micro, schedule):
-    table = schedules.schedule_table(stages, micro, schedule)
+    table = train_pipeline.schedule_table(stages, micro, schedule)
     cells = pipeline.schedule_cells(stages, micro, schedule)
     assert len(cells) == stages * len(table) == stages * 2 * (micro + stages - 1)
     for cell in cells:
         slot = table[cell.slot][cell.device]
-        kind = {schedules.FORWARD: "forward", schedules.BACKWARD: "backward",
-                schedules.IDLE: "idle"}[slot.kind]
+        kind = {train_pipeline.FORWARD: "forward", train_pipeline.BACKWARD: "backward",
+                train_pipeline.IDLE: "idle"}[slot.kind]
         assert (cell.kind, cell.micro) == (kind, None if kind == "idle" else slot.micro)
         assert cell.label == ("" if kind == "idle" else str(slot))
     rows = pipeline.schedule_rows(cells)
@@ -36,21 +37,21 @@ def test_the_cells_are_the_table_the_compiled_step_follows(stages, micro, schedu
                for row in rows for t in range(len(table)))
 
 
-@pytest.mark.parametrize("schedule", schedules.SCHEDULES)
+@pytest.mark.parametrize("schedule", train_pipeline.SCHEDULES)
 @pytest.mark.parametrize("stages, micro", SIZES)
 def test_the_bubble_counted_is_the_formulas(stages, micro, schedule):
     counted = pipeline.bubble(stages, micro, schedule)
     assert counted.slots == 2 * (micro + stages - 1) and counted.busy_per_device == 2 * micro
     assert counted.idle_cells == 2 * (stages - 1) * stages
     assert counted.counted == pytest.approx((stages - 1) / (micro + stages - 1)) == pytest.approx(counted.formula)
-    assert counted.counted == schedules.schedule_bubble(stages, micro, schedule)
+    assert counted.counted == train_pipeline.schedule_bubble(stages, micro, schedule)
     assert counted.playbook_ratio == pytest.approx((stages - 1) / micro)
     # One meaning of "kept" everywhere: inputs held from arrival to backward. Device 0 keeps none (its backward
     # recomputes from its rows of the batch); the interview and sheet 10 ask for the second stage's.
     expected = [0] + ([micro] * (stages - 1) if schedule == "gpipe"
                       else [min(stages - s + 1, micro) for s in range(1, stages)])
-    assert list(counted.kept) == expected == schedules.held(
-        schedules.schedule_table(stages, micro, schedule), "activations")
+    assert list(counted.kept) == expected == train_pipeline.held(
+        train_pipeline.schedule_table(stages, micro, schedule), "activations")
     assert counted.most_kept == (0 if stages == 1 else micro if schedule == "gpipe" else min(stages, micro))
 
 
@@ -163,7 +164,7 @@ def test_the_peak_bytes_are_each_compiled_programs_memory_analysis(stages, micro
     settings = pipeline.check_settings(stages, stages, stages if stages > 1 else 2, micro, "gpipe", stages * 2, 8,
                                        available=8)
     rows = pipeline.peak_memory(settings)
-    assert [row.schedule for row in rows] == list(schedules.SCHEDULES)
+    assert [row.schedule for row in rows] == list(train_pipeline.SCHEDULES)
     for row in rows:
         config = dataclasses.replace(settings, schedule=row.schedule).config(steps=1)
         stats = programs.build(config.program_spec(1)).compiled.memory_analysis()

@@ -8,12 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from pmap_core.train import models, pipeline, schedules
+from pmap_core.train import models, pipeline
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
+from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, Slot, bubble_fraction, format_table, schedule_table
 from pmap_core.train.plan import validate
 from pmap_core.train.program import ProgramSpec
-from pmap_core.train.schedules import BACKWARD, FORWARD, IDLE, Slot, bubble_fraction, format_table, schedule_table
 from pmap_core.validation import LabInputError
 
 # The CLI's defaults (300 steps at η = 0.1): the deeper MLP's residual layers keep it off the edge of
@@ -73,8 +73,8 @@ def test_gpipe_runs_its_backwards_in_reverse_the_last_micro_batch_first():
     for s in range(4):
         backwards = [row[s].micro for row in table if row[s].kind == BACKWARD]
         assert backwards == list(range(7, -1, -1))
-    assert schedules.held(table, "activations") == [0, 8, 8, 8]  # stage 0 recomputes from its rows of the batch
-    assert schedules.held(table, "cotangents") == [1, 1, 1, 0]
+    assert pipeline.held(table, "activations") == [0, 8, 8, 8]  # stage 0 recomputes from its rows of the batch
+    assert pipeline.held(table, "cotangents") == [1, 1, 1, 0]
 
 
 @pytest.mark.parametrize("stages, micro, gpipe, one_f_one_b", [
@@ -83,10 +83,10 @@ def test_lockstep_slots_are_counted_by_their_slowest_work(stages, micro, gpipe, 
     # In lockstep a slot lasts its slowest work: under 1F1B the forwards share slots with backwards, so
     # 18 of its 22 slots (P = 4, M = 8) last a backward, against GPipe's 11: P·t_f + (2M + P − 2)·t_b.
     for schedule, expected in (("gpipe", gpipe), ("1f1b", one_f_one_b)):
-        counts = schedules.slot_counts(schedule_table(stages, micro, schedule))
+        counts = pipeline.slot_counts(schedule_table(stages, micro, schedule))
         assert (counts.forward_slots, counts.backward_slots) == expected
         assert sum(expected) == 2 * (micro + stages - 1)
-    one, g = (schedules.slot_counts(schedule_table(4, 8, s)) for s in ("1f1b", "gpipe"))
+    one, g = (pipeline.slot_counts(schedule_table(4, 8, s)) for s in ("1f1b", "gpipe"))
     for t_b in (2.0, 3.0):  # a backward recomputes its forward: 2–3 forwards' time
         assert 1.2 <= one.step_time(1.0, t_b) / g.step_time(1.0, t_b) <= 1.33
 
@@ -188,10 +188,10 @@ def test_pipelines_side_by_side_on_a_data_axis_train_as_data_parallelism_does(de
 @pytest.mark.parametrize("stages, micro", [(4, 8), (4, 16), (2, 4), (3, 5), (4, 2), (1, 3)])
 def test_gpipe_keeps_every_micro_batch_and_1f1b_at_most_p_minus_s_plus_1_on_stage_s(stages, micro):
     gpipe, one = schedule_table(stages, micro, "gpipe"), schedule_table(stages, micro, "1f1b")
-    assert schedules.held(gpipe, "activations") == [0] + [micro] * (stages - 1)
-    assert schedules.held(one, "activations") == [0] + [min(micro, stages - s + 1) for s in range(1, stages)]
-    assert schedules.stash_slots(gpipe) == (micro if stages > 1 else 1, 1)
-    assert schedules.stash_slots(one) == (min(micro, stages) if stages > 1 else 1, 1)
+    assert pipeline.held(gpipe, "activations") == [0] + [micro] * (stages - 1)
+    assert pipeline.held(one, "activations") == [0] + [min(micro, stages - s + 1) for s in range(1, stages)]
+    assert pipeline.stash_slots(gpipe) == (micro if stages > 1 else 1, 1)
+    assert pipeline.stash_slots(one) == (min(micro, stages) if stages > 1 else 1, 1)
 
 
 def _spec(micro: int, schedule: str, stages: int = 4, devices: int = 4) -> ProgramSpec:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from pmap_core.cli import commands
-from pmap_core.train import loop, models, pipeline, schedules, transformer
+from pmap_core.train import loop, models, pipeline, transformer
 from pmap_core.train.program import ProgramSpec
 from pmap_core.validation import LabInputError
 from tests.core.test_transformer import SMALL, small_config
@@ -106,7 +106,7 @@ def test_the_compiled_peak_differs_by_the_residual_streams_1f1b_does_not_keep():
 
 # --- training -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize("schedule", schedules.SCHEDULES)
+@pytest.mark.parametrize("schedule", pipeline.SCHEDULES)
 @pytest.mark.parametrize("devices, stages, micro, layers", CASES)
 def test_the_pipelined_transformer_ends_where_one_device_does(devices, stages, micro, layers, schedule, one_device):
     """20 SGD steps at η = 0.1 on 48 sequences: the final loss within 1e-5 of one device's (measured: within 2.7e-7;

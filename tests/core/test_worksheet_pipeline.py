@@ -6,7 +6,7 @@ tests/system/test_pages_at_each_device_count.py opens the lab each step links to
 import pytest
 
 from pmap_core.practice import worksheets
-from pmap_core.train import pipeline, schedules
+from pmap_core.train import pipeline
 from tests.core.test_worksheet_devices import DEVICE_COUNTS
 
 SHEET = next(sheet for sheet in worksheets.load_sheets().sheets if sheet.id == "10_pipeline")
@@ -42,7 +42,7 @@ def test_the_saving_explained_is_the_answer_at_each_device_count(devices):
     # stage none under either schedule, so the formula gives the answer, 0, and not 4 × 12 × 32 × 7.
     step = SHEET.at(devices).step("peak_saved_here")
     d = step.values["devices"]
-    gpipe, one = (schedules.schedule_summary(d, 8, s).kept for s in ("gpipe", "1f1b"))
+    gpipe, one = (pipeline.schedule_summary(d, 8, s).kept for s in ("gpipe", "1f1b"))
     said = step.say(step.explain, "en", answer="·")
     assert (gpipe, one) == ((0, 0) if d == 1 else (8, min(8, d)))
     assert "G = 8" in said and "K = min(8, P)" in said and "G = K = 0 and nothing is saved" in said

@@ -18,7 +18,8 @@ from streamlit.dataframe_util import convert_arrow_bytes_to_pandas_df
 from labs.texts import table as text_table
 from pmap_core.concepts import pipeline
 from pmap_core.runtime import describe_runtime
-from pmap_core.train import programs, schedules
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train import programs
 from pmap_core.train.footprint import compiled_memory, peak_bytes
 
 TEXTS = text_table("pipeline")
@@ -48,11 +49,11 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     assert at.slider(key="pipeline.stages").value == stages
     assert at.slider(key="pipeline.layers").value == max(2, 2 * stages)
     # The timeline: one cell per device and slot, as the table the compiled step follows has it.
-    table = schedules.schedule_table(stages, micro, "gpipe")
+    table = train_pipeline.schedule_table(stages, micro, "gpipe")
     timeline = next(f for f in frames_of(at) if {"slot", "device", "kind", "label"} <= set(f.columns))
     assert len(timeline) == stages * len(table) == stages * 2 * (micro + stages - 1)
     for _, cell in timeline.iterrows():
-        assert cell["label"] == ("" if (slot := table[cell["slot"]][cell["device"]]).kind == schedules.IDLE
+        assert cell["label"] == ("" if (slot := table[cell["slot"]][cell["device"]]).kind == train_pipeline.IDLE
                                  else str(slot))
     kinds = {TEXTS[f"kind.{k}"][lang] for k in ("forward", "backward", "idle")}
     assert set(timeline["kind"]) <= kinds and len(set(timeline["kind"])) == (3 if stages > 1 else 2)
@@ -66,13 +67,13 @@ def test_the_page_draws_the_schedule_and_its_bubble_at_each_d(devices, lang):
     said = texts_of(at)
     # Micro-batches kept: inputs held from arrival to backward, the interview's and sheet 10's meaning;
     # device 0 keeps none (it recomputes from its rows of the batch).
-    kept = schedules.held(table, "activations")
+    kept = train_pipeline.held(table, "activations")
     assert kept == [0] + [micro] * (stages - 1)
     assert metric(at, TEXTS["metric.kept"][lang]) == str(max(kept))
     assert (", ".join(map(str, kept)) + (". Device 0 keeps none" if stages > 1 else ". With one stage")
             if lang == "en" else ", ".join(map(str, kept))) in said
     # In lockstep a slot lasts its slowest work: the counts on the page are the table's.
-    lockstep = schedules.slot_counts(table)
+    lockstep = train_pipeline.slot_counts(table)
     assert (f"{lockstep.backward_slots} of the {len(table)} slots hold a backward and {lockstep.forward_slots} "
             "only forwards" if lang == "en"
             else f"{len(table)} 个时间槽中有 {lockstep.backward_slots} 个含有反向") in said
@@ -147,7 +148,7 @@ def test_the_peak_bytes_are_the_compiled_programs_own(page):
     settings = measured.settings
     assert (settings.stages, settings.microbatches, settings.rows, settings.hidden) == (2, 4, 4, 16)
     shown = next(d.value for d in page.dataframe if "peak_bytes" in d.value)
-    assert list(shown["schedule"]) == list(schedules.SCHEDULES)
+    assert list(shown["schedule"]) == list(train_pipeline.SCHEDULES)
     for _, row in shown.iterrows():
         assert row["peak_bytes"] == _reference_peak(settings, row["schedule"])
     # The stash the model counts: GPipe keeps all M micro-batches, 1F1B at most P.
@@ -162,7 +163,7 @@ def test_the_peak_bytes_are_the_compiled_programs_own(page):
     assert ("Your prediction was right." in said) == (verdict == "1f1b")
     peak_config = settings.config(steps=1)
     assert peak_bytes(compiled_memory(programs.build(peak_config.program_spec(1)).compiled)) == \
-        shown["peak_bytes"][schedules.SCHEDULES.index(settings.schedule)]
+        shown["peak_bytes"][train_pipeline.SCHEDULES.index(settings.schedule)]
 
 
 def test_step_time_against_m_is_fitted_to_the_lockstep_model(page):

@@ -1,5 +1,5 @@
 """Pipeline parallelism, shown and measured — what the pipeline lab draws and says. Pure: the schedule
-comes from `train.schedules.schedule_of` (one `Schedule` per P, M and schedule, counted once and passed
+comes from `train.pipeline.schedule_of` (one `Schedule` per P, M and schedule, counted once and passed
 along), the programs from the registry (impl "pipeline"), the peak bytes from each compiled program's
 `memory_analysis()` (`train.footprint`). One module per concern, every name re-exported here:
 
@@ -32,7 +32,7 @@ Sources, cited next to every figure they give:
 These are asynchronous schedules (a device starts its next work as soon as its input arrives): one step takes
 (M + P − 1)(t_f + t_b). This lab's program runs the table in lockstep (every slot ends with every device's
 ppermute), so a slot lasts its slowest work: n_F·t_f + n_B·t_b, counted from the table
-(`train.schedules.slot_counts`); the two are shown apart, each labelled.
+(`train.pipeline.slot_counts`); the two are shown apart, each labelled.
 - The Scaling Book (Austin et al. 2025), Part 5 "How to Parallelize a Transformer for Training",
   "Pipelining"; the ring all-reduce of a data axis, 2(X − 1)/X of the bytes per device.
 - The ring all-reduce: Patarasuk and Yuan 2009, "Bandwidth optimal all-reduce algorithms for clusters of
@@ -96,7 +96,7 @@ from pmap_core.concepts.pipeline.traffic import (
     ring_share,
 )
 from pmap_core.hlo import Collective
-from pmap_core.train.schedules import BACKWARD, FORWARD, IDLE, SCHEDULES
+from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE, SCHEDULES
 
 __all__ = [
     "BACKWARD", "FEATURES", "FLOAT32_EPS", "FORWARD", "GPIPE", "IDLE", "KINDS", "LOSS_RTOL", "MAX_ROWS",

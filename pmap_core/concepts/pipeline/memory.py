@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pmap_core.concepts.pipeline.settings import VALUE_BYTES, Settings
 from pmap_core.train.footprint import compiled_memory, peak_bytes
-from pmap_core.train.schedules import SCHEDULES
+from pmap_core.train.pipeline import SCHEDULES
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The schedule, shown: the table `train.schedules.schedule_of` counts once, as records (`schedule_cells`,
+"""The schedule, shown: the table `train.pipeline.schedule_of` counts once, as records (`schedule_cells`,
 `schedule_rows`), the micro-batches each device keeps (`kept`), the bubble beside its sources' formulas
 (`bubble`) and the slots by their slowest work (`slot_counts`). No device needed."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from pmap_core.train import schedules
-from pmap_core.train.schedules import BACKWARD, FORWARD, IDLE
+from pmap_core.train import pipeline as train_pipeline
+from pmap_core.train.pipeline import BACKWARD, FORWARD, IDLE
 
 KINDS = ("forward", "backward", "idle")
 _KIND = {FORWARD: "forward", BACKWARD: "backward", IDLE: "idle"}
@@ -31,8 +31,8 @@ class Cell:
 
 
 def schedule_cells(stages: int, microbatches: int, schedule: str) -> list[Cell]:
-    """The schedule `train.schedules.schedule_table` builds, as records, device by device, slot by slot."""
-    table = schedules.schedule_of(stages, microbatches, schedule).table
+    """The schedule `train.pipeline.schedule_table` builds, as records, device by device, slot by slot."""
+    table = train_pipeline.schedule_of(stages, microbatches, schedule).table
     return [Cell(s, t, None if row[s].kind == IDLE else row[s].micro, _KIND[row[s].kind])
             for s in range(stages) for t, row in enumerate(table)]
 
@@ -47,10 +47,10 @@ def schedule_rows(cells: Sequence[Cell]) -> list[dict[str, object]]:
 
 def kept(stages: int, microbatches: int, schedule: str) -> list[int]:
     """Per device: the most micro-batches' inputs it keeps at once for its backwards, from their arrival to
-    their backward (`train.schedules.held`, the one meaning of "micro-batches kept" in the lab): device 0 none
+    their backward (`train.pipeline.held`, the one meaning of "micro-batches kept" in the lab): device 0 none
     (its backward recomputes its forward from its rows of the batch); GPipe M on every other; 1F1B P − s + 1
     on stage s ≥ 1, at most M."""
-    return list(schedules.schedule_of(stages, microbatches, schedule).held)
+    return list(train_pipeline.schedule_of(stages, microbatches, schedule).held)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Bubble:
     slots: int                 # time slots of one step: 2(M + P − 1) with one unit per forward and backward
     busy_per_device: int       # 2M: each device's forwards and backwards
     idle_cells: int            # (device, slot) cells in which a device waits
-    counted: float             # idle cells / all cells (train.schedules.bubble_fraction)
+    counted: float             # idle cells / all cells (train.pipeline.bubble_fraction)
     kept: tuple[int, ...]      # per device, the most micro-batches' inputs kept at once (`kept`)
 
     @property
@@ -87,12 +87,12 @@ class Bubble:
 
 def bubble(stages: int, microbatches: int, schedule: str) -> Bubble:
     """The bubble of the `Schedule` of P, M and `schedule`, from its summary (counted once)."""
-    plan = schedules.schedule_of(stages, microbatches, schedule)
+    plan = train_pipeline.schedule_of(stages, microbatches, schedule)
     summary = plan.summary
     return Bubble(stages, microbatches, schedule, summary.slots, summary.busy, summary.idle, summary.bubble_fraction,
                   plan.held)
 
 
-def slot_counts(stages: int, microbatches: int, schedule: str) -> schedules.SlotCounts:
-    """The table's slots by their slowest work (`train.schedules.slot_counts`, counted once in the `Schedule`)."""
-    return schedules.schedule_of(stages, microbatches, schedule).slot_counts
+def slot_counts(stages: int, microbatches: int, schedule: str) -> train_pipeline.SlotCounts:
+    """The table's slots by their slowest work (`train.pipeline.slot_counts`, counted once in the `Schedule`)."""
+    return train_pipeline.schedule_of(stages, microbatches, schedule).slot_counts

@@ -1,7 +1,7 @@
 """The pipeline lab's settings: one pipeline of the page (`Settings`), checked (`check_settings`), the
 micro-batch counts a step-time measurement visits (`microbatch_ladder`), and the limits and sources the other
 modules of `concepts.pipeline` share. `Settings.compiled` builds a setting's program once, its `Schedule`
-with it (`train.schedules.schedule_of`)."""
+with it (`train.pipeline.schedule_of`)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import MAX_HIDDEN, MAX_LAYERS, MAX_MICROBATCHES, TrainConfig
 from pmap_core.train.mesh import STAGE_AXIS
+from pmap_core.train.pipeline import SCHEDULES
 from pmap_core.train.plan import validate
-from pmap_core.train.schedules import SCHEDULES
 from pmap_core.validation import MAX_BATCH, LabInputError, check_devices, check_int
 
 VALUE_BYTES = 4            # the lab's MLP and transformer train in float32

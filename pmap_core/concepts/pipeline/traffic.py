@@ -12,7 +12,7 @@ import numpy as np
 from pmap_core.concepts.pipeline.settings import FEATURES, MAX_WORK, STEPS, VALUE_BYTES, Settings
 from pmap_core.hlo import Collective
 from pmap_core.runtime import describe_runtime, physical_cores
-from pmap_core.train import models, programs, schedules
+from pmap_core.train import models, programs
 from pmap_core.train import pipeline as train_pipeline
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.footprint import collective_runs
@@ -214,7 +214,7 @@ def measure_data_axis(devices: int, settings: Settings, steps: int = STEPS,
     def per_step(kind: str, where: str, what: Callable[[object], float]) -> float:
         return sum(what(r) * r.runs_per_call for a, r in per_axis if r.collective.kind == kind and a == where) / steps
 
-    plan = schedules.schedule_of(settings.stages, settings.microbatches, settings.schedule)
+    plan = train_pipeline.schedule_of(settings.stages, settings.microbatches, settings.schedule)
     data = [r for a, r in per_axis if r.collective.kind == "all-reduce" and a == train_pipeline.DATA_AXIS]
     flat_runs = collective_runs(programs.build(flat.config.program_spec(steps)).compiled.as_text(), (steps,))
     return DataAxisRun(

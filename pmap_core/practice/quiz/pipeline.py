@@ -12,15 +12,15 @@ from __future__ import annotations
 import jax
 
 from pmap_core.practice.quiz.types import CHOICE, NUMBER, Question
-from pmap_core.train import pipeline, schedules
+from pmap_core.train import pipeline
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.plan import validate
 
 STAGES, MICRO = 4, 8  # the schedule the table questions ask about
 
 
-def _schedule(name: str, micro: int = MICRO) -> schedules.Schedule:
-    return schedules.schedule_of(STAGES, micro, name)
+def _schedule(name: str, micro: int = MICRO) -> pipeline.Schedule:
+    return pipeline.schedule_of(STAGES, micro, name)
 
 
 def bubble() -> float:
