@@ -161,4 +161,4 @@ def test_the_mesh_lab_on_its_two_by_two_shape(lang):
     said = " ".join(m.value for m in [*at.markdown, *at.info, *at.caption])
     shape = "On 2 × 2: each device takes 16 rows" if lang == "en" else "在 2 × 2 上：每台设备处理批次中的 16 行"
     assert shape in said, said
-    assert any("Contracting dimensions are sharded" in c.value for c in at.code)  # JAX's message, verbatim
+    assert any("Contracting dimensions are sharded" in t.value for t in at.text)  # JAX's message, as plain text
