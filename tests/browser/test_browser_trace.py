@@ -5,6 +5,7 @@ trace holds is the AppTests' (tests/pages/test_trace_view.py) and the core's (te
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness import browser as bs
 from labs.texts import table as text_table
@@ -31,10 +32,19 @@ def test_the_timeline_of_a_traced_step_is_drawn(context, devices, lang):
                                            batch=8 * devices, steps=20))
         main = page.locator(bs.MAIN)
         main.get_by_text(TEXTS["heading"][lang], exact=True).click()
-        page.locator(BUTTON).first.click()
-        # The run can start later than wait_ready's look for it (the server's first trace, busy cores): wait
-        # for what the run leaves, the trace's download button or an alert, before judging the page.
         panel = main.locator('[data-testid="stExpander"]').filter(has=page.locator(BUTTON))
+        # The run can start later than wait_ready's look for it (the server's first trace, busy cores): wait
+        # for what the run shows, its spinner, the trace's download button or an alert, before judging the page.
+        # On a loaded machine a click can also land before the button's handler is attached: the panel then
+        # stays as it was, and a reader would click again (seen: 2 of 3 clicks lost on one run).
+        shown = panel.locator(f"{DOWNLOAD}, [data-testid='stAlert'], [data-testid='stSpinner']").first
+        for _ in range(3):
+            page.locator(BUTTON).first.click()
+            try:
+                shown.wait_for(timeout=30_000)
+                break
+            except PlaywrightTimeout:
+                continue
         panel.locator(f"{DOWNLOAD}, [data-testid='stAlert']").first.wait_for(timeout=240_000)
         bs.wait_ready(page, timeout_ms=240_000)
         shot = bs.save_screenshot(page, f"trace-{lang}-D{devices}")
