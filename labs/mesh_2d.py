@@ -395,12 +395,12 @@ cols = st.columns(3)
 with cols[0]:
     devices = url_devices(T, max_devices)
     if model_name == "mlp":  # the transformer's widths are its own (below)
-        hidden = url_int(T, "hidden", view.round_up(view.HIDDEN, devices), 1, train_config.MAX_HIDDEN, slider=False)
+        hidden = url_int(T, "hidden", mesh_2d_work.default_hidden(devices), 1, train_config.MAX_HIDDEN, slider=False)
 with cols[1]:
     if model_name == "mlp":
         features = url_int(T, "features", mesh_2d_work.DEFAULT_FEATURES, 1, train_config.MAX_MODEL_FEATURES,
                            slider=False)
-    global_batch = url_int(T, "batch", view.round_up(view.BATCH, devices), 1, MAX_BATCH, slider=False)
+    global_batch = url_int(T, "batch", mesh_2d_work.default_batch(devices), 1, MAX_BATCH, slider=False)
 with cols[2]:
     steps = url_int(T, "steps", mesh_2d_work.DEFAULT_STEPS, 1, MAX_STEPS, slider=False, step=25)
     learning_rate = url_float(T, "lr", mesh_2d_work.DEFAULT_LEARNING_RATE, 1e-6, train_config.MAX_LEARNING_RATE,

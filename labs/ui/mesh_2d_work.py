@@ -21,10 +21,18 @@ def base_config(model: str, devices: int, batch: int, learning_rate: float, step
                        hidden=hidden, features=features, chunk=min(CHUNK, steps), **sizes)
 
 
+def default_hidden(devices: int) -> int:
+    return view.round_up(view.HIDDEN, devices)  # every model axis of D divides it
+
+
+def default_batch(devices: int) -> int:
+    return view.round_up(view.BATCH, devices)
+
+
 def default_config(devices: int) -> TrainConfig:
     """The run the page starts from on `devices`: the MLP on its default shape."""
-    base = base_config(DEFAULT_MODEL, devices, view.round_up(view.BATCH, devices), DEFAULT_LEARNING_RATE,
-                       DEFAULT_STEPS, view.round_up(view.HIDDEN, devices), DEFAULT_FEATURES, {})
+    base = base_config(DEFAULT_MODEL, devices, default_batch(devices), DEFAULT_LEARNING_RATE, DEFAULT_STEPS,
+                       default_hidden(devices), DEFAULT_FEATURES, {})
     shapes = mesh_2d.mesh_shapes(devices, mesh_2d.split_size(base))
     return view.tensor_config(base, *view.default_shape(shapes))
 
