@@ -32,6 +32,21 @@ def test_parameter_counts_from_the_shapes_match_the_papers(key, published, activ
     assert model.active_params == pytest.approx(active or published, rel=rel)
 
 
+def test_a_shape_and_a_hardware_hash_as_their_fields_do_and_a_pickle_carries_no_hash():
+    """Their hash is kept once computed (a search's caches ask ~10^6 times); another process hashes a string
+    differently, so a pickle must not carry it."""
+    import pickle
+
+    for value in (LLAMA, H100):
+        same = dataclasses.replace(value)
+        assert same is not value and same == value and hash(same) == hash(value)
+        assert hash(value) == hash(dataclasses.astuple(value))
+        copy = pickle.loads(pickle.dumps(value))
+        assert "_hash" in value.__dict__ and "_hash" not in copy.__dict__ and copy == value
+        assert {value: 1}[copy] == 1
+    assert hash(dataclasses.replace(LLAMA, layers=LLAMA.layers + 1)) != hash(LLAMA)
+
+
 def test_one_device_sends_nothing_and_has_no_bubble():
     model = planner.MODELS["llama3-8b"]
     p = pr.predict(model, planner.Layout(), planner.Workload(sequences=4, seq_len=2048), H100)

@@ -43,6 +43,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import types
 
 import pmap_core.concepts.planner.compute as compute
 from pmap_core.concepts.activation_memory import TERMS, Term
@@ -253,8 +254,9 @@ def coefficient(term: Term, precision: str) -> float:
     return term.paper if precision == "mixed" else COMPILED_LAB.get(term.name, term.lab)
 
 
-def _coefficients(precision: str) -> dict[str, float]:
-    return {term.name: coefficient(term, precision) for term in TERMS}
+@functools.lru_cache(maxsize=2)  # one per precision, read once per prediction
+def _coefficients(precision: str) -> types.MappingProxyType[str, float]:
+    return types.MappingProxyType({term.name: coefficient(term, precision) for term in TERMS})
 
 
 @functools.lru_cache(maxsize=4096)  # pure, and a search asks again for the same few blocks
@@ -383,8 +385,10 @@ def dense_params_per_device(model: ModelShape, layout: Layout,
 def axis_level(layout: Layout, axis: str, hardware: Hardware) -> tuple[int, Level]:
     """The innermost level of the interconnect whose groups hold the axis's devices with every axis inside it (a ring
     that crosses a level runs at the next level's link); its index, innermost 0."""
-    inner = PLAN_AXES[PLAN_AXES.index(axis):]
-    return _level(math.prod(layout.size(a) for a in inner), hardware)
+    return _level(math.prod([getattr(layout, a) for a in _INNER[axis]]), hardware)
+
+
+_INNER = {axis: PLAN_AXES[i:] for i, axis in enumerate(PLAN_AXES)}  # an axis and every axis inside it
 
 
 @functools.lru_cache(maxsize=4096)

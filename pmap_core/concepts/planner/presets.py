@@ -19,6 +19,24 @@ from typing import Any
 from pmap_core.validation import LabInputError, check_float, check_int
 
 
+def hashed_once(cls: type) -> type:
+    """A frozen dataclass whose hash is computed once per instance: a search keys its caches on a model and a
+    hardware ~10^6 times, and their generated hash rehashes every field each time. The hash is left out of a pickle
+    (a string's hash differs from one process to the next)."""
+
+    def __hash__(self) -> int:
+        if "_hash" not in self.__dict__:
+            self.__dict__["_hash"] = hash(dataclasses.astuple(self))  # frozen: written past __setattr__
+        return self.__dict__["_hash"]
+
+    def __getstate__(self) -> dict:
+        return {name: value for name, value in self.__dict__.items() if name != "_hash"}
+
+    cls.__hash__, cls.__getstate__ = __hash__, __getstate__
+    return cls
+
+
+@hashed_once
 @dataclasses.dataclass(frozen=True)
 class ModelShape:
     """A decoder-only transformer's shape. `gated_mlp`: SwiGLU's three d × f matrices (Llama) instead of two
@@ -86,12 +104,12 @@ class ModelShape:
                 "embed": self.vocab * d + self.positions * d,
                 "head": norm + (0 if self.tied else d * self.vocab) + (self.vocab if self.biases else 0)}
 
-    @property
+    @functools.cached_property  # a frozen shape: counted once, asked ~10^5 times by a search
     def expert_params(self) -> int:
         """Ψ_e: every routed expert's MLP in every mixture block (0 for a dense model)."""
         return self.moe_layers * self.experts * self.param_counts()["mlp"]
 
-    @property
+    @functools.cached_property  # a frozen shape: counted once, asked ~10^5 times by a search
     def dense_block_params(self) -> float:
         """A block's parameters every device of `expert` holds, on average over the blocks: attention, and a dense
         block's MLP or a mixture's router and shared experts."""
@@ -99,13 +117,13 @@ class ModelShape:
         mixture = self.moe_layers * (c["router"] + self.shared_experts * c["mlp"])
         return c["attention"] + (mixture + (self.layers - self.moe_layers) * c["mlp"]) / self.layers
 
-    @property
+    @functools.cached_property  # a frozen shape: counted once, asked ~10^5 times by a search
     def params(self) -> int:
         """Ψ: every parameter."""
         c = self.param_counts()
         return round(self.layers * self.dense_block_params) + c["embed"] + c["head"] + self.expert_params
 
-    @property
+    @functools.cached_property  # a frozen shape: counted once, asked ~10^5 times by a search
     def active_params(self) -> int:
         """The parameters one token runs through: the dense ones and `top_k` experts per mixture block."""
         return self.params - self.expert_params + self.moe_layers * self.top_k * self.param_counts()["mlp"]
@@ -124,6 +142,7 @@ class Level:
     bytes_s: float
 
 
+@hashed_once
 @dataclasses.dataclass(frozen=True)
 class Hardware:
     """One accelerator: dense 16-bit peak FLOP/s, memory, memory bandwidth; `node` devices share the fast link
