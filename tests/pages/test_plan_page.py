@@ -165,7 +165,8 @@ def test_a_published_model_opens_on_llama_3_405b_and_every_published_run_is_pred
 
 def test_another_model_starts_its_inputs_again():
     at = open_plan(model="lab", devices=3)
-    planned(at.selectbox(key="plan.model").set_value("llama3-70b").run())
+    # The smallest published model: its 16,384 devices are planned in a third of Llama 3 70B's time.
+    planned(at.selectbox(key="plan.model").set_value("gpt-1.7b").run())
     assert_clean(at)
     assert at.number_input(key="plan.devices").value == 16_384
     assert at.selectbox(key="plan.precision").value == "mixed"
