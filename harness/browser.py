@@ -267,6 +267,16 @@ def wait_ready(page, timeout_ms: float = 90_000, rerun: bool = False) -> None:
     page.evaluate(_COUNT_RUNS)
 
 
+def wait_until(page, condition: Callable[[], bool], timeout_s: float) -> bool:
+    """Whether `condition()` comes to hold within `timeout_s`. It waits on the page's own timer: Playwright's sync API
+    hands its listeners (`page.on(...)`, a websocket's frames) what the browser received only while one of its calls
+    runs, never during a `time.sleep`, so a condition on what a listener collected is only ever met this way."""
+    deadline = time.monotonic() + timeout_s
+    while not condition() and time.monotonic() < deadline:
+        page.wait_for_timeout(200)
+    return condition()
+
+
 def open_choices(page, combobox, timeout_ms: float = READY_BUDGET_S * 1000):
     """Click a selectbox open and return its options. The first click on a freshly loaded page can open nothing
     (measured on the migration lab: the first click, none; the second, all five), so click again until they show."""

@@ -44,13 +44,24 @@ def holds(frames: list[bytes], text: str) -> bool:
     return any(text.encode("utf-8") in frame for frame in frames)
 
 
-def arrives(frames: list[bytes], text: str, timeout_s: float = 120) -> bool:
+def arrives(page, frames: list[bytes], text: str, timeout_s: float = 120) -> bool:
     """Whether `text` reaches the page within `timeout_s`: on a loaded machine a table's message can
-    come after the caption the test waited for."""
-    deadline = time.monotonic() + timeout_s
-    while not holds(frames, text) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    return holds(frames, text)
+    come after the caption the test waited for (`bs.wait_until`: the frames are collected while it waits)."""
+    return bs.wait_until(page, lambda: holds(frames, text), timeout_s)
+
+
+def test_what_the_browser_receives_while_a_test_waits_reaches_the_tests_listener():
+    """`arrives` waits with `bs.wait_until`: a message the page gets after the wait began is collected. With a
+    `time.sleep` between the checks nothing reached the listener, and under load a table that came after its
+    caption was never seen."""
+    context = bs.shared_browser().new_context()
+    try:
+        page, said = context.new_page(), []
+        page.on("console", lambda message: said.append(message.text))
+        page.evaluate("() => setTimeout(() => console.log('later'), 300)")
+        assert bs.wait_until(page, lambda: "later" in said, timeout_s=30)
+    finally:
+        context.close()
 
 
 def released(uri: str, student: str) -> None:
@@ -98,7 +109,8 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
         main.get_by_text("not in the CSV").first.wait_for(timeout=60_000)
         assert visitor.locator(".st-key-class_view-code input").input_value() == CODE
         bs.wait_ready(visitor)
-        assert arrives(to_visitor, "Grace") and arrives(to_visitor, "psum_value")  # the released sheet arrives …
+        # The released sheet arrives …
+        assert arrives(visitor, to_visitor, "Grace") and arrives(visitor, to_visitor, "psum_value")
         assert not holds(to_visitor, SHEET) and not holds(to_visitor, STEP)  # … nothing of the withheld sheet
         with visitor.expect_download(timeout=60_000) as download:
             visitor.locator(".st-key-class_view-download button").click()
@@ -110,7 +122,7 @@ def test_a_withheld_sheet_shows_no_right_or_wrong_without_the_key(tmp_path):
         main.get_by_text("1 students, 1 rows").wait_for(timeout=30_000)
         released(uri, "Alan")
         main.get_by_text("2 students, 2 rows").wait_for(timeout=120_000)  # a refresh: every few s, slower under load
-        assert arrives(to_visitor, "Alan") and not holds(to_visitor, SHEET)
+        assert arrives(visitor, to_visitor, "Alan") and not holds(to_visitor, SHEET)
 
         # The key's field: what is typed is not drawn, so 5 characters and 30 look the same.
         field = visitor.locator(".st-key-class_view-teacher_key input")
@@ -313,7 +325,8 @@ def test_students_who_go_on_in_a_second_browser_are_not_flagged_and_one_name_use
         frames = received(teacher)
         bs.open_app_page(teacher, bs.page_url(server, "class-view", lang="en", code=FLAGS))
         open_controls(teacher, KEY)  # the teacher's view: every sheet, whichever a class withholds
-        assert arrives(frames, "recorded from 2 browsers") and arrives(frames, "at the same step at the same time")
+        assert arrives(teacher, frames, "recorded from 2 browsers")
+        assert arrives(teacher, frames, "at the same step at the same time")
         assert not holds(frames, "took a name")
         assert not bs.exception_texts(teacher), bs.exception_texts(teacher)
         bs.save_screenshot(teacher, "class-flags-teacher")
