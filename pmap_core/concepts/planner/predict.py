@@ -385,10 +385,8 @@ def dense_params_per_device(model: ModelShape, layout: Layout,
 def axis_level(layout: Layout, axis: str, hardware: Hardware) -> tuple[int, Level]:
     """The innermost level of the interconnect whose groups hold the axis's devices with every axis inside it (a ring
     that crosses a level runs at the next level's link); its index, innermost 0."""
-    return _level(math.prod([getattr(layout, a) for a in _INNER[axis]]), hardware)
-
-
-_INNER = {axis: PLAN_AXES[i:] for i, axis in enumerate(PLAN_AXES)}  # an axis and every axis inside it
+    inner = PLAN_AXES[PLAN_AXES.index(axis):]
+    return _level(math.prod(layout.size(a) for a in inner), hardware)
 
 
 @functools.lru_cache(maxsize=4096)
