@@ -110,8 +110,10 @@ def test_the_others_wait_longer_at_the_all_reduce_the_more_work_a_straggler_gets
     points = experiments.straggler(3, (0, 300, 1500), str(tmp_path), steps=3)
     compute = [p.straggler_compute_s for p in points]
     waiting = [p.others_waiting_s for p in points]
-    assert compute == sorted(compute) and waiting == sorted(waiting), (compute, waiting)
-    assert waiting[-1] > waiting[0]
+    assert compute == sorted(compute), compute
+    # The most work makes the others wait longest. Between 0 and 300 the order is noise while 3 devices share 2
+    # cores: seen 35 µs then 32 µs (the others caught up within the straggler's 1.4 ms), and 77 µs then 1.4 ms.
+    assert waiting[-1] > max(waiting[:-1]), (compute, waiting)
 
 
 def test_a_trace_that_cannot_be_taken_or_read_fails_nothing_and_says_why_in_one_line(tmp_path, monkeypatch):
