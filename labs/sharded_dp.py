@@ -23,8 +23,8 @@ from pmap_core.costs import analytic
 from pmap_core.tracking.callback import TrackedTraining, TrackingCallback
 from pmap_core.tracking.mlflow_backend import Tracker
 from pmap_core.train import config as train_config
+from pmap_core.train import hsdp, models, transformer
 from pmap_core.train import loop as training
-from pmap_core.train import models, transformer
 from pmap_core.train import plan as train_plan
 from pmap_core.validation import MAX_BATCH, MAX_STEPS
 
@@ -320,7 +320,7 @@ def show_measured(measurement: zero_compare.Measurement, config: train_config.Tr
 def show_hsdp(cfg: train_config.TrainConfig) -> None:
     """What each device holds and sends over each axis for every replica × data split of the learner's D."""
     st.subheader(T("hsdp.heading"))
-    layouts = analytic.hsdp_layouts(cfg.devices, cfg.strategy, cfg.precision, cfg.optimizer, cfg.grad_dtype)
+    layouts = hsdp.hsdp_layouts(cfg.devices, cfg.strategy, cfg.precision, cfg.optimizer, cfg.grad_dtype)
     if len(layouts) == 1:
         st.info(T("hsdp.one_device"))
         return
@@ -420,4 +420,4 @@ if valid:
     trace_view.trace_panel("sharded_dp", config)
 show_code(T, zero_compare.measure_all, zero_compare.step_comm, zero_compare.bytes_per_param_rows,
           analytic.state_bytes, analytic.zero_memory_per_device, analytic.zero_comm_bytes_per_step,
-          analytic.largest_model_params, analytic.hsdp_layouts, analytic.replica_comm_bytes)
+          analytic.largest_model_params, hsdp.hsdp_layouts, hsdp.replica_comm_bytes)

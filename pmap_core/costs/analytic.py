@@ -286,41 +286,6 @@ def zero_model(params: float, devices: int, strategy: str, precision: str = "flo
     return memory, zero_comm_bytes_per_step(params, devices, strategy, per_param.params, comm_bytes, accum_steps)
 
 
-def replica_comm_bytes(params: float, group: int, replicas: int, strategy: str, precision: str = "float32",
-                       grad_dtype: str = "float32") -> float:
-    """Bytes each device sends per step over the replica axis of hybrid sharded data parallelism (PyTorch's HSDP):
-    the gradient it holds once reduced within its data group of `group` devices (a 1/group shard under ZeRO, the
-    whole Ψ under dp), all-reduced over the R groups by a ring, 2(R−1)/R of it (Zhao et al. 2023, §3.2.2)."""
-    values = params if strategy == "dp" else params / group
-    value_bytes = 2.0 if precision == "mixed" else float(GRAD_DTYPE_BYTES[grad_dtype])
-    return 2 * (replicas - 1) / replicas * values * value_bytes
-
-
-@dataclasses.dataclass(frozen=True)
-class HsdpLayout:
-    """One way of putting D devices in R replica groups of X = D/R, per parameter of the model: the bytes one device
-    holds (its state over X) and sends per step over each axis."""
-
-    replicas: int
-    data: int
-    held: float          # the state's bytes per parameter (ZeRO's, over the X devices of a group)
-    data_sent: float     # the strategy's collectives within a group (`zero_comm_bytes_per_step` over X)
-    replica_sent: float  # the gradient a device holds after them, all-reduced over the R groups
-
-
-def hsdp_layouts(devices: int, strategy: str, precision: str = "float32", optimizer: str = "sgd",
-                 grad_dtype: str = "float32") -> list[HsdpLayout]:
-    """Every replica × data split of `devices`, R = 1 first (one ZeRO/FSDP group over every device), per parameter
-    (`zero_model`, `replica_comm_bytes` of Ψ = 1)."""
-    layouts = []
-    for replicas in (r for r in range(1, devices + 1) if devices % r == 0):
-        data = devices // replicas
-        memory, sent = zero_model(1.0, data, strategy, precision, optimizer, grad_dtype)
-        layouts.append(HsdpLayout(replicas, data, memory.total, sent,
-                                  replica_comm_bytes(1.0, data, replicas, strategy, precision, grad_dtype)))
-    return layouts
-
-
 def largest_model_params(budget_bytes: float, devices: int, strategy: str, param_bytes: float = 4.0,
                          grad_bytes: float = 4.0, optimizer_bytes: float = 8.0) -> float:
     """The most parameters Ψ whose model states fit `budget_bytes` per device (activations excluded)."""

@@ -96,7 +96,7 @@ def impl_of(setting: str) -> str:
 
 
 def impl_of_axis(axis: str) -> str:
-    """The impl of the program whose setting sizes mesh axis `axis` (model: tensor, stage: pipeline, replica: jit)."""
+    """The impl of the program whose setting sizes mesh axis `axis` (model: tensor, stage: pipeline)."""
     return impl_of(axis_fields()[axis])
 
 

@@ -24,10 +24,9 @@ Precision: float32 trains in fp32 throughout (p = g = 4 bytes, Adam's moments 8)
 parameters for the forward and backward passes and bfloat16 gradients, and updates an fp32 master
 copy with fp32 moments (§3: 2 + 2 + 12 = 16 bytes per parameter), held where the optimizer state is.
 
-Hybrid sharded data parallelism (HSDP; PyTorch's HYBRID_SHARD, MaxText's dcn_data_parallelism ×
-ici_fsdp_parallelism): with a replica axis of R groups (`mesh_replica`), the strategy shards the state over the
-D/R devices of each data group and every group holds the same shards; the gradient is reduce-scattered within
-a group, as above, and each shard then all-reduced over the replica axis (1/(D/R) of the gradient each).
+Hybrid sharded data parallelism (`train.hsdp`): with a replica axis of R groups (`mesh_replica`), the strategy
+shards the state over the D/R devices of each data group and every group holds the same shards; the hooks of
+`train.hsdp` lay out the mesh and add the gradient's all-reduce over the groups.
 
 Accumulation: K micro-batches per device per step. The gradient accumulator holds what the strategy
 keeps of the gradient: the whole local sum (dp, zero1: one collective per step, after the K), or this
@@ -47,14 +46,14 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 from jax import lax
-from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from pmap_core.costs import analytic
 from pmap_core.costs.analytic import PRECISIONS, ZERO_SHARDED
-from pmap_core.train import models
+from pmap_core.train import hsdp, models
 from pmap_core.train.config import GRAD_DTYPES, MAX_ACCUM_STEPS, OPTIMIZERS, STRATEGIES, check_two_layers
-from pmap_core.train.mesh import DATA_AXIS, REPLICA_AXIS, build_mesh
+from pmap_core.train.mesh import DATA_AXIS
 from pmap_core.train.program import (
     AnalyticModel,
     HeldBytes,
@@ -71,7 +70,6 @@ from pmap_core.train.settings import declared, setting
 from pmap_core.validation import LabInputError
 
 WHOLE, ROWS = P(), P(DATA_AXIS)
-MAX_MESH_REPLICA = 64  # groups on the replica axis (HSDP)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,18 +82,14 @@ class Setup:
     accum_steps: int = 1
     grad_dtype: str = "float32"
     precision: str = "float32"
-    replicas: int = 1  # groups on the replica axis (HSDP): each holds the state sharded over its data axis
+    replicas: int = 1  # groups on the replica axis (`train.hsdp`): each holds the state sharded over its data axis
 
     @property
     def batch_rows(self) -> P:
-        """The batch's split: its rows over every device, the replica axis outermost."""
-        return P((REPLICA_AXIS, DATA_AXIS)) if self.replicas > 1 else ROWS
+        return hsdp.batch_rows(self.replicas)
 
     def mesh(self, devices: int) -> Mesh:
-        """The first `devices` devices as replica × data (Auto: shard_map takes inputs as they come)."""
-        if self.replicas == 1:
-            return auto_mesh(devices)
-        return build_mesh({REPLICA_AXIS: self.replicas, DATA_AXIS: devices // self.replicas}, AxisType.Auto)
+        return hsdp.mesh(devices, self.replicas)
 
     @property
     def shards(self) -> tuple[bool, bool, bool]:
@@ -178,11 +172,6 @@ class FlatLayout:
         for layer in range(len(self.shard_sizes)):
             params.update(self.layer_params(layer, self.layer_buffer(flat, layer)))
         return params
-
-
-def auto_mesh(devices: int) -> Mesh:
-    """The first `devices` devices on one 'data' axis (Auto: shard_map takes inputs as they come)."""
-    return build_mesh({DATA_AXIS: devices}, axis_types=AxisType.Auto)
 
 
 def make_optimizer(name: str, learning_rate: Any) -> optax.GradientTransformation:
@@ -282,8 +271,7 @@ def _chunk(setup: Setup, layout: FlatLayout, steps: int, devices: int) -> Callab
             grad = lax.psum(grad.astype(setup.comm_dtype), DATA_AXIS).astype(jnp.float32)
         elif setup.strategy == "zero1":
             grad = lax.psum_scatter(grad.astype(setup.comm_dtype), DATA_AXIS, tiled=True).astype(jnp.float32)
-        if setup.replicas > 1:  # HSDP: each device's reduced shard (or whole gradient), all-reduced over the groups
-            grad = lax.psum(grad.astype(setup.comm_dtype), REPLICA_AXIS)
+        grad = hsdp.all_reduce_over_groups(grad, setup.replicas, setup.comm_dtype)
         grad = grad.astype(jnp.float32) / (d * k)
         # What this device updates: the whole parameters (dp) or its row of them (zero1–3), in fp32.
         if "master" in state:
@@ -410,8 +398,8 @@ def build(spec: ProgramSpec) -> ShardedStateProgram:
     setup = setup_of(spec)
     params = models.init_params(spec.model, spec.features, spec.hidden, 0, spec.layers,
                                 models.Dims(spec.d_model, spec.heads, spec.seq_len, spec.vocab))
-    group = spec.devices // setup.replicas  # the devices of one data group, which share the state out
-    layout = FlatLayout.of(spec.model, params, 1 if spec.strategy == "dp" else group)
+    layout = FlatLayout.of(spec.model, params,
+                           1 if spec.strategy == "dp" else hsdp.group_size(spec.devices, setup.replicas))
     mesh = setup.mesh(spec.devices)
     state = host_state(setup, layout, params)
     specs = state_specs(setup, state)
@@ -451,11 +439,7 @@ class ShardedStateSettings:
         choices=GRAD_DTYPES, reported=True, label="{}-grads")
     precision: str = setting("float32", "float32, or mixed: bfloat16 params and gradients, an fp32 master copy "
                              "and fp32 Adam moments", choices=PRECISIONS, reported=True, label="{}")
-    mesh_replica: int = setting(
-        1, "groups R on the replica axis (--mesh replica=R,data=X): hybrid sharded data parallelism, the "
-        "strategy's state sharded over the X devices of each group and replicated over the R groups; the gradient "
-        "reduce-scattered within a group, then all-reduced over the groups ({low}–{high})", low=1,
-        high=MAX_MESH_REPLICA, flag=False, reported=True, axis=REPLICA_AXIS)
+    mesh_replica: int = hsdp.replica_setting()
 
 
 def check(config) -> None:
@@ -464,10 +448,7 @@ def check(config) -> None:
 
 
 def refused_elsewhere(config) -> LabInputError:
-    if config.mesh_replica != 1:
-        return LabInputError("replica_needs_jit", "a replica axis ({replicas} groups) replicates the sharded training "
-                             "state of impl jit; got impl {impl!r}", replicas=config.mesh_replica, impl=config.impl)
-    return LabInputError(
+    return hsdp.refusal(config) or LabInputError(
         "strategy_needs_jit",
         "optimizer {optimizer}, strategy {strategy}, {accum} accumulation step(s), {dtype} gradients and "
         "{precision} precision run in the jit implementation (sharded training state); got impl {impl!r}: "
@@ -479,12 +460,12 @@ def refused_elsewhere(config) -> LabInputError:
 def analytic_model(spec: ProgramSpec, params: int) -> AnalyticModel:
     """ZeRO's model states and communication (Rajbhandari et al. 2020, §5 and §7.2; `costs.analytic`) within a
     data group, and under HSDP each device's all-reduce of its 1/group of the gradient over the R groups
-    (`analytic.replica_comm_bytes`)."""
-    group = spec.devices // spec.mesh_replica
+    (`hsdp.replica_comm_bytes`)."""
+    group = hsdp.group_size(spec.devices, spec.mesh_replica)
     memory, comm = analytic.zero_model(params, group, spec.strategy, spec.precision, spec.optimizer,
                                        spec.grad_dtype, spec.accum_steps)
-    return AnalyticModel(memory, comm + analytic.replica_comm_bytes(params, group, spec.mesh_replica, spec.strategy,
-                                                                    spec.precision, spec.grad_dtype))
+    return AnalyticModel(memory, comm + hsdp.replica_comm_bytes(params, group, spec.mesh_replica, spec.strategy,
+                                                                spec.precision, spec.grad_dtype))
 
 
 def plans(layout: PlannedLayout) -> dict[str, Any] | None:

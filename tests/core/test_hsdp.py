@@ -13,8 +13,7 @@ import numpy as np
 import pytest
 
 from pmap_core import hlo
-from pmap_core.costs import analytic
-from pmap_core.train import programs
+from pmap_core.train import hsdp, programs
 from pmap_core.train.config import TrainConfig
 from pmap_core.train.loop import train
 from pmap_core.train.plan import validate
@@ -57,7 +56,7 @@ def test_the_step_reduce_scatters_over_data_and_all_reduces_over_replica():
     # The replica axis's bytes: each device's 1/4 shard of the gradient, all-reduced over 2 groups.
     replica = sum(c.operand_bytes for c in found if c.kind == "all-reduce" and c.groups == REPLICA_GROUPS)
     psi = trained(HSDP).footprint.param_count
-    assert replica == pytest.approx(analytic.replica_comm_bytes(psi, 4, 2, "zero3"), rel=0.05)
+    assert replica == pytest.approx(hsdp.replica_comm_bytes(psi, 4, 2, "zero3"), rel=0.05)
     f = trained(HSDP).footprint
     assert f.comm_bytes_per_step == pytest.approx(f.model_comm_bytes_per_step, rel=0.05)
 

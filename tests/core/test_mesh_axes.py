@@ -15,11 +15,11 @@ from jax.sharding import AxisType
 from jax.sharding import PartitionSpec as P
 
 from pmap_core import runtime
-from pmap_core.train import logical, mesh, models, pipeline, replicated, tensor, zero
+from pmap_core.train import hsdp, logical, mesh, models, pipeline, replicated, tensor
 from pmap_core.validation import LabInputError
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "pmap_core"
-PROGRAMS = ("tensor", "context", "experts", "zero", "pipeline", "replicated")
+PROGRAMS = ("tensor", "context", "experts", "zero", "hsdp", "pipeline", "replicated")
 
 
 # --- the builder ----------------------------------------------------------------------------
@@ -80,10 +80,12 @@ def _same_mesh(a, b) -> bool:
 def test_every_program_s_mesh_is_the_one_it_built_itself(devices):
     first = jax.devices()[:devices]
     assert _same_mesh(replicated.data_mesh(devices), jax.make_mesh((devices,), ("data",), devices=first))
-    assert _same_mesh(zero.auto_mesh(devices),
+    assert _same_mesh(hsdp.mesh(devices, 1),
                       jax.make_mesh((devices,), ("data",), axis_types=(AxisType.Auto,), devices=first))
     assert _same_mesh(tensor.tensor_mesh(1, devices), jax.make_mesh((1, devices), ("data", "model"), devices=first))
     assert _same_mesh(pipeline.stage_mesh(devices), jax.make_mesh((1, devices), ("data", "stage"), devices=first))
+    assert _same_mesh(hsdp.mesh(8, 2), jax.make_mesh((2, 4), ("replica", "data"), axis_types=(AxisType.Auto,) * 2,
+                                                     devices=jax.devices()))
     assert _same_mesh(tensor.tensor_mesh(2, 4), jax.make_mesh((2, 4), ("data", "model"), devices=jax.devices()))
     assert _same_mesh(pipeline.stage_mesh(2, 8), jax.make_mesh((4, 2), ("data", "stage"), devices=jax.devices()))
 
@@ -146,7 +148,7 @@ def _string_assignments(value: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("axis", mesh.AXES)
+@pytest.mark.parametrize("axis", mesh.MESH_AXES)
 def test_each_mesh_axis_name_is_assigned_once_in_the_package(axis):
     where = _string_assignments(axis)
     assert len(where) == 1, where

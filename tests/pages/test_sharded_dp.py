@@ -24,6 +24,7 @@ from pmap_core.concepts import sharded_dp as zero_compare
 from pmap_core.costs import analytic
 from pmap_core.practice.quiz import registry as quiz
 from pmap_core.practice.quiz import zero as quiz_zero
+from pmap_core.train import hsdp
 from tests.apptest_support import give_prediction
 
 COMMON_TEXTS, QUIZ_TEXTS, PAGE_TEXTS = text_table("common"), text_table("interview"), text_table("sharded_dp")
@@ -406,7 +407,7 @@ def expected_d3_sentences() -> dict[str, str]:
                           figure=PAGE_TEXTS[f"ratio.{worst[1]}"]["en"], ratio=worst[2])
     out["fit.heading"] = en("fit.heading", budget=80.0, devices=3, run=f32_label)
     config = trained.config  # the HSDP section: every replica x data split of D = 3, from the formulas
-    flat, hybrid = analytic.hsdp_layouts(3, config.strategy, config.precision, config.optimizer, config.grad_dtype)
+    flat, hybrid = hsdp.hsdp_layouts(3, config.strategy, config.precision, config.optimizer, config.grad_dtype)
     out["hsdp.intro"] = en("hsdp.intro", devices=3, strategy=config.strategy, run=f32_label)
     out["hsdp.when"] = en("hsdp.when", flat=flat.data_sent, replicas=hybrid.replicas, replica=hybrid.replica_sent,
                           data=hybrid.data_sent, held=hybrid.held, flat_held=flat.held)

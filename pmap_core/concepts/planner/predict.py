@@ -2,9 +2,9 @@
 step time and the utilisation — every formula the lab's own, each already checked against compiled programs on
 the pages of its axis.
 
-A plan puts D = data · stage · expert · seq · model devices on the lab's mesh axes (`train.mesh.AXES`, outermost
-first: `model` spans neighbouring devices), with a ZeRO stage over the devices that hold the same parameters, a
-remat policy, M micro-batches per step and v interleaved stages per device.
+A plan puts D = replica · data · stage · expert · seq · model devices on the lab's mesh axes (`train.mesh.MESH_AXES`,
+outermost first: `model` spans neighbouring devices), with a ZeRO stage over the devices that hold the same
+parameters, a remat policy, M micro-batches per step and v interleaved stages per device.
 
 - Memory (bytes per device, the first pipeline stage, which holds the most):
   - parameters, gradients, optimizer state: `costs.analytic.state_bytes` of the precision, each divided by its ZeRO
@@ -49,17 +49,15 @@ import pmap_core.concepts.planner.compute as compute
 from pmap_core.concepts.activation_memory import TERMS, Term
 from pmap_core.concepts.planner.presets import Hardware, Level, ModelShape
 from pmap_core.costs import analytic
-from pmap_core.train.mesh import AXES, DATA_AXIS, EXPERT_AXIS, MODEL_AXIS, SEQ_AXIS, STAGE_AXIS
+from pmap_core.train.mesh import DATA_AXIS, EXPERT_AXIS, MESH_AXES, MODEL_AXIS, REPLICA_AXIS, SEQ_AXIS, STAGE_AXIS
 
 REMAT = ("none", "selective", "full")
 ZERO_STAGES = (0, 1, 2, 3)
 STRATEGY_OF_STAGE = ("dp", "zero1", "zero2", "zero3")
 NODE, CLUSTER = "node", "cluster"
-# The planner's own axis outside the lab's mesh axes: replicas of a ZeRO/FSDP group (hybrid sharded data parallelism,
-# PyTorch's HSDP; MaxText's dcn_data_parallelism): the state sharded over `data` within a replica, the gradient's shard
-# all-reduced over `replica`, each priced on the level its devices span.
-REPLICA_AXIS = "replica"
-PLAN_AXES = (REPLICA_AXIS, *AXES)
+# The lab's mesh axes, replica outermost (hybrid sharded data parallelism, `train.hsdp`): the state sharded over `data`
+# within a replica, the gradient's shard all-reduced over `replica`, each axis priced on the level its devices span.
+PLAN_AXES = MESH_AXES
 OUTER_AXES = (REPLICA_AXIS, DATA_AXIS)  # their collectives run once a step, outside the pipeline's micro-batches
 LOGIT_BYTES = 4  # a vocabulary-wide value of the loss: float32, whatever the precision
 
