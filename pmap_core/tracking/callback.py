@@ -134,7 +134,7 @@ def mesh_of(config: TrainConfig) -> tuple[str, int]:
 # A sweep's parent is no training run: it draws its children's figures as curves, under names of its own
 # so that no comparison of runs (MLflow's, the Experiments page's) takes it for one. Against D (step = D;
 # "by_D/pmap/…" once per implementation when it compares them), or for the shapes of one D against the size of
-# the axis beside data ("by_model_axis/…" with step = mesh_model, "by_seq_axis/…" with step = mesh_seq).
+# the axis beside data ("by_<axis>_axis/…", the axis a program's `RunExtras.mesh_axis` names, with step = its size).
 SWEEP_CURVES = ("throughput", "steady_throughput", "scaling_ratio", "efficiency")
 MESH_CURVES = ("throughput", "steady_throughput", "steady_step_time_s", "comm_bytes_per_step",
                "param_bytes_per_device")
