@@ -25,6 +25,7 @@ from mlflow.tracking import MlflowClient
 from pmap_core import profiling
 from pmap_core.cli import lost_group
 from pmap_core.cli.output import Parser, emit, json_error, progress, stdout_to_stderr
+from pmap_core.concepts import mesh_2d
 from pmap_core.profiling import record
 from pmap_core.tracking import (
     NullTracker,
@@ -72,15 +73,11 @@ def register(subparsers: Any) -> None:
                        help="instead of device counts, train the MLP (impl tensor) once per data × model shape of "
                             "--devices devices: all of them (the model axis dividing --hidden), or the listed "
                             "shapes, e.g. 4x2,2x4; one child run per shape")
-    sweep.add_argument("--mesh-axis", choices=MESH_SWEEP_AXES, default=train_mesh.MODEL_AXIS,
+    sweep.add_argument("--mesh-axis", choices=tuple(mesh_2d.SWEEP_AXES), default=train_mesh.MODEL_AXIS,
                        help="with --meshes, the axis beside data: model (impl tensor, the MLP unless --model says "
                             "otherwise) or seq (impl context: the transformer, its --context scheme, every shape "
                             "whose seq axis the scheme accepts) (default: %(default)s)")
     sweep.set_defaults(run=run_sweep)
-
-
-# The axes `sweep --meshes` can put beside data (`concepts.mesh_2d.SWEEP_AXES`, imported only when a sweep runs).
-MESH_SWEEP_AXES = (train_mesh.MODEL_AXIS, train_mesh.SEQ_AXIS)
 
 
 def _add_profile_options(parser: argparse.ArgumentParser) -> None:
@@ -463,8 +460,6 @@ def _mesh_progress(point: loop.SweepPoint, index: int, total: int) -> None:
 def _run_mesh_sweep(args: argparse.Namespace) -> int:
     """`sweep --meshes …`: one run per data × model (or, `--mesh-axis seq`, data × seq) shape of D devices, under
     one parent run."""
-    from pmap_core.concepts import mesh_2d
-
     if args.device_counts or args.impl is not None:
         raise LabInputError("meshes_alone", "--meshes trains every shape of one D with its axis's program (tensor on "
                             "model, context on seq); leave out {option}",

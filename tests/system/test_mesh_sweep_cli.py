@@ -98,9 +98,3 @@ def test_the_seq_axis_sweeps_context_parallel_shapes_and_skips_what_the_scheme_r
     history = {m.step: m.value for m in client.get_metric_history(result["run_id"], "by_seq_axis/comm_bytes_per_step")}
     assert history == pytest.approx({run["mesh_seq"]: run["comm_bytes_per_step"] for run in result["runs"]})
 
-
-def test_the_axes_the_command_offers_are_the_ones_a_sweep_of_meshes_runs():
-    from pmap_core.cli.training import MESH_SWEEP_AXES
-    from pmap_core.concepts.mesh_2d import SWEEP_AXES
-
-    assert tuple(SWEEP_AXES) == MESH_SWEEP_AXES
